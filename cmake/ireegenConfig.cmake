@@ -1,0 +1,67 @@
+# ireegen CMake package: find_package(ireegen CONFIG) then ireegen_add_model().
+#
+# Finds the Python interpreter that has ireegen (override with
+# -DIREEGEN_PYTHON_EXECUTABLE=...), and defines:
+#
+#   ireegen_add_model(<target> SRC <model>
+#                     [NAME <c-prefix>]
+#                     [EXECUTION_MODEL async|inline-static|inline-dynamic]
+#                     [EXECUTABLE_FORMAT embedded-elf|static-library|vmvx]
+#                     [MODULE_FORMAT vmfb|emitc]
+#                     [TARGET_TRIPLE <triple>] [TARGET_CPU <cpu>]
+#                     [TARGET_CPU_FEATURES <features>]
+#                     [FLAGS <iree-compile flag>...]
+#                     [OUTPUT_DIR <dir>])
+#
+# which runs `python -m ireegen emit` at build time and creates the static
+# library <target> with the generated sources, its include directory PUBLIC
+# and the IREE runtime targets of the chosen mode linked.
+include_guard(GLOBAL)
+cmake_minimum_required(VERSION 3.21)
+
+set(_IREEGEN_CMAKE_DIR "${CMAKE_CURRENT_LIST_DIR}")
+
+# The interpreter whose `ireegen` package is the one this file belongs to.
+function(_ireegen_python_matches python out_var)
+  execute_process(
+    COMMAND "${python}" -c "import ireegen.resources as r; print(r.cmake_dir())"
+    OUTPUT_VARIABLE _dir ERROR_QUIET RESULT_VARIABLE _rc
+    OUTPUT_STRIP_TRAILING_WHITESPACE)
+  set(${out_var} FALSE PARENT_SCOPE)
+  if(_rc EQUAL 0)
+    file(REAL_PATH "${_dir}" _dir)
+    file(REAL_PATH "${_IREEGEN_CMAKE_DIR}" _mine)
+    if(_dir STREQUAL _mine)
+      set(${out_var} TRUE PARENT_SCOPE)
+    endif()
+  endif()
+endfunction()
+
+if(NOT IREEGEN_PYTHON_EXECUTABLE)
+  set(_ireegen_candidates "")
+  # An installed package lives in <prefix>/lib/pythonX.Y/site-packages/ireegen/cmake.
+  get_filename_component(_ireegen_prefix "${_IREEGEN_CMAKE_DIR}/../../../../.." ABSOLUTE)
+  file(GLOB _ireegen_bins "${_ireegen_prefix}/bin/python3*" "${_ireegen_prefix}/Scripts/python.exe")
+  list(APPEND _ireegen_candidates ${_ireegen_bins})
+  if(Python3_EXECUTABLE)
+    list(APPEND _ireegen_candidates "${Python3_EXECUTABLE}")
+  endif()
+  find_program(_ireegen_path_python NAMES python3 python NO_CACHE)
+  if(_ireegen_path_python)
+    list(APPEND _ireegen_candidates "${_ireegen_path_python}")
+  endif()
+  foreach(_candidate IN LISTS _ireegen_candidates)
+    _ireegen_python_matches("${_candidate}" _ok)
+    if(_ok)
+      set(IREEGEN_PYTHON_EXECUTABLE "${_candidate}" CACHE FILEPATH "Python interpreter that has ireegen")
+      break()
+    endif()
+  endforeach()
+  if(NOT IREEGEN_PYTHON_EXECUTABLE)
+    message(FATAL_ERROR
+      "ireegen: found no Python interpreter with this ireegen package "
+      "(${_IREEGEN_CMAKE_DIR}); set -DIREEGEN_PYTHON_EXECUTABLE=/path/to/python")
+  endif()
+endif()
+
+include("${CMAKE_CURRENT_LIST_DIR}/ireegenAddModel.cmake")

@@ -1,0 +1,158 @@
+"""Command line: `python -m ireegen {emit,info} ...` and `--cmake-dir`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from . import __version__
+from .errors import IreegenError, UsageError
+from .modes import EXECUTABLE_FORMATS, EXECUTION_MODELS, MODULE_FORMATS
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # exit status 2 with a one-line reason, as argparse does
+        self.print_usage(sys.stderr)
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def _add_mode_args(p) -> None:
+    p.add_argument(
+        "--execution-model",
+        default="async",
+        help=f"one of {', '.join(EXECUTION_MODELS)} (default async, IREE's async-internal)",
+    )
+    p.add_argument(
+        "--executable-format",
+        default=None,
+        help=f"one of {', '.join(EXECUTABLE_FORMATS)} (default embedded-elf; vmvx for inline-static)",
+    )
+    p.add_argument("--module-format", default="vmfb", help=f"one of {', '.join(MODULE_FORMATS)} (default vmfb)")
+    p.add_argument("--target-triple", help="LLVM target triple of the executables (default: the host's)")
+    p.add_argument("--target-cpu", help="target CPU (default generic; 'host' for this machine)")
+    p.add_argument("--target-cpu-features", help="target CPU features, e.g. +avx2 (default none)")
+    p.add_argument(
+        "--iree-flag",
+        action="append",
+        default=[],
+        metavar="FLAG",
+        help="pass FLAG to iree-compile (repeatable), e.g. --iree-flag=--iree-opt-level=O3",
+    )
+    p.add_argument("--iree-compile", help="path of another iree-compile (default: the installed package's)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="ireegen", description="Generate C libraries from IREE models.")
+    parser.add_argument("--version", action="version", version=f"ireegen {__version__}")
+    parser.add_argument("--cmake-dir", action="store_true", help="print the folder of ireegenConfig.cmake and exit")
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser)
+
+    emit = sub.add_parser("emit", help="compile a model and write its C library")
+    emit.add_argument("model", help="the model: .mlir or .mlirbc")
+    emit.add_argument("-o", "--output-dir", required=True, help="directory to write (created if needed)")
+    emit.add_argument("--name", help="C prefix of every symbol (default: from the model's file name)")
+    _add_mode_args(emit)
+
+    resolve = sub.add_parser("resolve", help="(for ireegen's CMake functions) validate options, print CMake set()s")
+    resolve.add_argument("--name", required=True)
+    resolve.add_argument("-o", "--output-dir", required=True)
+    _add_mode_args(resolve)
+
+    info = sub.add_parser("info", help="print the functions of a model or an emitted directory")
+    info.add_argument("model_or_outdir")
+    info.add_argument("--json", action="store_true", help="print JSON")
+    return parser
+
+
+def _config_from_args(args):
+    from .modes import make_config
+
+    return make_config(
+        args.execution_model,
+        args.executable_format,
+        args.module_format,
+        args.target_triple,
+        args.target_cpu,
+        args.target_cpu_features,
+    )
+
+
+def _cmd_emit(args) -> int:
+    from .compiler import find_compiler
+    from .emit import emit
+
+    config = _config_from_args(args)
+    result = emit(
+        args.model,
+        args.output_dir,
+        config,
+        name=args.name,
+        extra_flags=args.iree_flag,
+        compiler=find_compiler(args.iree_compile),
+    )
+    print(f"ireegen: wrote {len(result.files)} files for {result.name} to {result.outdir}")
+    return 0
+
+
+def _cmd_resolve(args) -> int:
+    from .cmake_resolve import resolve
+    from .emit import check_extra_flags
+
+    config = _config_from_args(args)
+    check_extra_flags(args.iree_flag)
+    sys.stdout.write(resolve(args.name, config, Path(args.output_dir), args.iree_compile))
+    return 0
+
+
+def _cmd_info(args) -> int:
+    from .signature import Function
+
+    path = Path(args.model_or_outdir)
+    if path.is_dir():
+        manifest_path = path / "manifest.json"
+        if not manifest_path.is_file():
+            raise UsageError(f"{path}: is a directory without manifest.json (not an ireegen output)")
+        try:
+            manifest = json.loads(manifest_path.read_text())
+            functions = [Function.from_json(f) for f in manifest["functions"]]
+        except (ValueError, KeyError, TypeError) as e:
+            raise UsageError(f"{manifest_path}: not a valid ireegen manifest ({e})") from None
+        header = f"{manifest['name']}: {manifest['execution_model']}, {manifest['executable_format']}, {manifest['module_format']}"
+    else:
+        from .models import load_model
+
+        functions = list(load_model(path).functions)
+        header = str(path)
+    if args.json:
+        print(json.dumps([f.to_json() for f in functions], indent=2))
+        return 0
+    print(header)
+    for f in functions:
+        print(f"  @{f.name}")
+        for kind, values in (("in ", f.inputs), ("out", f.outputs)):
+            for v in values:
+                shape = "x".join("?" if d is None else str(d) for d in v.shape) or "scalar"
+                print(f"    {kind} {v.name}: {v.dtype} [{shape}]")
+    return 0
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.cmake_dir:
+        from .resources import cmake_dir
+
+        print(cmake_dir())
+        return 0
+    if not args.command:
+        parser.print_help()
+        return 2
+    try:
+        return {"emit": _cmd_emit, "info": _cmd_info, "resolve": _cmd_resolve}[args.command](args)
+    except IreegenError as e:
+        print(f"ireegen: error: {e}", file=sys.stderr)
+        return e.exit_code
+    except KeyboardInterrupt:
+        return 130

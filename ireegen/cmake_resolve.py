@@ -1,0 +1,65 @@
+"""`ireegen resolve`: what the CMake function needs to know at configure
+time, from the same tables emit uses, printed as CMake `set()` commands.
+
+It validates the options (so a bad combination is a configure-time error
+naming the argument) and lists the outputs, C sources, runtime targets and
+the files a regeneration depends on.  It never compiles anything.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .compiler import find_compiler
+from .layout import c_sources, output_files, runtime_targets
+from .modes import Config
+from .naming import check_name
+from .outputs import MANIFEST
+from .resources import templates_dir
+
+
+def _cmake_list(values) -> str:
+    for v in values:
+        if ";" in str(v) or '"' in str(v):
+            raise ValueError(f"path with ; or \" cannot pass through CMake: {v}")
+    return ";".join(str(v) for v in values)
+
+
+def generator_files() -> list:
+    """The files whose change means generated code may change: ireegen's own
+    sources and templates."""
+    package = Path(__file__).resolve().parent
+    files = sorted(package.glob("*.py")) + sorted(templates_dir().glob("*.j2"))
+    return [p.as_posix() for p in files]
+
+
+def compiler_files(compiler_path: str) -> list:
+    """Files that change when the IREE compiler is upgraded."""
+    path = Path(compiler_path).resolve()
+    files = [path]
+    lib = path.parent / "libIREECompiler.so"
+    if lib.exists():
+        files.append(lib)
+    return [p.as_posix() for p in files]
+
+
+def resolve(name: str, config: Config, outdir: Path, compiler_path: str | None) -> str:
+    check_name(name)
+    outdir = Path(outdir)
+    files = output_files(name, config)
+    compiler = find_compiler(compiler_path)
+    values = {
+        "NAME": name,
+        "EXECUTION_MODEL": config.execution_model.name,
+        "EXECUTABLE_FORMAT": config.executable_format.name,
+        "MODULE_FORMAT": config.module_format,
+        "TARGET_TRIPLE": config.target.triple if config.target else "",
+        "OUTPUTS": _cmake_list([(outdir / f).as_posix() for f in sorted(files.values())] + [(outdir / MANIFEST).as_posix()]),
+        "SOURCES": _cmake_list([(outdir / f).as_posix() for f in c_sources(files)]),
+        "OBJECTS": _cmake_list([(outdir / files[r]).as_posix() for r in ("executables-object",) if r in files]),
+        "RUNTIME_TARGETS": _cmake_list(runtime_targets(config)),
+        "GENERATOR_FILES": _cmake_list(generator_files()),
+        "COMPILER_FILES": _cmake_list(compiler_files(compiler.path)),
+        "COMPILER_VERSION": compiler.version,
+    }
+    return "".join(f'set(_IREEGEN_{k} "{v}")\n' for k, v in values.items())

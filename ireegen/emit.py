@@ -1,0 +1,241 @@
+"""`ireegen emit`: a model in, a directory of C sources, module and manifest out."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import __version__
+from .c_api import build_functions, c_byte_rows
+from .layout import output_files
+from .compiler import Compiler, find_compiler
+from .errors import UsageError
+from .models import check_model_path, load_model
+from .modes import Config
+from .naming import check_name, default_name
+from .outputs import MANIFEST, commit, sha256_of, staging_dir
+from .render import banner, render
+
+RUNTIME_API = "IREE 3.12 and 3.13 (device groups, async proactor pools)"
+ERROR_CAPACITY = 512
+
+# Flags ireegen sets itself; --iree-flag may not override them.
+_OWNED_FLAGS = (
+    "--iree-execution-model",
+    "--iree-hal-target-device",
+    "--iree-hal-local-target-device-backends",
+    "--iree-hal-target-backends",
+    "--output-format",
+    "--iree-llvmcpu-target-triple",
+    "--iree-llvmcpu-target-cpu",
+    "--iree-llvmcpu-target-cpu-features",
+    "--iree-llvmcpu-link-embedded",
+    "--iree-llvmcpu-link-static",
+    "--iree-llvmcpu-static-library-output-path",
+    "--compile-to",
+    "--compile-from",
+    "-o",
+)
+_OWNED_BY = {
+    "--iree-execution-model": "--execution-model",
+    "--output-format": "--module-format",
+    "--iree-llvmcpu-target-triple": "--target-triple",
+    "--iree-llvmcpu-target-cpu": "--target-cpu",
+    "--iree-llvmcpu-target-cpu-features": "--target-cpu-features",
+}
+
+
+def check_extra_flags(flags) -> list:
+    flags = list(flags or [])
+    for flag in flags:
+        if not flag.startswith("-"):
+            raise UsageError(f"--iree-flag {flag!r}: compiler flags start with --")
+        key = flag.split("=", 1)[0]
+        if key in _OWNED_FLAGS:
+            instead = _OWNED_BY.get(key, "--execution-model/--executable-format")
+            raise UsageError(f"--iree-flag {flag!r}: ireegen sets {key} itself; use {instead}")
+    return flags
+
+
+@dataclass
+class EmitResult:
+    outdir: Path
+    name: str
+    files: list = field(default_factory=list)
+    manifest: dict = field(default_factory=dict)
+
+
+def vm_module_name(name: str) -> str:
+    """The VM module's name; C names the compiler derives from it (EmitC's
+    `<module>_create`, static libraries' `<module>_..._library_query`) then
+    cannot clash with the model API, since model names never contain `__`."""
+    return f"{name}__module"
+
+
+def module_dependencies(module_path: Path, module_format: str) -> list:
+    """The VM modules the compiled program imports (hal, hal_inline, vmvx ...)."""
+    if module_format == "emitc":
+        text = module_path.read_text()
+        m = re.search(r"_dependencies_\[\] = \{(.*?)\};", text)
+        return re.findall(r'\{"(\w+)", \d+\}', m.group(1)) if m else []
+    from iree.runtime import _binding  # noqa: F401 - ensures iree-base-runtime is there
+    import iree._runtime_libs as libs
+
+    tool = Path(libs.__file__).parent / "iree-dump-module"
+    out = subprocess.run(
+        [str(tool), "--output=metadata", str(module_path)], stdout=subprocess.PIPE, text=True, check=True
+    ).stdout
+    section = out.split("Module Dependencies:", 1)[1].split("\n\n", 1)[0] if "Module Dependencies:" in out else ""
+    return re.findall(r"^\s+(\w+), version", section, re.M)
+
+
+def _library_queries(header: Path) -> list:
+    return re.findall(r"^(\w+_library_query)\(", header.read_text(), re.M)
+
+
+def emit(
+    model_path,
+    outdir,
+    config: Config,
+    name: str | None = None,
+    extra_flags=None,
+    compiler: Compiler | None = None,
+) -> EmitResult:
+    """Compiles `model_path` for `config` and writes the C library into `outdir`."""
+    model_path = check_model_path(model_path)
+    name = check_name(name) if name is not None else default_name(model_path)
+    extra_flags = check_extra_flags(extra_flags)
+    outdir = Path(outdir)
+    compiler = compiler or find_compiler()
+
+    model = load_model(model_path)
+    functions = build_functions(name, model.functions, str(model_path))
+    module_name = vm_module_name(name)
+    model.set_module_name(module_name)
+
+    with staging_dir(outdir) as staging:
+        source = staging / "input.mlirbc"
+        model.write_bytecode(source)
+
+        files = output_files(name, config)
+        module_file = files.get("module") or files["module-emitc"]
+        static_object = files.get("executables-object")
+        flags = config.compile_flags(str(staging / static_object) if static_object else None) + extra_flags
+        compiler.compile(source, staging / module_file, flags, str(model_path))
+        library_queries = _library_queries(staging / files["executables-header"]) if static_object else []
+
+        dependencies = module_dependencies(staging / module_file, config.module_format)
+        context = _template_context(name, model_path, config, functions, module_name, dependencies, library_queries)
+        header = files["api-header"]
+        _write(staging / header, render("api.h.j2", **context))
+        _write(staging / files["runtime-source"], render("runtime.c.j2", header=header, **context))
+        if config.module_format == "vmfb":
+            data = (staging / module_file).read_bytes()
+            text = render("module_data.c.j2", size=len(data), rows=c_byte_rows(data), **context)
+            _write(staging / files["module-data-source"], text)
+        else:
+            text = render("module_emitc.c.j2", module_header=module_file, **context)
+            _write(staging / files["module-emitc-source"], text)
+
+        manifest = {
+            "ireegen_version": __version__,
+            "name": name,
+            "vm_module_name": module_name,
+            "source": {"file": model_path.name, "sha256": sha256_of(model_path)},
+            "execution_model": config.execution_model.name,
+            "iree_execution_model": config.execution_model.iree_name,
+            "executable_format": config.executable_format.name,
+            "module_format": config.module_format,
+            "target": config.target.to_json() if config.target else None,
+            "iree": {"compiler_version": compiler.version, "runtime_api": RUNTIME_API},
+            "compile_flags": [_public_flag(f, staging) for f in flags],
+            "module_dependencies": dependencies,
+            "static_library_queries": library_queries,
+            "functions": [
+                dict(fn.function.to_json(), c_symbol=fn.symbol, c_call="typed" if fn.typed else "buffer-view")
+                for fn in functions
+            ],
+            "files": [
+                {"path": f, "role": role, "sha256": sha256_of(staging / f)}
+                for role, f in sorted(files.items(), key=lambda item: item[1])
+            ],
+        }
+        commit(staging, outdir, list(files.values()), manifest)
+    return EmitResult(outdir, name, sorted(files.values()) + [MANIFEST], manifest)
+
+
+def _public_flag(flag: str, staging: Path) -> str:
+    # The staging path is an accident of this run; record the final name.
+    return flag.replace(str(staging) + "/", "")
+
+
+def _write(path: Path, text: str) -> None:
+    path.write_text(text)
+
+
+def _template_context(name, model_path, config, functions, module_name, dependencies, library_queries) -> dict:
+    em = config.execution_model.name
+    fmt = config.executable_format.name
+    target = config.target
+    summary = f"{em} execution model, {fmt} executables" + (
+        f" for {target.triple} (cpu {target.cpu})" if target else ""
+    ) + f", {config.module_format} module"
+    loader = em != "inline-static"
+    needs_vmvx = "vmvx" in dependencies
+    includes = ["iree/vm/api.h", "iree/modules/hal/types.h"]
+    if config.module_format == "vmfb":
+        includes.append("iree/vm/bytecode/module.h")
+    else:
+        includes.append(f"{name}_module.h")
+    if em == "async":
+        includes += [
+            "iree/async/frontier_tracker.h",
+            "iree/async/util/proactor_pool.h",
+            "iree/base/threading/numa.h",
+            "iree/hal/drivers/local_sync/sync_device.h",
+            "iree/modules/hal/module.h",
+        ]
+        register_types = ["iree_hal_module_register_all_types"]
+    else:
+        includes.append("iree/modules/hal/inline/module.h")
+        if em == "inline-dynamic":
+            includes.append("iree/modules/hal/loader/module.h")
+        register_types = ["iree_hal_module_register_inline_types"]
+        if em == "inline-dynamic":
+            register_types.append("iree_hal_module_register_loader_types")
+    if loader:
+        includes.append(
+            {
+                "embedded-elf": "iree/hal/local/loaders/embedded_elf_loader.h",
+                "static-library": "iree/hal/local/loaders/static_library_loader.h",
+                "vmvx": "iree/hal/local/loaders/vmvx_module_loader.h",
+            }[fmt]
+        )
+        if fmt == "static-library":
+            includes.append(f"{name}_executables.h")
+    if needs_vmvx:
+        includes.append("iree/modules/vmvx/module.h")
+    return dict(
+        banner=banner(model_path.name),
+        name=name,
+        guard=f"{name.upper()}_IREEGEN_H_",
+        summary=summary,
+        runtime_api=RUNTIME_API,
+        functions=functions,
+        any_typed=any(f.typed for f in functions),
+        execution_model=em,
+        executable_format=fmt,
+        module_format=config.module_format,
+        module_data_source=output_files(name, config).get("module-data-source"),
+        vm_module_name=module_name,
+        includes=includes,
+        loader=loader,
+        library_queries=library_queries,
+        needs_vmvx_module=needs_vmvx,
+        register_types=register_types,
+        max_modules=4,
+        error_capacity=ERROR_CAPACITY,
+        vm_c_types={"i32": "int32_t", "i64": "int64_t", "f32": "float", "f64": "double"},
+    )

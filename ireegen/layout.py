@@ -1,0 +1,59 @@
+"""What an output directory holds for a configuration: file names by role,
+and the IREE runtime CMake targets the generated sources link.  emit writes
+exactly these files, and the CMake function declares exactly these outputs."""
+
+from __future__ import annotations
+
+from .modes import Config
+
+
+def output_files(name: str, config: Config) -> dict:
+    """role -> file name, manifest.json excluded."""
+    files = {"api-header": f"{name}.h", "runtime-source": f"{name}.c"}
+    if config.module_format == "vmfb":
+        files["module"] = f"{name}.vmfb"
+        files["module-data-source"] = f"{name}_module_data.c"
+    else:
+        files["module-emitc"] = f"{name}_module.h"
+        files["module-emitc-source"] = f"{name}_module.c"
+    if config.executable_format.name == "static-library":
+        files["executables-object"] = f"{name}_executables.o"
+        files["executables-header"] = f"{name}_executables.h"
+    return files
+
+
+def c_sources(files: dict) -> list:
+    return [files[r] for r in ("runtime-source", "module-data-source", "module-emitc-source") if r in files]
+
+
+def runtime_targets(config: Config) -> list:
+    """Targets of an installed IREE runtime (find_package(IREERuntime)) that
+    the generated sources need; only these, so inline builds stay small."""
+    targets = ["iree_base_base", "iree_vm_vm", "iree_hal_hal", "iree_modules_hal_types"]
+    if config.module_format == "vmfb":
+        targets.append("iree_vm_bytecode_module")
+    else:
+        targets += ["iree_vm_ops", "iree_vm_ops_emitc", "iree_vm_shims_emitc"]
+    em = config.execution_model.name
+    if em == "async":
+        targets += [
+            "iree_modules_hal_hal",
+            "iree_hal_drivers_local_sync_sync_driver",
+            "iree_async_util_proactor_pool",
+            "iree_async_async",
+        ]
+    else:
+        targets.append("iree_modules_hal_inline_inline")
+        if em == "inline-dynamic":
+            targets.append("iree_modules_hal_loader_loader")
+    if em != "inline-static":
+        targets.append(
+            {
+                "embedded-elf": "iree_hal_local_loaders_embedded_elf_loader",
+                "static-library": "iree_hal_local_loaders_static_library_loader",
+                "vmvx": "iree_hal_local_loaders_vmvx_module_loader",
+            }[config.executable_format.name]
+        )
+    if config.executable_format.name == "vmvx":
+        targets.append("iree_modules_vmvx_vmvx")
+    return targets

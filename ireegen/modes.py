@@ -1,0 +1,170 @@
+"""The one table of execution models, executable formats and module formats,
+and the iree-compile flags each choice maps to.
+
+Everything that asks "is this combination allowed?" or "which flags does it
+need?" (the CLI, the parity harness, the CMake function through the CLI)
+reads it from here.
+"""
+
+from __future__ import annotations
+
+import platform
+from dataclasses import dataclass
+
+from .errors import UsageError
+
+
+@dataclass(frozen=True)
+class ExecutionModel:
+    name: str  # ireegen's name
+    iree_name: str  # --iree-execution-model value
+    executable_formats: tuple  # allowed; the first is the default
+    hal_module: str  # VM module that provides the HAL: "hal" or "hal_inline"
+    uses_loader_module: bool  # needs the hal_loader module
+
+
+EXECUTION_MODELS = {
+    m.name: m
+    for m in (
+        ExecutionModel("async", "async-internal", ("embedded-elf", "static-library", "vmvx"), "hal", False),
+        ExecutionModel("inline-static", "inline-static", ("vmvx",), "hal_inline", False),
+        ExecutionModel(
+            "inline-dynamic", "inline-dynamic", ("embedded-elf", "static-library", "vmvx"), "hal_inline", True
+        ),
+    )
+}
+
+
+@dataclass(frozen=True)
+class ExecutableFormat:
+    name: str
+    uses_llvm_cpu: bool  # takes --target-triple/--target-cpu/--target-cpu-features
+
+
+EXECUTABLE_FORMATS = {
+    f.name: f
+    for f in (
+        ExecutableFormat("embedded-elf", True),
+        ExecutableFormat("static-library", True),
+        ExecutableFormat("vmvx", False),
+    )
+}
+
+# --module-format -> --output-format
+MODULE_FORMATS = {"vmfb": "vm-bytecode", "emitc": "vm-c"}
+
+# platform.machine() -> LLVM architecture for the default triple
+_HOST_ARCH = {"x86_64": "x86_64", "amd64": "x86_64", "aarch64": "aarch64", "arm64": "aarch64", "riscv64": "riscv64"}
+
+
+def host_triple() -> str:
+    machine = platform.machine().lower()
+    arch = _HOST_ARCH.get(machine, machine)
+    system = platform.system().lower()
+    if system == "darwin":
+        return f"{arch}-apple-darwin"
+    if system == "windows":
+        return f"{arch}-pc-windows-msvc"
+    return f"{arch}-unknown-linux-gnu"
+
+
+@dataclass(frozen=True)
+class Target:
+    triple: str
+    cpu: str = "generic"
+    cpu_features: str = ""
+
+    def to_json(self) -> dict:
+        return {"triple": self.triple, "cpu": self.cpu, "features": self.cpu_features}
+
+
+@dataclass(frozen=True)
+class Config:
+    """A validated choice of execution model, executable and module format."""
+
+    execution_model: ExecutionModel
+    executable_format: ExecutableFormat
+    module_format: str
+    target: Target | None  # None when the executables are VMVX bytecode
+
+    @property
+    def backend(self) -> str:
+        if self.executable_format.name == "vmvx":
+            return "vmvx-inline" if self.execution_model.name == "inline-static" else "vmvx"
+        return "llvm-cpu"
+
+    def compile_flags(self, static_library_path: str | None = None) -> list:
+        """iree-compile flags for this configuration (without input/output)."""
+        flags = [
+            f"--iree-execution-model={self.execution_model.iree_name}",
+            "--iree-hal-target-device=local",
+            f"--iree-hal-local-target-device-backends={self.backend}",
+            f"--output-format={MODULE_FORMATS[self.module_format]}",
+        ]
+        if self.target is not None:
+            flags += [
+                f"--iree-llvmcpu-target-triple={self.target.triple}",
+                f"--iree-llvmcpu-target-cpu={self.target.cpu}",
+                f"--iree-llvmcpu-target-cpu-features={self.target.cpu_features}",
+            ]
+        if self.executable_format.name == "static-library":
+            if not static_library_path:
+                raise ValueError("static-library needs the object's output path")
+            flags += [
+                "--iree-llvmcpu-link-embedded=false",
+                "--iree-llvmcpu-link-static",
+                f"--iree-llvmcpu-static-library-output-path={static_library_path}",
+            ]
+        elif self.executable_format.name == "embedded-elf":
+            flags.append("--iree-llvmcpu-link-embedded=true")
+        return flags
+
+
+def _choice(kind: str, flag: str, value: str, allowed) -> str:
+    if value not in allowed:
+        raise UsageError(f"{flag} {value!r}: unknown {kind}; choose one of {', '.join(allowed)}")
+    return value
+
+
+def make_config(
+    execution_model: str = "async",
+    executable_format: str | None = None,
+    module_format: str = "vmfb",
+    target_triple: str | None = None,
+    target_cpu: str | None = None,
+    target_cpu_features: str | None = None,
+) -> Config:
+    """Validates a combination before any work is done; the error names the
+    flag at fault and the allowed choices."""
+    model = EXECUTION_MODELS[_choice("execution model", "--execution-model", execution_model, EXECUTION_MODELS)]
+    if executable_format is None:
+        executable_format = model.executable_formats[0]
+    _choice("executable format", "--executable-format", executable_format, EXECUTABLE_FORMATS)
+    if executable_format not in model.executable_formats:
+        raise UsageError(
+            f"--execution-model {model.name} cannot use --executable-format {executable_format}; "
+            f"it takes {' or '.join(model.executable_formats)}"
+        )
+    _choice("module format", "--module-format", module_format, MODULE_FORMATS)
+    fmt = EXECUTABLE_FORMATS[executable_format]
+    target = None
+    if fmt.uses_llvm_cpu:
+        if target_cpu == "host" and target_cpu_features is None:
+            target_cpu_features = "host"
+        target = Target(target_triple or host_triple(), target_cpu or "generic", target_cpu_features or "")
+    else:
+        given = [
+            flag
+            for flag, value in (
+                ("--target-triple", target_triple),
+                ("--target-cpu", target_cpu),
+                ("--target-cpu-features", target_cpu_features),
+            )
+            if value
+        ]
+        if given:
+            raise UsageError(
+                f"{', '.join(given)} only apply to llvm-cpu executables "
+                f"(--executable-format embedded-elf or static-library), not {executable_format}"
+            )
+    return Config(model, fmt, module_format, target)

@@ -1,0 +1,75 @@
+"""C symbol names: sanitizing, prefixing and clash checking (after TVM's
+C-interface emitter).  Every symbol the wrappers export starts with the
+model's prefix, and two exported names never collide silently."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from .errors import UsageError
+
+_IDENT_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+C_KEYWORDS = frozenset(
+    """auto break case char const continue default do double else enum extern float for goto if
+    inline int long register restrict return short signed sizeof static struct switch typedef union
+    unsigned void volatile while _Alignas _Alignof _Atomic _Bool _Complex _Generic _Imaginary
+    _Noreturn _Static_assert _Thread_local bool true false""".split()
+)
+
+# Suffixes of the model-level API; an exported function may not take them.
+RESERVED_SUFFIXES = frozenset(
+    {"create", "destroy", "last_error", "device_allocator", "call", "t", "module", "module_data", "module_size"}
+)
+
+
+def sanitize(text: str) -> str:
+    """Turns arbitrary text into a lower-case C identifier."""
+    ident = re.sub(r"[^A-Za-z0-9_]", "_", text).strip("_").lower()
+    ident = re.sub(r"_+", "_", ident)
+    if not ident:
+        ident = "model"
+    if ident[0].isdigit():
+        ident = "m_" + ident
+    if ident in C_KEYWORDS:
+        ident += "_model"
+    return ident
+
+
+def default_name(model_path) -> str:
+    return sanitize(Path(model_path).name.split(".")[0])
+
+
+def check_name(name: str) -> str:
+    """Validates a user-given --name: it must already be a C identifier."""
+    if not _IDENT_RE.match(name or ""):
+        raise UsageError(
+            f"--name {name!r}: not a C identifier (letters, digits and _, not starting with a digit); "
+            f"for example {sanitize(name or 'model')!r}"
+        )
+    if name in C_KEYWORDS:
+        raise UsageError(f"--name {name!r}: is a C keyword")
+    if name.startswith("iree_") or name.startswith("__"):
+        raise UsageError(f"--name {name!r}: the iree_ and __ prefixes are reserved")
+    return name
+
+
+def function_symbols(prefix: str, functions, source: str) -> dict:
+    """Maps each exported function name to its C suffix, refusing clashes."""
+    symbols = {}
+    for f in functions:
+        suffix = sanitize(f.name)
+        if suffix in RESERVED_SUFFIXES:
+            raise UsageError(
+                f"{source}: function @{f.name} would be exported as {prefix}_{suffix}, "
+                f"which clashes with the model API; rename the function"
+            )
+        for other, other_suffix in symbols.items():
+            if other_suffix == suffix:
+                raise UsageError(
+                    f"{source}: functions @{other} and @{f.name} both map to the C name {prefix}_{suffix}; "
+                    f"rename one"
+                )
+        symbols[f.name] = suffix
+    return symbols
