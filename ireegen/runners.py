@@ -1,0 +1,102 @@
+"""Running a compiled module on numpy inputs.
+
+Two ways, because the Python runtime cannot load inline modules (it never
+registers hal_inline/hal_loader):
+- `run_in_process`: async modules through `iree.runtime` (local-sync);
+- `run_with_tool`: any module through `iree-run-module` from
+  iree-base-runtime, with inputs and outputs passed as .npy files.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+
+class RunError(Exception):
+    """The module failed at run time; the message is the runtime's."""
+
+
+def _module_name_of(vmfb: Path, instance) -> str:
+    import iree.runtime as rt
+
+    return rt.VmModule.mmap(instance, str(vmfb)).name
+
+
+def run_in_process(vmfb, function: str, inputs, driver: str = "local-sync") -> list:
+    import iree.runtime as rt
+
+    config = rt.Config(driver)
+    try:
+        module = rt.VmModule.mmap(config.vm_instance, str(vmfb))
+        context = rt.SystemContext(vm_modules=[module], config=config)
+        fn = context.modules[module.name][function]
+        results = fn(*[np.asarray(x) for x in inputs])
+    except (RuntimeError, ValueError) as e:
+        raise RunError(str(e)) from None
+    if results is None:
+        return []
+    if not isinstance(results, (tuple, list)):
+        results = [results]
+    return [np.asarray(r.to_host() if hasattr(r, "to_host") else r) for r in results]
+
+
+@dataclass(frozen=True)
+class RuntimeTools:
+    """Where the command-line runtime tools are: the installed
+    iree-base-runtime package's, or another release's directory."""
+
+    bin_dir: Path
+
+    @property
+    def run_module(self) -> Path:
+        return self.bin_dir / "iree-run-module"
+
+    @property
+    def dump_module(self) -> Path:
+        return self.bin_dir / "iree-dump-module"
+
+
+def find_runtime_tools(bin_dir=None) -> RuntimeTools:
+    bin_dir = bin_dir or os.environ.get("IREEGEN_IREE_RUNTIME_BIN")
+    if bin_dir:
+        return RuntimeTools(Path(bin_dir))
+    import iree._runtime_libs as libs
+
+    return RuntimeTools(Path(libs.__file__).parent)
+
+
+def run_with_tool(vmfb, function: str, inputs, output_count: int, tools: RuntimeTools | None = None,
+                  timeout: float = 300) -> list:
+    tools = tools or find_runtime_tools()
+    workdir = Path(tempfile.mkdtemp(prefix="ireegen-run-"))
+    try:
+        cmd = [str(tools.run_module), f"--module={vmfb}", f"--function={function}", "--device=local-sync"]
+        for i, x in enumerate(inputs):
+            x = np.asarray(x)
+            if x.ndim == 0:
+                cmd.append(f"--input={_scalar_arg(x)}")
+            else:
+                path = workdir / f"input{i}.npy"
+                np.save(path, x)
+                cmd.append(f"--input=@{path}")
+        outs = [workdir / f"output{i}.npy" for i in range(output_count)]
+        cmd += [f"--output=@{p}" for p in outs]
+        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout)
+        if proc.returncode != 0:
+            raise RunError(proc.stdout.strip() or f"iree-run-module exited with {proc.returncode}")
+        return [np.load(p) for p in outs]
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _scalar_arg(x) -> str:
+    kind = {"i": "i", "u": "i", "f": "f", "b": "i"}[x.dtype.kind]
+    bits = x.dtype.itemsize * 8
+    return f"{kind}{max(bits, 8)}={x.item():d}" if kind == "i" else f"f{bits}={x.item()!r}"

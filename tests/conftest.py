@@ -1,0 +1,47 @@
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "samples"
+
+
+def load_sample_module(relpath: str):
+    """Imports a sample's Python helper (e.g. samples/mlp/make_mlp.py)."""
+    path = SAMPLES / relpath
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def run_cli(*args, cwd=None):
+    """Runs `python -m ireegen ...` as a user would; returns CompletedProcess."""
+    return subprocess.run(
+        [sys.executable, "-m", "ireegen", *map(str, args)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=cwd,
+    )
+
+
+@pytest.fixture(scope="session")
+def samples():
+    return SAMPLES
+
+
+def sample_cases():
+    """(model path, function, inputs, numpy reference outputs) per sample."""
+    mlp = load_sample_module("mlp/make_mlp.py")
+    x = (np.arange(16, dtype=np.float32).reshape(2, 8) * 0.25 - 2).astype(np.float32)
+    a = np.array([1.5, -2.0, 3.25, 4.0], np.float32)
+    b = np.array([2.0, 0.5, -1.0, 8.0], np.float32)
+    return {
+        "simple_mul": (SAMPLES / "simple_mul" / "simple_mul.mlir", "simple_mul", [a, b], [a * b]),
+        "mlp": (SAMPLES / "mlp" / "mlp.mlir", "predict", [x], [mlp.reference(x).astype(np.float32)]),
+    }

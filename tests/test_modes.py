@@ -1,0 +1,69 @@
+"""The mode table: which combinations exist and which flags each maps to."""
+
+import pytest
+
+from ireegen.errors import UsageError
+from ireegen.modes import EXECUTION_MODELS, host_triple, make_config
+
+
+def all_combinations():
+    for em, model in EXECUTION_MODELS.items():
+        for fmt in model.executable_formats:
+            for mf in ("vmfb", "emitc"):
+                yield em, fmt, mf
+
+
+@pytest.mark.parametrize("em,fmt,mf", list(all_combinations()))
+def test_flags_for_every_combination(em, fmt, mf):
+    config = make_config(em, fmt, mf)
+    flags = config.compile_flags("/out/x.o")
+    iree_em = {"async": "async-internal"}.get(em, em)
+    assert f"--iree-execution-model={iree_em}" in flags
+    assert "--iree-hal-target-device=local" in flags
+    backend = {"vmvx": "vmvx-inline" if em == "inline-static" else "vmvx"}.get(fmt, "llvm-cpu")
+    assert f"--iree-hal-local-target-device-backends={backend}" in flags
+    assert f"--output-format={'vm-bytecode' if mf == 'vmfb' else 'vm-c'}" in flags
+    llvm = fmt != "vmvx"
+    assert (f"--iree-llvmcpu-target-triple={host_triple()}" in flags) == llvm
+    assert ("--iree-llvmcpu-target-cpu=generic" in flags) == llvm
+    static = fmt == "static-library"
+    assert ("--iree-llvmcpu-static-library-output-path=/out/x.o" in flags) == static
+    assert ("--iree-llvmcpu-link-embedded=false" in flags) == static
+    assert ("--iree-llvmcpu-link-embedded=true" in flags) == (fmt == "embedded-elf")
+
+
+def test_defaults():
+    assert make_config().executable_format.name == "embedded-elf"
+    assert make_config("inline-static").executable_format.name == "vmvx"
+    assert make_config("inline-dynamic").executable_format.name == "embedded-elf"
+    assert make_config().target.cpu == "generic"
+    assert make_config().target.cpu_features == ""
+
+
+def test_host_cpu_on_request():
+    t = make_config(target_cpu="host").target
+    assert (t.cpu, t.cpu_features) == ("host", "host")
+
+
+def test_cross_triple():
+    flags = make_config(target_triple="riscv64-unknown-linux-gnu", target_cpu_features="+m,+a,+f,+d").compile_flags()
+    assert "--iree-llvmcpu-target-triple=riscv64-unknown-linux-gnu" in flags
+    assert "--iree-llvmcpu-target-cpu-features=+m,+a,+f,+d" in flags
+
+
+@pytest.mark.parametrize(
+    "kwargs,words",
+    [
+        (dict(execution_model="inline-static", executable_format="static-library"), ["inline-static", "vmvx"]),
+        (dict(execution_model="inline-static", executable_format="embedded-elf"), ["inline-static", "vmvx"]),
+        (dict(execution_model="sync"), ["--execution-model", "async, inline-static, inline-dynamic"]),
+        (dict(executable_format="so"), ["--executable-format", "embedded-elf, static-library, vmvx"]),
+        (dict(module_format="tflite"), ["--module-format", "vmfb, emitc"]),
+        (dict(execution_model="inline-static", target_cpu="host"), ["--target-cpu", "vmvx"]),
+    ],
+)
+def test_impossible_combinations_name_the_choices(kwargs, words):
+    with pytest.raises(UsageError) as e:
+        make_config(**kwargs)
+    for w in words:
+        assert w in str(e.value)
