@@ -100,6 +100,7 @@ function(ireegen_add_model target)
   # Validate and learn the outputs now, with the same tables emit uses.
   execute_process(
     COMMAND "${IREEGEN_PYTHON_EXECUTABLE}" -m ireegen resolve --name "${_ARG_NAME}" -o "${_outdir}" ${_args}
+    WORKING_DIRECTORY "${_IREEGEN_CMAKE_DIR}"
     OUTPUT_VARIABLE _resolved ERROR_VARIABLE _error RESULT_VARIABLE _rc)
   if(NOT _rc EQUAL 0)
     string(STRIP "${_error}" _error)
@@ -124,6 +125,7 @@ function(ireegen_add_model target)
     OUTPUT ${_IREEGEN_OUTPUTS}
     COMMAND "${IREEGEN_PYTHON_EXECUTABLE}" -m ireegen emit "${_src}" -o "${_outdir}" --name "${_ARG_NAME}" ${_args}
     DEPENDS "${_src}" "${_options_file}" ${_IREEGEN_GENERATOR_FILES} ${_IREEGEN_COMPILER_FILES}
+    WORKING_DIRECTORY "${_IREEGEN_CMAKE_DIR}"
     COMMENT "ireegen: generating ${_ARG_NAME} (${_IREEGEN_EXECUTION_MODEL}, ${_IREEGEN_EXECUTABLE_FORMAT}, ${_IREEGEN_MODULE_FORMAT}) from ${_ARG_SRC}"
     VERBATIM)
   add_custom_target(${target}_generate DEPENDS ${_IREEGEN_OUTPUTS})
