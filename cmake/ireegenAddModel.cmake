@@ -43,10 +43,10 @@ endmacro()
 function(ireegen_add_model target)
   set(_one SRC NAME EXECUTION_MODEL EXECUTABLE_FORMAT MODULE_FORMAT TARGET_TRIPLE
            TARGET_CPU TARGET_CPU_FEATURES OUTPUT_DIR)
-  cmake_parse_arguments(PARSE_ARGV 1 _ARG "" "${_one}" "FLAGS")
+  cmake_parse_arguments(PARSE_ARGV 1 _ARG "GENERATE_ONLY" "${_one}" "FLAGS")
   if(_ARG_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "ireegen_add_model(${target}): unknown argument(s) ${_ARG_UNPARSED_ARGUMENTS}; "
-      "the keywords are SRC ${_one} FLAGS")
+      "the keywords are SRC ${_one} FLAGS GENERATE_ONLY")
   endif()
   if(_ARG_KEYWORDS_MISSING_VALUES)
     message(FATAL_ERROR "ireegen_add_model(${target}): ${_ARG_KEYWORDS_MISSING_VALUES} needs a value")
@@ -128,6 +128,17 @@ function(ireegen_add_model target)
     WORKING_DIRECTORY "${_IREEGEN_CMAKE_DIR}"
     COMMENT "ireegen: generating ${_ARG_NAME} (${_IREEGEN_EXECUTION_MODEL}, ${_IREEGEN_EXECUTABLE_FORMAT}, ${_IREEGEN_MODULE_FORMAT}) from ${_ARG_SRC}"
     VERBATIM)
+  if(_ARG_GENERATE_ONLY)
+    # Only the sources: for projects that compile them with their own rules
+    # (and their own IREE runtime). No library, no runtime needed here.
+    add_custom_target(${target} ALL DEPENDS ${_IREEGEN_OUTPUTS})
+    set_target_properties(${target} PROPERTIES
+      IREEGEN_SOURCES "${_IREEGEN_SOURCES}"
+      IREEGEN_OBJECTS "${_IREEGEN_OBJECTS}"
+      IREEGEN_RUNTIME_TARGETS "${_IREEGEN_RUNTIME_TARGETS}"
+      IREEGEN_OUTPUT_DIR "${_outdir}")
+    return()
+  endif()
   add_custom_target(${target}_generate DEPENDS ${_IREEGEN_OUTPUTS})
 
   add_library(${target} STATIC ${_IREEGEN_SOURCES} ${_IREEGEN_OBJECTS})

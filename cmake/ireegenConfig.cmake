@@ -11,11 +11,13 @@
 #                     [TARGET_TRIPLE <triple>] [TARGET_CPU <cpu>]
 #                     [TARGET_CPU_FEATURES <features>]
 #                     [FLAGS <iree-compile flag>...]
-#                     [OUTPUT_DIR <dir>])
+#                     [OUTPUT_DIR <dir>] [GENERATE_ONLY])
 #
 # which runs `python -m ireegen emit` at build time and creates the static
 # library <target> with the generated sources, its include directory PUBLIC
-# and the IREE runtime targets of the chosen mode linked.
+# and the IREE runtime targets of the chosen mode linked.  With GENERATE_ONLY,
+# <target> is just the generation step (a custom target; the sources, objects
+# and runtime targets it would use are in its IREEGEN_* properties).
 include_guard(GLOBAL)
 cmake_minimum_required(VERSION 3.21)
 

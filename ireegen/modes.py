@@ -68,14 +68,31 @@ def host_triple() -> str:
     return f"{arch}-unknown-linux-gnu"
 
 
+# Baseline of an architecture whose plain "generic" CPU cannot run compiled
+# code on its usual OS ABI: (cpu, features, abi).  Linux riscv64 is RV64GC
+# with the lp64d ABI; without F/D the executables would need soft-float calls.
+_ARCH_BASELINES = {"riscv64": ("generic-rv64", "+m,+a,+f,+d,+c", "lp64d")}
+
+
 @dataclass(frozen=True)
 class Target:
     triple: str
     cpu: str = "generic"
     cpu_features: str = ""
+    abi: str = ""
 
     def to_json(self) -> dict:
-        return {"triple": self.triple, "cpu": self.cpu, "features": self.cpu_features}
+        return {"triple": self.triple, "cpu": self.cpu, "features": self.cpu_features, "abi": self.abi}
+
+
+def default_target(triple: str, cpu: str | None, cpu_features: str | None) -> Target:
+    arch = triple.split("-", 1)[0]
+    base_cpu, base_features, abi = _ARCH_BASELINES.get(arch, ("generic", "", ""))
+    if cpu == "host" and cpu_features is None:
+        cpu_features = "host"
+    if cpu is None and cpu_features is None:
+        cpu, cpu_features = base_cpu, base_features
+    return Target(triple, cpu or "generic", cpu_features or "", abi)
 
 
 @dataclass(frozen=True)
@@ -107,6 +124,8 @@ class Config:
                 f"--iree-llvmcpu-target-cpu={self.target.cpu}",
                 f"--iree-llvmcpu-target-cpu-features={self.target.cpu_features}",
             ]
+            if self.target.abi:
+                flags.append(f"--iree-llvmcpu-target-abi={self.target.abi}")
         if self.executable_format.name == "static-library":
             if not static_library_path:
                 raise ValueError("static-library needs the object's output path")
@@ -149,9 +168,7 @@ def make_config(
     fmt = EXECUTABLE_FORMATS[executable_format]
     target = None
     if fmt.uses_llvm_cpu:
-        if target_cpu == "host" and target_cpu_features is None:
-            target_cpu_features = "host"
-        target = Target(target_triple or host_triple(), target_cpu or "generic", target_cpu_features or "")
+        target = default_target(target_triple or host_triple(), target_cpu, target_cpu_features)
     else:
         given = [
             flag

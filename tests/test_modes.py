@@ -67,3 +67,9 @@ def test_impossible_combinations_name_the_choices(kwargs, words):
         make_config(**kwargs)
     for w in words:
         assert w in str(e.value)
+
+
+def test_riscv64_defaults_to_the_linux_baseline():
+    t = make_config(target_triple="riscv64-unknown-linux-gnu").target
+    assert (t.cpu, t.cpu_features, t.abi) == ("generic-rv64", "+m,+a,+f,+d,+c", "lp64d")
+    assert "--iree-llvmcpu-target-abi=lp64d" in make_config(target_triple="riscv64-unknown-linux-gnu").compile_flags()

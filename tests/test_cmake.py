@@ -1,0 +1,190 @@
+"""ireegen_add_model() in real CMake builds (Ninja and Unix Makefiles):
+configure-time validation, and that incremental builds re-run exactly the
+generator commands they must, read from the build log."""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import SAMPLES, run_cli
+
+GENERATORS = [g for g, tool in (("Ninja", "ninja"), ("Unix Makefiles", "make")) if shutil.which(tool)]
+CMAKE = shutil.which("cmake")
+pytestmark = pytest.mark.skipif(not CMAKE, reason="cmake not installed")
+
+GENERATED = re.compile(r"ireegen: generating (\w+) ")
+
+
+def cmake_dir():
+    return run_cli("--cmake-dir").stdout.strip()
+
+
+class Project:
+    """A CMake project using ireegen_add_model(GENERATE_ONLY), which needs no
+    IREE runtime, so it builds on CI."""
+
+    def __init__(self, root: Path, generator: str, models: dict):
+        self.root, self.generator = root, generator
+        self.src, self.build_dir = root / "src", root / "build"
+        self.src.mkdir(parents=True)
+        for name, text in models.items():
+            (self.src / f"{name}.mlir").write_text(text)
+        self.models = list(models)
+
+    def write(self, extra_args=None):
+        extra_args = extra_args or {}
+        lines = ["cmake_minimum_required(VERSION 3.21)", "project(t NONE)", "find_package(ireegen CONFIG REQUIRED)"]
+        for name in self.models:
+            lines.append(f"ireegen_add_model({name} SRC {name}.mlir GENERATE_ONLY {extra_args.get(name, '')})")
+        (self.src / "CMakeLists.txt").write_text("\n".join(lines) + "\n")
+
+    def configure(self, *defs):
+        proc = subprocess.run(
+            [CMAKE, "-G", self.generator, "-S", self.src, "-B", self.build_dir, f"-Direegen_DIR={cmake_dir()}",
+             f"-DIREEGEN_PYTHON_EXECUTABLE={sys.executable}", *defs],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        return proc
+
+    def build(self, *args, check=True):
+        proc = subprocess.run([CMAKE, "--build", self.build_dir, *args], stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True)
+        if check:
+            assert proc.returncode == 0, proc.stdout
+        return proc, sorted(GENERATED.findall(proc.stdout))
+
+
+SIMPLE = (SAMPLES / "simple_mul" / "simple_mul.mlir").read_text()
+ADD = """func.func @add(%a: tensor<3xi32>, %b: tensor<3xi32>) -> tensor<3xi32> {
+  %0 = arith.addi %a, %b : tensor<3xi32>
+  return %0 : tensor<3xi32>
+}
+"""
+
+
+@pytest.mark.parametrize("generator", GENERATORS)
+def test_incremental_rebuilds_run_exactly_the_affected_models(tmp_path, generator):
+    p = Project(tmp_path, generator, {"m1": SIMPLE, "m2": ADD})
+    p.write()
+    assert p.configure().returncode == 0
+    assert p.build()[1] == ["m1", "m2"]
+    assert (p.build_dir / "ireegen" / "m1" / "manifest.json").exists()
+
+    # Nothing changed: nothing runs.
+    assert p.build()[1] == []
+
+    # Touching one model re-runs that model only.
+    os.utime(p.src / "m2.mlir")
+    assert p.build()[1] == ["m2"]
+    assert p.build()[1] == []
+
+    # Changing FLAGS of one model re-runs it (a reconfigure; Makefiles too).
+    p.write({"m1": "FLAGS --iree-opt-level=O1"})
+    assert p.configure().returncode == 0
+    assert p.build()[1] == ["m1"]
+    assert p.build()[1] == []
+
+    # Changing an option re-runs that model only.
+    p.write({"m1": "FLAGS --iree-opt-level=O1", "m2": "EXECUTION_MODEL inline-static"})
+    assert p.configure().returncode == 0
+    assert p.build()[1] == ["m2"]
+    manifest = (p.build_dir / "ireegen" / "m2" / "manifest.json").read_text()
+    assert '"execution_model": "inline-static"' in manifest
+
+    # Reconfiguring with nothing changed re-runs nothing.
+    assert p.configure().returncode == 0
+    assert p.build()[1] == []
+
+    # Upgrading ireegen (its templates or sources) re-runs every model.
+    from ireegen.resources import templates_dir
+
+    os.utime(templates_dir() / "api.h.j2")
+    assert p.build()[1] == ["m1", "m2"]
+
+    # A new IREE compiler (pip replaces its files) re-runs every model.
+    from ireegen.compiler import find_compiler
+
+    os.utime(find_compiler().path)
+    assert p.build()[1] == ["m1", "m2"]
+    assert p.build()[1] == []
+
+
+@pytest.mark.parametrize("generator", GENERATORS)
+def test_failed_generation_is_never_taken_for_up_to_date(tmp_path, generator):
+    p = Project(tmp_path, generator, {"m1": SIMPLE})
+    p.write()
+    assert p.configure().returncode == 0
+    p.build()
+    good = (p.build_dir / "ireegen" / "m1" / "m1.h").read_text()
+    (p.src / "m1.mlir").write_text(SIMPLE.replace("arith.mulf %arg0, %arg1", "arith.mulf %arg0, %nope"))
+    proc, ran = p.build(check=False)
+    assert proc.returncode != 0 and ran == ["m1"]
+    assert "m1.mlir:2" in proc.stdout  # the compiler's own file:line diagnostic
+    # The old outputs are intact, and the next build tries again.
+    assert (p.build_dir / "ireegen" / "m1" / "m1.h").read_text() == good
+    proc, ran = p.build(check=False)
+    assert proc.returncode != 0 and ran == ["m1"]
+    (p.src / "m1.mlir").write_text(SIMPLE)
+    assert p.build()[1] == ["m1"]
+    assert p.build()[1] == []
+
+
+@pytest.mark.parametrize("generator", GENERATORS)
+def test_parallel_build_of_four_models(tmp_path, generator):
+    models = {f"m{i}": SIMPLE.replace("@simple_mul", f"@fn{i}") for i in range(4)}
+    p = Project(tmp_path, generator, models)
+    p.write({"m1": "EXECUTION_MODEL inline-static", "m2": "MODULE_FORMAT emitc",
+             "m3": "EXECUTABLE_FORMAT static-library"})
+    assert p.configure().returncode == 0
+    proc, ran = p.build("-j4")
+    assert ran == ["m0", "m1", "m2", "m3"]
+    for i in range(4):
+        assert f"@fn{i}" in (p.build_dir / "ireegen" / f"m{i}" / "manifest.json").read_text().replace('"name": "fn', '"name": "@fn')
+    assert p.build("-j4")[1] == []
+
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        ("SRC m1.mlir BOGUS 1", "unknown argument(s) BOGUS"),
+        ("NAME x", "SRC <model file> is required"),
+        ("SRC missing.mlir", "missing.mlir does not exist"),
+        ("SRC m1.mlir EXECUTION_MODEL inline-static EXECUTABLE_FORMAT static-library",
+         "inline-static cannot use --executable-format static-library"),
+        ("SRC m1.mlir NAME 9lives", "not a C identifier"),
+        ("SRC m1.mlir FLAGS --output-format=vm-asm", "ireegen sets --output-format itself"),
+    ],
+)
+def test_configure_time_validation(tmp_path, args, message):
+    p = Project(tmp_path, GENERATORS[0], {"m1": SIMPLE})
+    (p.src / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.21)\nproject(t NONE)\nfind_package(ireegen CONFIG REQUIRED)\n"
+        f"ireegen_add_model(t1 {args})\n")
+    proc = p.configure()
+    assert proc.returncode != 0
+    assert message in " ".join(proc.stdout.split()), proc.stdout
+
+
+def test_runtime_mode_without_runtime_says_how_to_get_one(tmp_path):
+    p = Project(tmp_path, GENERATORS[0], {"m1": SIMPLE})
+    (p.src / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.21)\nproject(t C)\nfind_package(ireegen CONFIG REQUIRED)\n"
+        "ireegen_add_model(t1 SRC m1.mlir)\n")
+    proc = p.configure("-DIREERuntime_DIR=/nonexistent")
+    assert proc.returncode != 0
+    assert "IREERuntime_DIR" in proc.stdout and "IREE runtime" in " ".join(proc.stdout.split())
+
+
+def test_cross_toolchain_sets_the_default_triple(tmp_path):
+    p = Project(tmp_path, GENERATORS[0], {"m1": SIMPLE})
+    p.write()
+    toolchain = tmp_path / "riscv.cmake"
+    toolchain.write_text("set(CMAKE_SYSTEM_NAME Linux)\nset(CMAKE_SYSTEM_PROCESSOR riscv64)\n")
+    assert p.configure(f"-DCMAKE_TOOLCHAIN_FILE={toolchain}").returncode == 0
+    p.build()
+    manifest = (p.build_dir / "ireegen" / "m1" / "manifest.json").read_text()
+    assert '"triple": "riscv64-unknown-linux-gnu"' in manifest
