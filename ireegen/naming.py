@@ -50,8 +50,12 @@ def check_name(name: str) -> str:
         )
     if name in C_KEYWORDS:
         raise UsageError(f"--name {name!r}: is a C keyword")
-    if name.startswith("iree_") or name.startswith("__"):
-        raise UsageError(f"--name {name!r}: the iree_ and __ prefixes are reserved")
+    if name.startswith("iree_"):
+        raise UsageError(f"--name {name!r}: the iree_ prefix is reserved for IREE")
+    if "__" in name:
+        # ireegen names the VM module NAME__module, so that the C names the
+        # compiler derives from it can never clash with another model's.
+        raise UsageError(f"--name {name!r}: may not contain __ (reserved for ireegen's own symbols)")
     return name
 
 
