@@ -17,6 +17,7 @@ from .modes import Config
 from .naming import check_name, default_name
 from .outputs import MANIFEST, commit, sha256_of, staging_dir
 from .render import banner, render
+from .workarounds import compile_inline_with_constant_fix, inline_constant_fix_applies
 
 RUNTIME_API = "IREE 3.12 and 3.13 (device groups, async proactor pools)"
 ERROR_CAPACITY = 512
@@ -116,14 +117,21 @@ def emit(
     model.set_module_name(module_name)
 
     with staging_dir(outdir) as staging:
-        source = staging / "input.mlirbc"
-        model.write_bytecode(source)
+        source = staging / "input.mlir"
+        model.write(source)
 
         files = output_files(name, config)
         module_file = files.get("module") or files["module-emitc"]
         static_object = files.get("executables-object")
         flags = config.compile_flags(str(staging / static_object) if static_object else None) + extra_flags
-        compiler.compile(source, staging / module_file, flags, str(model_path))
+        workaround = None
+        if inline_constant_fix_applies(config.execution_model.name, compiler.version):
+            workaround = "inline-constants"
+            compile_inline_with_constant_fix(
+                compiler, source, staging / module_file, flags, staging, str(model_path), config.execution_model.name
+            )
+        else:
+            compiler.compile(source, staging / module_file, flags, str(model_path))
         library_queries = _library_queries(staging / files["executables-header"]) if static_object else []
 
         dependencies = module_dependencies(staging / module_file, config.module_format)
@@ -152,6 +160,7 @@ def emit(
             "iree": {"compiler_version": compiler.version, "runtime_api": RUNTIME_API},
             "compile_flags": [_public_flag(f, staging) for f in flags],
             "module_dependencies": dependencies,
+            "iree_workarounds": [workaround] if workaround else [],
             "static_library_queries": library_queries,
             "functions": [
                 dict(fn.function.to_json(), c_symbol=fn.symbol, c_call="typed" if fn.typed else "buffer-view")

@@ -39,11 +39,12 @@ class LoadedModel:
         with self.context:
             self.module.operation.attributes["sym_name"] = ir.StringAttr.get(name)
 
-    def write_bytecode(self, path: Path) -> None:
-        """Writes the (possibly rewritten) module as MLIR bytecode, keeping the
-        original file locations so compiler diagnostics still name the model."""
-        with open(path, "wb") as f:
-            self.module.operation.write_bytecode(f)
+    def write(self, path: Path) -> None:
+        """Writes the (possibly rewritten) module as MLIR text with the original
+        file locations, so compiler diagnostics still name the model.  Text,
+        not bytecode: the bindings' bytecode writer drops dense_resource blobs."""
+        with open(path, "w") as f:
+            self.module.operation.print(file=f, enable_debug_info=True, large_elements_limit=None)
 
 
 def check_model_path(path) -> Path:
