@@ -98,7 +98,7 @@ def _cmd_emit(args) -> int:
 
 def _cmd_resolve(args) -> int:
     from .cmake_resolve import resolve
-    from .emit import check_extra_flags
+    from .compile_model import check_extra_flags
 
     config = _config_from_args(args)
     check_extra_flags(args.iree_flag)

@@ -11,54 +11,15 @@ from . import __version__
 from .c_api import build_functions, c_byte_rows
 from .layout import output_files
 from .compiler import Compiler, find_compiler
-from .errors import UsageError
 from .models import check_model_path, load_model
 from .modes import Config
 from .naming import check_name, default_name
 from .outputs import MANIFEST, commit, sha256_of, staging_dir
+from .compile_model import check_extra_flags, compile_model, vm_module_name
 from .render import banner, render
-from .workarounds import compile_inline_with_constant_fix, inline_constant_fix_applies
 
 RUNTIME_API = "IREE 3.12 and 3.13 (device groups, async proactor pools)"
 ERROR_CAPACITY = 512
-
-# Flags ireegen sets itself; --iree-flag may not override them.
-_OWNED_FLAGS = (
-    "--iree-execution-model",
-    "--iree-hal-target-device",
-    "--iree-hal-local-target-device-backends",
-    "--iree-hal-target-backends",
-    "--output-format",
-    "--iree-llvmcpu-target-triple",
-    "--iree-llvmcpu-target-cpu",
-    "--iree-llvmcpu-target-cpu-features",
-    "--iree-llvmcpu-link-embedded",
-    "--iree-llvmcpu-link-static",
-    "--iree-llvmcpu-static-library-output-path",
-    "--compile-to",
-    "--compile-from",
-    "-o",
-)
-_OWNED_BY = {
-    "--iree-execution-model": "--execution-model",
-    "--output-format": "--module-format",
-    "--iree-llvmcpu-target-triple": "--target-triple",
-    "--iree-llvmcpu-target-cpu": "--target-cpu",
-    "--iree-llvmcpu-target-cpu-features": "--target-cpu-features",
-}
-
-
-def check_extra_flags(flags) -> list:
-    flags = list(flags or [])
-    for flag in flags:
-        if not flag.startswith("-"):
-            raise UsageError(f"--iree-flag {flag!r}: compiler flags start with --")
-        key = flag.split("=", 1)[0]
-        if key in _OWNED_FLAGS:
-            instead = _OWNED_BY.get(key, "--execution-model/--executable-format")
-            raise UsageError(f"--iree-flag {flag!r}: ireegen sets {key} itself; use {instead}")
-    return flags
-
 
 @dataclass
 class EmitResult:
@@ -68,23 +29,15 @@ class EmitResult:
     manifest: dict = field(default_factory=dict)
 
 
-def vm_module_name(name: str) -> str:
-    """The VM module's name; C names the compiler derives from it (EmitC's
-    `<module>_create`, static libraries' `<module>_..._library_query`) then
-    cannot clash with the model API, since model names never contain `__`."""
-    return f"{name}__module"
-
-
 def module_dependencies(module_path: Path, module_format: str) -> list:
     """The VM modules the compiled program imports (hal, hal_inline, vmvx ...)."""
     if module_format == "emitc":
         text = module_path.read_text()
         m = re.search(r"_dependencies_\[\] = \{(.*?)\};", text)
         return re.findall(r'\{"(\w+)", \d+\}', m.group(1)) if m else []
-    from iree.runtime import _binding  # noqa: F401 - ensures iree-base-runtime is there
-    import iree._runtime_libs as libs
+    from .runners import find_runtime_tools
 
-    tool = Path(libs.__file__).parent / "iree-dump-module"
+    tool = find_runtime_tools().dump_module
     out = subprocess.run(
         [str(tool), "--output=metadata", str(module_path)], stdout=subprocess.PIPE, text=True, check=True
     ).stdout
@@ -114,24 +67,13 @@ def emit(
     model = load_model(model_path)
     functions = build_functions(name, model.functions, str(model_path))
     module_name = vm_module_name(name)
-    model.set_module_name(module_name)
 
     with staging_dir(outdir) as staging:
-        source = staging / "input.mlir"
-        model.write(source)
-
+        compiled = compile_model(model, name, config, extra_flags, compiler, staging)
         files = output_files(name, config)
-        module_file = files.get("module") or files["module-emitc"]
+        module_file = compiled.module_file
+        flags = compiled.flags
         static_object = files.get("executables-object")
-        flags = config.compile_flags(str(staging / static_object) if static_object else None) + extra_flags
-        workaround = None
-        if inline_constant_fix_applies(config.execution_model.name, compiler.version):
-            workaround = "inline-constants"
-            compile_inline_with_constant_fix(
-                compiler, source, staging / module_file, flags, staging, str(model_path), config.execution_model.name
-            )
-        else:
-            compiler.compile(source, staging / module_file, flags, str(model_path))
         library_queries = _library_queries(staging / files["executables-header"]) if static_object else []
 
         dependencies = module_dependencies(staging / module_file, config.module_format)
@@ -160,7 +102,7 @@ def emit(
             "iree": {"compiler_version": compiler.version, "runtime_api": RUNTIME_API},
             "compile_flags": [_public_flag(f, staging) for f in flags],
             "module_dependencies": dependencies,
-            "iree_workarounds": [workaround] if workaround else [],
+            "iree_workarounds": compiled.workarounds,
             "static_library_queries": library_queries,
             "functions": [
                 dict(fn.function.to_json(), c_symbol=fn.symbol, c_call="typed" if fn.typed else "buffer-view")

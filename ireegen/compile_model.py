@@ -1,0 +1,88 @@
+"""Compiling a model for one configuration: the single code path that both
+`emit` and the parity harness use, workarounds included."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .compiler import Compiler
+from .errors import UsageError
+from .layout import output_files
+from .models import LoadedModel
+from .modes import Config
+from .workarounds import compile_inline_with_constant_fix, inline_constant_fix_applies
+
+# Flags ireegen sets itself; --iree-flag may not override them.
+_OWNED_FLAGS = {
+    "--iree-execution-model": "--execution-model",
+    "--iree-hal-target-device": "--execution-model/--executable-format",
+    "--iree-hal-local-target-device-backends": "--executable-format",
+    "--iree-hal-target-backends": "--executable-format",
+    "--output-format": "--module-format",
+    "--iree-llvmcpu-target-triple": "--target-triple",
+    "--iree-llvmcpu-target-cpu": "--target-cpu",
+    "--iree-llvmcpu-target-cpu-features": "--target-cpu-features",
+    "--iree-llvmcpu-target-abi": "--target-triple",
+    "--iree-llvmcpu-link-embedded": "--executable-format",
+    "--iree-llvmcpu-link-static": "--executable-format",
+    "--iree-llvmcpu-static-library-output-path": "--executable-format",
+    "--compile-to": "ireegen's own compile",
+    "--compile-from": "ireegen's own compile",
+    "-o": "-o/--output-dir",
+}
+
+
+def check_extra_flags(flags) -> list:
+    flags = list(flags or [])
+    for flag in flags:
+        if not flag.startswith("-"):
+            raise UsageError(f"--iree-flag {flag!r}: compiler flags start with --")
+        key = flag.split("=", 1)[0]
+        if key in _OWNED_FLAGS:
+            raise UsageError(f"--iree-flag {flag!r}: ireegen sets {key} itself; use {_OWNED_FLAGS[key]}")
+    return flags
+
+
+def vm_module_name(name: str) -> str:
+    """The VM module's name; C names the compiler derives from it (EmitC's
+    `<module>_create`, static libraries' `<module>_..._library_query`) then
+    cannot clash with the model API, since model names never contain `__`."""
+    return f"{name}__module"
+
+
+@dataclass
+class CompiledModule:
+    files: dict  # role -> file name in workdir (what output_files promises)
+    flags: list  # the iree-compile flags used
+    workarounds: list = field(default_factory=list)
+
+    @property
+    def module_file(self) -> str:
+        return self.files.get("module") or self.files["module-emitc"]
+
+
+def compile_model(
+    model: LoadedModel, name: str, config: Config, extra_flags, compiler: Compiler, workdir: Path
+) -> CompiledModule:
+    """Compiles `model` into `workdir` (the module, and for static-library the
+    executables' .o/.h); the model's VM module is named after `name`."""
+    model.set_module_name(vm_module_name(name))
+    source = workdir / "input.mlir"
+    model.write(source)
+    files = output_files(name, config)
+    compiled = CompiledModule({r: f for r, f in files.items() if r in ("module", "module-emitc",
+                                                                     "executables-object", "executables-header")}, [])
+    static_object = files.get("executables-object")
+    compiled.flags = config.compile_flags(str(workdir / static_object) if static_object else None) + list(extra_flags)
+    output = workdir / compiled.module_file
+    diagnostics_name = str(model.path)
+    if inline_constant_fix_applies(config.execution_model.name, compiler.version):
+        compiled.workarounds.append("inline-constants")
+        compile_inline_with_constant_fix(
+            compiler, source, output, compiled.flags, workdir, diagnostics_name, config.execution_model.name
+        )
+    else:
+        compiler.compile(source, output, compiled.flags, diagnostics_name)
+    source.unlink()
+    return compiled
