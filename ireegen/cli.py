@@ -60,6 +60,23 @@ def build_parser() -> argparse.ArgumentParser:
     resolve.add_argument("-o", "--output-dir", required=True)
     _add_mode_args(resolve)
 
+    par = sub.add_parser("parity", help="check that the execution models give the same answers as async")
+    par.add_argument("model")
+    par.add_argument("--execution-models", default="async,inline-static,inline-dynamic",
+                     help="comma-separated (default: all three; async is always the reference)")
+    par.add_argument("--function", help="only this function (default: every exported function)")
+    par.add_argument("--inputs", help=".npz with <function>.input<i> (or input<i>) arrays; default: seeded random")
+    par.add_argument("--rtol", type=float, default=1e-5)
+    par.add_argument("--atol", type=float, default=1e-6)
+    par.add_argument("--seed", type=int, default=0, help="seed of the generated inputs")
+    par.add_argument("--json", metavar="REPORT", help="also write the report as JSON")
+    par.add_argument("--iree-flag", action="append", default=[], metavar="FLAG", help="pass FLAG to iree-compile")
+    par.add_argument("--iree-compile", help="iree-compile of the IREE release to check (default: installed)")
+    par.add_argument("--iree-runtime-bin", help="directory with that release's iree-run-module")
+    par.add_argument("--iree-venv", help="a virtual environment with that release's iree-base-compiler/runtime")
+    par.add_argument("--no-workarounds", action="store_true",
+                     help="compile exactly as iree-compile would, without ireegen's workarounds")
+
     info = sub.add_parser("info", help="print the functions of a model or an emitted directory")
     info.add_argument("model_or_outdir")
     info.add_argument("--json", action="store_true", help="print JSON")
@@ -106,6 +123,29 @@ def _cmd_resolve(args) -> int:
     return 0
 
 
+def _cmd_parity(args) -> int:
+    from .compile_model import check_extra_flags
+    from .parity import parity, toolchain_from, write_json
+
+    toolchain = toolchain_from(args.iree_compile, args.iree_runtime_bin, args.iree_venv)
+    report = parity(
+        args.model,
+        modes=[m.strip() for m in args.execution_models.split(",") if m.strip()],
+        function=args.function,
+        inputs_file=args.inputs,
+        rtol=args.rtol,
+        atol=args.atol,
+        seed=args.seed,
+        toolchain=toolchain,
+        extra_flags=check_extra_flags(args.iree_flag),
+        apply_workarounds=not args.no_workarounds,
+    )
+    print(report.table())
+    if args.json:
+        write_json(report, args.json)
+    return report.exit_code
+
+
 def _cmd_info(args) -> int:
     from .signature import Function
 
@@ -150,7 +190,7 @@ def main(argv=None) -> int:
         parser.print_help()
         return 2
     try:
-        return {"emit": _cmd_emit, "info": _cmd_info, "resolve": _cmd_resolve}[args.command](args)
+        return {"emit": _cmd_emit, "info": _cmd_info, "resolve": _cmd_resolve, "parity": _cmd_parity}[args.command](args)
     except IreegenError as e:
         print(f"ireegen: error: {e}", file=sys.stderr)
         return e.exit_code

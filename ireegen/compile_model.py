@@ -63,10 +63,18 @@ class CompiledModule:
 
 
 def compile_model(
-    model: LoadedModel, name: str, config: Config, extra_flags, compiler: Compiler, workdir: Path
+    model: LoadedModel,
+    name: str,
+    config: Config,
+    extra_flags,
+    compiler: Compiler,
+    workdir: Path,
+    apply_workarounds: bool = True,
 ) -> CompiledModule:
     """Compiles `model` into `workdir` (the module, and for static-library the
-    executables' .o/.h); the model's VM module is named after `name`."""
+    executables' .o/.h); the model's VM module is named after `name`.
+    `apply_workarounds=False` gives the raw compiler's output (to show that an
+    IREE bug is still there)."""
     model.set_module_name(vm_module_name(name))
     source = workdir / "input.mlir"
     model.write(source)
@@ -77,7 +85,7 @@ def compile_model(
     compiled.flags = config.compile_flags(str(workdir / static_object) if static_object else None) + list(extra_flags)
     output = workdir / compiled.module_file
     diagnostics_name = str(model.path)
-    if inline_constant_fix_applies(config.execution_model.name, compiler.version):
+    if apply_workarounds and inline_constant_fix_applies(config.execution_model.name, compiler.version):
         compiled.workarounds.append("inline-constants")
         compile_inline_with_constant_fix(
             compiler, source, output, compiled.flags, workdir, diagnostics_name, config.execution_model.name

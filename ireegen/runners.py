@@ -90,7 +90,8 @@ def run_with_tool(vmfb, function: str, inputs, output_count: int, tools: Runtime
         cmd += [f"--output=@{p}" for p in outs]
         proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout)
         if proc.returncode != 0:
-            raise RunError(proc.stdout.strip() or f"iree-run-module exited with {proc.returncode}")
+            message = "\n".join(line for line in proc.stdout.splitlines() if not line.startswith("EXEC @"))
+            raise RunError(message.strip() or f"iree-run-module exited with {proc.returncode}")
         return [np.load(p) for p in outs]
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
