@@ -134,8 +134,8 @@ func.func @elementwise(%a: tensor<2x3x4xf32>, %b: tensor<2x3x4xf32>, %c: tensor<
 
 def _bias_act_generic(name, src, bias, shape, relu: bool, indent="  ") -> str:
     t = tensor_type(shape, np.float32)
-    act = (f"{indent}      %zero = arith.constant 0.0 : f32\n"
-           f"{indent}      %r = arith.maximumf %s, %zero : f32\n"
+    act = (f"{indent}      %relu0 = arith.constant 0.0 : f32\n"
+           f"{indent}      %r = arith.maximumf %s, %relu0 : f32\n"
            f"{indent}      linalg.yield %r : f32\n") if relu else f"{indent}      linalg.yield %s : f32\n"
     return (
         f"{indent}%{name} = linalg.generic {{indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (j)>, affine_map<(i, j) -> (i, j)>],\n"
@@ -279,8 +279,8 @@ def _reduce(name, src, init, src_t, dst_t, dims, op, elt="f32", indent="  ") -> 
     return (
         f"{indent}%{name} = linalg.reduce ins(%{src} : {src_t}) outs(%{init} : {dst_t}) dimensions = {dims}\n"
         f"{indent}    (%in: {elt}, %acc: {elt}) {{\n"
-        f"{indent}      %v = {op} %in, %acc : {elt}\n"
-        f"{indent}      linalg.yield %v : {elt}\n"
+        f"{indent}      %red = {op} %in, %acc : {elt}\n"
+        f"{indent}      linalg.yield %red : {elt}\n"
         f"{indent}    }}\n"
     )
 
@@ -524,7 +524,8 @@ func.func @add(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
 }
 
 func.func @scale(%x: tensor<2x3xf32>, %s: f32) -> tensor<2x3xf32> {
-  %t = tensor.splat %s : tensor<2x3xf32>
+  %e = tensor.empty() : tensor<2x3xf32>
+  %t = linalg.fill ins(%s : f32) outs(%e : tensor<2x3xf32>) -> tensor<2x3xf32>
   %r = arith.mulf %x, %t : tensor<2x3xf32>
   return %r : tensor<2x3xf32>
 }

@@ -10,8 +10,8 @@ func.func @halve_until(%x: tensor<8xf32>) -> (tensor<8xf32>, tensor<i32>) {
     %f = linalg.fill ins(%ninf : f32) outs(%e : tensor<f32>) -> tensor<f32>
     %m = linalg.reduce ins(%v : tensor<8xf32>) outs(%f : tensor<f32>) dimensions = [0]
         (%in: f32, %acc: f32) {
-          %v = arith.maximumf %in, %acc : f32
-          linalg.yield %v : f32
+          %red = arith.maximumf %in, %acc : f32
+          linalg.yield %red : f32
         }
     %mv = tensor.extract %m[] : tensor<f32>
     %cond = arith.cmpf oge, %mv, %thr : f32

@@ -9,8 +9,8 @@ func.func @layer_norm(%x: tensor<4x16xf32>) -> tensor<4x16xf32> {
   %f1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<4xf32>) -> tensor<4xf32>
   %sum = linalg.reduce ins(%x : tensor<4x16xf32>) outs(%f1 : tensor<4xf32>) dimensions = [1]
       (%in: f32, %acc: f32) {
-        %v = arith.addf %in, %acc : f32
-        linalg.yield %v : f32
+        %red = arith.addf %in, %acc : f32
+        linalg.yield %red : f32
       }
   %cen = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>, affine_map<(i, j) -> (i, j)>],
                           iterator_types = ["parallel", "parallel"]}
@@ -25,8 +25,8 @@ func.func @layer_norm(%x: tensor<4x16xf32>) -> tensor<4x16xf32> {
   %f2 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<4xf32>) -> tensor<4xf32>
   %ssq = linalg.reduce ins(%sq : tensor<4x16xf32>) outs(%f2 : tensor<4xf32>) dimensions = [1]
       (%in: f32, %acc: f32) {
-        %v = arith.addf %in, %acc : f32
-        linalg.yield %v : f32
+        %red = arith.addf %in, %acc : f32
+        linalg.yield %red : f32
       }
   %y = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>, affine_map<(i, j) -> (j)>, affine_map<(i, j) -> (j)>, affine_map<(i, j) -> (i, j)>],
                         iterator_types = ["parallel", "parallel"]}

@@ -14,8 +14,8 @@ func.func @mlp(%x: tensor<4x16xf32>) -> tensor<4x8xf32> {
       ins(%m1, %b1 : tensor<4x32xf32>, tensor<32xf32>) outs(%m1 : tensor<4x32xf32>) {
       ^bb0(%v: f32, %bv: f32, %o: f32):
         %s = arith.addf %v, %bv : f32
-        %zero = arith.constant 0.0 : f32
-        %r = arith.maximumf %s, %zero : f32
+        %relu0 = arith.constant 0.0 : f32
+        %r = arith.maximumf %s, %relu0 : f32
         linalg.yield %r : f32
   } -> tensor<4x32xf32>
   %e2 = tensor.empty() : tensor<4x8xf32>

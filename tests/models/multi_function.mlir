@@ -6,7 +6,8 @@ func.func @add(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
 }
 
 func.func @scale(%x: tensor<2x3xf32>, %s: f32) -> tensor<2x3xf32> {
-  %t = tensor.splat %s : tensor<2x3xf32>
+  %e = tensor.empty() : tensor<2x3xf32>
+  %t = linalg.fill ins(%s : f32) outs(%e : tensor<2x3xf32>) -> tensor<2x3xf32>
   %r = arith.mulf %x, %t : tensor<2x3xf32>
   return %r : tensor<2x3xf32>
 }

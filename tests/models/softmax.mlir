@@ -7,8 +7,8 @@ func.func @softmax(%x: tensor<4x10xf32>) -> tensor<4x10xf32> {
   %fmax = linalg.fill ins(%ninf : f32) outs(%e1 : tensor<4xf32>) -> tensor<4xf32>
   %mx = linalg.reduce ins(%x : tensor<4x10xf32>) outs(%fmax : tensor<4xf32>) dimensions = [1]
       (%in: f32, %acc: f32) {
-        %v = arith.maximumf %in, %acc : f32
-        linalg.yield %v : f32
+        %red = arith.maximumf %in, %acc : f32
+        linalg.yield %red : f32
       }
   %e2 = tensor.empty() : tensor<4x10xf32>
   %ex = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>, affine_map<(i, j) -> (i, j)>],
@@ -22,8 +22,8 @@ func.func @softmax(%x: tensor<4x10xf32>) -> tensor<4x10xf32> {
   %fsum = linalg.fill ins(%zero : f32) outs(%e1 : tensor<4xf32>) -> tensor<4xf32>
   %sm = linalg.reduce ins(%ex : tensor<4x10xf32>) outs(%fsum : tensor<4xf32>) dimensions = [1]
       (%in: f32, %acc: f32) {
-        %v = arith.addf %in, %acc : f32
-        linalg.yield %v : f32
+        %red = arith.addf %in, %acc : f32
+        linalg.yield %red : f32
       }
   %y = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>, affine_map<(i, j) -> (i, j)>],
                         iterator_types = ["parallel", "parallel"]}
