@@ -94,10 +94,11 @@ def build_functions(prefix: str, functions, source: str) -> list:
     return out
 
 
-def c_byte_rows(data: bytes, per_row: int = 16) -> list:
-    """The module bytes as rows of C hex literals."""
-    hexes = [f"0x{b:02x}" for b in data]
-    return [", ".join(hexes[i : i + per_row]) for i in range(0, len(hexes), per_row)]
+def c_byte_block(data: bytes, per_row: int = 16, indent: str = "    ") -> str:
+    """The module bytes as lines of C hex literals (`0x7f, 0x45, ...,`), one
+    string: this runs over megabytes, so it avoids per-byte Python work."""
+    rows = (data[i : i + per_row].hex(" ") for i in range(0, len(data), per_row))
+    return "\n".join(f"{indent}0x{row.replace(' ', ', 0x')}," for row in rows)
 
 
 def c_params(prefix: str, fn: CFunction) -> str:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import re
 import subprocess
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import __version__
-from .c_api import build_functions, c_byte_rows
+from .c_api import build_functions, c_byte_block
 from .layout import output_files
 from .compiler import Compiler, find_compiler
 from .models import check_model_path, load_model
@@ -16,7 +17,7 @@ from .modes import Config
 from .naming import check_name, default_name
 from .outputs import MANIFEST, commit, sha256_of, staging_dir
 from .compile_model import check_extra_flags, compile_model, vm_module_name
-from .render import banner, render
+from .render import banner, preload, render
 
 RUNTIME_API = "IREE 3.12 and 3.13 (device groups, async proactor pools)"
 ERROR_CAPACITY = 512
@@ -68,8 +69,12 @@ def emit(
     functions = build_functions(name, model.functions, str(model_path))
     module_name = vm_module_name(name)
 
+    # The templates compile while iree-compile runs.
+    templates = threading.Thread(target=preload, daemon=True)
+    templates.start()
     with staging_dir(outdir) as staging:
         compiled = compile_model(model, name, config, extra_flags, compiler, staging)
+        templates.join()
         files = output_files(name, config)
         module_file = compiled.module_file
         flags = compiled.flags
@@ -83,7 +88,7 @@ def emit(
         _write(staging / files["runtime-source"], render("runtime.c.j2", header=header, **context))
         if config.module_format == "vmfb":
             data = (staging / module_file).read_bytes()
-            text = render("module_data.c.j2", size=len(data), rows=c_byte_rows(data), **context)
+            text = render("module_data.c.j2", size=len(data), byte_block=c_byte_block(data), **context)
             _write(staging / files["module-data-source"], text)
         else:
             text = render("module_emitc.c.j2", module_header=module_file, **context)

@@ -30,5 +30,13 @@ def banner(source_name: str) -> str:
     )
 
 
+def preload() -> None:
+    """Loads and compiles every template (for a thread to do while the
+    compiler runs)."""
+    env = _environment()
+    for name in env.list_templates(extensions=["j2"]):
+        env.get_template(name)
+
+
 def render(template: str, **context) -> str:
     return _environment().get_template(template).render(**context)
