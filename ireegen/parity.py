@@ -49,6 +49,7 @@ class Report:
     modes: list
     rows: list = field(default_factory=list)
     compile_errors: dict = field(default_factory=dict)  # mode -> message
+    results: dict = field(default_factory=dict)  # mode -> function -> outputs (not in the JSON)
 
     @property
     def exit_code(self) -> int:
@@ -107,7 +108,8 @@ def _random_value(v: Value, rng: np.random.Generator) -> np.ndarray:
     else:
         # Safe for +, -, * without overflow, including in 8-bit types.
         out = rng.integers(-10, 11, shape).astype(dtype)
-    return out if v.is_tensor else out.reshape(()).astype(dtype)
+    # A scalar argument is a numpy scalar; a 0-d tensor stays a 0-d array.
+    return out if v.is_tensor else dtype.type(out.reshape(()).item())
 
 
 def make_inputs(function: Function, seed: int) -> list:
@@ -240,6 +242,7 @@ def parity(
                     for v in f.outputs:
                         report.rows.append(Row(f.name, v.name, REFERENCE, None, None, "run-error", str(e)))
             if reference is not None:
+                report.results.setdefault(REFERENCE, {})[f.name] = reference
                 for v in f.outputs:
                     report.rows.append(Row(f.name, v.name, REFERENCE, 0.0, 0.0, "reference"))
             for mode in modes:
@@ -251,6 +254,7 @@ def parity(
                     for v in f.outputs:
                         report.rows.append(Row(f.name, v.name, mode, None, None, "run-error", str(e)))
                     continue
+                report.results.setdefault(mode, {})[f.name] = results
                 if reference is None:
                     for v in f.outputs:
                         report.rows.append(Row(f.name, v.name, mode, None, None, "no-reference"))

@@ -37,7 +37,8 @@ def run_in_process(vmfb, function: str, inputs, driver: str = "local-sync") -> l
         module = rt.VmModule.mmap(config.vm_instance, str(vmfb))
         context = rt.SystemContext(vm_modules=[module], config=config)
         fn = context.modules[module.name][function]
-        results = fn(*[np.asarray(x) for x in inputs])
+        # A numpy scalar is a scalar argument; a 0-d array is a tensor<T>.
+        results = fn(*[x.item() if isinstance(x, np.generic) else np.asarray(x) for x in inputs])
     except (RuntimeError, ValueError) as e:
         raise RunError(str(e)) from None
     if results is None:
@@ -79,8 +80,11 @@ def run_with_tool(vmfb, function: str, inputs, output_count: int, tools: Runtime
     try:
         cmd = [str(tools.run_module), f"--module={vmfb}", f"--function={function}", "--device=local-sync"]
         for i, x in enumerate(inputs):
+            if isinstance(x, np.generic):  # a scalar argument: the bare value
+                cmd.append(f"--input={x.item()!r}" if x.dtype.kind == "f" else f"--input={int(x)}")
+                continue
             x = np.asarray(x)
-            if x.ndim == 0:
+            if x.ndim == 0:  # a 0-d tensor<T>
                 cmd.append(f"--input={_scalar_arg(x)}")
             else:
                 path = workdir / f"input{i}.npy"
