@@ -89,21 +89,36 @@ def lost_buffer_globals(module) -> list:
     )
 
 
-def _rewrite_text(path: Path, transform):
+def _parse_intermediate(path: Path, compiler: Compiler):
+    """Parses the compiler's intermediate IR with the installed bindings; a
+    compiler of another release may print IR they cannot read."""
+    from iree.compiler import ir
+
+    try:
+        return ir.Module.parseFile(str(path))
+    except ir.MLIRError as e:
+        raise UsageError(
+            f"cannot apply ireegen's inline-constant workaround with iree-compile {compiler.version}: "
+            f"its {path.stem} IR does not parse with the installed iree-base-compiler bindings "
+            f"({str(e).splitlines()[-1].strip()[:200]})"
+        ) from None
+
+
+def _rewrite_text(path: Path, transform, compiler: Compiler):
     from iree.compiler import ir
 
     with ir.Context():
-        module = ir.Module.parseFile(str(path))
+        module = _parse_intermediate(path, compiler)
         result = transform(module)
         path.write_text(module.operation.get_asm(enable_debug_info=True, large_elements_limit=None))
     return result
 
 
-def _inspect_text(path: Path, inspect):
+def _inspect_text(path: Path, inspect, compiler: Compiler):
     from iree.compiler import ir
 
     with ir.Context():
-        return inspect(ir.Module.parseFile(str(path)))
+        return inspect(_parse_intermediate(path, compiler))
 
 
 def compile_inline_with_constant_fix(
@@ -117,9 +132,9 @@ def compile_inline_with_constant_fix(
     # debug info name the model, not this run's temporary files.
     keep_locations = ["--mlir-print-debuginfo"]
     compiler.compile(source, stream, flags + keep_locations + ["--compile-to=stream"], model_name)
-    protected = _rewrite_text(stream, hide_buffer_constants)
+    protected = _rewrite_text(stream, hide_buffer_constants, compiler)
     compiler.compile(stream, hal, flags + keep_locations + ["--compile-from=stream", "--compile-to=hal"], model_name)
-    lost = _inspect_text(hal, lost_buffer_globals)
+    lost = _inspect_text(hal, lost_buffer_globals, compiler)
     if lost:
         raise UsageError(
             f"{model_name}: ireegen cannot make --execution-model {execution_model} correct for this model with "
