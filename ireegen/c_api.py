@@ -112,9 +112,7 @@ def c_params(prefix: str, fn: CFunction) -> str:
         else:
             params.append(f"iree_hal_buffer_view_t* {v.name}")
     for v in fn.outputs:
-        if not v.is_tensor:
-            params.append(f"{v.c_type}* {v.name}")
-        elif fn.typed:
+        if not v.is_tensor or fn.typed:
             params.append(f"{v.c_type}* {v.name}")
         else:
             params.append(f"iree_hal_buffer_view_t** out_{v.name}")

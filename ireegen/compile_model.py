@@ -51,6 +51,10 @@ def vm_module_name(name: str) -> str:
     return f"{name}__module"
 
 
+# The output roles iree-compile itself writes (the rest are rendered).
+_COMPILER_OUTPUTS = ("module", "module-emitc", "executables-object", "executables-header")
+
+
 @dataclass
 class CompiledModule:
     files: dict  # role -> file name in workdir (what output_files promises)
@@ -78,11 +82,10 @@ def compile_model(
     model.set_module_name(vm_module_name(name))
     source = workdir / "input.mlir"
     model.write(source)
-    files = output_files(name, config)
-    compiled = CompiledModule({r: f for r, f in files.items() if r in ("module", "module-emitc",
-                                                                     "executables-object", "executables-header")}, [])
+    files = {r: f for r, f in output_files(name, config).items() if r in _COMPILER_OUTPUTS}
     static_object = files.get("executables-object")
-    compiled.flags = config.compile_flags(str(workdir / static_object) if static_object else None) + list(extra_flags)
+    flags = config.compile_flags(str(workdir / static_object) if static_object else None) + list(extra_flags)
+    compiled = CompiledModule(files, flags)
     output = workdir / compiled.module_file
     diagnostics_name = str(model.path)
     if apply_workarounds and inline_constant_fix_applies(config.execution_model.name, compiler.version):

@@ -82,17 +82,17 @@ def emit(
         library_queries = _library_queries(staging / files["executables-header"]) if static_object else []
 
         dependencies = module_dependencies(staging / module_file, config.module_format)
-        context = _template_context(name, model_path, config, functions, module_name, dependencies, library_queries)
+        context = _template_context(name, model_path, config, files, functions, module_name, dependencies, library_queries)
         header = files["api-header"]
-        _write(staging / header, render("api.h.j2", **context))
-        _write(staging / files["runtime-source"], render("runtime.c.j2", header=header, **context))
+        (staging / header).write_text(render("api.h.j2", **context))
+        (staging / files["runtime-source"]).write_text(render("runtime.c.j2", header=header, **context))
         if config.module_format == "vmfb":
             data = (staging / module_file).read_bytes()
             text = render("module_data.c.j2", size=len(data), byte_block=c_byte_block(data), **context)
-            _write(staging / files["module-data-source"], text)
+            (staging / files["module-data-source"]).write_text(text)
         else:
             text = render("module_emitc.c.j2", module_header=module_file, **context)
-            _write(staging / files["module-emitc-source"], text)
+            (staging / files["module-emitc-source"]).write_text(text)
 
         manifest = {
             "ireegen_version": __version__,
@@ -127,11 +127,7 @@ def _public_flag(flag: str, staging: Path) -> str:
     return flag.replace(str(staging) + "/", "")
 
 
-def _write(path: Path, text: str) -> None:
-    path.write_text(text)
-
-
-def _template_context(name, model_path, config, functions, module_name, dependencies, library_queries) -> dict:
+def _template_context(name, model_path, config, files, functions, module_name, dependencies, library_queries) -> dict:
     em = config.execution_model.name
     fmt = config.executable_format.name
     target = config.target
@@ -144,7 +140,7 @@ def _template_context(name, model_path, config, functions, module_name, dependen
     if config.module_format == "vmfb":
         includes.append("iree/vm/bytecode/module.h")
     else:
-        includes.append(f"{name}_module.h")
+        includes.append(files["module-emitc"])
     if em == "async":
         includes += [
             "iree/async/frontier_tracker.h",
@@ -156,10 +152,9 @@ def _template_context(name, model_path, config, functions, module_name, dependen
         register_types = ["iree_hal_module_register_all_types"]
     else:
         includes.append("iree/modules/hal/inline/module.h")
-        if em == "inline-dynamic":
-            includes.append("iree/modules/hal/loader/module.h")
         register_types = ["iree_hal_module_register_inline_types"]
         if em == "inline-dynamic":
+            includes.append("iree/modules/hal/loader/module.h")
             register_types.append("iree_hal_module_register_loader_types")
     if loader:
         includes.append(
@@ -170,7 +165,7 @@ def _template_context(name, model_path, config, functions, module_name, dependen
             }[fmt]
         )
         if fmt == "static-library":
-            includes.append(f"{name}_executables.h")
+            includes.append(files["executables-header"])
     if needs_vmvx:
         includes.append("iree/modules/vmvx/module.h")
     return dict(
@@ -184,7 +179,7 @@ def _template_context(name, model_path, config, functions, module_name, dependen
         execution_model=em,
         executable_format=fmt,
         module_format=config.module_format,
-        module_data_source=output_files(name, config).get("module-data-source"),
+        module_data_source=files.get("module-data-source"),
         vm_module_name=module_name,
         includes=includes,
         loader=loader,

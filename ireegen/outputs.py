@@ -70,7 +70,3 @@ def commit(staging: Path, outdir: Path, files: list, manifest: dict) -> None:
     text = json.dumps(manifest, indent=2, sort_keys=True) + "\n"
     (staging / MANIFEST).write_text(text)
     os.replace(staging / MANIFEST, old_manifest)
-
-
-def write_if_changed(path: Path, data: bytes) -> None:
-    path.write_bytes(data)

@@ -191,6 +191,17 @@ def _errors(got: np.ndarray, want: np.ndarray):
     return abs_err, rel_err
 
 
+def _compare(function: str, output: str, mode: str, got, want, rtol: float, atol: float) -> Row:
+    if want is None:
+        return Row(function, output, mode, None, None, "no-reference")
+    got, want = np.asarray(got), np.asarray(want)
+    if got.shape != want.shape:
+        return Row(function, output, mode, None, None, "mismatch", f"shape {got.shape} != {want.shape}")
+    abs_err, rel_err = _errors(got, want)
+    same = np.allclose(got.astype(np.float64), want.astype(np.float64), rtol=rtol, atol=atol, equal_nan=True)
+    return Row(function, output, mode, abs_err, rel_err, "ok" if same else "mismatch")
+
+
 def parity(
     model_path,
     modes=DEFAULT_MODES,
@@ -227,48 +238,35 @@ def parity(
             workdir.mkdir()
             try:
                 compiled = compile_model(
-                    load_model(model_path), "parity", make_config(mode), extra_flags, toolchain.compiler, workdir,
-                    apply_workarounds,
+                    model, "parity", make_config(mode), extra_flags, toolchain.compiler, workdir, apply_workarounds
                 )
                 modules[mode] = workdir / compiled.module_file
             except IreegenError as e:
                 report.compile_errors[mode] = str(e)
         for f in functions:
-            reference = None
-            if REFERENCE in modules:
-                try:
-                    reference = _run(REFERENCE, modules[REFERENCE], f, feeds[f.name], toolchain)
-                except RunError as e:
-                    for v in f.outputs:
-                        report.rows.append(Row(f.name, v.name, REFERENCE, None, None, "run-error", str(e)))
-            if reference is not None:
-                report.results.setdefault(REFERENCE, {})[f.name] = reference
-                for v in f.outputs:
-                    report.rows.append(Row(f.name, v.name, REFERENCE, 0.0, 0.0, "reference"))
+            failures = {}  # mode -> run-time error message
             for mode in modes:
-                if mode == REFERENCE or mode not in modules:
-                    continue
-                try:
-                    results = _run(mode, modules[mode], f, feeds[f.name], toolchain)
-                except RunError as e:
-                    for v in f.outputs:
-                        report.rows.append(Row(f.name, v.name, mode, None, None, "run-error", str(e)))
-                    continue
-                report.results.setdefault(mode, {})[f.name] = results
-                if reference is None:
-                    for v in f.outputs:
-                        report.rows.append(Row(f.name, v.name, mode, None, None, "no-reference"))
-                    continue
-                for v, got, want in zip(f.outputs, results, reference):
-                    got, want = np.asarray(got), np.asarray(want)
-                    if got.shape != want.shape:
-                        report.rows.append(Row(f.name, v.name, mode, None, None, "mismatch",
-                                               f"shape {got.shape} != {want.shape}"))
-                        continue
-                    abs_err, rel_err = _errors(got, want)
-                    same = np.allclose(got.astype(np.float64), want.astype(np.float64), rtol=rtol, atol=atol,
-                                       equal_nan=True)
-                    report.rows.append(Row(f.name, v.name, mode, abs_err, rel_err, "ok" if same else "mismatch"))
+                if mode in modules:
+                    try:
+                        report.results.setdefault(mode, {})[f.name] = _run(mode, modules[mode], f, feeds[f.name],
+                                                                           toolchain)
+                    except RunError as e:
+                        failures[mode] = str(e)
+            reference = report.results.get(REFERENCE, {}).get(f.name)
+            # Rows in mode order: the reference first, each mode's outputs together.
+            for mode in modes:
+                results = report.results.get(mode, {}).get(f.name)
+                for i, v in enumerate(f.outputs):
+                    if mode in failures:
+                        row = Row(f.name, v.name, mode, None, None, "run-error", failures[mode])
+                    elif results is None:
+                        continue  # did not compile: reported in compile_errors
+                    elif mode == REFERENCE:
+                        row = Row(f.name, v.name, mode, 0.0, 0.0, "reference")
+                    else:
+                        row = _compare(f.name, v.name, mode, results[i], reference[i] if reference else None,
+                                       rtol, atol)
+                    report.rows.append(row)
     return report
 
 

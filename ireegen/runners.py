@@ -23,12 +23,6 @@ class RunError(Exception):
     """The module failed at run time; the message is the runtime's."""
 
 
-def _module_name_of(vmfb: Path, instance) -> str:
-    import iree.runtime as rt
-
-    return rt.VmModule.mmap(instance, str(vmfb)).name
-
-
 def run_in_process(vmfb, function: str, inputs, driver: str = "local-sync") -> list:
     import iree.runtime as rt
 

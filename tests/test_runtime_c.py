@@ -12,7 +12,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from conftest import SAMPLES, sample_cases
+from conftest import SAMPLES, run_cli, sample_cases
 from test_modes import all_combinations
 
 RUNTIME_DIR = os.environ.get("IREERuntime_DIR")
@@ -45,7 +45,7 @@ def test_sample_builds_and_runs_in_every_mode(tmp_path, sample, combo):
          f"-DIREERuntime_DIR={RUNTIME_DIR}", f"-DEXECUTION_MODEL={em}", f"-DEXECUTABLE_FORMAT={fmt}",
          f"-DMODULE_FORMAT={mf}", "-DCMAKE_BUILD_TYPE=Release"],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        env=dict(os.environ, ireegen_DIR=os.popen("python -m ireegen --cmake-dir").read().strip()))
+        env=dict(os.environ, ireegen_DIR=run_cli("--cmake-dir").stdout.strip()))
     assert configure.returncode == 0, configure.stdout
     built = subprocess.run([_cmake(), "--build", build], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     assert built.returncode == 0, built.stdout
