@@ -27,9 +27,11 @@ def _add_mode_args(p) -> None:
     p.add_argument(
         "--executable-format",
         default=None,
-        help=f"one of {', '.join(EXECUTABLE_FORMATS)} (default embedded-elf; vmvx for inline-static)",
+        help=f"one of {', '.join(EXECUTABLE_FORMATS)} (default embedded-elf; vmvx for inline-static, "
+        "static-library for runtimeless)",
     )
-    p.add_argument("--module-format", default="vmfb", help=f"one of {', '.join(MODULE_FORMATS)} (default vmfb)")
+    p.add_argument("--module-format", default=None,
+                   help=f"one of {', '.join(MODULE_FORMATS)} (default vmfb; runtimeless has none)")
     p.add_argument("--target-triple", help="LLVM target triple of the executables (default: the host's)")
     p.add_argument("--target-cpu", help="target CPU (default generic; 'host' for this machine)")
     p.add_argument("--target-cpu-features", help="target CPU features, e.g. +avx2 (default none)")

@@ -28,6 +28,8 @@ _OWNED_FLAGS = {
     "--iree-llvmcpu-link-static": "--executable-format",
     "--iree-llvmcpu-static-library-output-path": "--executable-format",
     "--compile-to": "ireegen's own compile",
+    "--iree-hal-memoization": "--execution-model runtimeless",
+    "--iree-hal-indirect-command-buffers": "--execution-model runtimeless",
     "--compile-from": "ireegen's own compile",
     "-o": "-o/--output-dir",
 }
@@ -54,6 +56,10 @@ def vm_module_name(name: str) -> str:
 # The output roles iree-compile itself writes (the rest are rendered).
 _COMPILER_OUTPUTS = ("module", "module-emitc", "executables-object", "executables-header")
 
+# What runtimeless compiles to instead of a module: the HAL-level program,
+# read by schedule.py and not kept.
+PROGRAM_IR = "program.hal.mlir"
+
 
 @dataclass
 class CompiledModule:
@@ -63,7 +69,7 @@ class CompiledModule:
 
     @property
     def module_file(self) -> str:
-        return self.files.get("module") or self.files["module-emitc"]
+        return self.files.get("module") or self.files.get("module-emitc") or PROGRAM_IR
 
 
 def compile_model(

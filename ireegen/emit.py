@@ -68,6 +68,10 @@ def emit(
     model = load_model(model_path)
     functions = build_functions(name, model.functions, str(model_path))
     module_name = vm_module_name(name)
+    if not config.execution_model.has_vm_module:
+        from .runtimeless import check_functions
+
+        check_functions(functions, str(model_path))
 
     # The templates compile while iree-compile runs.
     templates = threading.Thread(target=preload, daemon=True)
@@ -78,21 +82,20 @@ def emit(
         files = output_files(name, config)
         module_file = compiled.module_file
         flags = compiled.flags
-        static_object = files.get("executables-object")
-        library_queries = _library_queries(staging / files["executables-header"]) if static_object else []
+        extra_manifest = {}
+        if not config.execution_model.has_vm_module:
+            from .runtimeless import write_sources
 
-        dependencies = module_dependencies(staging / module_file, config.module_format)
-        context = _template_context(name, model_path, config, files, functions, module_name, dependencies, library_queries)
-        header = files["api-header"]
-        (staging / header).write_text(render("api.h.j2", **context))
-        (staging / files["runtime-source"]).write_text(render("runtime.c.j2", header=header, **context))
-        if config.module_format == "vmfb":
-            data = (staging / module_file).read_bytes()
-            text = render("module_data.c.j2", size=len(data), byte_block=c_byte_block(data), **context)
-            (staging / files["module-data-source"]).write_text(text)
+            context = dict(banner=banner(model_path.name), summary=_summary(config), source=str(model_path),
+                           guard=f"{name.upper()}_IREEGEN_H_")
+            extra_manifest["runtimeless"] = write_sources(staging, name, files, functions, staging / module_file, context)
+            dependencies, library_queries = [], extra_manifest["runtimeless"]["abi"]["library_queries"]
         else:
-            text = render("module_emitc.c.j2", module_header=module_file, **context)
-            (staging / files["module-emitc-source"]).write_text(text)
+            static_object = files.get("executables-object")
+            library_queries = _library_queries(staging / files["executables-header"]) if static_object else []
+            dependencies = module_dependencies(staging / module_file, config.module_format)
+            _write_vm_sources(staging, name, model_path, config, files, functions, module_name, dependencies,
+                              library_queries, module_file)
 
         manifest = {
             "ireegen_version": __version__,
@@ -109,6 +112,7 @@ def emit(
             "module_dependencies": dependencies,
             "iree_workarounds": compiled.workarounds,
             "static_library_queries": library_queries,
+            **extra_manifest,
             "functions": [
                 dict(fn.function.to_json(), c_symbol=fn.symbol, c_call="typed" if fn.typed else "buffer-view")
                 for fn in functions
@@ -122,6 +126,30 @@ def emit(
     return EmitResult(outdir, name, sorted(files.values()) + [MANIFEST], manifest)
 
 
+def _summary(config) -> str:
+    target = config.target
+    return (
+        f"{config.execution_model.name} execution model, {config.executable_format.name} executables"
+        + (f" for {target.triple} (cpu {target.cpu})" if target else "")
+        + (f", {config.module_format} module" if config.module_format else ", no VM module")
+    )
+
+
+def _write_vm_sources(staging, name, model_path, config, files, functions, module_name, dependencies,
+                      library_queries, module_file) -> None:
+    context = _template_context(name, model_path, config, files, functions, module_name, dependencies, library_queries)
+    header = files["api-header"]
+    (staging / header).write_text(render("api.h.j2", **context))
+    (staging / files["runtime-source"]).write_text(render("runtime.c.j2", header=header, **context))
+    if config.module_format == "vmfb":
+        data = (staging / module_file).read_bytes()
+        text = render("module_data.c.j2", size=len(data), byte_block=c_byte_block(data), **context)
+        (staging / files["module-data-source"]).write_text(text)
+    else:
+        text = render("module_emitc.c.j2", module_header=module_file, **context)
+        (staging / files["module-emitc-source"]).write_text(text)
+
+
 def _public_flag(flag: str, staging: Path) -> str:
     # The staging path is an accident of this run; record the final name.
     return flag.replace(str(staging) + "/", "")
@@ -130,10 +158,7 @@ def _public_flag(flag: str, staging: Path) -> str:
 def _template_context(name, model_path, config, files, functions, module_name, dependencies, library_queries) -> dict:
     em = config.execution_model.name
     fmt = config.executable_format.name
-    target = config.target
-    summary = f"{em} execution model, {fmt} executables" + (
-        f" for {target.triple} (cpu {target.cpu})" if target else ""
-    ) + f", {config.module_format} module"
+    summary = _summary(config)
     loader = em != "inline-static"
     needs_vmvx = "vmvx" in dependencies
     includes = ["iree/vm/api.h", "iree/modules/hal/types.h"]

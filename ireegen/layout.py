@@ -10,6 +10,11 @@ from .modes import Config
 def output_files(name: str, config: Config) -> dict:
     """role -> file name, manifest.json excluded."""
     files = {"api-header": f"{name}.h", "runtime-source": f"{name}.c"}
+    if not config.execution_model.has_vm_module:
+        files["constants-source"] = f"{name}_constants.c"
+        files["abi-header"] = "ireegen_executable_library.h"
+        files["executables-object"] = f"{name}_executables.o"
+        return files
     if config.module_format == "vmfb":
         files["module"] = f"{name}.vmfb"
         files["module-data-source"] = f"{name}_module_data.c"
@@ -23,12 +28,15 @@ def output_files(name: str, config: Config) -> dict:
 
 
 def c_sources(files: dict) -> list:
-    return [files[r] for r in ("runtime-source", "module-data-source", "module-emitc-source") if r in files]
+    roles = ("runtime-source", "constants-source", "module-data-source", "module-emitc-source")
+    return [files[r] for r in roles if r in files]
 
 
 def runtime_targets(config: Config) -> list:
     """Targets of an installed IREE runtime (find_package(IREERuntime)) that
     the generated sources need; only these, so inline builds stay small."""
+    if not config.execution_model.has_vm_module:
+        return []  # runtimeless: no runtime at all
     targets = ["iree_base_base", "iree_vm_vm", "iree_hal_hal", "iree_modules_hal_types"]
     if config.module_format == "vmfb":
         targets.append("iree_vm_bytecode_module")

@@ -19,8 +19,12 @@ class ExecutionModel:
     name: str  # ireegen's name
     iree_name: str  # --iree-execution-model value
     executable_formats: tuple  # allowed; the first is the default
-    hal_module: str  # VM module that provides the HAL: "hal" or "hal_inline"
+    hal_module: str  # VM module that provides the HAL: "hal", "hal_inline", or "" (no VM)
     uses_loader_module: bool  # needs the hal_loader module
+
+    @property
+    def has_vm_module(self) -> bool:
+        return bool(self.hal_module)
 
 
 EXECUTION_MODELS = {
@@ -31,8 +35,19 @@ EXECUTION_MODELS = {
         ExecutionModel(
             "inline-dynamic", "inline-dynamic", ("embedded-elf", "static-library", "vmvx"), "hal_inline", True
         ),
+        # No VM at all: ireegen reads the async program's schedule at emit time
+        # (schedule.py) and writes it out as plain C.
+        ExecutionModel("runtimeless", "async-internal", ("static-library",), "", False),
     )
 }
+
+# What runtimeless compiles to: the HAL-level program, one direct command
+# buffer per submission, so that its schedule can be read off.
+RUNTIMELESS_COMPILE_FLAGS = (
+    "--compile-to=hal",
+    "--iree-hal-memoization=false",
+    "--iree-hal-indirect-command-buffers=false",
+)
 
 
 @dataclass(frozen=True)
@@ -101,7 +116,7 @@ class Config:
 
     execution_model: ExecutionModel
     executable_format: ExecutableFormat
-    module_format: str
+    module_format: str | None  # None: no VM module (runtimeless)
     target: Target | None  # None when the executables are VMVX bytecode
 
     @property
@@ -116,8 +131,11 @@ class Config:
             f"--iree-execution-model={self.execution_model.iree_name}",
             "--iree-hal-target-device=local",
             f"--iree-hal-local-target-device-backends={self.backend}",
-            f"--output-format={MODULE_FORMATS[self.module_format]}",
         ]
+        if self.module_format is None:
+            flags += RUNTIMELESS_COMPILE_FLAGS
+        else:
+            flags.append(f"--output-format={MODULE_FORMATS[self.module_format]}")
         if self.target is not None:
             flags += [
                 f"--iree-llvmcpu-target-triple={self.target.triple}",
@@ -148,7 +166,7 @@ def _choice(kind: str, flag: str, value: str, allowed) -> str:
 def make_config(
     execution_model: str = "async",
     executable_format: str | None = None,
-    module_format: str = "vmfb",
+    module_format: str | None = None,
     target_triple: str | None = None,
     target_cpu: str | None = None,
     target_cpu_features: str | None = None,
@@ -164,7 +182,11 @@ def make_config(
             f"--execution-model {model.name} cannot use --executable-format {executable_format}; "
             f"it takes {' or '.join(model.executable_formats)}"
         )
-    _choice("module format", "--module-format", module_format, MODULE_FORMATS)
+    if not model.has_vm_module:
+        if module_format is not None:
+            raise UsageError(f"--module-format {module_format}: --execution-model {model.name} has no VM module")
+    else:
+        module_format = _choice("module format", "--module-format", module_format or "vmfb", MODULE_FORMATS)
     fmt = EXECUTABLE_FORMATS[executable_format]
     target = None
     if fmt.uses_llvm_cpu:

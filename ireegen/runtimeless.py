@@ -1,0 +1,311 @@
+"""Runtimeless C: from a program's schedule to what the templates lay out.
+
+Memory has three places, after Glow bundles:
+- constants: one `const` blob (`NAME_CONSTANTS_SIZE`), so weights stay in flash;
+- the caller's tensors: bound in place when aligned to the binding alignment;
+- the arena (`NAME_ARENA_SIZE`): every buffer the program allocates, placed
+  with liveness reuse, then staging space for caller tensors that are not
+  aligned.  `NAME_ARENA_SIZE_ALIGNED_IO` is the arena without that staging,
+  for callers that promise aligned tensors.
+A result buffer that holds exactly one output is not in the arena at all:
+the dispatches write the caller's output directly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from . import arena
+from .schedule import Alloc, Buf, Copy, Dispatch, Fill, RuntimelessError, Schedule, Sym
+
+BINDING_ALIGNMENT = 64  # IREE's buffer alignment, which executables assume
+
+
+@dataclass
+class Place:
+    """Where the bytes of one allocation live in C."""
+
+    kind: str  # constant, arena, input, output
+    offset: int = 0  # in the constants blob or the arena
+    index: int = 0  # input/output position
+
+
+@dataclass
+class CFunctionPlan:
+    fn: object  # c_api.CFunction
+    steps: list  # dicts for the template
+    staged_inputs: list  # (CValue, arena offset) for inputs bound in place
+    mapped_outputs: list  # (CValue, arena offset of its staging)
+    result_copies: list  # (CValue, C source expression, bytes)
+    scalar_results: list  # (CValue, C expression)
+    arena_size: int  # without staging
+    arena_size_staged: int  # with staging
+    regions: list = field(default_factory=list)
+    uses_arena: bool = False
+
+
+def _accesses(steps) -> list:
+    """(step index, Buf) for every buffer range a step touches."""
+    out = []
+    for i, step in enumerate(steps):
+        if isinstance(step, Dispatch):
+            out += [(i, b) for b in step.bindings]
+        elif isinstance(step, Fill):
+            out.append((i, step.target))
+        elif isinstance(step, Copy):
+            out += [(i, step.source), (i, step.target)]
+    return out
+
+
+def plan_function(cfn, fs, where: str, constant_offsets: dict) -> tuple:
+    """Places every allocation of one function; returns (CFunctionPlan, places)."""
+    steps = fs.steps
+    end = len(steps)  # the step that copies results out
+    accesses = _accesses(steps)
+    uses = {}
+    for i, b in accesses:
+        first, last, extent = uses.get(b.alloc.id, (i, i, 0))
+        uses[b.alloc.id] = (min(first, i), max(last, i), max(extent, b.offset + b.length))
+
+    places = {}
+    # Inputs: in place.
+    for i, alloc in enumerate(fs.inputs):
+        if isinstance(alloc, Alloc):
+            places[alloc.id] = Place("input", index=i)
+    # Outputs written in place: a transient that is exactly one result.
+    result_allocs = [r.alloc.id for r in fs.results if isinstance(r, Buf)]
+    for j, r in enumerate(fs.results):
+        if not isinstance(r, Buf) or r.alloc.kind != "transient" or r.offset != 0:
+            continue
+        if result_allocs.count(r.alloc.id) != 1:
+            continue
+        extent = uses.get(r.alloc.id, (0, 0, 0))[2]
+        if extent <= r.length:
+            places[r.alloc.id] = Place("output", index=j)
+
+    allocs = {b.alloc.id: b.alloc for _, b in accesses}
+    allocs.update({r.alloc.id: r.alloc for r in fs.results if isinstance(r, Buf)})
+    regions = []
+    for aid, alloc in sorted(allocs.items()):
+        if alloc.kind == "constant":
+            places[aid] = Place("constant", constant_offsets[aid])
+        elif alloc.kind == "transient" and aid not in places:
+            first, last, _ = uses.get(aid, (end, end, 0))
+            if aid in result_allocs:
+                last = end
+            regions.append(arena.Region(f"buffer{aid}", alloc.size, first, last, "intermediate"))
+    top = arena.plan(regions, BINDING_ALIGNMENT)
+    for r in regions:
+        places[int(r.key[len("buffer"):])] = Place("arena", r.offset)
+
+    # Staging for caller tensors bound in place, used when they are not aligned.
+    staging = []
+    staged_inputs, mapped_outputs = [], []
+    bound = {b.alloc.id for s in steps if isinstance(s, Dispatch) for b in s.bindings}
+    for i, alloc in enumerate(fs.inputs):
+        if isinstance(alloc, Alloc) and alloc.id in bound:
+            last = uses[alloc.id][1]
+            staging.append(arena.Region(f"input{i}", alloc.size, -1, last, "input-staging"))
+    for aid, place in places.items():
+        if place.kind == "output":
+            staging.append(arena.Region(f"output{place.index}", allocs[aid].size, uses[aid][0], end, "output-staging"))
+    top_staged = arena.plan(staging, BINDING_ALIGNMENT, base=top)
+    offsets = {r.key: r.offset for r in staging}
+    for i, alloc in enumerate(fs.inputs):
+        if f"input{i}" in offsets:
+            staged_inputs.append((cfn.inputs[i], offsets[f"input{i}"]))
+    for aid, place in sorted(places.items(), key=lambda kv: kv[1].index):
+        if place.kind == "output":
+            mapped_outputs.append((cfn.outputs[place.index], offsets[f"output{place.index}"]))
+
+    result_copies, scalar_results = [], []
+    for j, r in enumerate(fs.results):
+        v = cfn.outputs[j]
+        if isinstance(r, Buf):
+            place = places.get(r.alloc.id)
+            if place is None:  # an input or a constant returned as is
+                place = Place("input", index=fs.inputs.index(r.alloc))
+            if place.kind == "output" and place.index == j:
+                continue
+            result_copies.append((v, _pointer(place, r.offset, cfn), r.length))
+        elif isinstance(r, (int, Sym)):
+            scalar_results.append((v, _c_value(r)))
+        else:
+            raise RuntimelessError(f"{where}: function @{fs.name}: result {v.name} is not a tensor or an integer")
+    plan = CFunctionPlan(cfn, [], staged_inputs, mapped_outputs, result_copies, scalar_results, top, top_staged,
+                         regions + staging)
+    return plan, places
+
+
+def check_functions(functions: list, where: str) -> None:
+    """Refuses, before compiling, a signature runtimeless C cannot take."""
+    for cfn in functions:
+        for v in cfn.inputs + cfn.outputs:
+            if v.is_tensor and not v.value.is_static:
+                raise RuntimelessError(f"{where}: function @{cfn.name}: {v.name} has a dynamic shape "
+                                       f"({v.value.mlir_type}); runtimeless C needs static shapes")
+            if not cfn.typed:
+                raise RuntimelessError(f"{where}: function @{cfn.name}: {v.name} ({v.value.mlir_type}) "
+                                       "has no typed C form")
+
+
+def _c_value(v) -> str:
+    return v.expr if isinstance(v, Sym) else str(v)
+
+
+def _pointer(place: Place, offset: int, cfn) -> str:
+    def at(base: str, at: int) -> str:
+        return f"{base} + {at}" if at else base
+
+    suffix = f" + {offset}" if offset else ""
+    if place.kind == "constant":
+        return at(f"{cfn.prefix}__constants", place.offset + offset)
+    if place.kind == "arena":
+        return at("arena", place.offset + offset)
+    if place.kind == "input":
+        return f"{cfn.inputs[place.index].name}_data{suffix}"
+    return f"{cfn.outputs[place.index].name}_data{suffix}"
+
+
+def lower(schedule: Schedule, functions: list, where: str) -> dict:
+    """The template context of the runtimeless sources."""
+    # Constants: one blob, each aligned as the program asked.
+    constant_offsets = {}
+    blob = bytearray()
+    for c in schedule.constants:
+        start = arena.align_up(len(blob), max(c.alignment, 1))
+        blob.extend(b"\0" * (start - len(blob)))
+        constant_offsets[c.id] = start
+        blob.extend(c.data)
+
+    exports = []  # (executable index, export name) in first-use order
+    plans = []
+    for cfn in functions:
+        fs = schedule.functions[cfn.name]
+        plan, places = plan_function(cfn, fs, where, constant_offsets)
+        for step in fs.steps:
+            plan.steps.append(_step(step, places, cfn, schedule, exports))
+        plans.append(plan)
+    return dict(
+        constants_blob=bytes(blob),
+        constants=[{"offset": constant_offsets[c.id], "size": c.size, "alignment": c.alignment}
+                   for c in schedule.constants],
+        executables=schedule.executables,
+        exports=exports,
+        plans=plans,
+        arena_size=max((p.arena_size_staged for p in plans), default=0),
+        arena_size_aligned_io=max((p.arena_size for p in plans), default=0),
+        binding_alignment=BINDING_ALIGNMENT,
+    )
+
+
+def _step(step, places, cfn, schedule, exports) -> dict:
+    def ptr(b: Buf) -> str:
+        return _pointer(places[b.alloc.id], b.offset, cfn)
+
+    if isinstance(step, Dispatch):
+        key = (schedule.executables.index(step.executable), step.export)
+        if key not in exports:
+            exports.append(key)
+        constants = [_c_value(c) if isinstance(c, Sym) else f"{c}u" for c in step.constants]
+        return dict(
+            kind="dispatch",
+            export=step.export,
+            export_index=exports.index(key),
+            workgroups=step.workgroups,
+            constants=constants,
+            constants_static=not any(isinstance(c, Sym) for c in step.constants),
+            bindings=[ptr(b) for b in step.bindings],
+            lengths=[b.length for b in step.bindings],
+        )
+    if isinstance(step, Fill):
+        return dict(kind="fill", target=ptr(step.target), length=step.target.length,
+                    pattern=step.pattern, pattern_size=step.pattern_size)
+    return dict(kind="copy", source=ptr(step.source), target=ptr(step.target), length=step.source.length)
+
+
+def write_sources(staging, name: str, files: dict, functions: list, program_ir, context: dict) -> dict:
+    """Reads the schedule from `program_ir` (the HAL-level program), writes
+    the runtimeless sources into `staging`, and returns the manifest's
+    `runtimeless` section.  `context` carries banner/summary/guard."""
+    from iree.compiler import ir
+
+    from .c_api import c_byte_block
+    from .render import render
+    from .schedule import read_schedule
+
+    where = context["source"]
+    with ir.Context() as ctx:
+        ctx.allow_unregistered_dialects = False
+        module = ir.Module.parseFile(str(program_ir))
+        schedule = read_schedule(module, {f.name: f.function for f in functions}, where)
+    lowered = lower(schedule, functions, where)
+    object_file = files["executables-object"]
+    header_file = files["abi-header"]
+    queries = [f"{symbol}_library_query" for symbol in schedule.executables]
+    blob = lowered["constants_blob"]
+    macro = name.upper()
+    for plan in lowered["plans"]:
+        plan.uses_arena = _uses_arena(plan)
+    common = dict(
+        context,
+        name=name,
+        macro=macro,
+        functions=functions,
+        object=object_file,
+        binding_alignment=lowered["binding_alignment"],
+        arena_size=lowered["arena_size"],
+        arena_size_aligned_io=lowered["arena_size_aligned_io"],
+        constants_size=len(blob),
+        export_count=len(lowered["exports"]),
+        exports=lowered["exports"],
+        library_queries=queries,
+        plans=lowered["plans"],
+        any_fill=any(s["kind"] == "fill" for p in lowered["plans"] for s in p.steps),
+        any_scalar_bits=any("f32_bits(" in c for p in lowered["plans"] for s in p.steps
+                            for c in s.get("constants", [])),
+    )
+    (staging / files["api-header"]).write_text(render("runtimeless.h.j2", **common))
+    (staging / files["runtime-source"]).write_text(render("runtimeless.c.j2", header=files["api-header"], **common))
+    byte_block = c_byte_block(blob) if blob else "    0,"
+    (staging / files["constants-source"]).write_text(
+        render("runtimeless_constants.c.j2", constants=lowered["constants"], alignment=max(
+            [c["alignment"] for c in lowered["constants"]] + [BINDING_ALIGNMENT]), byte_block=byte_block, **common))
+    (staging / header_file).write_text(render("ireegen_executable_library.h"))
+    return {
+        "abi": {"header": header_file, "library_version": "0.6", "library_queries": queries},
+        "link_libraries": ["m"],
+        "constants": {"size": len(blob), "items": lowered["constants"]},
+        "arena": {
+            "size": lowered["arena_size"],
+            "size_aligned_io": lowered["arena_size_aligned_io"],
+            "alignment": BINDING_ALIGNMENT,
+            "functions": {
+                p.fn.name: {
+                    "size": p.arena_size_staged,
+                    "size_aligned_io": p.arena_size,
+                    "sum_of_buffers": sum(r.size for r in p.regions if r.role == "intermediate"),
+                    "regions": [
+                        {"name": r.key, "role": r.role, "offset": r.offset, "size": r.size, "live": [r.first, r.last]}
+                        for r in sorted(p.regions, key=lambda r: (r.offset, r.key))
+                    ],
+                }
+                for p in lowered["plans"]
+            },
+        },
+        "schedule": {
+            p.fn.name: [
+                {"dispatch": s["export"], "workgroups": list(s["workgroups"])} if s["kind"] == "dispatch"
+                else {s["kind"]: s["length"]}
+                for s in p.steps
+            ]
+            for p in lowered["plans"]
+        },
+    }
+
+
+def _uses_arena(plan: CFunctionPlan) -> bool:
+    texts = [b for s in plan.steps for b in s.get("bindings", [])]
+    texts += [s[k] for s in plan.steps for k in ("target", "source") if k in s]
+    texts += [src for _, src, _ in plan.result_copies]
+    return bool(plan.staged_inputs or plan.mapped_outputs) or any(t.startswith("arena") for t in texts)

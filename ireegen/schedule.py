@@ -1,0 +1,612 @@
+"""The schedule of a compiled program, read from iree-compile's HAL-level IR.
+
+Runtimeless C has no VM to run the program's host code, so ireegen runs that
+host code here, once, at emit time.  `read_schedule()` interprets the
+initializers and each exported function of the `--compile-to=hal` output over
+abstract values: integers are known, the function's tensors are "the caller's
+input i", buffers are allocations with a size, and scalar arguments are C
+expressions.  What the device would have been asked to do (dispatches, fills,
+copies) is recorded in program order, which is a valid serial order: IREE
+issues queue work in dependency order.
+
+Anything the interpretation cannot pin down at emit time (a branch on a
+value only known at run time, a size that depends on an argument, a read of
+device data on the host, an op it does not know) is refused with a
+RuntimelessError naming the function and the op.
+"""
+
+from __future__ import annotations
+
+import operator
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .errors import UsageError
+
+
+class RuntimelessError(UsageError):
+    """The model cannot be expressed as runtimeless C."""
+
+
+# ---------------------------------------------------------------------------
+# Abstract values
+
+
+@dataclass(eq=False)
+class Alloc:
+    """One allocation: a constant (bytes in flash), a caller's input, or a
+    buffer the program allocates (transient, lives in the arena)."""
+
+    id: int
+    kind: str  # "constant", "input", "transient"
+    size: int
+    data: bytes | None = None  # constant contents
+    alignment: int = 64
+    input_index: int | None = None
+    origin: str = ""  # the op that made it, for messages
+
+
+@dataclass(frozen=True)
+class Buf:
+    alloc: Alloc
+    offset: int
+    length: int
+
+
+@dataclass(frozen=True)
+class View:
+    buf: Buf
+    shape: tuple
+
+
+@dataclass(frozen=True)
+class Sym:
+    """A value known only at run time, as a C expression of the arguments."""
+
+    expr: str
+    c_type: str
+
+
+@dataclass(frozen=True)
+class Token:
+    kind: str  # device, allocator, fence, file
+
+
+@dataclass(eq=False)
+class CommandBuffer:
+    steps: list = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Executable:
+    symbol: str  # the hal.executable's symbol: its library query is <symbol>_library_query
+
+
+# ---------------------------------------------------------------------------
+# What the device is asked to do
+
+
+@dataclass
+class Dispatch:
+    executable: str
+    export: str
+    workgroups: tuple
+    constants: list  # int (u32 bits) or Sym
+    bindings: list  # of Buf
+
+
+@dataclass
+class Fill:
+    target: Buf
+    pattern: int
+    pattern_size: int
+
+
+@dataclass
+class Copy:
+    source: Buf
+    target: Buf
+
+
+@dataclass
+class FunctionSchedule:
+    name: str
+    inputs: list  # per argument: Alloc (tensor) or Sym (scalar)
+    steps: list  # Dispatch/Fill/Copy in order
+    results: list  # per result: Buf (tensor) or int/Sym (scalar)
+
+
+@dataclass
+class Schedule:
+    constants: list  # Alloc
+    executables: list  # Executable symbols used, in first-use order
+    functions: dict  # name -> FunctionSchedule
+
+
+# ---------------------------------------------------------------------------
+# The interpreter
+
+
+_MAX_STEPS = 1_000_000  # interpreted ops per function, against runaway loops
+
+
+def _width(t) -> int:
+    s = str(t)
+    if s == "index":
+        return 64
+    if s.startswith("i") and s[1:].isdigit():
+        return int(s[1:])
+    return 0
+
+
+def _wrap(value: int, bits: int) -> int:
+    return value & ((1 << bits) - 1) if bits else value
+
+
+def _signed(value: int, bits: int) -> int:
+    value = _wrap(value, bits)
+    return value - (1 << bits) if bits and value >> (bits - 1) else value
+
+
+_CMP = {
+    "eq": operator.eq, "ne": operator.ne,
+    "slt": operator.lt, "sle": operator.le, "sgt": operator.gt, "sge": operator.ge,
+    "ult": operator.lt, "ule": operator.le, "ugt": operator.gt, "uge": operator.ge,
+}
+_CMP_PREDICATES = ["eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"]
+
+_BINARY = {
+    "arith.addi": operator.add, "arith.subi": operator.sub, "arith.muli": operator.mul,
+    "arith.andi": operator.and_, "arith.ori": operator.or_, "arith.xori": operator.xor,
+    "arith.shli": operator.lshift, "arith.shrui": operator.rshift,
+    "arith.minui": min, "arith.maxui": max,
+}
+_SIGNED_BINARY = {
+    "arith.minsi": min, "arith.maxsi": max,
+    "arith.divsi": lambda a, b: int(a / b), "arith.remsi": lambda a, b: a - int(a / b) * b,
+    "arith.shrsi": operator.rshift,
+}
+_UNSIGNED_DIV = {
+    "arith.divui": operator.floordiv, "arith.remui": operator.mod,
+    "arith.ceildivui": lambda a, b: -(-a // b),
+}
+_C_OPERATOR = {"arith.addi": "+", "arith.subi": "-", "arith.muli": "*"}
+_C_INT = {8: "int8_t", 16: "int16_t", 32: "int32_t", 64: "int64_t"}
+
+# Ops that only order work or describe buffers; the serial schedule needs none.
+_NO_OPS = {
+    "hal.command_buffer.execution_barrier",
+    "hal.command_buffer.finalize",
+    "hal.buffer.assert",
+    "hal.buffer_view.assert",
+    "hal.device.queue.flush",
+    "hal.device.queue.barrier",
+}
+
+
+class _Interpreter:
+    def __init__(self, module, where: str):
+        self.where = where
+        self.globals = {}
+        self.constants = []
+        self.executables = []
+        self.allocs = 0
+        self.funcs = {}
+        self.steps = None  # where device work goes; None in initializers
+        for op in module.body.operations:
+            op = op.operation
+            if op.name in ("util.func", "func.func"):
+                self.funcs[_symbol_name(op)] = op
+
+    # -- helpers
+    def fail(self, op, message: str):
+        raise RuntimelessError(f"{self.where}: {message} (at `{_op_text(op)}`)")
+
+    def new_alloc(self, kind: str, size, op, **kw) -> Alloc:
+        if not isinstance(size, int):
+            self.fail(op, "the size of a buffer depends on a run-time value (dynamic shapes are not supported)")
+        self.allocs += 1
+        return Alloc(self.allocs, kind, size, origin=op.name, **kw)
+
+    def known(self, op, value, what: str):
+        if isinstance(value, Sym):
+            self.fail(op, f"{what} depends on a run-time value (data-dependent control flow or shapes)")
+        return value
+
+    def buf(self, op, value) -> Buf:
+        if not isinstance(value, Buf):
+            self.fail(op, "a buffer operand is not a buffer the schedule knows")
+        return value
+
+    # -- running regions
+    def run_region(self, region, args):
+        block = region.blocks[0]
+        values = dict(zip(block.arguments, args))
+        count = 0
+        while True:
+            jumped = False
+            for op in block.operations:
+                op = op.operation
+                count += 1
+                if count > _MAX_STEPS:
+                    self.fail(op, "the program does not finish within the interpreter's step limit")
+                name = op.name
+                if name in ("util.return", "func.return"):
+                    return [values[v] for v in op.operands]
+                if name == "cf.br":
+                    block = op.successors[0]
+                    values.update(zip(block.arguments, [values[v] for v in op.operands]))
+                    jumped = True
+                    break
+                if name == "cf.cond_br":
+                    cond = self.known(op, values[op.operands[0]], "a branch condition")
+                    sizes = list(op.attributes["operandSegmentSizes"])
+                    true_args = list(op.operands)[1 : 1 + sizes[1]]
+                    false_args = list(op.operands)[1 + sizes[1] :]
+                    block, args_ = (op.successors[0], true_args) if cond else (op.successors[1], false_args)
+                    values.update(zip(block.arguments, [values[v] for v in args_]))
+                    jumped = True
+                    break
+                results = self.run_op(op, [values[v] for v in op.operands])
+                if len(results) != len(op.results):
+                    raise AssertionError(f"{name}: {len(results)} results for {len(op.results)}")
+                values.update(zip(op.results, results))
+            if not jumped:
+                raise AssertionError("block without terminator")
+
+    def run_op(self, op, a):
+        name = op.name
+        attrs = op.attributes
+        if name in _NO_OPS:
+            return []
+        if name == "arith.constant":
+            attr = attrs["value"]
+            text = str(attr)
+            if text in ("true", "false"):
+                return [1 if text == "true" else 0]
+            try:
+                return [_wrap(int(text.split(":")[0].strip()), _width(op.results[0].type))]
+            except ValueError:
+                return [float(text.split(":")[0].strip())]
+        if name in _BINARY or name in _SIGNED_BINARY or name in _UNSIGNED_DIV:
+            bits = _width(op.results[0].type)
+            x, y = a
+            if isinstance(x, Sym) or isinstance(y, Sym):
+                return [self.sym_binary(op, name, x, y, bits)]
+            if name in _BINARY:
+                return [_wrap(_BINARY[name](x, y), bits)]
+            if y == 0:
+                self.fail(op, "division by zero")
+            if name in _SIGNED_BINARY:
+                return [_wrap(_SIGNED_BINARY[name](_signed(x, bits), _signed(y, bits)), bits)]
+            return [_wrap(_UNSIGNED_DIV[name](x, y), bits)]
+        if name == "arith.cmpi":
+            x, y = a
+            if isinstance(x, Sym) or isinstance(y, Sym):
+                self.fail(op, "a comparison depends on a run-time value (data-dependent control flow)")
+            pred = _CMP_PREDICATES[int(str(attrs["predicate"]).split(":")[0])]
+            bits = _width(op.operands[0].type)
+            if pred[0] == "s":
+                x, y = _signed(x, bits), _signed(y, bits)
+            return [1 if _CMP[pred](x, y) else 0]
+        if name == "arith.select":
+            cond = self.known(op, a[0], "a select condition")
+            return [a[1] if cond else a[2]]
+        if name in ("arith.index_cast", "arith.index_castui", "arith.trunci", "arith.extui", "arith.extsi", "arith.bitcast"):
+            return [self.cast(op, name, a[0])]
+        if name == "util.null":
+            return [None]
+        if name == "util.cmp.eq":
+            return [1 if a[0] is a[1] or a[0] == a[1] else 0]
+        if name == "util.optimization_barrier":
+            return list(a)
+        if name == "util.global.load":
+            key = _symbol_attr(attrs["global"])
+            if key not in self.globals:
+                self.fail(op, f"global @{key} is read before it is set")
+            return [self.globals[key]]
+        if name == "util.global.store":
+            if self.steps is not None and isinstance(a[0], (Buf, View)):
+                self.fail(op, f"the function keeps state across calls in global @{_symbol_attr(attrs['global'])}; "
+                          "stateful programs are not supported")
+            self.globals[_symbol_attr(attrs["global"])] = a[0]
+            return []
+        if name == "util.status.check_ok":
+            status = self.known(op, a[0], "a status")
+            if status:
+                msg = str(attrs["message"]) if "message" in attrs else ""
+                self.fail(op, f"the program fails when run: {msg}")
+            return []
+        if name in ("util.call", "func.call"):
+            callee = self.funcs.get(_symbol_attr(attrs["callee"]))
+            if callee is None or not callee.regions or not callee.regions[0].blocks:
+                self.fail(op, "a call to an external function (an import runtimeless C does not provide)")
+            return self.run_region(callee.regions[0], a)
+        if name == "util.buffer.constant":
+            data, alignment = _constant_bytes(self, op)
+            alloc = self.new_alloc("constant", len(data), op, data=data, alignment=alignment)
+            self.constants.append(alloc)
+            return [Buf(alloc, 0, len(data))]
+        if name == "util.buffer.size":
+            return [self.buf(op, a[0]).length]
+        return self.run_hal_op(op, name, attrs, a)
+
+    def run_hal_op(self, op, name, attrs, a):
+        # Device discovery: one local device that takes static libraries.
+        if name == "hal.devices.count":
+            return [1]
+        if name == "hal.devices.get":
+            return [Token("device")]
+        if name == "hal.device.query":
+            category, key = str(attrs["category"]).strip('"'), str(attrs["key"]).strip('"')
+            if category == "hal.device.id" and key in ("local*", "local"):
+                return [1, 1]
+            if category == "hal.executable.format" and key == "static":
+                return [1, 1]
+            self.fail(op, f"the program queries the device for {category}::{key}, which runtimeless C cannot answer")
+        if name in ("hal.device.allocator",):
+            return [Token("allocator")]
+        if name in ("hal.fence.create", "hal.fence.join"):
+            return [Token("fence")]
+        if name == "hal.fence.await":
+            return [0]
+        if name in ("hal.memory_type", "hal.buffer_usage", "hal.element_type", "hal.encoding_type"):
+            return [Token(name)]
+        if name == "hal.executable.create":
+            symbol = _symbol_path(attrs["executable_target"])[0]
+            return [Executable(symbol)]
+        if name == "hal.executable.lookup.function":
+            return [tuple(_symbol_path(attrs["entry_point"]))]
+        if name == "hal.allocator.import":
+            # (allocator, affinity, type, usage, source, offset, length)
+            src = self.buf(op, a[4])
+            return [1, Buf(src.alloc, src.offset + a[5], a[6])]
+        if name == "hal.device.queue.alloca":
+            return [Buf(self.new_alloc("transient", a[7], op), 0, a[7])]
+        if name == "hal.allocator.allocate":
+            if self.steps is None:
+                self.fail(op, "the program allocates a device buffer when it loads (mutable global state)")
+            size = a[-1]
+            return [Buf(self.new_alloc("transient", size, op), 0, size)]
+        if name == "hal.device.queue.dealloca":
+            return []
+        if name == "hal.buffer.subspan":
+            b = self.buf(op, a[0])
+            offset, length = self.known(op, a[1], "a subspan"), self.known(op, a[2], "a subspan")
+            return [Buf(b.alloc, b.offset + offset, length)]
+        if name == "hal.buffer.length":
+            return [self.buf(op, a[0]).length]
+        if name == "hal.buffer_view.buffer":
+            if not isinstance(a[0], View):
+                self.fail(op, "a buffer view the schedule does not know")
+            return [a[0].buf]
+        if name == "hal.buffer_view.create":
+            # (buffer, offset, length, element_type, encoding_type, shape...)
+            b = self.buf(op, a[0])
+            shape = tuple(self.known(op, d, "a result shape") for d in a[5:])
+            return [View(Buf(b.alloc, b.offset + a[1], a[2]), shape)]
+        if name == "hal.buffer_view.dim":
+            return [a[0].shape[int(str(attrs["index"]).split(":")[0])]]
+        if name == "hal.buffer_view.rank":
+            return [len(a[0].shape)]
+        if name == "hal.command_buffer.create":
+            return [CommandBuffer()]
+        if name == "hal.command_buffer.dispatch":
+            return self.dispatch(op, a)
+        if name == "hal.command_buffer.fill_buffer":
+            # (cmd, target, offset, length, pattern)
+            t = self.buf(op, a[1])
+            target = Buf(t.alloc, t.offset + self.known(op, a[2], "a fill"), self.known(op, a[3], "a fill"))
+            a[0].steps.append(Fill(target, self.known(op, a[4], "a fill pattern"), _width(op.operands[4].type) // 8))
+            return []
+        if name == "hal.command_buffer.copy_buffer":
+            # (cmd, source, source_offset, target, target_offset, length)
+            a[0].steps.append(self.copy(op, a[1], a[2], a[3], a[4], a[5]))
+            return []
+        if name == "hal.device.queue.execute":
+            # (device, affinity, wait, signal, command_buffer)
+            self.record(op, a[4].steps)
+            return []
+        if name == "hal.device.queue.copy":
+            # (device, affinity, wait, signal, source, source_offset, target, target_offset, length)
+            self.record(op, [self.copy(op, a[4], a[5], a[6], a[7], a[8])])
+            return []
+        if name == "hal.device.queue.fill":
+            # (device, affinity, wait, signal, target, offset, length, pattern)
+            t = self.buf(op, a[4])
+            self.record(op, [Fill(Buf(t.alloc, t.offset + a[5], a[6]), self.known(op, a[7], "a fill pattern"),
+                                  _width(op.operands[7].type) // 8)])
+            return []
+        if name == "hal.buffer.load":
+            self.fail(op, "the program reads device data on the host (data-dependent control flow)")
+        if name.startswith(("scf.", "cf.")):
+            self.fail(op, f"control flow `{name}` the schedule cannot follow")
+        self.fail(op, f"`{name}` is not supported by runtimeless C")
+
+    def copy(self, op, src, src_offset, dst, dst_offset, length):
+        s, t = self.buf(op, src), self.buf(op, dst)
+        length = self.known(op, length, "a copy length")
+        return Copy(Buf(s.alloc, s.offset + src_offset, length), Buf(t.alloc, t.offset + dst_offset, length))
+
+    def dispatch(self, op, a):
+        sizes = list(op.attributes["operandSegmentSizes"])
+        groups, pos = [], 0
+        for n in sizes:
+            groups.append(a[pos : pos + n])
+            pos += n
+        cmd, executable, function, wx, wy, wz, constants, buffers, offsets, lengths = groups
+        if not isinstance(executable[0], Executable) or not isinstance(function[0], tuple):
+            self.fail(op, "a dispatch of an executable the schedule does not know")
+        export = function[0][-1]
+        workgroups = tuple(self.known(op, w[0], "a workgroup count") for w in (wx, wy, wz))
+        bindings = []
+        for b, off, length in zip(buffers, offsets, lengths):
+            b = self.buf(op, b)
+            bindings.append(Buf(b.alloc, b.offset + self.known(op, off, "a binding offset"),
+                                self.known(op, length, "a binding length")))
+        consts = [v if isinstance(v, Sym) else _wrap(v, 32) for v in constants]
+        if executable[0].symbol not in self.executables:
+            self.executables.append(executable[0].symbol)
+        cmd[0].steps.append(Dispatch(executable[0].symbol, export, workgroups, consts, bindings))
+        return []
+
+    def record(self, op, steps):
+        if self.steps is None:
+            if steps:
+                self.fail(op, "the program runs device work when it loads (initializer dispatches are not supported)")
+            return
+        for step in steps:
+            for b in _written(step):
+                if b.alloc.kind in ("constant", "input"):
+                    self.fail(op, f"the program writes into a {b.alloc.kind} buffer")
+        self.steps.extend(steps)
+
+    def sym_binary(self, op, name, x, y, bits):
+        if name not in _C_OPERATOR:
+            self.fail(op, f"`{name}` on a run-time scalar is not supported")
+        c_type = _C_INT.get(bits, "int64_t")
+        return Sym(f"({c_type})({_c_operand(x)} {_C_OPERATOR[name]} {_c_operand(y)})", c_type)
+
+    def cast(self, op, name, x):
+        out_bits, in_bits = _width(op.results[0].type), _width(op.operands[0].type)
+        if isinstance(x, Sym):
+            if name == "arith.bitcast":
+                out = str(op.results[0].type)
+                if out in ("i32", "f32") and str(op.operands[0].type) in ("i32", "f32"):
+                    helper = "f32_bits" if out == "i32" else "bits_f32"
+                    return Sym(f"{helper}({x.expr})", "uint32_t" if out == "i32" else "float")
+                self.fail(op, "a bitcast of a run-time scalar that is not f32<->i32")
+            return Sym(f"({_C_INT.get(out_bits, 'int64_t')})({x.expr})", _C_INT.get(out_bits, "int64_t"))
+        if isinstance(x, float) or name == "arith.bitcast":
+            if isinstance(x, float) and str(op.results[0].type) == "i32":
+                return int(np.array(x, np.float32).view(np.uint32))
+            if not isinstance(x, float) and str(op.results[0].type) == "f32":
+                return float(np.array(x, np.uint32).view(np.float32))
+            if not isinstance(x, float):
+                return x
+            self.fail(op, "a float cast the schedule cannot evaluate")
+        if name in ("arith.extsi", "arith.index_cast"):
+            return _wrap(_signed(x, in_bits), out_bits)
+        return _wrap(x, out_bits)
+
+
+def _c_operand(x) -> str:
+    return x.expr if isinstance(x, Sym) else str(x)
+
+
+def _written(step) -> list:
+    if isinstance(step, (Fill, Copy)):
+        return [step.target]
+    return []
+
+
+def _op_text(op) -> str:
+    text = op.get_asm(large_elements_limit=4).strip().splitlines()[0]
+    return text if len(text) <= 160 else text[:157] + "..."
+
+
+def _symbol_name(op) -> str:
+    return str(op.attributes["sym_name"]).strip('"')
+
+
+def _symbol_attr(attr) -> str:
+    return str(attr).lstrip("@").strip('"')
+
+
+def _symbol_path(attr) -> list:
+    return [part.lstrip("@").strip('"') for part in str(attr).split("::")]
+
+
+def _split_top_level(text: str) -> list:
+    """Splits `a, b<c, d>, "e,f"` at the commas outside brackets and quotes."""
+    parts, depth, start, quoted = [], 0, 0, False
+    for i, ch in enumerate(text):
+        if ch == '"':
+            quoted = not quoted
+        elif quoted:
+            continue
+        elif ch in "<[({":
+            depth += 1
+        elif ch in ">])}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return [p.strip() for p in parts if p.strip()]
+
+
+def _constant_bytes(interp: _Interpreter, op):
+    """The bytes of a util.buffer.constant: a dense attribute or a
+    #util.composite of them."""
+    from iree.compiler import ir
+
+    attrs = op.attributes
+    alignment = int(str(attrs["alignment"]).split(":")[0]) if "alignment" in attrs else 64
+    text = str(attrs["value"])
+    if text.startswith("#util.composite<"):
+        inner = text[len("#util.composite<") : -1]
+        total_text, items_text = inner.split(",", 1)
+        total = int(total_text.strip().split("x")[0])
+        items = _split_top_level(items_text.strip()[1:-1])
+    else:
+        total, items = None, [text]
+    chunks = []
+    for item in items:
+        if not item.startswith("dense<"):
+            interp.fail(op, f"a constant stored as `{item[:40]}` (external or resource data is not supported)")
+        array = np.array(ir.DenseElementsAttr(ir.Attribute.parse(item, op.context)))
+        if array.dtype == object:
+            interp.fail(op, f"a constant of element type the bindings cannot read ({item.rsplit(':', 1)[-1].strip()})")
+        chunks.append(array.astype(np.uint8) if array.dtype == np.bool_ else array)
+    data = b"".join(c.tobytes() for c in chunks)
+    if total is not None and len(data) != total:
+        interp.fail(op, f"a constant of {len(data)} bytes where {total} were declared")
+    return data, alignment
+
+
+def read_schedule(hal_module, signature, where: str) -> Schedule:
+    """Interprets `hal_module` (the parsed `--compile-to=hal` output).
+    `signature` maps each exported function's name to its Function (for the
+    argument kinds); `where` names the model in errors."""
+    interp = _Interpreter(hal_module, where)
+    for op in hal_module.body.operations:
+        op = op.operation
+        if op.name == "util.initializer":
+            interp.where = f"{where}: initializer"
+            interp.run_region(op.regions[0], [])
+    functions = {}
+    for fn_name, fn in signature.items():
+        op = interp.funcs.get(fn_name)
+        if op is None:
+            raise RuntimelessError(f"{where}: function @{fn_name} is missing from the compiled program")
+        interp.where = f"{where}: function @{fn_name}"
+        args = []
+        for i, value in enumerate(fn.inputs):
+            if value.is_tensor:
+                if not value.is_static:
+                    raise RuntimelessError(f"{interp.where}: argument {value.name} has a dynamic shape "
+                                           f"({value.mlir_type}); runtimeless C needs static shapes")
+                alloc = interp.new_alloc("input", value.byte_size, op, input_index=i)
+                args.append(alloc)
+            else:
+                args.append(Sym(value.name, ""))
+        values = [View(Buf(x, 0, x.size), tuple(v.shape)) if isinstance(x, Alloc) else x for x, v in zip(args, fn.inputs)]
+        interp.steps = []
+        results = interp.run_region(op.regions[0], values)
+        out = []
+        for value, result in zip(fn.outputs, results):
+            if value.is_tensor:
+                if not value.is_static:
+                    raise RuntimelessError(f"{interp.where}: result {value.name} has a dynamic shape "
+                                           f"({value.mlir_type}); runtimeless C needs static shapes")
+                if not isinstance(result, View) or result.buf.length < value.byte_size:
+                    raise RuntimelessError(f"{interp.where}: result {value.name} is not a buffer of "
+                                           f"{value.byte_size} bytes")
+                out.append(Buf(result.buf.alloc, result.buf.offset, value.byte_size))
+            else:
+                out.append(result)
+        functions[fn_name] = FunctionSchedule(fn_name, args, interp.steps, out)
+        interp.steps = None
+    return Schedule(interp.constants, interp.executables, functions)
