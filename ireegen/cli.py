@@ -79,6 +79,16 @@ def build_parser() -> argparse.ArgumentParser:
     par.add_argument("--no-workarounds", action="store_true",
                      help="compile exactly as iree-compile would, without ireegen's workarounds")
 
+    run = sub.add_parser("run", help="build an emitted runtimeless directory for its target and call a function")
+    run.add_argument("outdir", help="a directory written by `emit --execution-model runtimeless`")
+    run.add_argument("--function", required=True)
+    run.add_argument("--input", action="append", default=[], help="@x.npy, or a number for a scalar (repeatable)")
+    run.add_argument("--output", action="append", default=[], help="@y.npy to write a result to (repeatable)")
+    run.add_argument("--cc", help="C compiler (default: cc, or the target's Debian cross gcc)")
+    run.add_argument("--emulator", help="command that runs target programs (default: qemu-user for foreign targets)")
+    run.add_argument("--build-dir", help="where to build the runner (default: a temporary directory)")
+    run.add_argument("--misaligned", action="store_true", help="pass tensors that are not 64-byte aligned")
+
     info = sub.add_parser("info", help="print the functions of a model or an emitted directory")
     info.add_argument("model_or_outdir")
     info.add_argument("--json", action="store_true", help="print JSON")
@@ -148,6 +158,51 @@ def _cmd_parity(args) -> int:
     return report.exit_code
 
 
+def _cmd_run(args) -> int:
+    import numpy as np
+
+    from .native_run import build_runner, load_manifest, parse_input
+    from .runners import RunError
+    from .signature import Function
+
+    manifest = load_manifest(args.outdir)
+    functions = {f["name"]: Function.from_json(f) for f in manifest["functions"]}
+    fn = functions.get(args.function)
+    if fn is None:
+        raise UsageError(f"--function {args.function}: no such function (there are {', '.join(functions)})")
+    if len(args.input) != len(fn.inputs):
+        raise UsageError(f"--input: @{fn.name} takes {len(fn.inputs)} inputs, got {len(args.input)}")
+    inputs = [parse_input(t, v, f"--input {i}") for i, (t, v) in enumerate(zip(args.input, fn.inputs))]
+    if args.output and len(args.output) != len(fn.outputs):
+        raise UsageError(f"--output: @{fn.name} has {len(fn.outputs)} results, got {len(args.output)}")
+    for text in args.output:
+        if not text.startswith("@"):
+            raise UsageError(f"--output {text}: write results as @file.npy")
+    build_dir = args.build_dir
+    cleanup = None
+    if build_dir is None:
+        import tempfile
+
+        cleanup = tempfile.TemporaryDirectory(prefix="ireegen-run-")
+        build_dir = cleanup.name
+    try:
+        runner = build_runner(args.outdir, build_dir, args.cc, args.emulator)
+        results, _ = runner.call(fn.name, inputs, misaligned=args.misaligned)
+    except RunError as e:
+        print(f"ireegen: error: {e}", file=sys.stderr)
+        return 1
+    finally:
+        if cleanup:
+            cleanup.cleanup()
+    for i, r in enumerate(results):
+        if args.output:
+            np.save(args.output[i][1:], r)
+        else:
+            print(f"result[{i}]: {r.dtype} {list(np.shape(r))}")
+            print(np.array2string(np.asarray(r), threshold=64))
+    return 0
+
+
 def _cmd_info(args) -> int:
     from .signature import Function
 
@@ -192,7 +247,9 @@ def main(argv=None) -> int:
         parser.print_help()
         return 2
     try:
-        return {"emit": _cmd_emit, "info": _cmd_info, "resolve": _cmd_resolve, "parity": _cmd_parity}[args.command](args)
+        commands = {"emit": _cmd_emit, "info": _cmd_info, "resolve": _cmd_resolve, "parity": _cmd_parity,
+                    "run": _cmd_run}
+        return commands[args.command](args)
     except IreegenError as e:
         print(f"ireegen: error: {e}", file=sys.stderr)
         return e.exit_code

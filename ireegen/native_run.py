@@ -1,0 +1,155 @@
+"""`ireegen run`: build an emitted runtimeless C library into a small runner
+program (for the host, or cross-compiled and run under qemu-user) and call
+its functions on numpy inputs, as `iree-run-module` does for VM modules."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .c_api import build_functions
+from .errors import UsageError
+from .outputs import MANIFEST
+from .render import banner, render
+from .runners import RunError
+from .signature import Function
+from .toolchains import Toolchain, toolchain_for
+
+# The flags the CI proof asks for: the emitted C must be clean under them.
+STRICT_CFLAGS = ("-std=c11", "-Wall", "-Wextra", "-Werror", "-O2")
+RUNNER_SOURCE = "ireegen_runner.c"
+
+
+@dataclass
+class Runner:
+    """A built runner program for one emitted directory."""
+
+    outdir: Path
+    manifest: dict
+    functions: dict  # name -> Function
+    program: Path
+    toolchain: Toolchain
+    build_dir: Path
+
+    def call(self, function: str, inputs, misaligned: bool = False, aligned_io_arena: bool = False,
+             repeat: int = 1, wrapper=(), timeout: float = 600) -> tuple:
+        """Runs `function` on `inputs`; returns (outputs, nanoseconds per call
+        or None).  `wrapper` prefixes the command (valgrind, say)."""
+        fn = self.functions.get(function)
+        if fn is None:
+            raise UsageError(f"--function {function}: {self.outdir} has no such function "
+                             f"(it has {', '.join(self.functions)})")
+        arrays = check_inputs(fn, inputs)
+        workdir = Path(tempfile.mkdtemp(prefix="call-", dir=self.build_dir))
+        try:
+            files = []
+            for i, a in enumerate(arrays):
+                path = workdir / f"in{i}.bin"
+                path.write_bytes(a.tobytes())
+                files.append(path)
+            outs = [workdir / f"out{i}.bin" for i in range(len(fn.outputs))]
+            options = (["--misaligned"] if misaligned else []) + (["--aligned-io-arena"] if aligned_io_arena else [])
+            options += ["--repeat", str(repeat)] if repeat > 1 else []
+            cmd = [*wrapper, *self.toolchain.run_command(self.program), *options, function,
+                   *map(str, files + outs)]
+            proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout)
+            if proc.returncode != 0:
+                raise RunError(proc.stdout.strip() or f"{self.program.name} exited with {proc.returncode}")
+            ns = None
+            for line in proc.stdout.splitlines():
+                if line.startswith("ns_per_call "):
+                    ns = float(line.split()[1])
+            results = []
+            for v, path in zip(fn.outputs, outs):
+                data = np.frombuffer(path.read_bytes(), dtype=np.dtype(v.dtype))
+                results.append(data.reshape(v.shape) if v.is_tensor else data.reshape(())[()])
+            return results, ns
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+
+def check_inputs(fn: Function, inputs) -> list:
+    """The inputs as contiguous arrays of exactly the signature's types."""
+    if len(inputs) != len(fn.inputs):
+        raise UsageError(f"@{fn.name} takes {len(fn.inputs)} inputs, got {len(inputs)}")
+    out = []
+    for i, (v, x) in enumerate(zip(fn.inputs, inputs)):
+        a = np.asarray(x)
+        want = np.dtype(v.dtype)
+        shape = tuple(v.shape) if v.is_tensor else ()
+        if a.dtype != want or a.shape != shape:
+            raise UsageError(f"@{fn.name} input {i} ({v.name}): expected {want} {list(shape)}, "
+                             f"got {a.dtype} {list(a.shape)}")
+        out.append(np.ascontiguousarray(a))
+    return out
+
+
+def load_manifest(outdir) -> dict:
+    outdir = Path(outdir)
+    path = outdir / MANIFEST
+    if not path.is_file():
+        raise UsageError(f"{outdir}: no {MANIFEST} (not an ireegen output directory)")
+    try:
+        manifest = json.loads(path.read_text())
+    except ValueError as e:
+        raise UsageError(f"{path}: not valid JSON ({e})") from None
+    if manifest.get("execution_model") != "runtimeless":
+        raise UsageError(
+            f"{outdir}: `ireegen run` runs runtimeless C; this directory is "
+            f"{manifest.get('execution_model')} (run its module with iree-run-module)"
+        )
+    return manifest
+
+
+def build_runner(outdir, build_dir=None, cc: str | None = None, emulator: str | None = None,
+                 cflags=STRICT_CFLAGS, extra_cflags=()) -> Runner:
+    """Compiles the emitted sources and a runner with the toolchain of the
+    directory's target triple."""
+    outdir = Path(outdir).resolve()
+    manifest = load_manifest(outdir)
+    toolchain = toolchain_for(manifest["target"]["triple"], cc, emulator)
+    build_dir = Path(build_dir) if build_dir else Path(tempfile.mkdtemp(prefix="ireegen-runner-"))
+    build_dir.mkdir(parents=True, exist_ok=True)
+    name = manifest["name"]
+    functions = [Function.from_json(f) for f in manifest["functions"]]
+    cfunctions = build_functions(name, functions, str(outdir))
+    runner_c = build_dir / RUNNER_SOURCE
+    runner_c.write_text(render(
+        "runner.c.j2", banner=banner(MANIFEST), name=name, macro=name.upper(), header=f"{name}.h",
+        functions=cfunctions, max_values=max(len(f.inputs) + len(f.outputs) for f in functions),
+    ))
+    roles = {f["role"]: f["path"] for f in manifest["files"]}
+    sources = [outdir / roles["runtime-source"], outdir / roles["constants-source"]]
+    program = build_dir / f"{name}_runner"
+    cmd = [toolchain.cc, *cflags, *extra_cflags, f"-I{outdir}", str(runner_c), *map(str, sources),
+           str(outdir / roles["executables-object"]), *toolchain.link_flags, "-o", str(program)]
+    cmd += [f"-l{lib}" for lib in manifest["runtimeless"]["link_libraries"]]
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if proc.returncode != 0:
+        raise RunError(f"building the runner failed:\n$ {' '.join(cmd)}\n{proc.stdout}")
+    return Runner(outdir, manifest, {f.name: f for f in functions}, program, toolchain, build_dir)
+
+
+def parse_input(text: str, value, where: str):
+    """An --input: `@file.npy`, or a number for a scalar argument."""
+    if text.startswith("@"):
+        path = Path(text[1:])
+        if not path.is_file():
+            raise UsageError(f"{where}: {path}: no such file")
+        try:
+            a = np.load(path, allow_pickle=False)
+        except (ValueError, OSError) as e:
+            raise UsageError(f"{where}: {path}: not a .npy file ({e})") from None
+        return a
+    if value.is_tensor:
+        raise UsageError(f"{where}: {value.name} is a tensor; pass it as @file.npy")
+    try:
+        return np.array(float(text) if np.dtype(value.dtype).kind == "f" else int(text, 0), dtype=value.dtype)
+    except ValueError:
+        raise UsageError(f"{where}: {text!r} is not a {value.dtype} number") from None
