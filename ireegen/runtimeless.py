@@ -42,6 +42,7 @@ class CFunctionPlan:
     arena_size_staged: int  # with staging
     regions: list = field(default_factory=list)
     uses_arena: bool = False
+    transient_bytes: int = 0  # every buffer the program allocates, without reuse
 
 
 def _accesses(steps) -> list:
@@ -134,6 +135,7 @@ def plan_function(cfn, fs, where: str, constant_offsets: dict) -> tuple:
             raise RuntimelessError(f"{where}: function @{fs.name}: result {v.name} is not a tensor or an integer")
     plan = CFunctionPlan(cfn, [], staged_inputs, mapped_outputs, result_copies, scalar_results, top, top_staged,
                          regions + staging)
+    plan.transient_bytes = sum(a.size for a in allocs.values() if a.kind == "transient")
     return plan, places
 
 
@@ -199,6 +201,14 @@ def lower(schedule: Schedule, functions: list, where: str) -> dict:
     )
 
 
+def _place_json(place: Place, b: Buf) -> dict:
+    """Where a binding points, for the manifest: a caller tensor (by position),
+    the constants blob or the arena (by offset)."""
+    if place.kind in ("input", "output"):
+        return {"in": place.kind, "index": place.index, "offset": b.offset, "length": b.length}
+    return {"in": place.kind, "offset": place.offset + b.offset, "length": b.length}
+
+
 def _step(step, places, cfn, schedule, exports) -> dict:
     def ptr(b: Buf) -> str:
         return _pointer(places[b.alloc.id], b.offset, cfn)
@@ -212,11 +222,14 @@ def _step(step, places, cfn, schedule, exports) -> dict:
             kind="dispatch",
             export=step.export,
             export_index=exports.index(key),
+            library=f"{step.executable}_library_query",
             workgroups=step.workgroups,
             constants=constants,
+            constants_json=[{"expr": c.expr} if isinstance(c, Sym) else c for c in step.constants],
             constants_static=not any(isinstance(c, Sym) for c in step.constants),
             bindings=[ptr(b) for b in step.bindings],
             lengths=[b.length for b in step.bindings],
+            places=[_place_json(places[b.alloc.id], b) for b in step.bindings],
         )
     if isinstance(step, Fill):
         return dict(kind="fill", target=ptr(step.target), length=step.target.length,
@@ -284,7 +297,7 @@ def write_sources(staging, name: str, files: dict, functions: list, program_ir, 
                 p.fn.name: {
                     "size": p.arena_size_staged,
                     "size_aligned_io": p.arena_size,
-                    "sum_of_buffers": sum(r.size for r in p.regions if r.role == "intermediate"),
+                    "sum_of_buffers": p.transient_bytes,
                     "regions": [
                         {"name": r.key, "role": r.role, "offset": r.offset, "size": r.size, "live": [r.first, r.last]}
                         for r in sorted(p.regions, key=lambda r: (r.offset, r.key))
@@ -295,7 +308,8 @@ def write_sources(staging, name: str, files: dict, functions: list, program_ir, 
         },
         "schedule": {
             p.fn.name: [
-                {"dispatch": s["export"], "workgroups": list(s["workgroups"])} if s["kind"] == "dispatch"
+                {"dispatch": s["export"], "library": s["library"], "workgroups": list(s["workgroups"]),
+                 "constants": s["constants_json"], "bindings": s["places"]} if s["kind"] == "dispatch"
                 else {s["kind"]: s["length"]}
                 for s in p.steps
             ]
