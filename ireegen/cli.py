@@ -65,7 +65,8 @@ def build_parser() -> argparse.ArgumentParser:
     par = sub.add_parser("parity", help="check that the execution models give the same answers as async")
     par.add_argument("model")
     par.add_argument("--execution-models", default="async,inline-static,inline-dynamic",
-                     help="comma-separated (default: all three; async is always the reference)")
+                     help="comma-separated, from async, inline-static, inline-dynamic, runtimeless "
+                     "(default: the first three; async is always the reference)")
     par.add_argument("--function", help="only this function (default: every exported function)")
     par.add_argument("--inputs", help=".npz with <function>.input<i> (or input<i>) arrays; default: seeded random")
     par.add_argument("--rtol", type=float, default=1e-5)

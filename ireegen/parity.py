@@ -3,7 +3,9 @@ exactly the code `emit` uses, run every mode on the same inputs, and compare
 every output of every function against async.
 
 async runs in-process through iree.runtime; the inline models run through
-iree-run-module (the Python runtime cannot load them).  With another IREE
+iree-run-module (the Python runtime cannot load them); runtimeless C is
+emitted and built into a runner (`ireegen run`), under qemu-user for a
+foreign target.  With another IREE
 release's tools (`--iree-compile`, `--iree-runtime-bin` or `--iree-venv`)
 every mode goes through that release's iree-run-module.
 """
@@ -172,7 +174,26 @@ def toolchain_from(iree_compile=None, iree_runtime_bin=None, iree_venv=None) -> 
     return Toolchain(find_compiler(iree_compile), runtime)
 
 
-def _run(mode: str, vmfb: Path, function: Function, inputs, toolchain: Toolchain) -> list:
+def _prepare(mode: str, model, model_path, extra_flags, toolchain: Toolchain, workdir: Path,
+             apply_workarounds: bool):
+    """Compiles one mode: the module's path, or for runtimeless a built runner."""
+    config = make_config(mode)
+    if not config.execution_model.has_vm_module:
+        from .emit import emit
+        from .native_run import build_runner
+
+        emit(model_path, workdir / "out", config, name="parity", extra_flags=extra_flags, compiler=toolchain.compiler)
+        try:
+            return build_runner(workdir / "out", workdir / "build")
+        except RunError as e:
+            raise UsageError(str(e)) from None
+    compiled = compile_model(model, "parity", config, extra_flags, toolchain.compiler, workdir, apply_workarounds)
+    return workdir / compiled.module_file
+
+
+def _run(mode: str, vmfb, function: Function, inputs, toolchain: Toolchain) -> list:
+    if not isinstance(vmfb, Path):  # a runtimeless runner
+        return vmfb.call(function.name, inputs)[0]
     if mode == REFERENCE and toolchain.runtime is None:
         return run_in_process(vmfb, function.name, inputs)
     return run_with_tool(vmfb, function.name, inputs, len(function.outputs), toolchain.runtime)
@@ -237,10 +258,7 @@ def parity(
             workdir = Path(tmp) / mode
             workdir.mkdir()
             try:
-                compiled = compile_model(
-                    model, "parity", make_config(mode), extra_flags, toolchain.compiler, workdir, apply_workarounds
-                )
-                modules[mode] = workdir / compiled.module_file
+                modules[mode] = _prepare(mode, model, model_path, extra_flags, toolchain, workdir, apply_workarounds)
             except IreegenError as e:
                 report.compile_errors[mode] = str(e)
         for f in functions:
