@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .compiler import find_compiler
-from .layout import c_sources, output_files, runtime_targets
+from .layout import c_sources, link_libraries, output_files, runtime_targets
 from .modes import Config
 from .naming import check_name
 from .outputs import MANIFEST
@@ -29,7 +29,7 @@ def generator_files() -> list:
     """The files whose change means generated code may change: ireegen's own
     sources and templates."""
     package = Path(__file__).resolve().parent
-    files = sorted(package.glob("*.py")) + sorted(templates_dir().glob("*.j2"))
+    files = sorted(package.glob("*.py")) + sorted(templates_dir().glob("*.j2")) + sorted(templates_dir().glob("*.h"))
     return [p.as_posix() for p in files]
 
 
@@ -52,12 +52,13 @@ def resolve(name: str, config: Config, outdir: Path, compiler_path: str | None) 
         "NAME": name,
         "EXECUTION_MODEL": config.execution_model.name,
         "EXECUTABLE_FORMAT": config.executable_format.name,
-        "MODULE_FORMAT": config.module_format,
+        "MODULE_FORMAT": config.module_format or "no VM module",
         "TARGET_TRIPLE": config.target.triple if config.target else "",
         "OUTPUTS": _cmake_list([(outdir / f).as_posix() for f in sorted(files.values())] + [(outdir / MANIFEST).as_posix()]),
         "SOURCES": _cmake_list([(outdir / f).as_posix() for f in c_sources(files)]),
         "OBJECTS": _cmake_list([(outdir / files[r]).as_posix() for r in ("executables-object",) if r in files]),
         "RUNTIME_TARGETS": _cmake_list(runtime_targets(config)),
+        "LINK_LIBRARIES": _cmake_list(link_libraries(config)),
         "GENERATOR_FILES": _cmake_list(generator_files()),
         "COMPILER_FILES": _cmake_list(compiler_files(compiler.path)),
         "COMPILER_VERSION": compiler.version,

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from . import __version__
 from .c_api import build_functions, c_byte_block
-from .layout import output_files
+from .layout import link_libraries, output_files
 from .compiler import Compiler, find_compiler
 from .models import check_model_path, load_model
 from .modes import Config
@@ -88,7 +88,9 @@ def emit(
 
             context = dict(banner=banner(model_path.name), summary=_summary(config), source=str(model_path),
                            guard=f"{name.upper()}_IREEGEN_H_")
-            extra_manifest["runtimeless"] = write_sources(staging, name, files, functions, staging / module_file, context)
+            extra_manifest["runtimeless"] = write_sources(
+                staging, name, files, functions, staging / module_file, context, link_libraries(config)
+            )
             dependencies, library_queries = [], extra_manifest["runtimeless"]["abi"]["library_queries"]
         else:
             static_object = files.get("executables-object")

@@ -65,3 +65,9 @@ def runtime_targets(config: Config) -> list:
     if config.executable_format.name == "vmvx":
         targets.append("iree_modules_vmvx_vmvx")
     return targets
+
+
+def link_libraries(config: Config) -> list:
+    """System libraries the generated library needs (runtimeless: the
+    executables call libm; the runtime targets bring their own)."""
+    return [] if config.execution_model.has_vm_module else ["m"]

@@ -237,7 +237,8 @@ def _step(step, places, cfn, schedule, exports) -> dict:
     return dict(kind="copy", source=ptr(step.source), target=ptr(step.target), length=step.source.length)
 
 
-def write_sources(staging, name: str, files: dict, functions: list, program_ir, context: dict) -> dict:
+def write_sources(staging, name: str, files: dict, functions: list, program_ir, context: dict,
+                  link_libraries: list) -> dict:
     """Reads the schedule from `program_ir` (the HAL-level program), writes
     the runtimeless sources into `staging`, and returns the manifest's
     `runtimeless` section.  `context` carries banner/summary/guard."""
@@ -287,7 +288,7 @@ def write_sources(staging, name: str, files: dict, functions: list, program_ir, 
     (staging / header_file).write_text(render("ireegen_executable_library.h"))
     return {
         "abi": {"header": header_file, "library_version": "0.6", "library_queries": queries},
-        "link_libraries": ["m"],
+        "link_libraries": link_libraries,
         "constants": {"size": len(blob), "items": lowered["constants"]},
         "arena": {
             "size": lowered["arena_size"],

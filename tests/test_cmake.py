@@ -188,3 +188,50 @@ def test_cross_toolchain_sets_the_default_triple(tmp_path):
     p.build()
     manifest = (p.build_dir / "ireegen" / "m1" / "manifest.json").read_text()
     assert '"triple": "riscv64-unknown-linux-gnu"' in manifest
+
+
+def _build_sample_runtimeless(tmp_path, sample, *defs):
+    build = tmp_path / "build"
+    configure = subprocess.run(
+        [CMAKE, "-G", GENERATORS[0], "-S", SAMPLES / sample, "-B", build, f"-Direegen_DIR={cmake_dir()}",
+         f"-DIREEGEN_PYTHON_EXECUTABLE={sys.executable}", "-DEXECUTION_MODEL=runtimeless",
+         "-DIREERuntime_DIR=/nonexistent", "-DCMAKE_BUILD_TYPE=Release", *defs],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert configure.returncode == 0, configure.stdout
+    # CMake reports IREERuntime_DIR unused: no find_package(IREERuntime).
+    assert "not used by the project" in configure.stdout and "IREERuntime_DIR" in configure.stdout
+    proc = subprocess.run([CMAKE, "--build", build], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert proc.returncode == 0, proc.stdout
+    return build
+
+
+@pytest.mark.parametrize("sample", ["simple_mul", "mlp"])
+def test_sample_builds_and_runs_runtimeless_without_an_iree_runtime(tmp_path, sample):
+    """The samples' main.c, written for the runtime-backed modes, unchanged,
+    with -Wall -Wextra -Werror; IREERuntime_DIR points nowhere."""
+    from conftest import sample_cases
+
+    build = _build_sample_runtimeless(tmp_path, sample)
+    program = build / ("simple_mul_demo" if sample == "simple_mul" else "mlp_demo")
+    out = subprocess.run([program], stdout=subprocess.PIPE, text=True, check=True).stdout.split()
+    _, _, _, expected = sample_cases()[sample]
+    import numpy as np
+
+    np.testing.assert_allclose(np.array(out, np.float32), expected[0].ravel(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.skipif(not shutil.which("aarch64-linux-gnu-gcc") or not shutil.which("qemu-aarch64"),
+                    reason="no aarch64 cross gcc / qemu-user")
+def test_sample_cross_builds_runtimeless_for_aarch64(tmp_path):
+    """A cross toolchain file alone picks the executables' target triple."""
+    toolchain = tmp_path / "aarch64.cmake"
+    toolchain.write_text(
+        "set(CMAKE_SYSTEM_NAME Linux)\nset(CMAKE_SYSTEM_PROCESSOR aarch64)\n"
+        "set(CMAKE_C_COMPILER aarch64-linux-gnu-gcc)\nset(CMAKE_EXE_LINKER_FLAGS_INIT -static)\n")
+    build = _build_sample_runtimeless(tmp_path, "mlp", f"-DCMAKE_TOOLCHAIN_FILE={toolchain}")
+    out = subprocess.run(["qemu-aarch64", build / "mlp_demo"], stdout=subprocess.PIPE, text=True, check=True)
+    from conftest import sample_cases
+    import numpy as np
+
+    _, _, _, expected = sample_cases()["mlp"]
+    np.testing.assert_allclose(np.array(out.stdout.split(), np.float32), expected[0].ravel(), rtol=1e-4, atol=1e-5)
