@@ -217,7 +217,7 @@ def _cmd_info(args) -> int:
             functions = [Function.from_json(f) for f in manifest["functions"]]
         except (ValueError, KeyError, TypeError) as e:
             raise UsageError(f"{manifest_path}: not a valid ireegen manifest ({e})") from None
-        header = f"{manifest['name']}: {manifest['execution_model']}, {manifest['executable_format']}, {manifest['module_format']}"
+        header = f"{manifest['name']}: {manifest['execution_model']}, {manifest['executable_format']}, {manifest['module_format'] or 'no VM module'}"
     else:
         from .models import load_model
 

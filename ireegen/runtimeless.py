@@ -233,7 +233,7 @@ def _step(step, places, cfn, schedule, exports) -> dict:
         )
     if isinstance(step, Fill):
         return dict(kind="fill", target=ptr(step.target), length=step.target.length,
-                    pattern=step.pattern, pattern_size=step.pattern_size)
+                    pattern=f"0x{step.pattern:0{2 * step.pattern_size}X}u", pattern_size=step.pattern_size)
     return dict(kind="copy", source=ptr(step.source), target=ptr(step.target), length=step.source.length)
 
 

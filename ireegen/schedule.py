@@ -398,7 +398,7 @@ class _Interpreter:
             # (cmd, target, offset, length, pattern)
             t = self.buf(op, a[1])
             target = Buf(t.alloc, t.offset + self.known(op, a[2], "a fill"), self.known(op, a[3], "a fill"))
-            a[0].steps.append(Fill(target, self.known(op, a[4], "a fill pattern"), _width(op.operands[4].type) // 8))
+            a[0].steps.append(self.fill(op, target, a[4], _width(op.operands[4].type) // 8))
             return []
         if name == "hal.command_buffer.copy_buffer":
             # (cmd, source, source_offset, target, target_offset, length)
@@ -415,14 +415,19 @@ class _Interpreter:
         if name == "hal.device.queue.fill":
             # (device, affinity, wait, signal, target, offset, length, pattern)
             t = self.buf(op, a[4])
-            self.record(op, [Fill(Buf(t.alloc, t.offset + a[5], a[6]), self.known(op, a[7], "a fill pattern"),
-                                  _width(op.operands[7].type) // 8)])
+            self.record(op, [self.fill(op, Buf(t.alloc, t.offset + a[5], a[6]), a[7], _width(op.operands[7].type) // 8)])
             return []
         if name == "hal.buffer.load":
             self.fail(op, "the program reads device data on the host (data-dependent control flow)")
         if name.startswith(("scf.", "cf.")):
             self.fail(op, f"control flow `{name}` the schedule cannot follow")
         self.fail(op, f"`{name}` is not supported by runtimeless C")
+
+    def fill(self, op, target: Buf, pattern, pattern_size: int) -> Fill:
+        pattern = self.known(op, pattern, "a fill pattern")
+        if pattern_size not in (1, 2, 4) or target.length % pattern_size:
+            self.fail(op, f"a fill of {target.length} bytes with a {pattern_size}-byte pattern")
+        return Fill(target, pattern, pattern_size)
 
     def copy(self, op, src, src_offset, dst, dst_offset, length):
         s, t = self.buf(op, src), self.buf(op, dst)

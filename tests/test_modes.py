@@ -7,7 +7,10 @@ from ireegen.modes import EXECUTION_MODELS, host_triple, make_config
 
 
 def all_combinations():
+    """Every VM-based combination (runtimeless has no module format)."""
     for em, model in EXECUTION_MODELS.items():
+        if not model.has_vm_module:
+            continue
         for fmt in model.executable_formats:
             for mf in ("vmfb", "emitc"):
                 yield em, fmt, mf
@@ -30,6 +33,20 @@ def test_flags_for_every_combination(em, fmt, mf):
     assert ("--iree-llvmcpu-static-library-output-path=/out/x.o" in flags) == static
     assert ("--iree-llvmcpu-link-embedded=false" in flags) == static
     assert ("--iree-llvmcpu-link-embedded=true" in flags) == (fmt == "embedded-elf")
+
+
+def test_runtimeless_flags():
+    config = make_config("runtimeless", target_triple="aarch64-unknown-linux-gnu")
+    assert config.module_format is None and config.executable_format.name == "static-library"
+    flags = config.compile_flags("/out/x.o")
+    assert "--compile-to=hal" in flags and "--iree-hal-memoization=false" in flags
+    assert "--iree-hal-indirect-command-buffers=false" in flags
+    assert not any(f.startswith("--output-format") for f in flags)
+    assert "--iree-llvmcpu-target-triple=aarch64-unknown-linux-gnu" in flags
+    assert "--iree-llvmcpu-static-library-output-path=/out/x.o" in flags
+    for bad in (dict(module_format="vmfb"), dict(executable_format="embedded-elf")):
+        with pytest.raises(UsageError):
+            make_config("runtimeless", **bad)
 
 
 def test_defaults():

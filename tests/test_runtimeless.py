@@ -281,3 +281,23 @@ def test_runtimeless_takes_no_module_format(tmp_path):
     proc = run_cli("emit", ROOT / "samples" / "mlp" / "mlp.mlir", "-o", tmp_path, "--execution-model", "runtimeless",
                    "--module-format", "emitc")
     assert proc.returncode == 2 and "has no VM module" in proc.stderr
+
+
+def test_address_and_undefined_behaviour_sanitizers_are_clean(tmp_path):
+    """The generated C and the runner under ASan+UBSan, aligned and staged
+    (the executables themselves are not instrumented)."""
+    name = "tensor_ops"
+    case = corpus.CASES[name]
+    emit(case.path, tmp_path / "out", make_config("runtimeless"), name=name)
+    try:
+        runner = build_runner(tmp_path / "out", tmp_path / "build",
+                              extra_cflags=("-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=all"))
+    except RunError as e:
+        if "sanitize" in str(e) and "cannot find" in str(e):
+            pytest.skip("the C compiler has no sanitizer runtimes")
+        raise
+    for call in case.calls:
+        for misaligned in (False, True):
+            out, _ = runner.call(call.function, call.inputs, misaligned=misaligned)
+            for actual, expected in zip(out, call.expected):
+                corpus.compare(actual, expected, case.rtol, case.atol)
