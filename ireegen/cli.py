@@ -162,15 +162,10 @@ def _cmd_parity(args) -> int:
 def _cmd_run(args) -> int:
     import numpy as np
 
-    from .native_run import build_runner, load_manifest, parse_input
+    from .native_run import build_runner, find_function, load_manifest, manifest_functions, parse_input
     from .runners import RunError
-    from .signature import Function
 
-    manifest = load_manifest(args.outdir)
-    functions = {f["name"]: Function.from_json(f) for f in manifest["functions"]}
-    fn = functions.get(args.function)
-    if fn is None:
-        raise UsageError(f"--function {args.function}: no such function (there are {', '.join(functions)})")
+    fn = find_function(manifest_functions(load_manifest(args.outdir)), args.function)
     if len(args.input) != len(fn.inputs):
         raise UsageError(f"--input: @{fn.name} takes {len(fn.inputs)} inputs, got {len(args.input)}")
     inputs = [parse_input(t, v, f"--input {i}") for i, (t, v) in enumerate(zip(args.input, fn.inputs))]

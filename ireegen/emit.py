@@ -86,8 +86,7 @@ def emit(
         if not config.execution_model.has_vm_module:
             from .runtimeless import write_sources
 
-            context = dict(banner=banner(model_path.name), summary=_summary(config), source=str(model_path),
-                           guard=f"{name.upper()}_IREEGEN_H_")
+            context = dict(_header_context(name, model_path, config), source=str(model_path))
             extra_manifest["runtimeless"] = write_sources(
                 staging, name, files, functions, staging / module_file, context, link_libraries(config)
             )
@@ -128,6 +127,11 @@ def emit(
     return EmitResult(outdir, name, sorted(files.values()) + [MANIFEST], manifest)
 
 
+def _header_context(name, model_path, config) -> dict:
+    """What every mode's generated files open with."""
+    return dict(banner=banner(model_path.name), guard=f"{name.upper()}_IREEGEN_H_", summary=_summary(config))
+
+
 def _summary(config) -> str:
     target = config.target
     return (
@@ -160,7 +164,6 @@ def _public_flag(flag: str, staging: Path) -> str:
 def _template_context(name, model_path, config, files, functions, module_name, dependencies, library_queries) -> dict:
     em = config.execution_model.name
     fmt = config.executable_format.name
-    summary = _summary(config)
     loader = em != "inline-static"
     needs_vmvx = "vmvx" in dependencies
     includes = ["iree/vm/api.h", "iree/modules/hal/types.h"]
@@ -196,10 +199,8 @@ def _template_context(name, model_path, config, files, functions, module_name, d
     if needs_vmvx:
         includes.append("iree/modules/vmvx/module.h")
     return dict(
-        banner=banner(model_path.name),
+        _header_context(name, model_path, config),
         name=name,
-        guard=f"{name.upper()}_IREEGEN_H_",
-        summary=summary,
         runtime_api=RUNTIME_API,
         functions=functions,
         any_typed=any(f.typed for f in functions),

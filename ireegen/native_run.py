@@ -41,10 +41,7 @@ class Runner:
              repeat: int = 1, wrapper=(), timeout: float = 600) -> tuple:
         """Runs `function` on `inputs`; returns (outputs, nanoseconds per call
         or None).  `wrapper` prefixes the command (valgrind, say)."""
-        fn = self.functions.get(function)
-        if fn is None:
-            raise UsageError(f"--function {function}: {self.outdir} has no such function "
-                             f"(it has {', '.join(self.functions)})")
+        fn = find_function(self.functions, function)
         arrays = check_inputs(fn, inputs)
         workdir = Path(tempfile.mkdtemp(prefix="call-", dir=self.build_dir))
         try:
@@ -72,6 +69,18 @@ class Runner:
             return results, ns
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
+
+
+def manifest_functions(manifest: dict) -> dict:
+    """name -> Function, from an emitted directory's manifest."""
+    return {f["name"]: Function.from_json(f) for f in manifest["functions"]}
+
+
+def find_function(functions: dict, name: str) -> Function:
+    fn = functions.get(name)
+    if fn is None:
+        raise UsageError(f"--function {name}: no such function (there are {', '.join(functions)})")
+    return fn
 
 
 def check_inputs(fn: Function, inputs) -> list:
@@ -117,12 +126,12 @@ def build_runner(outdir, build_dir=None, cc: str | None = None, emulator: str | 
     build_dir = Path(build_dir) if build_dir else Path(tempfile.mkdtemp(prefix="ireegen-runner-"))
     build_dir.mkdir(parents=True, exist_ok=True)
     name = manifest["name"]
-    functions = [Function.from_json(f) for f in manifest["functions"]]
-    cfunctions = build_functions(name, functions, str(outdir))
+    functions = manifest_functions(manifest)
+    cfunctions = build_functions(name, list(functions.values()), str(outdir))
     runner_c = build_dir / RUNNER_SOURCE
     runner_c.write_text(render(
         "runner.c.j2", banner=banner(MANIFEST), name=name, macro=name.upper(), header=f"{name}.h",
-        functions=cfunctions, max_values=max(len(f.inputs) + len(f.outputs) for f in functions),
+        functions=cfunctions, max_values=max(len(f.inputs) + len(f.outputs) for f in functions.values()),
     ))
     roles = {f["role"]: f["path"] for f in manifest["files"]}
     sources = [outdir / roles["runtime-source"], outdir / roles["constants-source"]]
@@ -133,7 +142,7 @@ def build_runner(outdir, build_dir=None, cc: str | None = None, emulator: str | 
     proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if proc.returncode != 0:
         raise RunError(f"building the runner failed:\n$ {' '.join(cmd)}\n{proc.stdout}")
-    return Runner(outdir, manifest, {f.name: f for f in functions}, program, toolchain, build_dir)
+    return Runner(outdir, manifest, functions, program, toolchain, build_dir)
 
 
 def parse_input(text: str, value, where: str):

@@ -191,9 +191,11 @@ def _prepare(mode: str, model, model_path, extra_flags, toolchain: Toolchain, wo
     return workdir / compiled.module_file
 
 
-def _run(mode: str, vmfb, function: Function, inputs, toolchain: Toolchain) -> list:
-    if not isinstance(vmfb, Path):  # a runtimeless runner
-        return vmfb.call(function.name, inputs)[0]
+def _run(mode: str, prepared, function: Function, inputs, toolchain: Toolchain) -> list:
+    """Runs what _prepare made: a module's path, or a runtimeless runner."""
+    if not isinstance(prepared, Path):
+        return prepared.call(function.name, inputs)[0]
+    vmfb = prepared
     if mode == REFERENCE and toolchain.runtime is None:
         return run_in_process(vmfb, function.name, inputs)
     return run_with_tool(vmfb, function.name, inputs, len(function.outputs), toolchain.runtime)

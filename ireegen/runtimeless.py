@@ -41,8 +41,17 @@ class CFunctionPlan:
     arena_size: int  # without staging
     arena_size_staged: int  # with staging
     regions: list = field(default_factory=list)
-    uses_arena: bool = False
     transient_bytes: int = 0  # every buffer the program allocates, without reuse
+
+    @property
+    def uses_arena(self) -> bool:
+        """Whether the generated call touches the arena at all."""
+        if self.staged_inputs or self.mapped_outputs:
+            return True
+        texts = [b for s in self.steps for b in s.get("bindings", [])]
+        texts += [s[k] for s in self.steps for k in ("target", "source") if k in s]
+        texts += [src for _, src, _ in self.result_copies]
+        return any(t.startswith("arena") for t in texts)
 
 
 def _accesses(steps) -> list:
@@ -86,7 +95,7 @@ def plan_function(cfn, fs, where: str, constant_offsets: dict) -> tuple:
 
     allocs = {b.alloc.id: b.alloc for _, b in accesses}
     allocs.update({r.alloc.id: r.alloc for r in fs.results if isinstance(r, Buf)})
-    regions = []
+    region_of = {}  # alloc id -> its arena Region
     for aid, alloc in sorted(allocs.items()):
         if alloc.kind == "constant":
             places[aid] = Place("constant", constant_offsets[aid])
@@ -94,10 +103,11 @@ def plan_function(cfn, fs, where: str, constant_offsets: dict) -> tuple:
             first, last, _ = uses.get(aid, (end, end, 0))
             if aid in result_allocs:
                 last = end
-            regions.append(arena.Region(f"buffer{aid}", alloc.size, first, last, "intermediate"))
+            region_of[aid] = arena.Region(f"buffer{aid}", alloc.size, first, last, "intermediate")
+    regions = list(region_of.values())
     top = arena.plan(regions, BINDING_ALIGNMENT)
-    for r in regions:
-        places[int(r.key[len("buffer"):])] = Place("arena", r.offset)
+    for aid, r in region_of.items():
+        places[aid] = Place("arena", r.offset)
 
     # Staging for caller tensors bound in place, used when they are not aligned.
     staging = []
@@ -123,9 +133,7 @@ def plan_function(cfn, fs, where: str, constant_offsets: dict) -> tuple:
     for j, r in enumerate(fs.results):
         v = cfn.outputs[j]
         if isinstance(r, Buf):
-            place = places.get(r.alloc.id)
-            if place is None:  # an input or a constant returned as is
-                place = Place("input", index=fs.inputs.index(r.alloc))
+            place = places[r.alloc.id]
             if place.kind == "output" and place.index == j:
                 continue
             result_copies.append((v, _pointer(place, r.offset, cfn), r.length))
@@ -134,8 +142,7 @@ def plan_function(cfn, fs, where: str, constant_offsets: dict) -> tuple:
         else:
             raise RuntimelessError(f"{where}: function @{fs.name}: result {v.name} is not a tensor or an integer")
     plan = CFunctionPlan(cfn, [], staged_inputs, mapped_outputs, result_copies, scalar_results, top, top_staged,
-                         regions + staging)
-    plan.transient_bytes = sum(a.size for a in allocs.values() if a.kind == "transient")
+                         regions + staging, sum(a.size for a in allocs.values() if a.kind == "transient"))
     return plan, places
 
 
@@ -249,8 +256,7 @@ def write_sources(staging, name: str, files: dict, functions: list, program_ir, 
     from .schedule import read_schedule
 
     where = context["source"]
-    with ir.Context() as ctx:
-        ctx.allow_unregistered_dialects = False
+    with ir.Context():
         module = ir.Module.parseFile(str(program_ir))
         schedule = read_schedule(module, {f.name: f.function for f in functions}, where)
     lowered = lower(schedule, functions, where)
@@ -259,8 +265,6 @@ def write_sources(staging, name: str, files: dict, functions: list, program_ir, 
     queries = [f"{symbol}_library_query" for symbol in schedule.executables]
     blob = lowered["constants_blob"]
     macro = name.upper()
-    for plan in lowered["plans"]:
-        plan.uses_arena = _uses_arena(plan)
     common = dict(
         context,
         name=name,
@@ -318,9 +322,3 @@ def write_sources(staging, name: str, files: dict, functions: list, program_ir, 
         },
     }
 
-
-def _uses_arena(plan: CFunctionPlan) -> bool:
-    texts = [b for s in plan.steps for b in s.get("bindings", [])]
-    texts += [s[k] for s in plan.steps for k in ("target", "source") if k in s]
-    texts += [src for _, src, _ in plan.result_copies]
-    return bool(plan.staged_inputs or plan.mapped_outputs) or any(t.startswith("arena") for t in texts)

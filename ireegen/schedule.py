@@ -43,8 +43,6 @@ class Alloc:
     size: int
     data: bytes | None = None  # constant contents
     alignment: int = 64
-    input_index: int | None = None
-    origin: str = ""  # the op that made it, for messages
 
 
 @dataclass(frozen=True)
@@ -65,7 +63,6 @@ class Sym:
     """A value known only at run time, as a C expression of the arguments."""
 
     expr: str
-    c_type: str
 
 
 @dataclass(frozen=True)
@@ -207,7 +204,7 @@ class _Interpreter:
         if not isinstance(size, int):
             self.fail(op, "the size of a buffer depends on a run-time value (dynamic shapes are not supported)")
         self.allocs += 1
-        return Alloc(self.allocs, kind, size, origin=op.name, **kw)
+        return Alloc(self.allocs, kind, size, **kw)
 
     def known(self, op, value, what: str):
         if isinstance(value, Sym):
@@ -471,7 +468,7 @@ class _Interpreter:
         if name not in _C_OPERATOR:
             self.fail(op, f"`{name}` on a run-time scalar is not supported")
         c_type = _C_INT.get(bits, "int64_t")
-        return Sym(f"({c_type})({_c_operand(x)} {_C_OPERATOR[name]} {_c_operand(y)})", c_type)
+        return Sym(f"({c_type})({_c_operand(x)} {_C_OPERATOR[name]} {_c_operand(y)})")
 
     def cast(self, op, name, x):
         out_bits, in_bits = _width(op.results[0].type), _width(op.operands[0].type)
@@ -480,9 +477,9 @@ class _Interpreter:
                 out = str(op.results[0].type)
                 if out in ("i32", "f32") and str(op.operands[0].type) in ("i32", "f32"):
                     helper = "f32_bits" if out == "i32" else "bits_f32"
-                    return Sym(f"{helper}({x.expr})", "uint32_t" if out == "i32" else "float")
+                    return Sym(f"{helper}({x.expr})")
                 self.fail(op, "a bitcast of a run-time scalar that is not f32<->i32")
-            return Sym(f"({_C_INT.get(out_bits, 'int64_t')})({x.expr})", _C_INT.get(out_bits, "int64_t"))
+            return Sym(f"({_C_INT.get(out_bits, 'int64_t')})({x.expr})")
         if isinstance(x, float) or name == "arith.bitcast":
             if isinstance(x, float) and str(op.results[0].type) == "i32":
                 return int(np.array(x, np.float32).view(np.uint32))
@@ -593,10 +590,10 @@ def read_schedule(hal_module, signature, where: str) -> Schedule:
                 if not value.is_static:
                     raise RuntimelessError(f"{interp.where}: argument {value.name} has a dynamic shape "
                                            f"({value.mlir_type}); runtimeless C needs static shapes")
-                alloc = interp.new_alloc("input", value.byte_size, op, input_index=i)
+                alloc = interp.new_alloc("input", value.byte_size, op)
                 args.append(alloc)
             else:
-                args.append(Sym(value.name, ""))
+                args.append(Sym(value.name))
         values = [View(Buf(x, 0, x.size), tuple(v.shape)) if isinstance(x, Alloc) else x for x, v in zip(args, fn.inputs)]
         interp.steps = []
         results = interp.run_region(op.regions[0], values)
