@@ -42,7 +42,7 @@ endmacro()
 
 function(ireegen_add_model target)
   set(_one SRC NAME EXECUTION_MODEL EXECUTABLE_FORMAT MODULE_FORMAT TARGET_TRIPLE
-           TARGET_CPU TARGET_CPU_FEATURES OUTPUT_DIR)
+           TARGET_CPU TARGET_CPU_FEATURES OUTPUT_DIR VERIFY)
   cmake_parse_arguments(PARSE_ARGV 1 _ARG "GENERATE_ONLY" "${_one}" "FLAGS")
   if(_ARG_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "ireegen_add_model(${target}): unknown argument(s) ${_ARG_UNPARSED_ARGUMENTS}; "
@@ -69,6 +69,17 @@ function(ireegen_add_model target)
   endif()
   if(NOT _ARG_OUTPUT_DIR)
     set(_ARG_OUTPUT_DIR "${CMAKE_CURRENT_BINARY_DIR}/ireegen/${target}")
+  endif()
+  # VERIFY (default ON): emit runs the generated code against async before
+  # writing it, and the build fails if any output differs.
+  set(_emit_only_args "")
+  if(DEFINED _ARG_VERIFY)
+    if(NOT _ARG_VERIFY MATCHES "^(ON|OFF|TRUE|FALSE|YES|NO|1|0|on|off|true|false|yes|no)$")
+      message(FATAL_ERROR "ireegen_add_model(${target}): VERIFY ${_ARG_VERIFY}: expected ON or OFF")
+    endif()
+    if(NOT _ARG_VERIFY)
+      set(_emit_only_args --no-verify)
+    endif()
   endif()
   get_filename_component(_outdir "${_ARG_OUTPUT_DIR}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_BINARY_DIR}")
 
@@ -112,7 +123,7 @@ function(ireegen_add_model target)
   # changing FLAGS or any option re-runs this model (and only this model)
   # with Makefiles too, not just with Ninja.
   set(_options_file "${CMAKE_CURRENT_BINARY_DIR}/ireegen/${target}.options")
-  string(REPLACE ";" "\n" _options_text "${_src}\n${_outdir}\n${_ARG_NAME};${_args}\ncompiler ${_IREEGEN_COMPILER_VERSION}\n")
+  string(REPLACE ";" "\n" _options_text "${_src}\n${_outdir}\n${_ARG_NAME};${_args};${_emit_only_args}\ncompiler ${_IREEGEN_COMPILER_VERSION}\n")
   set(_old_options "")
   if(EXISTS "${_options_file}")
     file(READ "${_options_file}" _old_options)
@@ -124,6 +135,7 @@ function(ireegen_add_model target)
   add_custom_command(
     OUTPUT ${_IREEGEN_OUTPUTS}
     COMMAND "${IREEGEN_PYTHON_EXECUTABLE}" -m ireegen emit "${_src}" -o "${_outdir}" --name "${_ARG_NAME}" ${_args}
+            ${_emit_only_args}
     DEPENDS "${_src}" "${_options_file}" ${_IREEGEN_GENERATOR_FILES} ${_IREEGEN_COMPILER_FILES}
     WORKING_DIRECTORY "${_IREEGEN_CMAKE_DIR}"
     COMMENT "ireegen: generating ${_ARG_NAME} (${_IREEGEN_EXECUTION_MODEL}, ${_IREEGEN_EXECUTABLE_FORMAT}, ${_IREEGEN_MODULE_FORMAT}) from ${_ARG_SRC}"

@@ -11,6 +11,7 @@
 #                     [TARGET_TRIPLE <triple>] [TARGET_CPU <cpu>]
 #                     [TARGET_CPU_FEATURES <features>]
 #                     [FLAGS <iree-compile flag>...]
+#                     [VERIFY ON|OFF]
 #                     [OUTPUT_DIR <dir>] [GENERATE_ONLY])
 #
 # which runs `python -m ireegen emit` at build time and creates the static

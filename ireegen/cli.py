@@ -56,22 +56,45 @@ def build_parser() -> argparse.ArgumentParser:
     emit.add_argument("-o", "--output-dir", required=True, help="directory to write (created if needed)")
     emit.add_argument("--name", help="C prefix of every symbol (default: from the model's file name)")
     _add_mode_args(emit)
+    emit.add_argument("--no-verify", action="store_true",
+                      help="do not run the emitted code against async before writing it (default: verify, and "
+                      "refuse with exit status 1 if any output differs)")
+    emit.add_argument("--verify-seed", type=int, default=0, metavar="N",
+                      help="seed of the verification's generated inputs (default: %(default)s)")
+    emit.add_argument("--verify-rtol", type=float, default=1e-4, metavar="R",
+                      help="relative tolerance of the verification (default: %(default)s)")
+    emit.add_argument("--verify-atol", type=float, default=1e-5, metavar="A",
+                      help="absolute tolerance of the verification (default: %(default)s)")
 
     resolve = sub.add_parser("resolve", help="(for ireegen's CMake functions) validate options, print CMake set()s")
     resolve.add_argument("--name", required=True)
     resolve.add_argument("-o", "--output-dir", required=True)
     _add_mode_args(resolve)
 
-    par = sub.add_parser("parity", help="check that the execution models give the same answers as async")
-    par.add_argument("model")
+    par = sub.add_parser(
+        "parity", help="check that the execution models give the same answers as async",
+        description="Compiles MODEL in several execution models, runs each on the same inputs and compares "
+        "every output with async. Exit status: 0 every mode agrees; 1 a mode computes different numbers, "
+        "fails at run time, or ireegen itself failed for it; 2 a usage error, or a mode that does not "
+        "compile or is refused (the other modes still run).")
+    par.add_argument("model", help="the model: .mlir or .mlirbc")
     par.add_argument("--execution-models", default="async,inline-static,inline-dynamic",
                      help="comma-separated, from async, inline-static, inline-dynamic, runtimeless "
                      "(default: the first three; async is always the reference)")
     par.add_argument("--function", help="only this function (default: every exported function)")
-    par.add_argument("--inputs", help=".npz with <function>.input<i> (or input<i>) arrays; default: seeded random")
-    par.add_argument("--rtol", type=float, default=1e-5)
-    par.add_argument("--atol", type=float, default=1e-6)
-    par.add_argument("--seed", type=int, default=0, help="seed of the generated inputs")
+    par.add_argument("--inputs", metavar="X.npz",
+                     help="inputs as an .npz with arrays named <function>.<input> (or <input> when the model has "
+                     "one function); every key must match and every input be there. Default: seeded random "
+                     "inputs, redrawn until async's outputs are not degenerate")
+    par.add_argument("--expected", metavar="REF.npz",
+                     help="reference outputs, <function>.<output> (or <output>): every mode, async included, "
+                     "is also compared with them")
+    par.add_argument("--save-outputs", metavar="DIR",
+                     help="write every mode's outputs as DIR/<mode>/<function>.<output>.npy "
+                     "(and the inputs used as DIR/inputs/...)")
+    par.add_argument("--rtol", type=float, default=1e-5, help="relative tolerance (default: %(default)s)")
+    par.add_argument("--atol", type=float, default=1e-6, help="absolute tolerance (default: %(default)s)")
+    par.add_argument("--seed", type=int, default=0, help="seed of the generated inputs (default: %(default)s)")
     par.add_argument("--json", metavar="REPORT", help="also write the report as JSON")
     par.add_argument("--iree-flag", action="append", default=[], metavar="FLAG", help="pass FLAG to iree-compile")
     par.add_argument("--iree-compile", help="iree-compile of the IREE release to check (default: installed)")
@@ -112,6 +135,7 @@ def _config_from_args(args):
 def _cmd_emit(args) -> int:
     from .compiler import find_compiler
     from .emit import emit
+    from .verify import VerifyOptions
 
     config = _config_from_args(args)
     result = emit(
@@ -121,9 +145,24 @@ def _cmd_emit(args) -> int:
         name=args.name,
         extra_flags=args.iree_flag,
         compiler=find_compiler(args.iree_compile),
+        verify=VerifyOptions(not args.no_verify, args.verify_seed, args.verify_rtol, args.verify_atol),
     )
-    print(f"ireegen: wrote {len(result.files)} files for {result.name} to {result.outdir}")
+    print(f"ireegen: wrote {len(result.files)} files for {result.name} to {result.outdir} "
+          f"({_verification_summary(result.manifest['verification'])})")
     return 0
+
+
+def _verification_summary(section: dict) -> str:
+    if not section.get("verified"):
+        return "not verified: --no-verify"
+    errors = [o["max_abs_error"] for f in section.get("functions", {}).values() for o in f["outputs"].values()
+              if o["max_abs_error"] is not None]
+    if "functions" not in section:
+        return "the reference configuration itself"
+    worst = f"max abs error {max(errors):.3g}" if errors else "no outputs"
+    twin = f" as {section['ran']}" if section["notes"] and not section["notes"][0].startswith("@") else ""
+    return f"verified against async{twin}: {worst}"
+
 
 
 def _cmd_resolve(args) -> int:
@@ -152,6 +191,8 @@ def _cmd_parity(args) -> int:
         toolchain=toolchain,
         extra_flags=check_extra_flags(args.iree_flag),
         apply_workarounds=not args.no_workarounds,
+        expected_file=args.expected,
+        save_outputs=args.save_outputs,
     )
     print(report.table())
     if args.json:

@@ -18,6 +18,7 @@ from .naming import check_name, default_name
 from .outputs import MANIFEST, commit, sha256_of, staging_dir
 from .compile_model import check_extra_flags, compile_model, vm_module_name
 from .render import banner, preload, render
+from .verify import VerifyOptions, verify as verify_output
 
 RUNTIME_API = "IREE 3.12 and 3.13 (device groups, async proactor pools)"
 ERROR_CAPACITY = 512
@@ -57,13 +58,18 @@ def emit(
     name: str | None = None,
     extra_flags=None,
     compiler: Compiler | None = None,
+    verify: VerifyOptions | bool = True,
 ) -> EmitResult:
-    """Compiles `model_path` for `config` and writes the C library into `outdir`."""
+    """Compiles `model_path` for `config` and writes the C library into
+    `outdir`, after checking that it computes what async computes (verify.py;
+    `verify=False` skips that)."""
     model_path = check_model_path(model_path)
     name = check_name(name) if name is not None else default_name(model_path)
     extra_flags = check_extra_flags(extra_flags)
     outdir = Path(outdir)
     compiler = compiler or find_compiler()
+    if not isinstance(verify, VerifyOptions):
+        verify = VerifyOptions(enabled=bool(verify))
 
     model = load_model(model_path)
     functions = build_functions(name, model.functions, str(model_path))
@@ -123,6 +129,8 @@ def emit(
                 for role, f in sorted(files.items(), key=lambda item: item[1])
             ],
         }
+        manifest["verification"] = verify_output(model, model_path, name, config, staging, module_file, manifest,
+                                                 functions, extra_flags, compiler, verify)
         commit(staging, outdir, list(files.values()), manifest)
     return EmitResult(outdir, name, sorted(files.values()) + [MANIFEST], manifest)
 

@@ -1,13 +1,18 @@
 """The parity harness: compile one model in several execution models with
 exactly the code `emit` uses, run every mode on the same inputs, and compare
-every output of every function against async.
+every output of every function against async (and, with `expected=`,
+against given reference outputs).
 
 async runs in-process through iree.runtime; the inline models run through
 iree-run-module (the Python runtime cannot load them); runtimeless C is
 emitted and built into a runner (`ireegen run`), under qemu-user for a
-foreign target.  With another IREE
-release's tools (`--iree-compile`, `--iree-runtime-bin` or `--iree-venv`)
-every mode goes through that release's iree-run-module.
+foreign target.  With another IREE release's tools (`--iree-compile`,
+`--iree-runtime-bin` or `--iree-venv`) every mode goes through that
+release's iree-run-module.
+
+Generated inputs are chosen so that the reference's outputs are not
+degenerate (see inputs.py).  A failure inside one mode, ireegen's own
+included, becomes that mode's rows; it never ends the run.
 """
 
 from __future__ import annotations
@@ -16,20 +21,32 @@ import json
 import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
 from .compile_model import compile_model
 from .compiler import Compiler, find_compiler
 from .errors import IreegenError, UsageError
+from .inputs import InputChoice, choose_inputs, given_inputs
 from .models import load_model
 from .modes import EXECUTION_MODELS, make_config
 from .runners import RunError, RuntimeTools, find_runtime_tools, run_in_process, run_with_tool
-from .signature import Function, Value
+from .signature import Function
 
 REFERENCE = "async"
 DEFAULT_MODES = ("async", "inline-static", "inline-dynamic")
-DYNAMIC_DIM = 3  # size given to each dynamic dimension of generated inputs
+EXPECTED = "expected"  # the name of reference outputs given with --expected
+
+# verdict -> does it fail the run (exit 1)?
+VERDICTS = {
+    "reference": False,
+    "ok": False,
+    "no-reference": False,
+    "mismatch": True,
+    "run-error": True,
+    "ireegen-error": True,
+}
 
 
 @dataclass
@@ -39,8 +56,20 @@ class Row:
     mode: str
     max_abs_error: float | None
     max_rel_error: float | None
-    verdict: str  # "ok", "mismatch", "run-error", "compile-error", "reference"
+    verdict: str  # a VERDICTS key
     message: str = ""
+    against: str = REFERENCE  # what the mode is compared with: async, or expected
+    dtype: str = ""
+    shape: list | None = None
+    value_range: list | None = None  # [min, max] of this mode's output (finite values)
+
+
+@dataclass
+class Subject:
+    """One thing to run: a mode's compiled module or built runner."""
+
+    label: str
+    run: Callable  # (Function, inputs) -> outputs; raises RunError
 
 
 @dataclass
@@ -50,18 +79,25 @@ class Report:
     runtime: str
     modes: list
     rows: list = field(default_factory=list)
-    compile_errors: dict = field(default_factory=dict)  # mode -> message
+    compile_errors: dict = field(default_factory=dict)  # mode -> message (refused or does not compile)
+    ireegen_errors: dict = field(default_factory=dict)  # mode -> message (ireegen itself failed)
+    inputs: dict = field(default_factory=dict)  # function -> InputChoice
     results: dict = field(default_factory=dict)  # mode -> function -> outputs (not in the JSON)
 
     @property
     def exit_code(self) -> int:
         if self.compile_errors:
             return 2
-        return 1 if any(r.verdict not in ("ok", "reference") for r in self.rows) else 0
+        failed = any(VERDICTS.get(r.verdict, True) for r in self.rows) or self.ireegen_errors
+        return 1 if failed else 0
 
     @property
     def agrees(self) -> bool:
         return self.exit_code == 0
+
+    @property
+    def notes(self) -> list:
+        return [c.note for c in self.inputs.values() if c.note]
 
     def to_json(self) -> dict:
         return {
@@ -71,76 +107,124 @@ class Report:
             "modes": self.modes,
             "exit_code": self.exit_code,
             "compile_errors": self.compile_errors,
+            "ireegen_errors": self.ireegen_errors,
+            "inputs": {f: c.to_json() for f, c in self.inputs.items()},
+            "notes": self.notes,
             "rows": [asdict(r) for r in self.rows],
         }
 
     def table(self) -> str:
-        header = ("function", "output", "mode", "max abs err", "max rel err", "verdict")
+        header = ("function", "output", "mode", "vs", "max abs err", "max rel err", "range", "verdict")
         lines = [header]
         for r in self.rows:
-            fmt = lambda v: "-" if v is None else f"{v:.3g}"  # noqa: E731
-            lines.append((r.function, r.output, r.mode, fmt(r.max_abs_error), fmt(r.max_rel_error), r.verdict))
+            lines.append((r.function, r.output, r.mode, "-" if r.verdict == "reference" else r.against,
+                          _fmt(r.max_abs_error), _fmt(r.max_rel_error), _fmt_range(r.value_range), r.verdict))
         widths = [max(len(str(line[i])) for line in lines) for i in range(len(header))]
         text = [
             f"parity of {self.model} (compiler {self.compiler_version}, runtime {self.runtime})",
-            "  ".join(h.ljust(w) for h, w in zip(header, widths)),
+            "  ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip(),
             "  ".join("-" * w for w in widths),
         ]
-        text += ["  ".join(str(c).ljust(w) for c, w in zip(line, widths)) for line in lines[1:]]
+        text += ["  ".join(str(c).ljust(w) for c, w in zip(line, widths)).rstrip() for line in lines[1:]]
+        text += [_inputs_line(c) for c in self.inputs.values()]
+        text += [f"note: {n}" for n in self.notes]
+        seen = set()
         for r in self.rows:
-            if r.message:
+            if r.message and (r.mode, r.function) not in seen:
+                seen.add((r.mode, r.function))
                 text.append(f"{r.mode} @{r.function}: {r.message.strip().splitlines()[0][:300]}")
+        for mode, message in self.ireegen_errors.items():
+            text.append(f"{mode}: ireegen error: {message.strip()[:2000]}")
         for mode, message in self.compile_errors.items():
             text.append(f"{mode}: does not compile: {message.strip()[:2000]}")
         return "\n".join(text)
 
 
-def _random_value(v: Value, rng: np.random.Generator) -> np.ndarray:
-    shape = tuple(DYNAMIC_DIM if d is None else d for d in v.shape)
-    dtype = np.dtype(v.dtype) if v.dtype != "bfloat16" else np.dtype("float32")
-    if dtype.kind == "f":
-        out = rng.standard_normal(shape).astype(dtype)
-    elif dtype.kind == "b":
-        out = rng.integers(0, 2, shape).astype(bool)
-    elif dtype.kind == "u":
-        out = rng.integers(0, 10, shape).astype(dtype)
-    elif dtype == np.int64 or v.name.endswith("index"):
-        # 64-bit integers are often indices or sizes: keep them small and non-negative.
-        out = rng.integers(0, 4, shape).astype(dtype)
-    else:
-        # Safe for +, -, * without overflow, including in 8-bit types.
-        out = rng.integers(-10, 11, shape).astype(dtype)
-    # A scalar argument is a numpy scalar; a 0-d tensor stays a 0-d array.
-    return out if v.is_tensor else dtype.type(out.reshape(()).item())
+def _fmt(v) -> str:
+    return "-" if v is None else f"{v:.3g}"
 
 
-def make_inputs(function: Function, seed: int) -> list:
-    rng = np.random.default_rng(seed)
-    return [_random_value(v, rng) for v in function.inputs]
+def _fmt_range(r) -> str:
+    return "-" if not r else f"[{_fmt(r[0])}, {_fmt(r[1])}]"
+
+
+def _inputs_line(c: InputChoice) -> str:
+    if c.distribution == "given":
+        return f"inputs @{c.function}: given"
+    tried = f" (after {', '.join(c.tried)} gave degenerate outputs)" if c.tried else ""
+    return f"inputs @{c.function}: {c.distribution}, seed {c.seed}{tried}"
+
+
+# ---------------------------------------------------------------------------
+# Given arrays: --inputs and --expected
+
+
+def _load_npz(path: Path, flag: str):
+    try:
+        data = np.load(path, allow_pickle=False)
+    except (OSError, ValueError, EOFError) as e:
+        raise UsageError(f"{flag} {path}: not a readable .npz ({e})") from None
+    if not hasattr(data, "files"):
+        raise UsageError(f"{flag} {path}: is a single .npy array, not an .npz of named arrays")
+    try:
+        return {k: data[k] for k in data.files}
+    except (OSError, ValueError, EOFError) as e:
+        raise UsageError(f"{flag} {path}: not a readable .npz ({e})") from None
+
+
+def _match_arrays(arrays: dict, functions, values_of, flag: str, what: str) -> dict:
+    """Maps `<function>.<name>` keys (or `<name>` when the model has one
+    function) to each function's values, strictly: every key must match, and
+    a function gets all of its values or none."""
+    single = len(functions) == 1
+    out, used = {}, set()
+    for f in functions:
+        found = []
+        for v in values_of(f):
+            for key in (f"{f.name}.{v.name}", v.name if single else None):
+                if key is not None and key in arrays:
+                    found.append(arrays[key])
+                    used.add(key)
+                    break
+            else:
+                found.append(None)
+        present = [x is not None for x in found]
+        if all(present):
+            out[f.name] = found
+        elif any(present):
+            missing = [f"{f.name}.{v.name}" for v, x in zip(values_of(f), found) if x is None]
+            raise UsageError(f"{flag}: has some {what} of @{f.name} but not {', '.join(missing)}")
+    unknown = sorted(set(arrays) - used)
+    if unknown:
+        names = [f"{f.name}.{v.name}" for f in functions for v in values_of(f)]
+        raise UsageError(f"{flag}: key {unknown[0]!r} names no {what[:-1]} of the model "
+                         f"(expected keys like {', '.join(names[:6])})")
+    return out
 
 
 def load_inputs(path: Path, functions) -> dict:
-    """An .npz with arrays named `<function>.input<i>` (or `input<i>` when the
-    model has one function)."""
-    try:
-        data = np.load(path)
-    except (OSError, ValueError) as e:
-        raise UsageError(f"--inputs {path}: not a readable .npz ({e})") from None
-    out = {}
+    """An .npz with arrays named `<function>.<input>` (or `<input>` when the
+    model has one function); function -> list of arrays."""
+    out = _match_arrays(_load_npz(Path(path), "--inputs"), functions, lambda f: f.inputs, f"--inputs {path}",
+                        "inputs")
     for f in functions:
-        values = []
-        for i, v in enumerate(f.inputs):
-            for key in (f"{f.name}.{v.name}", v.name if len(functions) == 1 else None):
-                if key and key in data:
-                    values.append(data[key])
-                    break
-            else:
-                break
-        if len(values) == len(f.inputs):
-            out[f.name] = values
-        elif values:
-            raise UsageError(f"--inputs {path}: has some but not all inputs of @{f.name}")
+        if f.name not in out and f.inputs:
+            raise UsageError(f"--inputs {path}: has no inputs for @{f.name} "
+                             f"(add {', '.join(f'{f.name}.{v.name}' for v in f.inputs)})")
     return out
+
+
+def load_expected(path: Path, functions) -> dict:
+    """Reference outputs: `<function>.<output>` (or `<output>`); function -> list."""
+    out = _match_arrays(_load_npz(Path(path), "--expected"), functions, lambda f: f.outputs,
+                        f"--expected {path}", "outputs")
+    if not out:
+        raise UsageError(f"--expected {path}: holds no output of the model")
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Modes
 
 
 @dataclass
@@ -174,31 +258,49 @@ def toolchain_from(iree_compile=None, iree_runtime_bin=None, iree_venv=None) -> 
     return Toolchain(find_compiler(iree_compile), runtime)
 
 
-def _prepare(mode: str, model, model_path, extra_flags, toolchain: Toolchain, workdir: Path,
-             apply_workarounds: bool):
-    """Compiles one mode: the module's path, or for runtimeless a built runner."""
+def module_subject(label: str, vmfb: Path, in_process: bool, runtime: RuntimeTools | None) -> Subject:
+    """A compiled VM module, run in-process (async only) or by iree-run-module."""
+
+    def run(function: Function, inputs):
+        if in_process:
+            return run_in_process(vmfb, function.name, inputs)
+        return run_with_tool(vmfb, function.name, inputs, len(function.outputs), runtime)
+
+    return Subject(label, run)
+
+
+def runner_subject(label: str, runner) -> Subject:
+    """A built runtimeless runner (native_run.Runner)."""
+    return Subject(label, lambda function, inputs: runner.call(function.name, inputs)[0])
+
+
+def prepare_mode(mode: str, model, model_path, extra_flags, toolchain: Toolchain, workdir: Path,
+                 apply_workarounds: bool) -> Subject:
+    """Compiles one mode with its default formats for the host."""
     config = make_config(mode)
     if not config.execution_model.has_vm_module:
         from .emit import emit
         from .native_run import build_runner
 
-        emit(model_path, workdir / "out", config, name="parity", extra_flags=extra_flags, compiler=toolchain.compiler)
+        # Parity compares the modes itself: no need for emit's own verification.
+        emit(model_path, workdir / "out", config, name="parity", extra_flags=extra_flags,
+             compiler=toolchain.compiler, verify=False)
         try:
-            return build_runner(workdir / "out", workdir / "build")
+            runner = build_runner(workdir / "out", workdir / "build")
         except RunError as e:
-            raise UsageError(str(e)) from None
+            raise _IreegenFailure(f"building the emitted C failed: {e}") from None
+        return runner_subject(mode, runner)
     compiled = compile_model(model, "parity", config, extra_flags, toolchain.compiler, workdir, apply_workarounds)
-    return workdir / compiled.module_file
+    in_process = mode == REFERENCE and toolchain.runtime is None
+    return module_subject(mode, workdir / compiled.module_file, in_process, toolchain.runtime)
 
 
-def _run(mode: str, prepared, function: Function, inputs, toolchain: Toolchain) -> list:
-    """Runs what _prepare made: a module's path, or a runtimeless runner."""
-    if not isinstance(prepared, Path):
-        return prepared.call(function.name, inputs)[0]
-    vmfb = prepared
-    if mode == REFERENCE and toolchain.runtime is None:
-        return run_in_process(vmfb, function.name, inputs)
-    return run_with_tool(vmfb, function.name, inputs, len(function.outputs), toolchain.runtime)
+class _IreegenFailure(Exception):
+    """ireegen's own step failed for one mode (not the model's fault)."""
+
+
+# ---------------------------------------------------------------------------
+# Comparing
 
 
 def _errors(got: np.ndarray, want: np.ndarray):
@@ -208,21 +310,101 @@ def _errors(got: np.ndarray, want: np.ndarray):
     if got64.size == 0:
         return 0.0, 0.0
     diff = np.abs(got64 - want64)
+    same_nonfinite = (got64 == want64) | (np.isnan(got64) & np.isnan(want64))
+    diff = np.where(same_nonfinite, 0.0, diff)
     abs_err = float(np.nanmax(diff)) if not np.isnan(diff).all() else float("nan")
     rel = diff / np.maximum(np.abs(want64), np.finfo(np.float64).tiny)
     rel_err = float(np.nanmax(np.where(diff == 0, 0.0, rel)))
     return abs_err, rel_err
 
 
-def _compare(function: str, output: str, mode: str, got, want, rtol: float, atol: float) -> Row:
+def value_range(x) -> list | None:
+    a = np.asarray(x)
+    if a.size == 0 or a.dtype.kind not in "iufb":
+        return None
+    if a.dtype.kind == "f":
+        a = a[np.isfinite(a)]
+        if a.size == 0:
+            return None
+    return [float(a.min()), float(a.max())]
+
+
+def compare(function: str, output: str, mode: str, got, want, rtol: float, atol: float,
+            against: str = REFERENCE) -> Row:
+    got = np.asarray(got)
+    described = dict(dtype=str(got.dtype), shape=list(got.shape), value_range=value_range(got))
     if want is None:
-        return Row(function, output, mode, None, None, "no-reference")
-    got, want = np.asarray(got), np.asarray(want)
+        return Row(function, output, mode, None, None, "no-reference", against=against, **described)
+    want = np.asarray(want)
     if got.shape != want.shape:
-        return Row(function, output, mode, None, None, "mismatch", f"shape {got.shape} != {want.shape}")
+        return Row(function, output, mode, None, None, "mismatch", f"shape {got.shape} != {want.shape}",
+                   against=against, **described)
     abs_err, rel_err = _errors(got, want)
-    same = np.allclose(got.astype(np.float64), want.astype(np.float64), rtol=rtol, atol=atol, equal_nan=True)
-    return Row(function, output, mode, abs_err, rel_err, "ok" if same else "mismatch")
+    if want.dtype.kind in "iub" and got.dtype.kind in "iub":
+        same = np.array_equal(got.astype(np.int64), want.astype(np.int64))
+    else:
+        same = np.allclose(got.astype(np.float64), want.astype(np.float64), rtol=rtol, atol=atol, equal_nan=True)
+    return Row(function, output, mode, abs_err, rel_err, "ok" if same else "mismatch", against=against,
+               **described)
+
+
+def run_subjects(report: Report, functions, subjects: dict, given: dict, seed: int, rtol: float, atol: float,
+                 expected: dict | None = None) -> Report:
+    """Runs every subject on every function and adds the rows.  `subjects`
+    maps each mode to its Subject (the reference, async, first); modes
+    missing from it were reported as compile or ireegen errors already."""
+    expected = expected or {}
+    reference = subjects.get(REFERENCE)
+    for f in functions:
+        run_reference = (lambda inputs, f=f: reference.run(f, inputs)) if reference else None
+        if f.name in given:
+            choice = given_inputs(f, given[f.name], run_reference)
+        elif run_reference is not None:
+            choice = choose_inputs(f, seed, run_reference)
+        else:  # no reference to judge the draws by: the first draw
+            choice = choose_inputs(f, seed, _no_reference)
+        report.inputs[f.name] = choice
+        failures, broken = {}, {}
+        for mode in report.modes:
+            subject = subjects.get(mode)
+            if subject is None:
+                continue
+            if mode == REFERENCE and choice.reference_outputs is not None:
+                report.results.setdefault(mode, {})[f.name] = choice.reference_outputs
+                continue
+            try:
+                report.results.setdefault(mode, {})[f.name] = subject.run(f, choice.inputs)
+            except RunError as e:
+                failures[mode] = str(e)
+            except IreegenError as e:
+                broken[mode] = str(e)
+            except Exception as e:  # noqa: BLE001 - one mode's failure is its row, not the end of the run
+                broken[mode] = f"{type(e).__name__}: {e}"
+        ref_out = report.results.get(REFERENCE, {}).get(f.name)
+        for mode in report.modes:
+            results = report.results.get(mode, {}).get(f.name)
+            for i, v in enumerate(f.outputs):
+                if mode in failures:
+                    report.rows.append(Row(f.name, v.name, mode, None, None, "run-error", failures[mode]))
+                elif mode in broken:
+                    report.rows.append(Row(f.name, v.name, mode, None, None, "ireegen-error", broken[mode]))
+                elif results is None:
+                    continue  # did not compile: reported in compile_errors / ireegen_errors
+                elif mode == REFERENCE:
+                    got = np.asarray(results[i])
+                    report.rows.append(Row(f.name, v.name, mode, 0.0, 0.0, "reference", dtype=str(got.dtype),
+                                           shape=list(got.shape), value_range=value_range(got)))
+                else:
+                    want = ref_out[i] if ref_out is not None and i < len(ref_out) else None
+                    report.rows.append(compare(f.name, v.name, mode, results[i], want, rtol, atol))
+                if results is not None and f.name in expected:
+                    report.rows.append(compare(f.name, v.name, mode, results[i], expected[f.name][i], rtol, atol,
+                                               against=EXPECTED))
+    return report
+
+
+def _no_reference(inputs):
+    raise RunError("no reference")
 
 
 def parity(
@@ -237,6 +419,9 @@ def parity(
     toolchain: Toolchain | None = None,
     extra_flags=(),
     apply_workarounds: bool = True,
+    expected_file=None,
+    expected: dict | None = None,
+    save_outputs=None,
 ) -> Report:
     """Runs the parity check; see the module docstring."""
     modes = list(modes)
@@ -245,49 +430,67 @@ def parity(
             raise UsageError(f"--execution-models {m!r}: unknown; choose from {', '.join(EXECUTION_MODELS)}")
     if REFERENCE not in modes:
         modes.insert(0, REFERENCE)
+    modes = list(dict.fromkeys(modes))
     toolchain = toolchain or toolchain_from()
     model = load_model(model_path)
-    functions = [model.function(function)] if function else list(model.functions)
+    everything = list(model.functions)
+    functions = [model.function(function)] if function else everything
     given = dict(inputs or {})
     if inputs_file:
-        given.update(load_inputs(Path(inputs_file), functions))
-    feeds = {f.name: given.get(f.name) or make_inputs(f, seed) for f in functions}
+        given.update(load_inputs(Path(inputs_file), everything))
+    wanted = dict(expected or {})
+    if expected_file:
+        wanted.update(load_expected(Path(expected_file), everything))
+    if save_outputs is not None:
+        save_outputs = _check_writable_dir(Path(save_outputs))
 
     report = Report(str(model_path), toolchain.compiler.version, toolchain.description, modes)
     with tempfile.TemporaryDirectory(prefix="ireegen-parity-") as tmp:
-        modules = {}
+        subjects = {}
         for mode in modes:
             workdir = Path(tmp) / mode
             workdir.mkdir()
             try:
-                modules[mode] = _prepare(mode, model, model_path, extra_flags, toolchain, workdir, apply_workarounds)
+                subjects[mode] = prepare_mode(mode, model, model_path, extra_flags, toolchain, workdir,
+                                              apply_workarounds)
             except IreegenError as e:
                 report.compile_errors[mode] = str(e)
-        for f in functions:
-            failures = {}  # mode -> run-time error message
-            for mode in modes:
-                if mode in modules:
-                    try:
-                        report.results.setdefault(mode, {})[f.name] = _run(mode, modules[mode], f, feeds[f.name],
-                                                                           toolchain)
-                    except RunError as e:
-                        failures[mode] = str(e)
-            reference = report.results.get(REFERENCE, {}).get(f.name)
-            # Rows in mode order: the reference first, each mode's outputs together.
-            for mode in modes:
-                results = report.results.get(mode, {}).get(f.name)
-                for i, v in enumerate(f.outputs):
-                    if mode in failures:
-                        row = Row(f.name, v.name, mode, None, None, "run-error", failures[mode])
-                    elif results is None:
-                        continue  # did not compile: reported in compile_errors
-                    elif mode == REFERENCE:
-                        row = Row(f.name, v.name, mode, 0.0, 0.0, "reference")
-                    else:
-                        row = _compare(f.name, v.name, mode, results[i], reference[i] if reference else None,
-                                       rtol, atol)
-                    report.rows.append(row)
+            except _IreegenFailure as e:
+                report.ireegen_errors[mode] = str(e)
+            except Exception as e:  # noqa: BLE001 - ireegen's own failure: this mode's row, not the end
+                report.ireegen_errors[mode] = f"{type(e).__name__}: {e}"
+        run_subjects(report, functions, subjects, given, seed, rtol, atol, wanted)
+    if save_outputs is not None:
+        write_outputs(report, functions, save_outputs)
     return report
+
+
+def _check_writable_dir(path: Path) -> Path:
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UsageError(f"--save-outputs {path}: cannot create it ({e.strerror})") from None
+    if not path.is_dir():
+        raise UsageError(f"--save-outputs {path}: is not a directory")
+    return path
+
+
+def write_outputs(report: Report, functions, directory: Path) -> None:
+    """DIR/<mode>/<function>.<output>.npy for every result, and
+    DIR/inputs/<function>.<input>.npy for the inputs used."""
+    for f in functions:
+        choice = report.inputs.get(f.name)
+        if choice is not None:
+            (directory / "inputs").mkdir(exist_ok=True)
+            for v, x in zip(f.inputs, choice.inputs):
+                np.save(directory / "inputs" / f"{f.name}.{v.name}.npy", np.asarray(x))
+        for mode, per_function in report.results.items():
+            results = per_function.get(f.name)
+            if results is None:
+                continue
+            (directory / mode).mkdir(exist_ok=True)
+            for v, x in zip(f.outputs, results):
+                np.save(directory / mode / f"{f.name}.{v.name}.npy", np.asarray(x))
 
 
 def assert_parity(model_path, **kwargs) -> Report:
@@ -300,4 +503,7 @@ def assert_parity(model_path, **kwargs) -> Report:
 
 
 def write_json(report: Report, path) -> None:
-    Path(path).write_text(json.dumps(report.to_json(), indent=2) + "\n")
+    try:
+        Path(path).write_text(json.dumps(report.to_json(), indent=2) + "\n")
+    except OSError as e:
+        raise UsageError(f"--json {path}: cannot write it ({e.strerror})") from None

@@ -71,7 +71,8 @@ def test_cli_divergence_exit_status_table_and_json(tmp_path):
     assert proc.returncode == 1, proc.stderr
     assert "Traceback" not in proc.stderr
     lines = proc.stdout.splitlines()
-    assert any(line.split()[:6] == ["predict", "output0", "inline-static", "-", "-", "run-error"] for line in lines)
+    assert any(line.split() == ["predict", "output0", "inline-static", "async", "-", "-", "-", "run-error"]
+               for line in lines), proc.stdout
     report = json.loads(out.read_text())
     assert report["exit_code"] == 1
     verdicts = {r["mode"]: r["verdict"] for r in report["rows"]}

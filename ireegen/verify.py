@@ -1,0 +1,185 @@
+"""Emit verification: before `emit` commits its output, it runs what it
+emitted on inputs that exercise the model (inputs.py) and compares every
+output with async, IREE's default execution model.  A difference refuses the
+output: nothing is written, and the parity table says what differed.
+
+What runs is the emitted configuration itself when this machine can run it,
+else its nearest runnable twin, and the manifest says which:
+- EmitC modules: the same program as bytecode (EmitC C needs the IREE
+  runtime C SDK, which is on no package registry);
+- static-library executables in a VM module: the same executables as
+  embedded ELF (static libraries are linked into a runtime, not loaded);
+- a foreign --target-triple: runtimeless C is built with the target's cross
+  compiler and run under its emulator when both are here; otherwise, like
+  the VM modes, the same configuration built for this machine.
+The reference is always async with embedded-ELF executables for this
+machine, run in-process through iree.runtime.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from .compile_model import compile_model
+from .errors import IreegenError, UsageError
+from .modes import Config, make_config
+from .parity import REFERENCE, Report, module_subject, run_subjects, runner_subject
+from .runners import RunError
+
+DEFAULT_RTOL = 1e-4
+DEFAULT_ATOL = 1e-5
+
+
+class VerificationError(IreegenError):
+    """The emitted code computes different numbers from async (status 1)."""
+
+    exit_code = 1
+
+
+@dataclass(frozen=True)
+class VerifyOptions:
+    enabled: bool = True
+    seed: int = 0
+    rtol: float = DEFAULT_RTOL
+    atol: float = DEFAULT_ATOL
+
+
+def describe(config: Config) -> str:
+    parts = [config.execution_model.name, config.executable_format.name]
+    if config.module_format:
+        parts.append(config.module_format)
+    text = ", ".join(parts)
+    return f"{text} for {config.target.triple}" if config.target else text
+
+
+def reference_config() -> Config:
+    return make_config("async")
+
+
+def _host_runnable(config: Config) -> bool:
+    if config.target is None:
+        return True
+    host = reference_config().target.triple
+    return config.target.triple.split("-", 1)[0] == host.split("-", 1)[0] and "linux" in config.target.triple
+
+
+def runnable_twin(config: Config) -> tuple:
+    """(the VM configuration to run, why it differs from `config`)."""
+    reasons = []
+    module_format, fmt, target = config.module_format, config.executable_format.name, config.target
+    if module_format == "emitc":
+        module_format = "vmfb"
+        reasons.append("EmitC C needs the IREE runtime C SDK to run: verified the same program as bytecode")
+    if fmt == "static-library":
+        fmt = "embedded-elf"
+        reasons.append("static-library executables link into a runtime: verified them as embedded ELF")
+    if not _host_runnable(config):
+        target = reference_config().target
+        reasons.append(f"{config.target.triple} code cannot run on this machine: "
+                       f"verified the same configuration built for {target.triple}")
+    twin = make_config(config.execution_model.name, fmt, module_format,
+                       target.triple if target else None,
+                       target.cpu if target and target is config.target else None,
+                       target.cpu_features if target and target is config.target else None)
+    return twin, reasons
+
+
+def _vm_subject(model, name, config, staging, module_file, extra_flags, compiler, workdir) -> tuple:
+    twin, reasons = runnable_twin(config)
+    in_process = twin.execution_model.name == REFERENCE
+    if twin == config:
+        return module_subject(config.execution_model.name, Path(staging) / module_file, in_process, None), twin, reasons
+    compiled = compile_model(model, name, twin, extra_flags, compiler, workdir)
+    return module_subject(config.execution_model.name, workdir / compiled.module_file, in_process, None), twin, reasons
+
+
+def _runtimeless_subject(model_path, name, config, staging, manifest, extra_flags, compiler, workdir) -> tuple:
+    from .emit import emit
+    from .native_run import build_runner
+
+    (Path(staging) / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    reasons = []
+    try:
+        runner = build_runner(staging, workdir / "build")
+        return runner_subject(config.execution_model.name, runner), config, reasons
+    except UsageError as e:  # no cross compiler or emulator for the target here
+        if _host_runnable(config):
+            raise
+        reasons.append(f"{config.target.triple} programs cannot run here ({e}): "
+                       "verified the same model emitted for this machine")
+    except RunError as e:
+        raise VerificationError(f"cannot verify the emitted C: building it failed:\n{e}") from None
+    twin = make_config(config.execution_model.name)
+    emit(model_path, workdir / "twin", twin, name=name, extra_flags=extra_flags, compiler=compiler,
+         verify=VerifyOptions(enabled=False))
+    try:
+        runner = build_runner(workdir / "twin", workdir / "twin-build")
+    except RunError as e:
+        raise VerificationError(f"cannot verify the emitted C: building it failed:\n{e}") from None
+    return runner_subject(config.execution_model.name, runner), twin, reasons
+
+
+def verify(model, model_path, name: str, config: Config, staging, module_file: str, manifest: dict,
+           functions, extra_flags, compiler, options: VerifyOptions) -> dict:
+    """Runs the emitted code against async; returns the manifest's
+    `verification` section, or raises VerificationError."""
+    if not options.enabled:
+        return {"verified": False, "reason": "--no-verify"}
+    label = config.execution_model.name
+    with tempfile.TemporaryDirectory(prefix="ireegen-verify-") as tmp:
+        tmp = Path(tmp)
+        (tmp / "subject").mkdir()
+        (tmp / "reference").mkdir()
+        if config.execution_model.has_vm_module:
+            subject, ran, reasons = _vm_subject(model, name, config, staging, module_file, extra_flags, compiler,
+                                                tmp / "subject")
+        else:
+            subject, ran, reasons = _runtimeless_subject(model_path, name, config, staging, manifest, extra_flags,
+                                                         compiler, tmp / "subject")
+        ref_config = reference_config()
+        if ran == ref_config:
+            return {
+                "verified": True,
+                "reference": describe(ref_config),
+                "ran": describe(ran),
+                "notes": reasons + ["this configuration is the reference itself: nothing to compare"],
+            }
+        try:
+            compiled = compile_model(model, name, ref_config, extra_flags, compiler, tmp / "reference")
+        except IreegenError as e:
+            raise VerificationError(
+                f"{model_path}: cannot verify --execution-model {label}: the async reference does not compile "
+                f"(use --no-verify to emit unverified):\n{e}") from None
+        reference = module_subject(REFERENCE, tmp / "reference" / compiled.module_file, True, None)
+        report = Report(str(model_path), compiler.version, "iree-base-runtime", [REFERENCE, label])
+        subjects = {REFERENCE: reference, label: subject}
+        run_subjects(report, [f.function for f in functions], subjects, {}, options.seed, options.rtol,
+                     options.atol)
+    if not report.agrees:
+        raise VerificationError(
+            f"{model_path}: --execution-model {label} ({describe(config)}) computes different numbers from "
+            f"async, so nothing was written (see docs/known-iree-issues.md; --no-verify skips this check):\n"
+            + report.table())
+    return {
+        "verified": True,
+        "reference": describe(ref_config) + " (iree.runtime, local-sync)",
+        "ran": describe(ran),
+        "notes": reasons + report.notes,
+        "seed": options.seed,
+        "rtol": options.rtol,
+        "atol": options.atol,
+        "functions": {
+            f.name: {
+                "inputs": report.inputs[f.name].to_json(),
+                "outputs": {
+                    r.output: {"max_abs_error": r.max_abs_error, "max_rel_error": r.max_rel_error,
+                               "range": r.value_range}
+                    for r in report.rows if r.function == f.name and r.mode == label
+                },
+            }
+            for f in functions
+        },
+    }

@@ -1,0 +1,294 @@
+"""emit verifies what it emits against async before writing it (verify.py),
+and parity's inputs exercise the model (inputs.py): real compiles, real
+runs, and a real IREE miscompile (the inline modes on a 128-wide MLP) as
+the case that must be refused."""
+
+import json
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from conftest import SAMPLES, load_sample_module, run_cli
+
+from ireegen.inputs import DISTRIBUTIONS, choose_inputs, degenerate_reason
+from ireegen.parity import parity
+from ireegen.signature import Function, Value
+
+MLP = SAMPLES / "mlp" / "mlp.mlir"
+
+
+@pytest.fixture(scope="module")
+def wide_mlp(tmp_path_factory):
+    """The sample's own generator at 128 wide: IREE 3.13's inline modes get it wrong."""
+    make_mlp = load_sample_module("mlp/make_mlp.py")
+    make_mlp.SIZES = (128, 128, 128)
+    path = tmp_path_factory.mktemp("wide") / "wide.mlir"
+    path.write_text(make_mlp.mlir())
+    return path
+
+
+def manifest(outdir):
+    return json.loads((outdir / "manifest.json").read_text())
+
+
+@pytest.mark.parametrize("mode", ["inline-static", "inline-dynamic"])
+def test_emit_refuses_a_miscompiled_model_and_writes_nothing(tmp_path, wide_mlp, mode):
+    out = tmp_path / "out"
+    proc = run_cli("emit", wide_mlp, "-o", out, "--execution-model", mode)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert "computes different numbers from async" in proc.stderr
+    assert f"predict   output0  {mode}" in proc.stderr and "mismatch" in proc.stderr
+    assert not out.exists()
+    assert not [p for p in tmp_path.iterdir() if p.name != "out"], "staging left behind"
+
+
+def test_a_refused_emit_keeps_the_previous_output(tmp_path, wide_mlp):
+    out = tmp_path / "out"
+    assert run_cli("emit", wide_mlp, "-o", out, "--execution-model", "async").returncode == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    assert run_cli("emit", wide_mlp, "-o", out, "--execution-model", "inline-static").returncode == 1
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+
+
+def test_no_verify_writes_and_says_so(tmp_path, wide_mlp):
+    out = tmp_path / "out"
+    proc = run_cli("emit", wide_mlp, "-o", out, "--execution-model", "inline-static", "--no-verify")
+    assert proc.returncode == 0, proc.stderr
+    assert "not verified" in proc.stdout
+    assert manifest(out)["verification"] == {"verified": False, "reason": "--no-verify"}
+
+
+def test_runtimeless_of_the_same_model_is_right_and_verified(tmp_path, wide_mlp):
+    out = tmp_path / "out"
+    proc = run_cli("emit", wide_mlp, "-o", out, "--execution-model", "runtimeless")
+    assert proc.returncode == 0, proc.stderr
+    section = manifest(out)["verification"]
+    assert section["verified"] and section["ran"].startswith("runtimeless, static-library")
+    errors = section["functions"]["predict"]["outputs"]["output0"]
+    assert errors["max_abs_error"] <= 1e-3 and errors["range"][0] < errors["range"][1]
+
+
+def test_manifest_records_inputs_seed_and_errors(tmp_path):
+    out = tmp_path / "out"
+    proc = run_cli("emit", MLP, "-o", out, "--execution-model", "inline-dynamic", "--verify-seed", "5")
+    assert proc.returncode == 0, proc.stderr
+    assert "verified against async" in proc.stdout
+    section = manifest(out)["verification"]
+    assert section["verified"] and section["seed"] == 5
+    assert section["reference"].startswith("async, embedded-elf, vmfb")
+    assert section["ran"].startswith("inline-dynamic, embedded-elf, vmfb")
+    fn = section["functions"]["predict"]
+    assert fn["inputs"]["distribution"] == "normal" and fn["inputs"]["seed"] == 5
+    assert fn["inputs"]["inputs"][0]["shape"] == [2, 8]
+    assert fn["outputs"]["output0"]["max_abs_error"] == 0.0
+
+
+def test_verification_is_deterministic(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    for out in (a, b):
+        assert run_cli("emit", MLP, "-o", out, "--execution-model", "inline-static").returncode == 0
+    assert (a / "manifest.json").read_bytes() == (b / "manifest.json").read_bytes()
+
+
+@pytest.mark.parametrize("args, ran, why", [
+    (["--execution-model", "inline-dynamic", "--module-format", "emitc"], "inline-dynamic, embedded-elf, vmfb",
+     "EmitC"),
+    (["--execution-model", "inline-dynamic", "--executable-format", "static-library"],
+     "inline-dynamic, embedded-elf, vmfb", "static-library"),
+    (["--execution-model", "inline-dynamic", "--target-triple", "riscv64-unknown-linux-gnu"],
+     "inline-dynamic, embedded-elf, vmfb for x86_64", "riscv64-unknown-linux-gnu code cannot run"),
+])
+def test_what_cannot_run_here_is_verified_as_its_runnable_twin(tmp_path, args, ran, why):
+    out = tmp_path / "out"
+    proc = run_cli("emit", MLP, "-o", out, *args)
+    assert proc.returncode == 0, proc.stderr
+    section = manifest(out)["verification"]
+    assert section["verified"] and section["ran"].startswith(ran.split(" for ")[0])
+    assert any(why in n for n in section["notes"]), section["notes"]
+
+
+def test_twins_of_a_miscompiled_model_are_refused_too(tmp_path, wide_mlp):
+    proc = run_cli("emit", wide_mlp, "-o", tmp_path / "out", "--execution-model", "inline-dynamic",
+                   "--module-format", "emitc")
+    assert proc.returncode == 1 and "computes different numbers" in proc.stderr
+
+
+@pytest.mark.skipif(not (shutil.which("aarch64-linux-gnu-gcc") and shutil.which("qemu-aarch64")),
+                    reason="needs gcc-aarch64-linux-gnu and qemu-user")
+def test_runtimeless_for_a_foreign_triple_runs_under_the_emulator(tmp_path):
+    out = tmp_path / "out"
+    proc = run_cli("emit", MLP, "-o", out, "--execution-model", "runtimeless",
+                   "--target-triple", "aarch64-unknown-linux-gnu")
+    assert proc.returncode == 0, proc.stderr
+    section = manifest(out)["verification"]
+    assert section["ran"] == "runtimeless, static-library for aarch64-unknown-linux-gnu" and not section["notes"]
+
+
+def test_async_is_the_reference_itself(tmp_path):
+    out = tmp_path / "out"
+    proc = run_cli("emit", MLP, "-o", out)
+    assert proc.returncode == 0 and "reference configuration itself" in proc.stdout
+    assert "reference itself" in manifest(out)["verification"]["notes"][-1]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not shutil.which("cmake"), reason="cmake not installed")
+def test_cmake_build_fails_on_a_miscompiled_model_unless_verify_off(tmp_path, wide_mlp):
+    src = tmp_path / "src"
+    src.mkdir()
+    shutil.copy(wide_mlp, src / "wide.mlir")
+    cmake_dir = run_cli("--cmake-dir").stdout.strip()
+
+    def build(verify):
+        (src / "CMakeLists.txt").write_text(
+            "cmake_minimum_required(VERSION 3.21)\nproject(t NONE)\nfind_package(ireegen CONFIG REQUIRED)\n"
+            f"ireegen_add_model(wide SRC wide.mlir EXECUTION_MODEL inline-static GENERATE_ONLY {verify})\n")
+        configure = subprocess.run(
+            ["cmake", "-S", src, "-B", tmp_path / "build", f"-Direegen_DIR={cmake_dir}",
+             f"-DIREEGEN_PYTHON_EXECUTABLE={sys.executable}"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            text=True)
+        if configure.returncode != 0:
+            return configure
+        return subprocess.run(["cmake", "--build", tmp_path / "build"], stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True)
+
+    failed = build("")
+    assert failed.returncode != 0 and "computes different numbers from async" in failed.stdout
+    assert not (tmp_path / "build" / "ireegen" / "wide" / "manifest.json").exists()
+    passed = build("VERIFY OFF")
+    assert passed.returncode == 0, passed.stdout
+    assert not json.loads((tmp_path / "build" / "ireegen" / "wide" / "manifest.json").read_text())[
+        "verification"]["verified"]
+    bad = build("VERIFY maybe")
+    assert bad.returncode != 0 and "VERIFY maybe: expected ON or OFF" in bad.stdout
+
+
+# ---------------------------------------------------------------------------
+# Inputs that exercise the model
+
+
+THRESHOLD = """func.func @gate(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+  %c = arith.constant dense<3.0> : tensor<2x8xf32>
+  %z = arith.constant dense<0.0> : tensor<2x8xf32>
+  %d = arith.subf %x, %c : tensor<2x8xf32>
+  %r = arith.maximumf %d, %z : tensor<2x8xf32>
+  return %r : tensor<2x8xf32>
+}
+"""
+
+CONSTANT = """func.func @zeros(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %z = arith.constant dense<0.0> : tensor<4xf32>
+  %r = arith.mulf %x, %z : tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+"""
+
+
+def test_degenerate_outputs_are_redrawn_and_the_report_says_which(tmp_path):
+    # relu(x - 3) is all zero for normal(0,1) and uniform(0.5,2) inputs of this size.
+    model = tmp_path / "gate.mlir"
+    model.write_text(THRESHOLD)
+    report = parity(model, modes=["async", "inline-static"])
+    assert report.exit_code == 0, report.table()
+    choice = report.inputs["gate"]
+    assert choice.distribution not in ("normal", "uniform(0.5,2)") and choice.tried[:2] == ["normal", "uniform(0.5,2)"]
+    assert np.asarray(report.results["async"]["gate"][0]).any()
+    assert f"inputs @gate: {choice.distribution}" in report.table()
+    assert report.to_json()["inputs"]["gate"]["distribution"] == choice.distribution
+
+
+def test_outputs_constant_for_every_draw_are_reported(tmp_path):
+    model = tmp_path / "zeros.mlir"
+    model.write_text(CONSTANT)
+    report = parity(model, modes=["async", "inline-static"])
+    assert report.exit_code == 0
+    assert "proves little" in report.table() and report.to_json()["notes"]
+
+
+def test_choose_inputs_tries_each_distribution_once_then_keeps_the_least_degenerate():
+    fn = Function("f", (Value("input0", "float32", (4,)),), (Value("output0", "float32", (4,)),))
+    calls = []
+
+    def reference(inputs):
+        calls.append(inputs)
+        return [np.zeros(4, np.float32)]
+
+    choice = choose_inputs(fn, 0, reference)
+    assert len(calls) == len(DISTRIBUTIONS)
+    assert choice.degenerate == {"output0": "all zero"} and "proves little" in choice.note
+
+
+@pytest.mark.parametrize("value, reason", [
+    (np.zeros((2, 2)), "all zero"), (np.full(3, 7.0), "constant"), (np.full(3, np.nan), "all NaN/Inf"),
+    (np.array([True, True]), "constant"), (np.array([1.0, 2.0]), None), (np.array(5.0), None),
+    (np.zeros((0, 3)), None),
+])
+def test_degenerate_reason(value, reason):
+    assert degenerate_reason(value) == reason
+
+
+def test_integer_trip_counts_are_drawn_so_that_loops_run():
+    # corpus data_dependent_loop: @repeat's trip count comes from an i32 input.
+    from conftest import ROOT
+
+    report = parity(ROOT / "tests" / "models" / "data_dependent_loop.mlir", modes=["async"])
+    for name, choice in report.inputs.items():
+        assert not choice.degenerate, (name, choice.degenerate, report.table())
+
+
+# ---------------------------------------------------------------------------
+# --inputs, --expected, --save-outputs, per-mode failures
+
+
+def test_inputs_keys_must_match(tmp_path):
+    x = np.ones((2, 8), np.float32)
+    np.savez(tmp_path / "typo.npz", inptu0=x)
+    proc = run_cli("parity", MLP, "--inputs", tmp_path / "typo.npz")
+    assert proc.returncode == 2 and "'inptu0' names no input" in proc.stderr and "Traceback" not in proc.stderr
+    np.savez(tmp_path / "none.npz")
+    proc = run_cli("parity", MLP, "--inputs", tmp_path / "none.npz")
+    assert proc.returncode == 2 and "no inputs for @predict" in proc.stderr
+    (tmp_path / "junk.npz").write_bytes(b"not a zip")
+    proc = run_cli("parity", MLP, "--inputs", tmp_path / "junk.npz")
+    assert proc.returncode == 2 and "not a readable .npz" in proc.stderr
+
+
+def test_expected_and_save_outputs(tmp_path):
+    make_mlp = load_sample_module("mlp/make_mlp.py")
+    x = np.linspace(-1, 1, 16, dtype=np.float32).reshape(2, 8)
+    np.savez(tmp_path / "in.npz", **{"predict.input0": x})
+    np.savez(tmp_path / "good.npz", output0=make_mlp.reference(x).astype(np.float32))
+    out = tmp_path / "saved"
+    proc = run_cli("parity", MLP, "--inputs", tmp_path / "in.npz", "--expected", tmp_path / "good.npz",
+                   "--save-outputs", out, "--atol", "1e-5", "--json", tmp_path / "r.json")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = json.loads((tmp_path / "r.json").read_text())["rows"]
+    assert {(r["mode"], r["against"]) for r in rows if r["verdict"] == "ok"} >= {
+        ("async", "expected"), ("inline-static", "expected"), ("inline-dynamic", "expected")}
+    assert all(r["dtype"] == "float32" and r["shape"] == [2, 4] and r["value_range"] for r in rows)
+    for mode in ("async", "inline-static", "inline-dynamic"):
+        saved = np.load(out / mode / "predict.output0.npy")
+        np.testing.assert_allclose(saved, make_mlp.reference(x), rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(np.load(out / "inputs" / "predict.input0.npy"), x)
+
+    np.savez(tmp_path / "bad.npz", output0=make_mlp.reference(x).astype(np.float32) + 1)
+    proc = run_cli("parity", MLP, "--inputs", tmp_path / "in.npz", "--expected", tmp_path / "bad.npz")
+    assert proc.returncode == 1
+    assert any(line.split()[2:4] == ["async", "expected"] and line.endswith("mismatch")
+               for line in proc.stdout.splitlines()), proc.stdout
+
+
+def test_a_failing_c_build_is_an_ireegen_error_row_and_the_rest_still_runs(tmp_path, monkeypatch):
+    monkeypatch.setenv("CC", "false")
+    out = tmp_path / "r.json"
+    proc = run_cli("parity", MLP, "--execution-models", "runtimeless,inline-static", "--json", out)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr and "does not compile" not in proc.stdout
+    assert "runtimeless: ireegen error: building the emitted C failed" in proc.stdout
+    report = json.loads(out.read_text())
+    assert "runtimeless" in report["ireegen_errors"]
+    assert {r["mode"]: r["verdict"] for r in report["rows"]} == {"async": "reference", "inline-static": "ok"}
