@@ -1,5 +1,7 @@
 """C toolchains for building emitted C on this machine: the host's compiler,
-or, for a foreign target triple, Debian's cross gcc run under qemu-user."""
+or, for a foreign target triple, Debian's cross gcc run under qemu-user, or
+for a bare-metal Cortex-M triple, arm-none-eabi-gcc run under qemu-system-arm
+(baremetal.py)."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import shutil
 from dataclasses import dataclass
 
 from .errors import UsageError
+from .cores import ARCH_ORDER, is_bare_metal
 from .modes import host_triple
 
 # LLVM architecture -> (Debian cross gcc prefix, qemu-user program, Debian cross package)
@@ -26,14 +29,28 @@ class Toolchain:
     cc: str
     emulator: tuple  # prefix of the command that runs a built program; () on the host
     link_flags: tuple
+    cflags: tuple = ()  # what every object of the program needs (-mcpu, float ABI)
+    core: object = None  # bare metal: the cores.Core the program runs on, under qemu-system
 
-    def run_command(self, program) -> list:
-        return [*self.emulator, str(program)]
+    @property
+    def bare_metal(self) -> bool:
+        return self.core is not None
+
+    def run_command(self, program, args=()) -> list:
+        if self.bare_metal:
+            from .baremetal import semihosting_command
+
+            return semihosting_command(self.emulator, program, args)
+        return [*self.emulator, str(program), *map(str, args)]
 
 
-def toolchain_for(triple: str, cc: str | None = None, emulator: str | None = None) -> Toolchain:
-    """The compiler (and emulator) for programs of `triple`.  `cc`/`emulator`
-    override the choice (CC in the environment overrides the host's)."""
+def toolchain_for(triple: str, cc: str | None = None, emulator: str | None = None,
+                  cpu: str | None = None) -> Toolchain:
+    """The compiler (and emulator) for programs of `triple` (and `cpu`, which
+    picks a bare-metal core's flags and board).  `cc`/`emulator` override the
+    choice (CC in the environment overrides the host's)."""
+    if is_bare_metal(triple) and triple.split("-", 1)[0] in ARCH_ORDER:
+        return _bare_metal_toolchain(triple, cpu, cc, emulator)
     arch = triple.split("-", 1)[0]
     host_arch = host_triple().split("-", 1)[0]
     if arch == host_arch and "linux" in triple and platform.system() == "Linux":
@@ -54,6 +71,18 @@ def toolchain_for(triple: str, cc: str | None = None, emulator: str | None = Non
     _require(runner[0], f"an emulator for {triple} programs (Debian: apt-get install qemu-user)")
     # Static programs need no target sysroot at run time.
     return Toolchain(triple, compiler, runner, ("-static",))
+
+
+def _bare_metal_toolchain(triple, cpu, cc, emulator) -> Toolchain:
+    from . import baremetal
+
+    core = baremetal.core_for(triple, cpu)
+    compiler = cc or baremetal.CC
+    _require(compiler, f"the bare-metal compiler for {triple} (Debian: apt-get install gcc-arm-none-eabi "
+             "libnewlib-arm-none-eabi)")
+    runner = tuple(emulator.split()) if emulator else baremetal.emulator_command(core)
+    _require(runner[0], f"an emulator for {triple} programs (Debian: apt-get install qemu-system-arm)")
+    return Toolchain(triple, compiler, runner, baremetal.LINK_FLAGS, core.gcc_flags(triple), core)
 
 
 def _require(program: str, what: str) -> None:

@@ -1,0 +1,75 @@
+"""The one table of bare-metal Cortex-M cores: what `--target-cpu` implies
+for the executables (triple, float ABI), for the C compiler that builds the
+code around them (arm-none-eabi-gcc flags) and for the emulator that runs it
+(qemu-system-arm board).  Pure data; modes.py, toolchains.py, baremetal.py
+and the CMake toolchain files read it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Core:
+    cpu: str  # LLVM and gcc -mcpu name
+    arch: str  # LLVM triple architecture
+    fpu: str  # gcc -mfpu, "" without an FPU; "auto" lets -mcpu choose
+    qemu_machine: str  # qemu-system-arm -M board that has this core (or a superset)
+    tested_in_ci: bool  # the test suite runs code for this core under qemu
+
+    @property
+    def has_fpu(self) -> bool:
+        return bool(self.fpu)
+
+    @property
+    def default_triple(self) -> str:
+        return f"{self.arch}-none-eabi{'hf' if self.has_fpu else ''}"
+
+    def float_abi(self, triple: str) -> str:
+        """The float ABI of `triple` on this core: eabihf is hard, eabi is
+        softfp on a core with an FPU and soft on one without."""
+        if triple.endswith("eabihf"):
+            return "hard"
+        return "softfp" if self.has_fpu else "soft"
+
+    def gcc_flags(self, triple: str) -> tuple:
+        """arm-none-eabi-gcc flags whose objects link with the executables."""
+        flags = [f"-mcpu={self.cpu}", "-mthumb", f"-mfloat-abi={self.float_abi(triple)}"]
+        if self.has_fpu:
+            flags.append(f"-mfpu={self.fpu}")
+        return tuple(flags)
+
+
+CORES = {
+    c.cpu: c
+    for c in (
+        # ARMv6-M code runs on the Cortex-M3 of mps2-an385: qemu has no MPS2 M0 board.
+        Core("cortex-m0", "thumbv6m", "", "mps2-an385", False),
+        Core("cortex-m0plus", "thumbv6m", "", "mps2-an385", True),
+        Core("cortex-m3", "thumbv7m", "", "mps2-an385", True),
+        Core("cortex-m4", "thumbv7em", "fpv4-sp-d16", "mps2-an386", True),
+        Core("cortex-m7", "thumbv7em", "fpv5-d16", "mps2-an500", True),
+        Core("cortex-m33", "thumbv8m.main", "fpv5-sp-d16", "mps2-an505", True),
+        # MVE (Helium) integer and float: LLVM's default features for the core.
+        Core("cortex-m55", "thumbv8.1m.main", "auto", "mps3-an547", True),
+    )
+}
+
+# Each architecture in the order of its instruction sets: a triple's code
+# runs on a core of that architecture or a later one.
+ARCH_ORDER = ("thumbv6m", "thumbv7m", "thumbv7em", "thumbv8m.main", "thumbv8.1m.main")
+
+# A Cortex-M triple given without --target-cpu gets this core.
+ARCH_DEFAULT_CPU = {
+    "thumbv6m": "cortex-m0plus",
+    "thumbv7m": "cortex-m3",
+    "thumbv7em": "cortex-m4",
+    "thumbv8m.main": "cortex-m33",
+    "thumbv8.1m.main": "cortex-m55",
+}
+
+
+def is_bare_metal(triple: str) -> bool:
+    """A triple with no operating system: programs run on a board, not a process."""
+    parts = triple.split("-")
+    return parts[0] in ARCH_ORDER or (len(parts) >= 3 and parts[1] in ("none", "unknown") and parts[2] in ("none", "eabi", "eabihf", "elf"))
