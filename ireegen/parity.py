@@ -175,16 +175,18 @@ def toolchain_from(iree_compile=None, iree_runtime_bin=None, iree_venv=None) -> 
 
 
 def _prepare(mode: str, model, model_path, extra_flags, toolchain: Toolchain, workdir: Path,
-             apply_workarounds: bool):
-    """Compiles one mode: the module's path, or for runtimeless a built runner."""
+             apply_workarounds: bool, target: dict):
+    """Compiles one mode: the module's path, or for runtimeless a built runner
+    (for `target`: triple, cpu, emulator; default the host)."""
     config = make_config(mode)
     if not config.execution_model.has_vm_module:
         from .emit import emit
         from .native_run import build_runner
 
+        config = make_config(mode, target_triple=target.get("triple"), target_cpu=target.get("cpu"))
         emit(model_path, workdir / "out", config, name="parity", extra_flags=extra_flags, compiler=toolchain.compiler)
         try:
-            return build_runner(workdir / "out", workdir / "build")
+            return build_runner(workdir / "out", workdir / "build", emulator=target.get("emulator"))
         except RunError as e:
             raise UsageError(str(e)) from None
     compiled = compile_model(model, "parity", config, extra_flags, toolchain.compiler, workdir, apply_workarounds)
@@ -237,8 +239,12 @@ def parity(
     toolchain: Toolchain | None = None,
     extra_flags=(),
     apply_workarounds: bool = True,
+    runtimeless_target: dict | None = None,
 ) -> Report:
-    """Runs the parity check; see the module docstring."""
+    """Runs the parity check; see the module docstring.  `runtimeless_target`
+    ({"triple", "cpu", "emulator"}, each optional) builds and runs the
+    runtimeless C for another target, a bare-metal board for instance; the
+    other modes run on the host."""
     modes = list(modes)
     for m in modes:
         if m not in EXECUTION_MODELS:
@@ -260,7 +266,8 @@ def parity(
             workdir = Path(tmp) / mode
             workdir.mkdir()
             try:
-                modules[mode] = _prepare(mode, model, model_path, extra_flags, toolchain, workdir, apply_workarounds)
+                modules[mode] = _prepare(mode, model, model_path, extra_flags, toolchain, workdir, apply_workarounds,
+                                         runtimeless_target or {})
             except IreegenError as e:
                 report.compile_errors[mode] = str(e)
         for f in functions:

@@ -45,12 +45,12 @@ class Toolchain:
 
 
 def toolchain_for(triple: str, cc: str | None = None, emulator: str | None = None,
-                  cpu: str | None = None) -> Toolchain:
+                  cpu: str | None = None, need_emulator: bool = True) -> Toolchain:
     """The compiler (and emulator) for programs of `triple` (and `cpu`, which
     picks a bare-metal core's flags and board).  `cc`/`emulator` override the
     choice (CC in the environment overrides the host's)."""
     if is_bare_metal(triple) and triple.split("-", 1)[0] in ARCH_ORDER:
-        return _bare_metal_toolchain(triple, cpu, cc, emulator)
+        return _bare_metal_toolchain(triple, cpu, cc, emulator, need_emulator)
     arch = triple.split("-", 1)[0]
     host_arch = host_triple().split("-", 1)[0]
     if arch == host_arch and "linux" in triple and platform.system() == "Linux":
@@ -68,12 +68,13 @@ def toolchain_for(triple: str, cc: str | None = None, emulator: str | None = Non
     compiler = cc or prefix + "gcc"
     _require(compiler, f"the cross compiler for {triple} (Debian: apt-get install {package})")
     runner = tuple(emulator.split()) if emulator else (qemu,)
-    _require(runner[0], f"an emulator for {triple} programs (Debian: apt-get install qemu-user)")
+    if need_emulator:
+        _require(runner[0], f"an emulator for {triple} programs (Debian: apt-get install qemu-user)")
     # Static programs need no target sysroot at run time.
     return Toolchain(triple, compiler, runner, ("-static",))
 
 
-def _bare_metal_toolchain(triple, cpu, cc, emulator) -> Toolchain:
+def _bare_metal_toolchain(triple, cpu, cc, emulator, need_emulator) -> Toolchain:
     from . import baremetal
 
     core = baremetal.core_for(triple, cpu)
@@ -81,7 +82,8 @@ def _bare_metal_toolchain(triple, cpu, cc, emulator) -> Toolchain:
     _require(compiler, f"the bare-metal compiler for {triple} (Debian: apt-get install gcc-arm-none-eabi "
              "libnewlib-arm-none-eabi)")
     runner = tuple(emulator.split()) if emulator else baremetal.emulator_command(core)
-    _require(runner[0], f"an emulator for {triple} programs (Debian: apt-get install qemu-system-arm)")
+    if need_emulator:
+        _require(runner[0], f"an emulator for {triple} programs (Debian: apt-get install qemu-system-arm)")
     return Toolchain(triple, compiler, runner, baremetal.LINK_FLAGS, core.gcc_flags(triple), core)
 
 
