@@ -43,7 +43,7 @@ STACK_SIZE = 64 * KIB
 CC = "arm-none-eabi-gcc"
 QEMU = "qemu-system-arm"
 # Semihosting for files and the exit status; newlib with its stdio over it.
-LINK_FLAGS = ("--specs=rdimon.specs", "-nostartfiles", "-Wl,--gc-sections")
+LINK_FLAGS = ("--specs=rdimon.specs", "-nostartfiles", "-Wl,--gc-sections", "-Wl,--no-warn-execstack")
 SUPPORT_SOURCES = ("startup.c", "libm_compat.c")
 
 
