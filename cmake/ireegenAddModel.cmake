@@ -45,7 +45,7 @@ endmacro()
 
 function(ireegen_add_model target)
   set(_one SRC NAME EXECUTION_MODEL EXECUTABLE_FORMAT MODULE_FORMAT TARGET_TRIPLE
-           TARGET_CPU TARGET_CPU_FEATURES OUTPUT_DIR CONSTANTS_SECTION ARENA_SECTION)
+           TARGET_CPU TARGET_CPU_FEATURES OUTPUT_DIR CONSTANTS_SECTION ARENA_SECTION OPTIMIZE_FOR)
   cmake_parse_arguments(PARSE_ARGV 1 _ARG "GENERATE_ONLY" "${_one}" "FLAGS")
   if(_ARG_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "ireegen_add_model(${target}): unknown argument(s) ${_ARG_UNPARSED_ARGUMENTS}; "
@@ -96,6 +96,9 @@ function(ireegen_add_model target)
       list(APPEND _args "--${_flag}=${_ARG_${_opt}}")
     endif()
   endforeach()
+  if(_ARG_OPTIMIZE_FOR)
+    list(APPEND _args "--optimize-for=${_ARG_OPTIMIZE_FOR}")
+  endif()
   foreach(_flag IN LISTS _ARG_FLAGS)
     list(APPEND _args "--iree-flag=${_flag}")
   endforeach()

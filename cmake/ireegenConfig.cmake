@@ -12,7 +12,8 @@
 #                     [TARGET_CPU_FEATURES <features>]
 #                     [FLAGS <iree-compile flag>...]
 #                     [OUTPUT_DIR <dir>] [GENERATE_ONLY]
-#                     [CONSTANTS_SECTION <section>] [ARENA_SECTION <section>])
+#                     [CONSTANTS_SECTION <section>] [ARENA_SECTION <section>]
+#                     [OPTIMIZE_FOR speed|size])
 #
 # which runs `python -m ireegen emit` at build time and creates the static
 # library <target> with the generated sources, its include directory PUBLIC

@@ -35,6 +35,8 @@ def _add_mode_args(p) -> None:
     p.add_argument("--target-triple", help="LLVM target triple of the executables (default: the host's)")
     p.add_argument("--target-cpu", help="target CPU (default generic; 'host' for this machine)")
     p.add_argument("--target-cpu-features", help="target CPU features, e.g. +avx2 (default none)")
+    p.add_argument("--optimize-for", default="speed", choices=("speed", "size"),
+                   help="size: smaller kernels, more instructions (one 32-bit lane per vector); default speed")
     p.add_argument(
         "--iree-flag",
         action="append",
@@ -118,6 +120,7 @@ def _config_from_args(args):
         args.target_triple,
         args.target_cpu,
         args.target_cpu_features,
+        args.optimize_for,
     )
 
 

@@ -1,7 +1,12 @@
 """`ireegen size OUTDIR`: a runtimeless model's flash and RAM on its target,
-read with the target toolchain's `size` and `objdump` from the built objects
-(CMake's, or compiled here at -Os with the target's flags).
+read with the target toolchain from the built objects (CMake's, or compiled
+here at -Os with the target's flags).
 
+The objects are linked the way firmware links them (--gc-sections, rooted at
+NAME_initialize, the model's functions and NAME_last_error; the C library
+left out), and the linker map gives what each object keeps: the executables
+object carries IREE's builtins (f16 conversions, fma, memcpy...) that nothing
+calls, which the link drops.
 Flash: the executables' text+rodata, the glue (NAME.c), the constants.
 RAM: the arena, the instance, the glue's other data, and the stack of one
 call: the glue's frames from gcc's -fstack-usage plus the deepest dispatch
@@ -18,8 +23,6 @@ from .errors import UsageError
 from .native_run import load_manifest
 from .toolchains import toolchain_for
 
-FLASH_SECTIONS = re.compile(r"^\.(text|rodata|data|ARM\.exidx|ARM\.extab|init_array|fini_array)")
-RAM_SECTIONS = re.compile(r"^\.(data|bss)")
 SIZE_CFLAGS = ("-Os", "-std=c11", "-ffunction-sections", "-fdata-sections")
 
 
@@ -34,22 +37,41 @@ def _run(cmd) -> str:
     return proc.stdout
 
 
-def section_sizes(size_tool: str, obj) -> dict:
-    """section name -> bytes (`size -A`)."""
-    sizes = {}
-    for line in _run([size_tool, "-A", str(obj)]).splitlines():
-        parts = line.split()
-        if len(parts) >= 2 and parts[0].startswith(".") and parts[1].isdigit():
-            sizes[parts[0]] = sizes.get(parts[0], 0) + int(parts[1])
-    return sizes
+_MAP_SECTION = re.compile(r"^ (\.[^\s]+)")
+_MAP_SIZE = re.compile(r"^\s+(?:(\.[^\s]+)\s+)?0x[0-9a-f]+\s+0x([0-9a-f]+)\s+(\S+)$")
 
 
-def _flash(sections: dict) -> int:
-    return sum(v for k, v in sections.items() if FLASH_SECTIONS.match(k))
-
-
-def _ram(sections: dict, skip=()) -> int:
-    return sum(v for k, v in sections.items() if RAM_SECTIONS.match(k) and not any(s in k for s in skip))
+def linked_sizes(cc: str, cflags, objects: dict, roots) -> tuple:
+    """Links `objects` (role -> path) with --gc-sections from the `roots`
+    symbols: ({role: {"flash": bytes, "ram": bytes}}, [undefined symbols])."""
+    with tempfile.TemporaryDirectory(prefix="ireegen-link-") as tmp:
+        mapfile, elf = Path(tmp) / "probe.map", Path(tmp) / "probe.elf"
+        cmd = [cc, *cflags, "-nostdlib", "-nostartfiles", "-static", "-Wl,--gc-sections",
+               f"-Wl,--entry={roots[0]}", *(f"-Wl,-u,{r}" for r in roots[1:]),
+               "-Wl,--unresolved-symbols=ignore-all", f"-Wl,-Map={mapfile}", *map(str, objects.values()), "-o", str(elf)]
+        _run(cmd)
+        text = mapfile.read_text()
+        undefined = sorted({line.split()[-1] for line in _run([_tool(cc, "nm"), "-u", str(elf)]).splitlines() if line.strip()})
+    by_path = {str(p): role for role, p in objects.items()}
+    sizes = {role: {"flash": 0, "ram": 0} for role in objects}
+    section = None
+    for line in text.split("Linker script and memory map", 1)[-1].splitlines():
+        m = _MAP_SECTION.match(line)
+        if m:
+            section = m.group(1)
+        m = _MAP_SIZE.match(line)
+        if not m or m.group(3) not in by_path:
+            continue
+        section = m.group(1) or section
+        size, role = int(m.group(2), 16), by_path[m.group(3)]
+        if section.startswith((".bss", ".tbss")) or section == "COMMON":
+            sizes[role]["ram"] += size
+        elif section.startswith(".data") and not section.startswith(".data.rel.ro"):
+            sizes[role]["ram"] += size
+            sizes[role]["flash"] += size
+        elif section.startswith((".text", ".rodata", ".data.rel.ro", ".ARM.ex", ".init_array", ".fini_array")):
+            sizes[role]["flash"] += size
+    return sizes, undefined
 
 
 def symbol_size(nm_tool: str, obj, symbol: str) -> int | None:
@@ -116,7 +138,7 @@ def measure(outdir, objects=(), cc: str | None = None, cflags=SIZE_CFLAGS) -> di
     toolchain = toolchain_for(target["triple"], cc, cpu=target.get("cpu"), need_emulator=False)
     name = manifest["name"]
     roles = {f["role"]: outdir / f["path"] for f in manifest["files"]}
-    size_tool, nm_tool, objdump_tool = (_tool(toolchain.cc, t) for t in ("size", "nm", "objdump"))
+    nm_tool, objdump_tool = _tool(toolchain.cc, "nm"), _tool(toolchain.cc, "objdump")
     with tempfile.TemporaryDirectory(prefix="ireegen-size-") as tmp:
         built = {}
         for role in ("runtime-source", "constants-source"):
@@ -126,22 +148,27 @@ def measure(outdir, objects=(), cc: str | None = None, cflags=SIZE_CFLAGS) -> di
                   "-o", str(obj)])
             built[role] = obj
         stack = _stack_usage(Path(tmp).glob("*.su"))
-        given = {Path(o).name: Path(o) for o in objects}
-        glue = next((o for n, o in given.items() if n.startswith(f"{name}.c")), built["runtime-source"])
-        consts = next((o for n, o in given.items() if n.startswith(f"{name}_constants.")), built["constants-source"])
+        glue, consts = built["runtime-source"], built["constants-source"]
+        for obj in objects:  # told apart by what they define
+            defined = _run([nm_tool, "--defined-only", str(obj)]).split()
+            if f"{name}_initialize" in defined:
+                glue = Path(obj)
+            elif f"{name}__constants" in defined:
+                consts = Path(obj)
         executables = roles["executables-object"]
-        exe_sections, glue_sections, const_sections = (section_sizes(size_tool, o) for o in (executables, glue, consts))
+        roots = [f"{name}_initialize", f"{name}_last_error", *(f["c_symbol"] for f in manifest["functions"])]
+        linked, undefined = linked_sizes(toolchain.cc, toolchain.cflags,
+                                         {"executables": executables, "glue": glue, "constants": consts}, roots)
         instance = symbol_size(nm_tool, glue, f"{name}__default_instance") or 0
         frames = dispatch_frames(objdump_tool, executables) if target["triple"].startswith(("thumb", "arm")) else {}
     arena = manifest["runtimeless"]["arena"]["size"]
-    entry_points = [f["name"] for f in manifest["functions"]]
-    glue_stack = max((stack.get(f"{name}_{fn}", 0) for fn in entry_points), default=0) + stack.get(
+    glue_stack = max((stack.get(f["c_symbol"], 0) for f in manifest["functions"]), default=0) + stack.get(
         f"{name}__dispatch", 0)
-    flash = {"executables": _flash(exe_sections), "glue": _flash(glue_sections), "constants": _flash(const_sections)}
+    flash = {role: linked[role]["flash"] for role in ("executables", "glue", "constants")}
     ram = {
         "arena": arena,
         "instance": instance,
-        "glue_data": _ram(glue_sections, skip=("default_arena", "default_instance")),
+        "glue_data": linked["glue"]["ram"] + linked["executables"]["ram"],
         "stack": glue_stack + max(frames.values(), default=0) if frames else None,
     }
     return {
@@ -151,6 +178,7 @@ def measure(outdir, objects=(), cc: str | None = None, cflags=SIZE_CFLAGS) -> di
         "flash": {**flash, "total": sum(flash.values())},
         "ram": {**ram, "total": sum(v for v in ram.values() if v)},
         "stack_detail": {"glue": glue_stack, "deepest_dispatch": max(frames.values(), default=None)},
+        "c_library": undefined,  # what the model needs from libc/libm/libgcc, not counted
     }
 
 
@@ -165,5 +193,6 @@ def table(report: dict) -> str:
         f"{report['ram']['instance']:,}, glue data {report['ram']['glue_data']:,}, stack "
         + (f"{stack:,} (glue {report['stack_detail']['glue']:,} + deepest dispatch "
            f"{report['stack_detail']['deepest_dispatch']:,})" if stack is not None else "not measured for this target"),
+        f"  plus from the C library: {', '.join(report['c_library']) or 'nothing'}",
     ]
     return "\n".join(lines)
