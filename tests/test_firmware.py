@@ -155,3 +155,26 @@ def test_firmware_sample_builds_and_runs_under_qemu(tmp_path, cpu):
     np.testing.assert_allclose(np.array(numbers, np.float32), expected[0].ravel(), rtol=1e-5, atol=1e-6)
     footprint = json.loads((build / "ireegen" / "mlp.footprint.json").read_text())
     assert footprint["target"]["cpu"] == cpu and footprint["objects"] == "given"
+
+
+def test_optimize_for_size_and_quiet_glue(tmp_path):
+    """--optimize-for size narrows codegen's vectors; NAME_NO_ERROR_MESSAGES
+    compiles warning-free and leaves the messages out."""
+    flags = make_config("runtimeless", target_cpu="cortex-m4", optimize_for="size").compile_flags("/o.o")
+    assert "--iree-llvmcpu-target-vector-width-in-bytes=4" in flags
+    with pytest.raises(UsageError, match="--optimize-for size only applies"):
+        make_config("async", "vmvx", optimize_for="size")
+    proc = run_cli("emit", SAMPLES / "mlp" / "mlp.mlir", "-o", tmp_path / "out", "--execution-model", "runtimeless",
+                   "--optimize-for", "fast")
+    assert proc.returncode == 2 and "--optimize-for" in proc.stderr
+    out = tmp_path / "out"
+    emit(SAMPLES / "mlp" / "mlp.mlir", out, make_config("runtimeless"), name="mlp")
+    for define, present in (("-DMLP_NO_ERROR_MESSAGES", False), ("-DMLP_CONSTANTS_SECTION=\".rodata.w\"", True)):
+        obj = tmp_path / "mlp.o"
+        subprocess.run(["cc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-Os", define, f"-I{out}", "-c",
+                        str(out / "mlp.c"), "-o", str(obj)], check=True)
+        assert (b"library ABI is not version" in obj.read_bytes()) == present
+    subprocess.run(["cc", "-std=c11", "-Wall", "-Wextra", "-Werror", '-DMLP_CONSTANTS_SECTION=".rodata.w"', "-c",
+                    str(out / "mlp_constants.c"), "-o", str(tmp_path / "c.o")], check=True)
+    sections = subprocess.run(["objdump", "-h", str(tmp_path / "c.o")], stdout=subprocess.PIPE, text=True).stdout
+    assert ".rodata.w" in sections
