@@ -68,8 +68,3 @@ ARCH_DEFAULT_CPU = {
     "thumbv8.1m.main": "cortex-m55",
 }
 
-
-def is_bare_metal(triple: str) -> bool:
-    """A triple with no operating system: programs run on a board, not a process."""
-    parts = triple.split("-")
-    return parts[0] in ARCH_ORDER or (len(parts) >= 3 and parts[1] in ("none", "unknown") and parts[2] in ("none", "eabi", "eabihf", "elf"))

@@ -11,7 +11,7 @@ import shutil
 from dataclasses import dataclass
 
 from .errors import UsageError
-from .cores import ARCH_ORDER, is_bare_metal
+from .cores import ARCH_ORDER
 from .modes import host_triple
 
 # LLVM architecture -> (Debian cross gcc prefix, qemu-user program, Debian cross package)
@@ -49,7 +49,7 @@ def toolchain_for(triple: str, cc: str | None = None, emulator: str | None = Non
     """The compiler (and emulator) for programs of `triple` (and `cpu`, which
     picks a bare-metal core's flags and board).  `cc`/`emulator` override the
     choice (CC in the environment overrides the host's)."""
-    if is_bare_metal(triple) and triple.split("-", 1)[0] in ARCH_ORDER:
+    if triple.split("-", 1)[0] in ARCH_ORDER:  # Cortex-M: a board, not a process
         return _bare_metal_toolchain(triple, cpu, cc, emulator, need_emulator)
     arch = triple.split("-", 1)[0]
     host_arch = host_triple().split("-", 1)[0]

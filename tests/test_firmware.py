@@ -108,6 +108,11 @@ def test_failures_and_exit_status_come_back_over_semihosting(built):
     call = corpus.CASES["cnn"].calls[0]
     with pytest.raises(RunError, match="is not aligned"):
         runner.call(call.function, call.inputs, aligned_io_arena=True, misaligned=True)
+    # --emulator picks another board: Cortex-M4F code on the M3 of mps2-an385 faults.
+    wrong = build_runner(runner.outdir, runner.build_dir / "m3",
+                         emulator="qemu-system-arm -M mps2-an385 -nographic -monitor none")
+    with pytest.raises(RunError, match="HardFault"):
+        wrong.call(call.function, call.inputs)
 
 
 def test_parity_and_size_cli_for_a_bare_metal_target(tmp_path):
