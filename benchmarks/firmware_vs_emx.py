@@ -37,6 +37,7 @@ from ireegen.native_run import build_runner  # noqa: E402
 CPU = "cortex-m4"
 CORE = CORES[CPU]
 FLAGS = CORE.gcc_flags(CORE.default_triple)
+CC = baremetal.FAMILIES[CORE.family].cc
 X = (np.arange(16, dtype=np.float32).reshape(2, 8) * 0.25 - 2).astype(np.float32)
 
 HARNESS = r"""
@@ -83,14 +84,14 @@ def emx(work: Path, lib: Path) -> dict:
     subprocess.run(["emx-onnx-cgen", "compile", str(work / "mlp.onnx"), str(work / "mlp_emx.c")], check=True,
                    stdout=subprocess.DEVNULL)
     obj = work / "mlp_emx.o"
-    subprocess.run([baremetal.CC, *FLAGS, *SIZE_CFLAGS, "-c", str(work / "mlp_emx.c"), "-o", str(obj)], check=True)
-    sizes, _ = linked_sizes(baremetal.CC, FLAGS, {"emx": obj}, ["model"])
+    subprocess.run([CC, *FLAGS, *SIZE_CFLAGS, "-c", str(work / "mlp_emx.c"), "-o", str(obj)], check=True)
+    sizes, _ = linked_sizes(CC, FLAGS, {"emx": obj}, ["model"])
     sources, link = baremetal.support_files(CORE, work)
     counts = []
     for repeat in (1, 21):
         (work / "harness.c").write_text(HARNESS)
         elf = work / f"emx{repeat}.elf"
-        subprocess.run([baremetal.CC, *FLAGS, "-Os", f"-DREPEAT={repeat}", str(work / "harness.c"), str(obj),
+        subprocess.run([CC, *FLAGS, "-Os", f"-DREPEAT={repeat}", str(work / "harness.c"), str(obj),
                         *map(str, sources), *link, "-lm", "-o", str(elf)], check=True)
         numbers, count = run_count(elf, lib)
         counts.append(count)
@@ -113,7 +114,7 @@ def main() -> int:
                 objects = []
                 if not messages:
                     obj = tmp / goal / "mlp_quiet.o"
-                    subprocess.run([baremetal.CC, *FLAGS, *SIZE_CFLAGS, "-DMLP_NO_ERROR_MESSAGES", f"-I{out}", "-c",
+                    subprocess.run([CC, *FLAGS, *SIZE_CFLAGS, "-DMLP_NO_ERROR_MESSAGES", f"-I{out}", "-c",
                                     str(out / "mlp.c"), "-o", str(obj)], check=True)
                     objects = [obj]
                 report = measure(out, objects)

@@ -1,8 +1,10 @@
-"""Bare-metal Cortex-M programs for `ireegen run`, parity and emit's
-verification: arm-none-eabi-gcc with newlib's semihosting (rdimon), a
-startup and a linker script for a qemu-system-arm board that has the core,
-run as `qemu-system-arm -M BOARD -semihosting-config ... -kernel PROGRAM`.
-The board's files and the program's exit status travel over semihosting."""
+"""Bare-metal programs for `ireegen run`, parity and emit's verification.
+Cortex-M: arm-none-eabi-gcc with newlib's semihosting (rdimon), a startup
+and a linker script for a qemu-system-arm board that has the core, run as
+`qemu-system-arm -M BOARD -semihosting-config ... -kernel PROGRAM`.
+RV32: riscv64-unknown-elf-gcc with picolibc's semihosting crt0 on qemu's
+virt machine.  The program's files, command line and exit status travel
+over semihosting."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from .cores import ARCH_DEFAULT_CPU, CORES, Core
+from .cores import ARCH_DEFAULT_CPU, CORES, Core, Rv32Core
 from .errors import UsageError
 from .render import render
 from .resources import templates_dir
@@ -37,19 +39,45 @@ BOARDS = {
         # Secure aliases: the core starts in the secure state.
         Board("mps2-an505", (0x10000000, 4 * MIB), (0x38000000, 4 * MIB), "SSRAM1", "SSRAM2/3"),
         Board("mps3-an547", (0x10000000, 512 * KIB), (0x31000000, 4 * MIB), "ITCM", "ISRAM0/1"),
+        # -bios none: the program starts at the start of RAM.
+        Board("virt", (0x80000000, 16 * MIB), (0x81000000, 16 * MIB), "RAM", "RAM"),
     )
 }
 STACK_SIZE = 64 * KIB
-CC = "arm-none-eabi-gcc"
-QEMU = "qemu-system-arm"
-# Semihosting for files and the exit status; newlib with its stdio over it.
-LINK_FLAGS = ("--specs=rdimon.specs", "-nostartfiles", "-Wl,--gc-sections", "-Wl,--no-warn-execstack")
-SUPPORT_SOURCES = ("startup.c", "libm_compat.c")
 
 
-def core_for(triple: str, cpu: str | None) -> Core:
+@dataclass(frozen=True)
+class Family:
+    """How programs for one architecture are built and started."""
+
+    cc: str
+    compile_flags: tuple  # for every C file, besides the core's
+    packages: str  # Debian packages of the compiler and C library
+    qemu_package: str
+    link_flags: tuple
+    support_sources: tuple  # from templates/baremetal/
+    linker_script: bool  # ours (-T), or the C library's own from --defsym
+    qemu_options: tuple
+    argv0_in_command_line: bool  # does the startup take argv[0] from the command line?
+
+
+FAMILIES = {
+    # newlib's stdio over semihosting (rdimon); our startup and linker script.
+    "arm": Family("arm-none-eabi-gcc", (), "gcc-arm-none-eabi libnewlib-arm-none-eabi", "qemu-system-arm",
+                  ("--specs=rdimon.specs", "-nostartfiles", "-Wl,--gc-sections", "-Wl,--no-warn-execstack"),
+                  ("startup.c", "libm_compat.c"), True, (), True),
+    # picolibc's semihosting crt0 reads the command line and exits with main's status.
+    "riscv": Family("riscv64-unknown-elf-gcc", ("--specs=picolibc.specs",), "gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf",
+                    "qemu-system-misc", ("--oslib=semihost", "--crt0=semihost"),
+                    ("libm_compat.c",), False, ("-bios", "none"), False),
+}
+
+
+def core_for(triple: str, cpu: str | None, cpu_features: str = ""):
     """The core a bare-metal triple's programs run on."""
     arch = triple.split("-", 1)[0]
+    if arch == "riscv32":
+        return Rv32Core(cpu_features)
     cpu = cpu if cpu and cpu != "generic" else ARCH_DEFAULT_CPU.get(arch)
     core = CORES.get(cpu or "")
     if core is None:
@@ -58,30 +86,37 @@ def core_for(triple: str, cpu: str | None) -> Core:
     return core
 
 
-def emulator_command(core: Core) -> tuple:
-    return (QEMU, "-M", core.qemu_machine, "-nographic", "-monitor", "none")
+def emulator_command(core) -> tuple:
+    return (core.qemu, "-M", core.qemu_machine, *FAMILIES[core.family].qemu_options, "-nographic", "-monitor", "none")
 
 
-def semihosting_command(emulator: tuple, program, args) -> list:
+def semihosting_command(core, emulator: tuple, program, args) -> list:
     """qemu-system with `args` as the program's command line (semihosting
     joins them with spaces; commas are doubled for qemu's option parser)."""
     for a in args:
         if " " in str(a):
             raise UsageError(f"{a}: bare-metal program arguments cannot contain spaces")
-    line = ",".join(f"arg={str(a).replace(',', ',,')}" for a in [Path(program).name, *args])
+    if FAMILIES[core.family].argv0_in_command_line:
+        args = [Path(program).name, *args]
+    line = ",".join(f"arg={str(a).replace(',', ',,')}" for a in args)
     return [*emulator, "-semihosting-config", f"enable=on,target=native,{line}", "-kernel", str(program)]
 
 
-def support_files(core: Core, build_dir: Path) -> tuple:
+def support_files(core, build_dir: Path) -> tuple:
     """Writes the startup, the libm additions and the board's linker script
     into `build_dir`: (C sources, link flags)."""
     board = BOARDS[core.qemu_machine]
+    family = FAMILIES[core.family]
     sources = []
-    for name in SUPPORT_SOURCES:
+    for name in family.support_sources:
         target = build_dir / name
         shutil.copyfile(templates_dir() / "baremetal" / name, target)
         sources.append(target)
+    if not family.linker_script:
+        symbols = {"__flash": board.rom[0], "__flash_size": board.rom[1], "__ram": board.ram[0],
+                   "__ram_size": board.ram[1], "__stack_size": STACK_SIZE}
+        return tuple(sources), (*family.link_flags, *(f"-Wl,--defsym={k}={v:#x}" for k, v in symbols.items()))
     script = build_dir / f"{board.machine}.ld"
     script.write_text(render("baremetal/link.ld.j2", machine=board.machine, rom=board.rom, ram=board.ram,
                              rom_name=board.rom_name, ram_name=board.ram_name, stack_size=STACK_SIZE))
-    return tuple(sources), (*LINK_FLAGS, f"-T{script}")
+    return tuple(sources), (*family.link_flags, f"-T{script}")

@@ -1,8 +1,9 @@
-"""The one table of bare-metal Cortex-M cores: what `--target-cpu` implies
+"""The tables of bare-metal cores: for Cortex-M, what `--target-cpu` implies
 for the executables (triple, float ABI), for the C compiler that builds the
 code around them (arm-none-eabi-gcc flags) and for the emulator that runs it
-(qemu-system-arm board).  Pure data; modes.py, toolchains.py, baremetal.py
-and the CMake toolchain files read it."""
+(qemu-system-arm board); for RV32, what the ISA extensions in
+`--target-cpu-features` imply (ABI, -march).  Pure data; modes.py,
+toolchains.py, baremetal.py and the CMake toolchain files read it."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class Core:
     cpu: str  # LLVM and gcc -mcpu name
+    qemu = "qemu-system-arm"
+    family = "arm"
     arch: str  # LLVM triple architecture
     fpu: str  # gcc -mfpu, "" without an FPU; "auto" lets -mcpu choose
     qemu_machine: str  # qemu-system-arm -M board that has this core (or a superset)
@@ -68,3 +71,31 @@ ARCH_DEFAULT_CPU = {
     "thumbv8.1m.main": "cortex-m55",
 }
 
+
+
+# Bare-metal RISC-V, 32-bit (riscv32-unknown-elf): the baseline is rv32imac;
+# +f / +d in --target-cpu-features make the ABI ilp32f / ilp32d.
+RV32_BASELINE = ("generic-rv32", "+m,+a,+c")
+RV32_FLOAT_ABIS = (("+d", "ilp32d"), ("+f", "ilp32f"))  # the first match wins; else ilp32
+RV32_EXTENSIONS = "mafdc"  # -march letters, in the order gcc wants them
+
+
+def rv32_abi(features: str) -> str:
+    given = features.split(",")
+    return next((abi for feature, abi in RV32_FLOAT_ABIS if feature in given), "ilp32")
+
+
+@dataclass(frozen=True)
+class Rv32Core:
+    """A bare-metal RV32 target, run on qemu's virt machine."""
+
+    features: str
+    qemu = "qemu-system-riscv32"
+    qemu_machine = "virt"
+    family = "riscv"
+    tested_in_ci = True
+
+    def gcc_flags(self, triple: str) -> tuple:
+        given = self.features.split(",")
+        march = "rv32i" + "".join(x for x in RV32_EXTENSIONS if f"+{x}" in given)
+        return (f"-march={march}", f"-mabi={rv32_abi(self.features)}")

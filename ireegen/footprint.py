@@ -10,7 +10,7 @@ calls, which the link drops.
 Flash: the executables' text+rodata, the glue (NAME.c), the constants.
 RAM: the arena, the instance, the glue's other data, and the stack of one
 call: the glue's frames from gcc's -fstack-usage plus the deepest dispatch
-function's frame, read from its prologue (Arm targets)."""
+function's frame, read from its prologue (Arm and RISC-V targets)."""
 
 from __future__ import annotations
 
@@ -84,7 +84,7 @@ def symbol_size(nm_tool: str, obj, symbol: str) -> int | None:
 
 _PUSH = re.compile(r"\b(push(?:\.w)?|stmdb(?:\.w)?\s+sp!,)\s*\{([^}]*)\}")
 _VPUSH = re.compile(r"\bvpush\s*\{([^}]*)\}")
-_SUB_SP = re.compile(r"\bsub(?:s|w|\.w)?\s+sp,\s*(?:sp,\s*)?#(\d+)")
+_SUB_SP = re.compile(r"\bsub(?:s|w|\.w)?\s+sp,\s*(?:sp,\s*)?#(\d+)|\baddi\s+sp,\s*sp,\s*-(\d+)")
 
 
 def _register_count(text: str) -> int:
@@ -97,8 +97,8 @@ def _register_count(text: str) -> int:
 
 
 def dispatch_frames(objdump_tool: str, obj) -> dict:
-    """function -> bytes its prologue reserves (pushes, vpush, sub sp), for
-    Arm code; {} for other architectures."""
+    """function -> bytes its prologue reserves (Arm: pushes, vpush, sub sp;
+    RISC-V: addi sp, sp, -N)."""
     frames, current = {}, None
     for line in _run([objdump_tool, "-d", str(obj)]).splitlines():
         m = re.match(r"^[0-9a-f]+ <([^>]+)>:", line)
@@ -116,7 +116,7 @@ def dispatch_frames(objdump_tool: str, obj) -> dict:
                 frames[current] += _register_count(regs) * size
         found = _SUB_SP.search(line)
         if found:
-            frames[current] += int(found.group(1))
+            frames[current] += int(found.group(1) or found.group(2))
     return {k: v for k, v in frames.items() if v}
 
 
@@ -135,7 +135,8 @@ def measure(outdir, objects=(), cc: str | None = None, cflags=SIZE_CFLAGS) -> di
     outdir = Path(outdir).resolve()
     manifest = load_manifest(outdir)
     target = manifest["target"]
-    toolchain = toolchain_for(target["triple"], cc, cpu=target.get("cpu"), need_emulator=False)
+    toolchain = toolchain_for(target["triple"], cc, cpu=target.get("cpu"), need_emulator=False,
+                              cpu_features=target.get("features", ""))
     name = manifest["name"]
     roles = {f["role"]: outdir / f["path"] for f in manifest["files"]}
     nm_tool, objdump_tool = _tool(toolchain.cc, "nm"), _tool(toolchain.cc, "objdump")
@@ -160,7 +161,7 @@ def measure(outdir, objects=(), cc: str | None = None, cflags=SIZE_CFLAGS) -> di
         linked, undefined = linked_sizes(toolchain.cc, toolchain.cflags,
                                          {"executables": executables, "glue": glue, "constants": consts}, roots)
         instance = symbol_size(nm_tool, glue, f"{name}__default_instance") or 0
-        frames = dispatch_frames(objdump_tool, executables) if target["triple"].startswith(("thumb", "arm")) else {}
+        frames = dispatch_frames(objdump_tool, executables) if target["triple"].startswith(("thumb", "arm", "riscv")) else {}
     arena = manifest["runtimeless"]["arena"]["size"]
     glue_stack = max((stack.get(f["c_symbol"], 0) for f in manifest["functions"]), default=0) + stack.get(
         f"{name}__dispatch", 0)

@@ -116,6 +116,10 @@ def default_target(triple: str, cpu: str | None, cpu_features: str | None) -> Ta
     arch = triple.split("-", 1)[0]
     if arch in cores.ARCH_ORDER:
         return cortex_m_target(triple, cpu, cpu_features)
+    if arch == "riscv32":
+        if cpu is None and cpu_features is None:
+            cpu, cpu_features = cores.RV32_BASELINE
+        return Target(triple, cpu or "generic-rv32", cpu_features or "", cores.rv32_abi(cpu_features or ""))
     base_cpu, base_features, abi = _ARCH_BASELINES.get(arch, ("generic", "", ""))
     if cpu == "host" and cpu_features is None:
         cpu_features = "host"

@@ -129,7 +129,8 @@ def build_runner(outdir, build_dir=None, cc: str | None = None, emulator: str | 
     directory's target triple."""
     outdir = Path(outdir).resolve()
     manifest = load_manifest(outdir)
-    toolchain = toolchain_for(manifest["target"]["triple"], cc, emulator, manifest["target"].get("cpu"))
+    target = manifest["target"]
+    toolchain = toolchain_for(target["triple"], cc, emulator, target.get("cpu"), cpu_features=target.get("features", ""))
     build_dir = Path(build_dir) if build_dir else Path(tempfile.mkdtemp(prefix="ireegen-runner-"))
     build_dir.mkdir(parents=True, exist_ok=True)
     name = manifest["name"]

@@ -40,17 +40,18 @@ class Toolchain:
         if self.bare_metal:
             from .baremetal import semihosting_command
 
-            return semihosting_command(self.emulator, program, args)
+            return semihosting_command(self.core, self.emulator, program, args)
         return [*self.emulator, str(program), *map(str, args)]
 
 
 def toolchain_for(triple: str, cc: str | None = None, emulator: str | None = None,
-                  cpu: str | None = None, need_emulator: bool = True) -> Toolchain:
-    """The compiler (and emulator) for programs of `triple` (and `cpu`, which
-    picks a bare-metal core's flags and board).  `cc`/`emulator` override the
-    choice (CC in the environment overrides the host's)."""
-    if triple.split("-", 1)[0] in ARCH_ORDER:  # Cortex-M: a board, not a process
-        return _bare_metal_toolchain(triple, cpu, cc, emulator, need_emulator)
+                  cpu: str | None = None, need_emulator: bool = True, cpu_features: str = "") -> Toolchain:
+    """The compiler (and emulator) for programs of `triple` (`cpu` and
+    `cpu_features` pick a bare-metal core's flags and board).  `cc`/`emulator`
+    override the choice (CC in the environment overrides the host's)."""
+    arch = triple.split("-", 1)[0]
+    if arch in ARCH_ORDER or (arch == "riscv32" and "linux" not in triple):  # a board, not a process
+        return _bare_metal_toolchain(triple, cpu, cc, emulator, need_emulator, cpu_features)
     arch = triple.split("-", 1)[0]
     host_arch = host_triple().split("-", 1)[0]
     if arch == host_arch and "linux" in triple and platform.system() == "Linux":
@@ -74,17 +75,18 @@ def toolchain_for(triple: str, cc: str | None = None, emulator: str | None = Non
     return Toolchain(triple, compiler, runner, ("-static",))
 
 
-def _bare_metal_toolchain(triple, cpu, cc, emulator, need_emulator) -> Toolchain:
+def _bare_metal_toolchain(triple, cpu, cc, emulator, need_emulator, cpu_features) -> Toolchain:
     from . import baremetal
 
-    core = baremetal.core_for(triple, cpu)
-    compiler = cc or baremetal.CC
-    _require(compiler, f"the bare-metal compiler for {triple} (Debian: apt-get install gcc-arm-none-eabi "
-             "libnewlib-arm-none-eabi)")
+    core = baremetal.core_for(triple, cpu, cpu_features)
+    family = baremetal.FAMILIES[core.family]
+    compiler = cc or family.cc
+    _require(compiler, f"the bare-metal compiler for {triple} (Debian: apt-get install {family.packages})")
     runner = tuple(emulator.split()) if emulator else baremetal.emulator_command(core)
     if need_emulator:
-        _require(runner[0], f"an emulator for {triple} programs (Debian: apt-get install qemu-system-arm)")
-    return Toolchain(triple, compiler, runner, baremetal.LINK_FLAGS, core.gcc_flags(triple), core)
+        _require(runner[0], f"an emulator for {triple} programs (Debian: apt-get install {family.qemu_package})")
+    return Toolchain(triple, compiler, runner, family.link_flags, (*core.gcc_flags(triple), *family.compile_flags),
+                     core)
 
 
 def _require(program: str, what: str) -> None:

@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -23,16 +24,19 @@ from ireegen.modes import make_config
 from ireegen.native_run import build_runner
 from ireegen.runners import RunError
 
-TOOLS = ("arm-none-eabi-gcc", "qemu-system-arm")
+TOOLS = {"arm": ("arm-none-eabi-gcc", "qemu-system-arm"), "riscv": ("riscv64-unknown-elf-gcc", "qemu-system-riscv32")}
+PACKAGES = {"arm": "gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm",
+            "riscv": "gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf qemu-system-misc"}
 
 
-def _require_tools():
-    missing = [t for t in TOOLS if shutil.which(t) is None]
+def _require_tools(family="arm"):
+    missing = [t for t in TOOLS[family] if shutil.which(t) is None]
+    if family == "riscv" and not Path("/usr/lib/picolibc/riscv64-unknown-elf/picolibc.specs").is_file():
+        missing.append("picolibc")
     if missing:
         if os.environ.get("IREEGEN_REQUIRE_CROSS"):
             pytest.fail(f"IREEGEN_REQUIRE_CROSS is set but {', '.join(missing)} is missing")
-        pytest.skip(f"{', '.join(missing)} not installed (apt-get install gcc-arm-none-eabi "
-                    "libnewlib-arm-none-eabi qemu-system-arm)")
+        pytest.skip(f"{', '.join(missing)} not installed (apt-get install {PACKAGES[family]})")
 
 
 @pytest.mark.parametrize("cpu", sorted(CORES))
@@ -98,6 +102,23 @@ def test_corpus_model_runs_on_the_board(built, cpu, name):
     for call in case.calls:
         out, _ = runner.call(call.function, call.inputs, misaligned=(name == "cnn"))
         # Other targets may contract multiply-adds differently.
+        for actual, expected in zip(out, call.expected):
+            corpus.compare(actual, expected, max(case.rtol, 1e-4), max(case.atol, 1e-4))
+
+
+@pytest.mark.parametrize("features", ["+m,+a,+c", "+m,+a,+f,+c"])
+@pytest.mark.parametrize("name", ["mlp", "cnn"])
+def test_rv32_runs_on_qemu_virt(tmp_path, name, features):
+    """rv32imac (ilp32) and rv32imafc (ilp32f) with picolibc's semihosting."""
+    _require_tools("riscv")
+    case = corpus.CASES[name]
+    config = make_config("runtimeless", target_triple="riscv32-unknown-elf", target_cpu_features=features)
+    assert config.target.abi == ("ilp32f" if "+f" in features else "ilp32")
+    emit(case.path, tmp_path / "out", config, name=name)
+    runner = build_runner(tmp_path / "out", tmp_path / "build")
+    assert runner.toolchain.emulator[0] == "qemu-system-riscv32"
+    for call in case.calls:
+        out, _ = runner.call(call.function, call.inputs, misaligned=True)
         for actual, expected in zip(out, call.expected):
             corpus.compare(actual, expected, max(case.rtol, 1e-4), max(case.atol, 1e-4))
 
