@@ -171,6 +171,11 @@ function(ireegen_add_model target)
     # runtimeless: the executables call libm
     target_link_libraries(${target} PUBLIC ${_IREEGEN_LINK_LIBRARIES})
   endif()
+  # runtimeless on bare metal: weak fmaximumf & co. that LLVM calls on
+  # soft-float cores and newlib 3.3 lacks (a C library that has them wins).
+  if(_IREEGEN_EXECUTION_MODEL STREQUAL "runtimeless" AND CMAKE_SYSTEM_NAME STREQUAL "Generic")
+    target_sources(${target} PRIVATE "${_IREEGEN_CMAKE_DIR}/../templates/baremetal/libm_compat.c")
+  endif()
   # runtimeless placement: the sections of the const weights and of the
   # default arena (NAME_CONSTANTS_SECTION / NAME_ARENA_SECTION in the C).
   string(TOUPPER "${_ARG_NAME}" _macro)

@@ -161,7 +161,8 @@ def measure(outdir, objects=(), cc: str | None = None, cflags=SIZE_CFLAGS) -> di
         linked, undefined = linked_sizes(toolchain.cc, toolchain.cflags,
                                          {"executables": executables, "glue": glue, "constants": consts}, roots)
         instance = symbol_size(nm_tool, glue, f"{name}__default_instance") or 0
-        frames = dispatch_frames(objdump_tool, executables) if target["triple"].startswith(("thumb", "arm", "riscv")) else {}
+        readable = target["triple"].startswith(("thumb", "arm", "riscv"))
+        frames = dispatch_frames(objdump_tool, executables) if readable else {}
     arena = manifest["runtimeless"]["arena"]["size"]
     glue_stack = max((stack.get(f["c_symbol"], 0) for f in manifest["functions"]), default=0) + stack.get(
         f"{name}__dispatch", 0)
@@ -170,7 +171,7 @@ def measure(outdir, objects=(), cc: str | None = None, cflags=SIZE_CFLAGS) -> di
         "arena": arena,
         "instance": instance,
         "glue_data": linked["glue"]["ram"] + linked["executables"]["ram"],
-        "stack": glue_stack + max(frames.values(), default=0) if frames else None,
+        "stack": glue_stack + max(frames.values(), default=0) if readable else None,
     }
     return {
         "name": name,
@@ -178,7 +179,7 @@ def measure(outdir, objects=(), cc: str | None = None, cflags=SIZE_CFLAGS) -> di
         "objects": "given" if objects else f"compiled with {' '.join(cflags)}",
         "flash": {**flash, "total": sum(flash.values())},
         "ram": {**ram, "total": sum(v for v in ram.values() if v)},
-        "stack_detail": {"glue": glue_stack, "deepest_dispatch": max(frames.values(), default=None)},
+        "stack_detail": {"glue": glue_stack, "deepest_dispatch": max(frames.values(), default=0) if readable else None},
         "c_library": undefined,  # what the model needs from libc/libm/libgcc, not counted
     }
 

@@ -158,7 +158,7 @@ def test_parity_and_size_cli_for_a_bare_metal_target(tmp_path):
     assert f"flash {report['flash']['total']:>9,} B" in proc.stdout
 
 
-@pytest.mark.parametrize("cpu", ["cortex-m4", "cortex-m55"])
+@pytest.mark.parametrize("cpu", ["cortex-m4", "cortex-m55", "cortex-m0plus"])
 def test_firmware_sample_builds_and_runs_under_qemu(tmp_path, cpu):
     _require_tools()
     if shutil.which("cmake") is None or shutil.which("ninja") is None:
