@@ -1,10 +1,13 @@
 # ireegen_add_model(): see ireegenConfig.cmake for the signature.
 include_guard(GLOBAL)
 
-# The default target triple: the toolchain's when cross compiling.
+# The default target triple: the toolchain's when cross compiling
+# (IREEGEN_TARGET_TRIPLE from ireegen's toolchain files first).
 function(_ireegen_default_triple out_var)
   set(_triple "")
-  if(CMAKE_C_COMPILER_TARGET)
+  if(IREEGEN_TARGET_TRIPLE)
+    set(_triple "${IREEGEN_TARGET_TRIPLE}")
+  elseif(CMAKE_C_COMPILER_TARGET)
     set(_triple "${CMAKE_C_COMPILER_TARGET}")
   elseif(CMAKE_CROSSCOMPILING AND CMAKE_SYSTEM_PROCESSOR)
     set(_arch "${CMAKE_SYSTEM_PROCESSOR}")
@@ -42,7 +45,7 @@ endmacro()
 
 function(ireegen_add_model target)
   set(_one SRC NAME EXECUTION_MODEL EXECUTABLE_FORMAT MODULE_FORMAT TARGET_TRIPLE
-           TARGET_CPU TARGET_CPU_FEATURES OUTPUT_DIR VERIFY)
+           TARGET_CPU TARGET_CPU_FEATURES OUTPUT_DIR CONSTANTS_SECTION ARENA_SECTION OPTIMIZE_FOR VERIFY)
   cmake_parse_arguments(PARSE_ARGV 1 _ARG "GENERATE_ONLY" "${_one}" "FLAGS")
   if(_ARG_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "ireegen_add_model(${target}): unknown argument(s) ${_ARG_UNPARSED_ARGUMENTS}; "
@@ -93,6 +96,9 @@ function(ireegen_add_model target)
   if(NOT _ARG_TARGET_TRIPLE AND NOT _ARG_EXECUTABLE_FORMAT STREQUAL "vmvx"
      AND NOT _ARG_EXECUTION_MODEL STREQUAL "inline-static")
     _ireegen_default_triple(_ARG_TARGET_TRIPLE)
+    if(NOT _ARG_TARGET_CPU AND IREEGEN_TARGET_CPU AND _ARG_TARGET_TRIPLE STREQUAL IREEGEN_TARGET_TRIPLE)
+      set(_ARG_TARGET_CPU "${IREEGEN_TARGET_CPU}")
+    endif()
   endif()
   foreach(_opt TARGET_TRIPLE TARGET_CPU TARGET_CPU_FEATURES)
     if(_ARG_${_opt})
@@ -101,6 +107,9 @@ function(ireegen_add_model target)
       list(APPEND _args "--${_flag}=${_ARG_${_opt}}")
     endif()
   endforeach()
+  if(_ARG_OPTIMIZE_FOR)
+    list(APPEND _args "--optimize-for=${_ARG_OPTIMIZE_FOR}")
+  endif()
   foreach(_flag IN LISTS _ARG_FLAGS)
     list(APPEND _args "--iree-flag=${_flag}")
   endforeach()
@@ -173,5 +182,27 @@ function(ireegen_add_model target)
   if(_IREEGEN_LINK_LIBRARIES AND NOT WIN32)
     # runtimeless: the executables call libm
     target_link_libraries(${target} PUBLIC ${_IREEGEN_LINK_LIBRARIES})
+  endif()
+  # runtimeless on bare metal: weak fmaximumf & co. that LLVM calls on
+  # soft-float cores and newlib 3.3 lacks (a C library that has them wins).
+  if(_IREEGEN_EXECUTION_MODEL STREQUAL "runtimeless" AND CMAKE_SYSTEM_NAME STREQUAL "Generic")
+    target_sources(${target} PRIVATE "${_IREEGEN_CMAKE_DIR}/../templates/baremetal/libm_compat.c")
+  endif()
+  # runtimeless placement: the sections of the const weights and of the
+  # default arena (NAME_CONSTANTS_SECTION / NAME_ARENA_SECTION in the C).
+  string(TOUPPER "${_ARG_NAME}" _macro)
+  foreach(_place CONSTANTS ARENA)
+    if(_ARG_${_place}_SECTION)
+      target_compile_definitions(${target} PRIVATE "${_macro}_${_place}_SECTION=\"${_ARG_${_place}_SECTION}\"")
+    endif()
+  endforeach()
+  # The model's flash and RAM, printed after each build (ireegen size).
+  if(IREEGEN_PRINT_FOOTPRINT AND _IREEGEN_EXECUTION_MODEL STREQUAL "runtimeless")
+    add_custom_command(TARGET ${target} POST_BUILD
+      COMMAND "${IREEGEN_PYTHON_EXECUTABLE}" -m ireegen size "${_outdir}" --objects "$<TARGET_OBJECTS:${target}>"
+              --json "${CMAKE_CURRENT_BINARY_DIR}/ireegen/${target}.footprint.json"
+      WORKING_DIRECTORY "${_IREEGEN_CMAKE_DIR}"
+      COMMAND_EXPAND_LISTS
+      VERBATIM)
   endif()
 endfunction()

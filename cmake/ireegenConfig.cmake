@@ -12,13 +12,20 @@
 #                     [TARGET_CPU_FEATURES <features>]
 #                     [FLAGS <iree-compile flag>...]
 #                     [VERIFY ON|OFF]
-#                     [OUTPUT_DIR <dir>] [GENERATE_ONLY])
+#                     [OUTPUT_DIR <dir>] [GENERATE_ONLY]
+#                     [CONSTANTS_SECTION <section>] [ARENA_SECTION <section>]
+#                     [OPTIMIZE_FOR speed|size])
 #
 # which runs `python -m ireegen emit` at build time and creates the static
 # library <target> with the generated sources, its include directory PUBLIC
 # and the IREE runtime targets of the chosen mode linked.  With GENERATE_ONLY,
 # <target> is just the generation step (a custom target; the sources, objects
 # and runtime targets it would use are in its IREEGEN_* properties).
+# Runtimeless firmware: CONSTANTS_SECTION / ARENA_SECTION put the weights and
+# the default arena in those linker sections; TARGET_TRIPLE and TARGET_CPU
+# default to the toolchain's (cmake/toolchains/arm-none-eabi.cmake sets
+# IREEGEN_TARGET_TRIPLE and IREEGEN_TARGET_CPU); -DIREEGEN_PRINT_FOOTPRINT=ON
+# prints each model's flash and RAM after it builds (`ireegen size`).
 include_guard(GLOBAL)
 cmake_minimum_required(VERSION 3.21)
 

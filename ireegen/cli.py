@@ -35,6 +35,8 @@ def _add_mode_args(p) -> None:
     p.add_argument("--target-triple", help="LLVM target triple of the executables (default: the host's)")
     p.add_argument("--target-cpu", help="target CPU (default generic; 'host' for this machine)")
     p.add_argument("--target-cpu-features", help="target CPU features, e.g. +avx2 (default none)")
+    p.add_argument("--optimize-for", default="speed", choices=("speed", "size"),
+                   help="size: smaller kernels, more instructions (one 32-bit lane per vector); default speed")
     p.add_argument(
         "--iree-flag",
         action="append",
@@ -102,6 +104,10 @@ def build_parser() -> argparse.ArgumentParser:
     par.add_argument("--iree-venv", help="a virtual environment with that release's iree-base-compiler/runtime")
     par.add_argument("--no-workarounds", action="store_true",
                      help="compile exactly as iree-compile would, without ireegen's workarounds")
+    par.add_argument("--target-triple", help="runtimeless only: build and run its C for this triple "
+                     "(e.g. thumbv7em-none-eabihf, run under qemu-system-arm); the other modes run on the host")
+    par.add_argument("--target-cpu", help="runtimeless only: target CPU (e.g. cortex-m55)")
+    par.add_argument("--emulator", help="runtimeless only: command that runs target programs")
 
     run = sub.add_parser("run", help="build an emitted runtimeless directory for its target and call a function")
     run.add_argument("outdir", help="a directory written by `emit --execution-model runtimeless`")
@@ -109,9 +115,17 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--input", action="append", default=[], help="@x.npy, or a number for a scalar (repeatable)")
     run.add_argument("--output", action="append", default=[], help="@y.npy to write a result to (repeatable)")
     run.add_argument("--cc", help="C compiler (default: cc, or the target's Debian cross gcc)")
-    run.add_argument("--emulator", help="command that runs target programs (default: qemu-user for foreign targets)")
+    run.add_argument("--emulator", help="command that runs target programs (default: qemu-user for foreign Linux "
+                     "targets; for Cortex-M, qemu-system-arm -M <board of the core> -nographic)")
     run.add_argument("--build-dir", help="where to build the runner (default: a temporary directory)")
     run.add_argument("--misaligned", action="store_true", help="pass tensors that are not 64-byte aligned")
+
+    size = sub.add_parser("size", help="print a runtimeless model's flash and RAM on its target")
+    size.add_argument("outdir", help="a directory written by `emit --execution-model runtimeless`")
+    size.add_argument("--objects", nargs="+", default=[], metavar="OBJ",
+                      help="the built NAME.c/NAME_constants.c objects (default: compiled here at -Os)")
+    size.add_argument("--cc", help="C compiler (default: the target's, e.g. arm-none-eabi-gcc)")
+    size.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
 
     info = sub.add_parser("info", help="print the functions of a model or an emitted directory")
     info.add_argument("model_or_outdir")
@@ -129,6 +143,7 @@ def _config_from_args(args):
         args.target_triple,
         args.target_cpu,
         args.target_cpu_features,
+        args.optimize_for,
     )
 
 
@@ -193,6 +208,7 @@ def _cmd_parity(args) -> int:
         apply_workarounds=not args.no_workarounds,
         expected_file=args.expected,
         save_outputs=args.save_outputs,
+        runtimeless_target={"triple": args.target_triple, "cpu": args.target_cpu, "emulator": args.emulator},
     )
     print(report.table())
     if args.json:
@@ -237,6 +253,16 @@ def _cmd_run(args) -> int:
         else:
             print(f"result[{i}]: {r.dtype} {list(np.shape(r))}")
             print(np.array2string(np.asarray(r), threshold=64))
+    return 0
+
+
+def _cmd_size(args) -> int:
+    from .footprint import measure, table
+
+    report = measure(args.outdir, args.objects, args.cc)
+    print(table(report))
+    if args.json:
+        Path(args.json).write_text(json.dumps(report, indent=2) + "\n")
     return 0
 
 
@@ -285,7 +311,7 @@ def main(argv=None) -> int:
         return 2
     try:
         commands = {"emit": _cmd_emit, "info": _cmd_info, "resolve": _cmd_resolve, "parity": _cmd_parity,
-                    "run": _cmd_run}
+                    "run": _cmd_run, "size": _cmd_size}
         return commands[args.command](args)
     except IreegenError as e:
         print(f"ireegen: error: {e}", file=sys.stderr)

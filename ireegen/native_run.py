@@ -1,6 +1,7 @@
 """`ireegen run`: build an emitted runtimeless C library into a small runner
-program (for the host, or cross-compiled and run under qemu-user) and call
-its functions on numpy inputs, as `iree-run-module` does for VM modules."""
+program (for the host, cross-compiled and run under qemu-user, or for a
+bare-metal Cortex-M board under qemu-system-arm) and call its functions on
+numpy inputs, as `iree-run-module` does for VM modules."""
 
 from __future__ import annotations
 
@@ -53,9 +54,15 @@ class Runner:
             outs = [workdir / f"out{i}.bin" for i in range(len(fn.outputs))]
             options = (["--misaligned"] if misaligned else []) + (["--aligned-io-arena"] if aligned_io_arena else [])
             options += ["--repeat", str(repeat)] if repeat > 1 else []
-            cmd = [*wrapper, *self.toolchain.run_command(self.program), *options, function,
-                   *map(str, files + outs)]
-            proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout)
+            # A bare-metal program opens its files over semihosting, relative
+            # to the emulator's directory: short names, no spaces.
+            names = [p.name if self.toolchain.bare_metal else str(p) for p in files + outs]
+            cmd = [*wrapper, *self.toolchain.run_command(self.program, [*options, function, *names])]
+            try:
+                proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                      timeout=timeout, cwd=workdir)
+            except subprocess.TimeoutExpired:
+                raise RunError(f"{self.program.name} did not finish in {timeout:g} s: {' '.join(cmd)}") from None
             if proc.returncode != 0:
                 raise RunError(proc.stdout.strip() or f"{self.program.name} exited with {proc.returncode}")
             ns = None
@@ -122,7 +129,8 @@ def build_runner(outdir, build_dir=None, cc: str | None = None, emulator: str | 
     directory's target triple."""
     outdir = Path(outdir).resolve()
     manifest = load_manifest(outdir)
-    toolchain = toolchain_for(manifest["target"]["triple"], cc, emulator)
+    target = manifest["target"]
+    toolchain = toolchain_for(target["triple"], cc, emulator, target.get("cpu"), cpu_features=target.get("features", ""))
     build_dir = Path(build_dir) if build_dir else Path(tempfile.mkdtemp(prefix="ireegen-runner-"))
     build_dir.mkdir(parents=True, exist_ok=True)
     name = manifest["name"]
@@ -136,8 +144,16 @@ def build_runner(outdir, build_dir=None, cc: str | None = None, emulator: str | 
     roles = {f["role"]: f["path"] for f in manifest["files"]}
     sources = [outdir / roles["runtime-source"], outdir / roles["constants-source"]]
     program = build_dir / f"{name}_runner"
-    cmd = [toolchain.cc, *cflags, *extra_cflags, f"-I{outdir}", str(runner_c), *map(str, sources),
-           str(outdir / roles["executables-object"]), *toolchain.link_flags, "-o", str(program)]
+    link_flags = toolchain.link_flags
+    defines = ()
+    if toolchain.bare_metal:
+        from .baremetal import support_files
+
+        support, link_flags = support_files(toolchain.core, build_dir)
+        sources += support
+        defines = ("-DIREEGEN_RUNNER_SEMIHOSTED",)
+    cmd = [toolchain.cc, *toolchain.cflags, *cflags, *extra_cflags, *defines, f"-I{outdir}", str(runner_c),
+           *map(str, sources), str(outdir / roles["executables-object"]), *link_flags, "-o", str(program)]
     cmd += [f"-l{lib}" for lib in manifest["runtimeless"]["link_libraries"]]
     proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if proc.returncode != 0:

@@ -275,18 +275,21 @@ def runner_subject(label: str, runner) -> Subject:
 
 
 def prepare_mode(mode: str, model, model_path, extra_flags, toolchain: Toolchain, workdir: Path,
-                 apply_workarounds: bool) -> Subject:
-    """Compiles one mode with its default formats for the host."""
+                 apply_workarounds: bool, runtimeless_target: dict | None = None) -> Subject:
+    """Compiles one mode with its default formats for the host; runtimeless
+    for `runtimeless_target` (triple, cpu, emulator; default the host)."""
     config = make_config(mode)
     if not config.execution_model.has_vm_module:
         from .emit import emit
         from .native_run import build_runner
 
+        target = runtimeless_target or {}
+        config = make_config(mode, target_triple=target.get("triple"), target_cpu=target.get("cpu"))
         # Parity compares the modes itself: no need for emit's own verification.
         emit(model_path, workdir / "out", config, name="parity", extra_flags=extra_flags,
              compiler=toolchain.compiler, verify=False)
         try:
-            runner = build_runner(workdir / "out", workdir / "build")
+            runner = build_runner(workdir / "out", workdir / "build", emulator=target.get("emulator"))
         except RunError as e:
             raise _IreegenFailure(f"building the emitted C failed: {e}") from None
         return runner_subject(mode, runner)
@@ -422,8 +425,12 @@ def parity(
     expected_file=None,
     expected: dict | None = None,
     save_outputs=None,
+    runtimeless_target: dict | None = None,
 ) -> Report:
-    """Runs the parity check; see the module docstring."""
+    """Runs the parity check; see the module docstring.  `runtimeless_target`
+    ({"triple", "cpu", "emulator"}, each optional) builds and runs the
+    runtimeless C for another target, a bare-metal board for instance; the
+    other modes run on the host."""
     modes = list(modes)
     for m in modes:
         if m not in EXECUTION_MODELS:
@@ -452,7 +459,7 @@ def parity(
             workdir.mkdir()
             try:
                 subjects[mode] = prepare_mode(mode, model, model_path, extra_flags, toolchain, workdir,
-                                              apply_workarounds)
+                                              apply_workarounds, runtimeless_target)
             except IreegenError as e:
                 report.compile_errors[mode] = str(e)
             except _IreegenFailure as e:

@@ -1,5 +1,7 @@
 """C toolchains for building emitted C on this machine: the host's compiler,
-or, for a foreign target triple, Debian's cross gcc run under qemu-user."""
+or, for a foreign target triple, Debian's cross gcc run under qemu-user, or
+for a bare-metal Cortex-M triple, arm-none-eabi-gcc run under qemu-system-arm
+(baremetal.py)."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import shutil
 from dataclasses import dataclass
 
 from .errors import UsageError
+from .cores import ARCH_ORDER
 from .modes import host_triple
 
 # LLVM architecture -> (Debian cross gcc prefix, qemu-user program, Debian cross package)
@@ -26,14 +29,29 @@ class Toolchain:
     cc: str
     emulator: tuple  # prefix of the command that runs a built program; () on the host
     link_flags: tuple
+    cflags: tuple = ()  # what every object of the program needs (-mcpu, float ABI)
+    core: object = None  # bare metal: the cores.Core the program runs on, under qemu-system
 
-    def run_command(self, program) -> list:
-        return [*self.emulator, str(program)]
+    @property
+    def bare_metal(self) -> bool:
+        return self.core is not None
+
+    def run_command(self, program, args=()) -> list:
+        if self.bare_metal:
+            from .baremetal import semihosting_command
+
+            return semihosting_command(self.core, self.emulator, program, args)
+        return [*self.emulator, str(program), *map(str, args)]
 
 
-def toolchain_for(triple: str, cc: str | None = None, emulator: str | None = None) -> Toolchain:
-    """The compiler (and emulator) for programs of `triple`.  `cc`/`emulator`
+def toolchain_for(triple: str, cc: str | None = None, emulator: str | None = None,
+                  cpu: str | None = None, need_emulator: bool = True, cpu_features: str = "") -> Toolchain:
+    """The compiler (and emulator) for programs of `triple` (`cpu` and
+    `cpu_features` pick a bare-metal core's flags and board).  `cc`/`emulator`
     override the choice (CC in the environment overrides the host's)."""
+    arch = triple.split("-", 1)[0]
+    if arch in ARCH_ORDER or (arch == "riscv32" and "linux" not in triple):  # a board, not a process
+        return _bare_metal_toolchain(triple, cpu, cc, emulator, need_emulator, cpu_features)
     arch = triple.split("-", 1)[0]
     host_arch = host_triple().split("-", 1)[0]
     if arch == host_arch and "linux" in triple and platform.system() == "Linux":
@@ -51,9 +69,24 @@ def toolchain_for(triple: str, cc: str | None = None, emulator: str | None = Non
     compiler = cc or prefix + "gcc"
     _require(compiler, f"the cross compiler for {triple} (Debian: apt-get install {package})")
     runner = tuple(emulator.split()) if emulator else (qemu,)
-    _require(runner[0], f"an emulator for {triple} programs (Debian: apt-get install qemu-user)")
+    if need_emulator:
+        _require(runner[0], f"an emulator for {triple} programs (Debian: apt-get install qemu-user)")
     # Static programs need no target sysroot at run time.
     return Toolchain(triple, compiler, runner, ("-static",))
+
+
+def _bare_metal_toolchain(triple, cpu, cc, emulator, need_emulator, cpu_features) -> Toolchain:
+    from . import baremetal
+
+    core = baremetal.core_for(triple, cpu, cpu_features)
+    family = baremetal.FAMILIES[core.family]
+    compiler = cc or family.cc
+    _require(compiler, f"the bare-metal compiler for {triple} (Debian: apt-get install {family.packages})")
+    runner = tuple(emulator.split()) if emulator else baremetal.emulator_command(core)
+    if need_emulator:
+        _require(runner[0], f"an emulator for {triple} programs (Debian: apt-get install {family.qemu_package})")
+    return Toolchain(triple, compiler, runner, family.link_flags, (*core.gcc_flags(triple), *family.compile_flags),
+                     core)
 
 
 def _require(program: str, what: str) -> None:

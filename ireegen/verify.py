@@ -83,7 +83,8 @@ def runnable_twin(config: Config) -> tuple:
     twin = make_config(config.execution_model.name, fmt, module_format,
                        target.triple if target else None,
                        target.cpu if target and target is config.target else None,
-                       target.cpu_features if target and target is config.target else None)
+                       target.cpu_features if target and target is config.target else None,
+                       config.optimize_for)
     return twin, reasons
 
 
@@ -112,7 +113,7 @@ def _runtimeless_subject(model_path, name, config, staging, manifest, extra_flag
                        "verified the same model emitted for this machine")
     except RunError as e:
         raise VerificationError(f"cannot verify the emitted C: building it failed:\n{e}") from None
-    twin = make_config(config.execution_model.name)
+    twin = make_config(config.execution_model.name, optimize_for=config.optimize_for)
     emit(model_path, workdir / "twin", twin, name=name, extra_flags=extra_flags, compiler=compiler,
          verify=VerifyOptions(enabled=False))
     try:
