@@ -11,7 +11,7 @@ from .errors import UsageError
 from .layout import output_files
 from .models import LoadedModel
 from .modes import Config
-from .workarounds import compile_inline_with_constant_fix, inline_constant_fix_applies
+from .workarounds import applicable_workarounds, compile_with_workarounds
 
 # Flags ireegen sets itself; --iree-flag may not override them.
 _OWNED_FLAGS = {
@@ -94,10 +94,12 @@ def compile_model(
     compiled = CompiledModule(files, flags)
     output = workdir / compiled.module_file
     diagnostics_name = str(model.path)
-    if apply_workarounds and inline_constant_fix_applies(config.execution_model.name, compiler.version):
-        compiled.workarounds.append("inline-constants")
-        compile_inline_with_constant_fix(
-            compiler, source, output, compiled.flags, workdir, diagnostics_name, config.execution_model.name
+    workarounds = applicable_workarounds(config.execution_model.name, compiler.version) if apply_workarounds else []
+    if workarounds:
+        compiled.workarounds = [w.name for w in workarounds]
+        compile_with_workarounds(
+            compiler, source, output, compiled.flags, workdir, diagnostics_name, config.execution_model.name,
+            workarounds,
         )
     else:
         compiler.compile(source, output, compiled.flags, diagnostics_name)
