@@ -11,6 +11,7 @@ from .errors import UsageError
 from .layout import output_files
 from .models import LoadedModel
 from .modes import Config
+from .refusals import check_refusals
 from .workarounds import applicable_workarounds, compile_with_workarounds
 
 # Flags ireegen sets itself; --iree-flag may not override them.
@@ -83,8 +84,12 @@ def compile_model(
 ) -> CompiledModule:
     """Compiles `model` into `workdir` (the module, and for static-library the
     executables' .o/.h); the model's VM module is named after `name`.
-    `apply_workarounds=False` gives the raw compiler's output (to show that an
-    IREE bug is still there)."""
+    Refuses (UsageError) a configuration that IREE is known to miscompile
+    for this model (refusals.py).  `apply_workarounds=False` gives the raw
+    compiler's output, without workarounds or refusals (to show that an IREE
+    bug is still there)."""
+    if apply_workarounds:
+        check_refusals(model, str(model.path), config.execution_model.name, config.module_format)
     model.set_module_name(vm_module_name(name))
     source = workdir / "input.mlir"
     model.write(source)
