@@ -80,15 +80,16 @@ def compile_model(
     extra_flags,
     compiler: Compiler,
     workdir: Path,
-    apply_workarounds: bool = True,
+    apply_workarounds=True,
 ) -> CompiledModule:
     """Compiles `model` into `workdir` (the module, and for static-library the
     executables' .o/.h); the model's VM module is named after `name`.
     Refuses (UsageError) a configuration that IREE is known to miscompile
     for this model (refusals.py).  `apply_workarounds=False` gives the raw
     compiler's output, without workarounds or refusals (to show that an IREE
-    bug is still there)."""
-    if apply_workarounds:
+    bug is still there); a collection of workaround names applies only those
+    (to show one bug with the others worked around), without refusals."""
+    if apply_workarounds is True:
         check_refusals(model, str(model.path), config.execution_model.name, config.module_format)
     model.set_module_name(vm_module_name(name))
     source = workdir / "input.mlir"
@@ -99,7 +100,9 @@ def compile_model(
     compiled = CompiledModule(files, flags)
     output = workdir / compiled.module_file
     diagnostics_name = str(model.path)
-    workarounds = applicable_workarounds(config.execution_model.name, compiler.version) if apply_workarounds else []
+    workarounds = applicable_workarounds(config.execution_model.name, compiler.version)
+    if apply_workarounds is not True:
+        workarounds = [w for w in workarounds if apply_workarounds and w.name in apply_workarounds]
     if workarounds:
         compiled.workarounds = [w.name for w in workarounds]
         compile_with_workarounds(
