@@ -78,7 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
     par.add_argument("--iree-runtime-bin", help="directory with that release's iree-run-module")
     par.add_argument("--iree-venv", help="a virtual environment with that release's iree-base-compiler/runtime")
     par.add_argument("--no-workarounds", action="store_true",
-                     help="compile exactly as iree-compile would, without ireegen's workarounds")
+                     help="compile exactly as iree-compile would, without ireegen's workarounds and refusals")
 
     run = sub.add_parser("run", help="build an emitted runtimeless directory for its target and call a function")
     run.add_argument("outdir", help="a directory written by `emit --execution-model runtimeless`")

@@ -119,8 +119,10 @@ def _lost_constants_message(module) -> str | None:
     return f"the constants {', '.join(lost)} would be null at run time (IREE's inline constant bug)"
 
 
-# The host-side allocations of the inline HAL; operand 1 is the size.
-_INLINE_ALLOCATIONS = ("hal_inline.buffer.allocate", "hal_inline.buffer.allocate.initialized")
+# The host-side allocations of the inline HAL -> the index of their size
+# operand (allocate: alignment, size; allocate.initialized: alignment,
+# source, offset, length).
+_INLINE_ALLOCATIONS = {"hal_inline.buffer.allocate": 1, "hal_inline.buffer.allocate.initialized": 3}
 
 
 def separate_inline_allocations(module) -> int:
@@ -129,7 +131,7 @@ def separate_inline_allocations(module) -> int:
     buffer; returns how many allocations it separated."""
     allocations = [c for c in _host_ops(module) if c.name in _INLINE_ALLOCATIONS]
     for op in allocations:
-        _behind_barrier(op, 1)
+        _behind_barrier(op, _INLINE_ALLOCATIONS[op.name])
     return len(allocations)
 
 
