@@ -103,7 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
     par.add_argument("--iree-runtime-bin", help="directory with that release's iree-run-module")
     par.add_argument("--iree-venv", help="a virtual environment with that release's iree-base-compiler/runtime")
     par.add_argument("--no-workarounds", action="store_true",
-                     help="compile exactly as iree-compile would, without ireegen's workarounds")
+                     help="compile exactly as iree-compile would, without ireegen's workarounds and refusals")
     par.add_argument("--target-triple", help="runtimeless only: build and run its C for this triple "
                      "(e.g. thumbv7em-none-eabihf, run under qemu-system-arm); the other modes run on the host")
     par.add_argument("--target-cpu", help="runtimeless only: target CPU (e.g. cortex-m55)")

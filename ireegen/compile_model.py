@@ -11,7 +11,8 @@ from .errors import UsageError
 from .layout import output_files
 from .models import LoadedModel
 from .modes import Config
-from .workarounds import compile_inline_with_constant_fix, inline_constant_fix_applies
+from .refusals import check_refusals
+from .workarounds import applicable_workarounds, compile_with_workarounds
 
 # Flags ireegen sets itself; --iree-flag may not override them.
 _OWNED_FLAGS = {
@@ -79,12 +80,17 @@ def compile_model(
     extra_flags,
     compiler: Compiler,
     workdir: Path,
-    apply_workarounds: bool = True,
+    apply_workarounds=True,
 ) -> CompiledModule:
     """Compiles `model` into `workdir` (the module, and for static-library the
     executables' .o/.h); the model's VM module is named after `name`.
-    `apply_workarounds=False` gives the raw compiler's output (to show that an
-    IREE bug is still there)."""
+    Refuses (UsageError) a configuration that IREE is known to miscompile
+    for this model (refusals.py).  `apply_workarounds=False` gives the raw
+    compiler's output, without workarounds or refusals (to show that an IREE
+    bug is still there); a collection of workaround names applies only those
+    (to show one bug with the others worked around), without refusals."""
+    if apply_workarounds is True:
+        check_refusals(model, str(model.path), config.execution_model.name, config.module_format)
     model.set_module_name(vm_module_name(name))
     source = workdir / "input.mlir"
     model.write(source)
@@ -94,10 +100,14 @@ def compile_model(
     compiled = CompiledModule(files, flags)
     output = workdir / compiled.module_file
     diagnostics_name = str(model.path)
-    if apply_workarounds and inline_constant_fix_applies(config.execution_model.name, compiler.version):
-        compiled.workarounds.append("inline-constants")
-        compile_inline_with_constant_fix(
-            compiler, source, output, compiled.flags, workdir, diagnostics_name, config.execution_model.name
+    workarounds = applicable_workarounds(config.execution_model.name, compiler.version)
+    if apply_workarounds is not True:
+        workarounds = [w for w in workarounds if apply_workarounds and w.name in apply_workarounds]
+    if workarounds:
+        compiled.workarounds = [w.name for w in workarounds]
+        compile_with_workarounds(
+            compiler, source, output, compiled.flags, workdir, diagnostics_name, config.execution_model.name,
+            workarounds,
         )
     else:
         compiler.compile(source, output, compiled.flags, diagnostics_name)

@@ -751,6 +751,420 @@ func.func @tensor_ops(%x: tensor<4x6xf32>) -> (tensor<6x5xf32>, tensor<6x4xf32>,
     return mlir, [Call("tensor_ops", [x], ref(x))], 0.0, 0.0
 
 
+# --------------------------------------------------------------------------
+# Models for the IREE inline bugs of docs/known-iree-issues.md (issue #9):
+# each computes wrong numbers with the raw 3.10-3.13 compilers in the inline
+# execution models, because two equal-size buffers end up as one.
+
+
+def _dense_layer(i, src, n, h, batch, relu) -> str:
+    return (
+        f"  %e{i} = tensor.empty() : tensor<{batch}x{h}xf32>\n"
+        f"  %f{i} = linalg.fill ins(%zero : f32) outs(%e{i} : tensor<{batch}x{h}xf32>) -> tensor<{batch}x{h}xf32>\n"
+        f"  %m{i} = linalg.matmul ins(%{src}, %w{i} : tensor<{batch}x{n}xf32>, tensor<{n}x{h}xf32>)"
+        f" outs(%f{i} : tensor<{batch}x{h}xf32>) -> tensor<{batch}x{h}xf32>\n"
+        + _bias_act_generic(f"h{i}", f"m{i}", f"b{i}", (batch, h), relu)
+    )
+
+
+def _wide_mlp(sizes, batch, seed, weights_as_inputs):
+    """dense+bias+relu layers `sizes[0] -> ... -> sizes[-1]` (no relu on the
+    last); the weights are constants, or inputs when they would make the
+    .mlir file megabytes long."""
+    rng = np.random.default_rng(seed)
+    params = []
+    for n, h in zip(sizes, sizes[1:]):
+        params += [_f32(rng, n, h, scale=1.0 / np.sqrt(n)), _f32(rng, h, scale=0.1)]
+    name = f"mlp_{max(sizes)}"
+    layers = len(sizes) - 1
+    args = [f"%x: tensor<{batch}x{sizes[0]}xf32>"]
+    consts = ""
+    for i in range(layers):
+        w, b = params[2 * i], params[2 * i + 1]
+        if weights_as_inputs:
+            args += [f"%w{i}: {tensor_type(w.shape, np.float32)}", f"%b{i}: {tensor_type(b.shape, np.float32)}"]
+        else:
+            consts += f"  %w{i} = arith.constant {dense(w)}\n  %b{i} = arith.constant {dense(b)}\n"
+    body = "".join(_dense_layer(i, "x" if i == 0 else f"h{i - 1}", sizes[i], sizes[i + 1], batch, i < layers - 1)
+                   for i in range(layers))
+    out = f"tensor<{batch}x{sizes[-1]}xf32>"
+    where = "inputs" if weights_as_inputs else "seeded non-splat constants"
+    mlir = (
+        f"// {name}: {' -> '.join(map(str, sizes))} dense+bias+relu layers, batch {batch}, weights as {where}.\n"
+        f"// A square layer after another layer: the inline allocation bug's trigger.\n"
+        f"func.func @{name}({', '.join(args)}) -> {out} {{\n{consts}  %zero = arith.constant 0.0 : f32\n{body}"
+        f"  return %h{layers - 1} : {out}\n}}\n"
+    )
+
+    def ref(x):
+        h = x.astype(np.float64)
+        for i in range(layers):
+            h = h @ params[2 * i] + params[2 * i + 1]
+            if i < layers - 1:
+                h = np.maximum(h, 0)
+        return h.astype(np.float32)
+
+    calls = []
+    for _ in range(2):
+        x = _f32(rng, batch, sizes[0])
+        calls.append(Call(name, [x] + (params if weights_as_inputs else []), [ref(x)]))
+    return mlir, calls, 1e-4, 1e-4
+
+
+def _mlp_128():
+    return _wide_mlp((64, 128, 128), 4, 20, weights_as_inputs=False)
+
+
+def _mlp_512():
+    return _wide_mlp((128, 512, 512), 4, 21, weights_as_inputs=True)
+
+
+def _argmax_axis(n=2, c=1000, w=4):
+    mlir = f"""\
+// argmax_axis: ONNX ArgMax(axis=1, keepdims=1) on a {n}x{c}x{w} tensor, as
+// iree-import-onnx + iree-compile --compile-to=input lower it
+// (iree_linalg_ext.arg_compare, then extsi to i64 and expand_shape).
+func.func @argmax_axis(%x: tensor<{n}x{c}x{w}xf32>) -> tensor<{n}x1x{w}xi64> {{
+  %ninf = arith.constant {NEG_INF} : f32
+  %c0_i32 = arith.constant 0 : i32
+  %0 = tensor.empty() : tensor<{n}x{w}xf32>
+  %1 = tensor.empty() : tensor<{n}x{w}xi32>
+  %2 = linalg.fill ins(%ninf : f32) outs(%0 : tensor<{n}x{w}xf32>) -> tensor<{n}x{w}xf32>
+  %3 = linalg.fill ins(%c0_i32 : i32) outs(%1 : tensor<{n}x{w}xi32>) -> tensor<{n}x{w}xi32>
+  %4:2 = iree_linalg_ext.arg_compare dimension(1) ins(%x : tensor<{n}x{c}x{w}xf32>) outs(%2, %3 : tensor<{n}x{w}xf32>, tensor<{n}x{w}xi32>) {{
+  ^bb0(%a: f32, %b: f32):
+    %gt = arith.cmpf ogt, %a, %b : f32
+    iree_linalg_ext.yield %gt : i1
+  }} -> tensor<{n}x{w}xf32>, tensor<{n}x{w}xi32>
+  %5 = tensor.empty() : tensor<{n}x{w}xi64>
+  %6 = linalg.generic {{indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}}
+      ins(%4#1 : tensor<{n}x{w}xi32>) outs(%5 : tensor<{n}x{w}xi64>) {{
+  ^bb0(%in: i32, %out: i64):
+    %e = arith.extsi %in : i32 to i64
+    linalg.yield %e : i64
+  }} -> tensor<{n}x{w}xi64>
+  %r = tensor.expand_shape %6 [[0], [1, 2]] output_shape [{n}, 1, {w}] : tensor<{n}x{w}xi64> into tensor<{n}x1x{w}xi64>
+  return %r : tensor<{n}x1x{w}xi64>
+}}
+"""
+    rng = np.random.default_rng(22)
+    calls = []
+    for _ in range(2):
+        x = _f32(rng, n, c, w)
+        calls.append(Call("argmax_axis", [x], [x.argmax(axis=1)[:, None, :].astype(np.int64)]))
+    return mlir, calls, 0.0, 0.0
+
+
+# ONNX BatchNormalization(epsilon=1e-5, momentum=0.9, training_mode=1) as
+# iree-import-onnx + `iree-compile --compile-to=input` (IREE 3.13) lower it
+# for a 2x3x4x5 input, with the shapes made parameters.
+_BATCHNORM_TRAIN = """\
+func.func @batchnorm_train(%arg0: tensor<{x4}xf32>, %arg1: tensor<{c}xf32>, %arg2: tensor<{c}xf32>, %arg3: tensor<{c}xf32>, %arg4: tensor<{c}xf32>) -> (tensor<{x4}xf32>, tensor<{c}xf32>, tensor<{c}xf32>) {{
+  %cst = arith.constant 0.000000e+00 : f32
+  %cst_0 = arith.constant 0.000000e+00 : f32
+  %cst_1 = arith.constant {count:.6e} : f32
+  %cst_2 = arith.constant {count:.6e} : f32
+  %cst_3 = arith.constant 0.899999976 : f32
+  %cst_4 = arith.constant 9.99999974E-6 : f32
+  %0 = tensor.empty() : tensor<{c}xf32>
+  %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<{c}xf32>) -> tensor<{c}xf32>
+  %2 = linalg.generic {{indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d1)>], iterator_types = ["reduction", "parallel", "reduction", "reduction"]}} ins(%arg0 : tensor<{x4}xf32>) outs(%1 : tensor<{c}xf32>) {{
+  ^bb0(%in: f32, %out: f32):
+    %33 = arith.addf %in, %out : f32
+    linalg.yield %33 : f32
+  }} -> tensor<{c}xf32>
+  %3 = linalg.generic {{indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}} ins(%2 : tensor<{c}xf32>) outs(%0 : tensor<{c}xf32>) {{
+  ^bb0(%in: f32, %out: f32):
+    %33 = arith.divf %in, %cst_1 : f32
+    linalg.yield %33 : f32
+  }} -> tensor<{c}xf32>
+  %4 = tensor.empty() : tensor<{x4}xf32>
+  %5 = linalg.generic {{indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}} ins(%arg0 : tensor<{x4}xf32>) outs(%4 : tensor<{x4}xf32>) {{
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  }} -> tensor<{x4}xf32>
+  %6 = tensor.empty() : tensor<1x{c}x1x1xf32>
+  %7 = linalg.fill ins(%cst_0 : f32) outs(%6 : tensor<1x{c}x1x1xf32>) -> tensor<1x{c}x1x1xf32>
+  %8 = linalg.generic {{indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (0, d1, 0, 0)>], iterator_types = ["reduction", "parallel", "reduction", "reduction"]}} ins(%5 : tensor<{x4}xf32>) outs(%7 : tensor<1x{c}x1x1xf32>) {{
+  ^bb0(%in: f32, %out: f32):
+    %33 = arith.addf %in, %out : f32
+    linalg.yield %33 : f32
+  }} -> tensor<1x{c}x1x1xf32>
+  %9 = linalg.generic {{indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}} ins(%8 : tensor<1x{c}x1x1xf32>) outs(%6 : tensor<1x{c}x1x1xf32>) {{
+  ^bb0(%in: f32, %out: f32):
+    %33 = arith.divf %in, %cst_2 : f32
+    linalg.yield %33 : f32
+  }} -> tensor<1x{c}x1x1xf32>
+  %10 = linalg.generic {{indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (0, d1, 0, 0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}} ins(%5, %9 : tensor<{x4}xf32>, tensor<1x{c}x1x1xf32>) outs(%4 : tensor<{x4}xf32>) {{
+  ^bb0(%in: f32, %in_8: f32, %out: f32):
+    %33 = arith.subf %in, %in_8 : f32
+    linalg.yield %33 : f32
+  }} -> tensor<{x4}xf32>
+  %11 = linalg.generic {{indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}} ins(%10, %10 : tensor<{x4}xf32>, tensor<{x4}xf32>) outs(%4 : tensor<{x4}xf32>) {{
+  ^bb0(%in: f32, %in_8: f32, %out: f32):
+    %33 = arith.mulf %in, %in_8 : f32
+    linalg.yield %33 : f32
+  }} -> tensor<{x4}xf32>
+  %12 = tensor.empty() : tensor<{c}xf32>
+  %13 = linalg.fill ins(%cst_0 : f32) outs(%12 : tensor<{c}xf32>) -> tensor<{c}xf32>
+  %14 = linalg.generic {{indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d1)>], iterator_types = ["reduction", "parallel", "reduction", "reduction"]}} ins(%11 : tensor<{x4}xf32>) outs(%13 : tensor<{c}xf32>) {{
+  ^bb0(%in: f32, %out: f32):
+    %33 = arith.addf %in, %out : f32
+    linalg.yield %33 : f32
+  }} -> tensor<{c}xf32>
+  %15 = linalg.generic {{indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}} ins(%14 : tensor<{c}xf32>) outs(%12 : tensor<{c}xf32>) {{
+  ^bb0(%in: f32, %out: f32):
+    %33 = arith.divf %in, %cst_2 : f32
+    linalg.yield %33 : f32
+  }} -> tensor<{c}xf32>
+  %16 = linalg.generic {{indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}} ins(%15 : tensor<{c}xf32>) outs(%0 : tensor<{c}xf32>) {{
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  }} -> tensor<{c}xf32>
+  %17 = linalg.generic {{indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}} ins(%arg3 : tensor<{c}xf32>) outs(%0 : tensor<{c}xf32>) {{
+  ^bb0(%in: f32, %out: f32):
+    %33 = arith.mulf %in, %cst_3 : f32
+    linalg.yield %33 : f32
+  }} -> tensor<{c}xf32>
+  %18 = linalg.generic {{indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}} ins(%3 : tensor<{c}xf32>) outs(%0 : tensor<{c}xf32>) {{
+  ^bb0(%in: f32, %out: f32):
+    %33 = arith.mulf %in, %cst_3 : f32
+    linalg.yield %33 : f32
+  }} -> tensor<{c}xf32>
+  %19 = linalg.generic {{indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}} ins(%17, %18 : tensor<{c}xf32>, tensor<{c}xf32>) outs(%0 : tensor<{c}xf32>) {{
+  ^bb0(%in: f32, %in_8: f32, %out: f32):
+    %33 = arith.subf %in, %in_8 : f32
+    linalg.yield %33 : f32
+  }} -> tensor<{c}xf32>
+  %20 = linalg.generic {{indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}} ins(%19, %3 : tensor<{c}xf32>, tensor<{c}xf32>) outs(%0 : tensor<{c}xf32>) {{
+  ^bb0(%in: f32, %in_8: f32, %out: f32):
+    %33 = arith.addf %in, %in_8 : f32
+    linalg.yield %33 : f32
+  }} -> tensor<{c}xf32>
+  %21 = linalg.generic {{indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}} ins(%arg4 : tensor<{c}xf32>) outs(%0 : tensor<{c}xf32>) {{
+  ^bb0(%in: f32, %out: f32):
+    %33 = arith.mulf %in, %cst_3 : f32
+    linalg.yield %33 : f32
+  }} -> tensor<{c}xf32>
+  %22 = linalg.generic {{indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}} ins(%16 : tensor<{c}xf32>) outs(%0 : tensor<{c}xf32>) {{
+  ^bb0(%in: f32, %out: f32):
+    %33 = arith.mulf %in, %cst_3 : f32
+    linalg.yield %33 : f32
+  }} -> tensor<{c}xf32>
+  %23 = linalg.generic {{indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}} ins(%21, %22 : tensor<{c}xf32>, tensor<{c}xf32>) outs(%0 : tensor<{c}xf32>) {{
+  ^bb0(%in: f32, %in_8: f32, %out: f32):
+    %33 = arith.subf %in, %in_8 : f32
+    linalg.yield %33 : f32
+  }} -> tensor<{c}xf32>
+  %24 = linalg.generic {{indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}} ins(%23, %16 : tensor<{c}xf32>, tensor<{c}xf32>) outs(%0 : tensor<{c}xf32>) {{
+  ^bb0(%in: f32, %in_8: f32, %out: f32):
+    %33 = arith.addf %in, %in_8 : f32
+    linalg.yield %33 : f32
+  }} -> tensor<{c}xf32>
+  %expanded = tensor.expand_shape %3 [[0, 1, 2, 3]] output_shape [1, {c}, 1, 1] : tensor<{c}xf32> into tensor<1x{c}x1x1xf32>
+  %expanded_5 = tensor.expand_shape %16 [[0, 1, 2, 3]] output_shape [1, {c}, 1, 1] : tensor<{c}xf32> into tensor<1x{c}x1x1xf32>
+  %25 = tensor.empty() : tensor<1x{c}x1x1xf32>
+  %26 = linalg.generic {{indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}} ins(%expanded_5 : tensor<1x{c}x1x1xf32>) outs(%25 : tensor<1x{c}x1x1xf32>) {{
+  ^bb0(%in: f32, %out: f32):
+    %33 = arith.addf %in, %cst_4 : f32
+    linalg.yield %33 : f32
+  }} -> tensor<1x{c}x1x1xf32>
+  %27 = linalg.generic {{indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}} ins(%26 : tensor<1x{c}x1x1xf32>) outs(%25 : tensor<1x{c}x1x1xf32>) {{
+  ^bb0(%in: f32, %out: f32):
+    %33 = math.rsqrt %in : f32
+    linalg.yield %33 : f32
+  }} -> tensor<1x{c}x1x1xf32>
+  %28 = tensor.empty() : tensor<{x4}xf32>
+  %29 = linalg.generic {{indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (0, d1, 0, 0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}} ins(%arg0, %expanded : tensor<{x4}xf32>, tensor<1x{c}x1x1xf32>) outs(%28 : tensor<{x4}xf32>) {{
+  ^bb0(%in: f32, %in_8: f32, %out: f32):
+    %33 = arith.subf %in, %in_8 : f32
+    linalg.yield %33 : f32
+  }} -> tensor<{x4}xf32>
+  %30 = linalg.generic {{indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (0, d1, 0, 0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}} ins(%29, %27 : tensor<{x4}xf32>, tensor<1x{c}x1x1xf32>) outs(%28 : tensor<{x4}xf32>) {{
+  ^bb0(%in: f32, %in_8: f32, %out: f32):
+    %33 = arith.mulf %in, %in_8 : f32
+    linalg.yield %33 : f32
+  }} -> tensor<{x4}xf32>
+  %expanded_6 = tensor.expand_shape %arg1 [[0, 1, 2, 3]] output_shape [1, {c}, 1, 1] : tensor<{c}xf32> into tensor<1x{c}x1x1xf32>
+  %31 = linalg.generic {{indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (0, d1, 0, 0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}} ins(%30, %expanded_6 : tensor<{x4}xf32>, tensor<1x{c}x1x1xf32>) outs(%28 : tensor<{x4}xf32>) {{
+  ^bb0(%in: f32, %in_8: f32, %out: f32):
+    %33 = arith.mulf %in, %in_8 : f32
+    linalg.yield %33 : f32
+  }} -> tensor<{x4}xf32>
+  %expanded_7 = tensor.expand_shape %arg2 [[0, 1, 2, 3]] output_shape [1, {c}, 1, 1] : tensor<{c}xf32> into tensor<1x{c}x1x1xf32>
+  %32 = linalg.generic {{indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (0, d1, 0, 0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}} ins(%31, %expanded_7 : tensor<{x4}xf32>, tensor<1x{c}x1x1xf32>) outs(%28 : tensor<{x4}xf32>) {{
+  ^bb0(%in: f32, %in_8: f32, %out: f32):
+    %33 = arith.addf %in, %in_8 : f32
+    linalg.yield %33 : f32
+  }} -> tensor<{x4}xf32>
+  return %32, %20, %24 : tensor<{x4}xf32>, tensor<{c}xf32>, tensor<{c}xf32>
+}}
+"""
+
+
+def _batchnorm_train(n=4, c=16, h=8, w=8):
+    eps, momentum = np.float32(1e-5), np.float32(0.9)
+    count = float(n * h * w)
+    mlir = (f"// batchnorm_train: ONNX BatchNormalization in training mode on NCHW {n}x{c}x{h}x{w}, lowered\n"
+            f"// by iree-import-onnx: outputs y (batch statistics), running mean and running variance.\n"
+            + _BATCHNORM_TRAIN.format(x4=f"{n}x{c}x{h}x{w}", c=c, count=count))
+
+    def ref(x, scale, bias, mean_in, var_in):
+        x64 = x.astype(np.float64)
+        mean = x64.mean(axis=(0, 2, 3))
+        var = x64.var(axis=(0, 2, 3))
+        bc = (None, slice(None), None, None)
+        y = (x64 - mean[bc]) / np.sqrt(var[bc] + eps) * scale[bc] + bias[bc]
+        rm = mean_in * momentum + mean * (1 - momentum)
+        rv = var_in * momentum + var * (1 - momentum)
+        return [y.astype(np.float32), rm.astype(np.float32), rv.astype(np.float32)]
+
+    rng = np.random.default_rng(23)
+    calls = []
+    for _ in range(2):
+        x = (_f32(rng, n, c, h, w) * 2 + 0.5).astype(np.float32)
+        args = [x, _f32(rng, c), _f32(rng, c, scale=0.2), _f32(rng, c, scale=0.5),
+                np.abs(_f32(rng, c)).astype(np.float32)]
+        calls.append(Call("batchnorm_train", args, ref(*args)))
+    return mlir, calls, 1e-4, 1e-4
+
+
+def _recurrent_loop():
+    b, i, h, t = 4, 16, 32, 16
+    g = 4 * h
+    rng = np.random.default_rng(24)
+    wx = _f32(rng, i, g, scale=1.0 / np.sqrt(i))
+    wh = _f32(rng, h, g, scale=1.0 / np.sqrt(h))
+    bias = _f32(rng, g, scale=0.1)
+    hh = f"tensor<{b}x{h}xf32>"
+    hv = f"tensor<{h}xf32>"
+    gg = f"tensor<{b}x{g}xf32>"
+
+    def gate(name, k):
+        return (f"    %s_{name} = tensor.extract_slice %gs[0, {k * h}] [{b}, {h}] [1, 1] : {gg} to {hh}\n"
+                f"    %b_{name} = tensor.extract_slice %bias[{k * h}] [{h}] [1] : tensor<{g}xf32> to {hv}\n")
+
+    def sigmoid(out, x):
+        return (f"      %{out}_n = arith.negf %{x} : f32\n      %{out}_e = math.exp %{out}_n : f32\n"
+                f"      %{out}_d = arith.addf %one, %{out}_e : f32\n      %{out} = arith.divf %one, %{out}_d : f32\n")
+
+    mlir = f"""\
+// recurrent_loop: an LSTM cell (input {i}, hidden {h}, batch {b}) run over the
+// time steps of a {t}-step sequence; the trip count is the sum of a 0/1 mask,
+// computed on the device and read back each iteration (scf.while over a 0-d
+// tensor counter).  Returns the final h and c.
+func.func @recurrent_loop(%xs: tensor<{t}x{b}x{i}xf32>, %mask: tensor<{t}xi32>) -> ({hh}, {hh}) {{
+  %wx = arith.constant {dense(wx)}
+  %wh = arith.constant {dense(wh)}
+  %bias = arith.constant {dense(bias)}
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %t0 = arith.constant dense<0> : tensor<i32>
+  %inc = arith.constant dense<1> : tensor<i32>
+  %steps = linalg.reduce ins(%mask : tensor<{t}xi32>) outs(%t0 : tensor<i32>) dimensions = [0]
+    (%in: i32, %acc: i32) {{
+      %s = arith.addi %in, %acc : i32
+      linalg.yield %s : i32
+    }}
+  %eh = tensor.empty() : {hh}
+  %h0 = linalg.fill ins(%zero : f32) outs(%eh : {hh}) -> {hh}
+  %eg = tensor.empty() : {gg}
+  %g0 = linalg.fill ins(%zero : f32) outs(%eg : {gg}) -> {gg}
+  %r:3 = scf.while (%tt = %t0, %h = %h0, %c = %h0) : (tensor<i32>, {hh}, {hh}) -> (tensor<i32>, {hh}, {hh}) {{
+    %lt = arith.cmpi slt, %tt, %steps : tensor<i32>
+    %go = tensor.extract %lt[] : tensor<i1>
+    scf.condition(%go) %tt, %h, %c : tensor<i32>, {hh}, {hh}
+  }} do {{
+  ^bb0(%tt: tensor<i32>, %h: {hh}, %c: {hh}):
+    %t32 = tensor.extract %tt[] : tensor<i32>
+    %ti = arith.index_cast %t32 : i32 to index
+    %x3 = tensor.extract_slice %xs[%ti, 0, 0] [1, {b}, {i}] [1, 1, 1] : tensor<{t}x{b}x{i}xf32> to tensor<1x{b}x{i}xf32>
+    %x = tensor.collapse_shape %x3 [[0, 1], [2]] : tensor<1x{b}x{i}xf32> into tensor<{b}x{i}xf32>
+    %gx = linalg.matmul ins(%x, %wx : tensor<{b}x{i}xf32>, tensor<{i}x{g}xf32>) outs(%g0 : {gg}) -> {gg}
+    %gs = linalg.matmul ins(%h, %wh : {hh}, tensor<{h}x{g}xf32>) outs(%gx : {gg}) -> {gg}
+{gate("i", 0)}{gate("f", 1)}{gate("g", 2)}{gate("o", 3)}\
+    %hc:2 = linalg.generic {{indexing_maps = [{", ".join(["affine_map<(i, j) -> (i, j)>"] * 4 + ["affine_map<(i, j) -> (j)>"] * 4 + ["affine_map<(i, j) -> (i, j)>"] * 3)}],
+                            iterator_types = ["parallel", "parallel"]}}
+        ins(%s_i, %s_f, %s_g, %s_o, %b_i, %b_f, %b_g, %b_o, %c : {hh}, {hh}, {hh}, {hh}, {hv}, {hv}, {hv}, {hv}, {hh})
+        outs(%eh, %eh : {hh}, {hh}) {{
+    ^bb0(%gi: f32, %gf: f32, %gc: f32, %go2: f32, %bi: f32, %bf: f32, %bc: f32, %bo: f32, %cp: f32, %o0: f32, %o1: f32):
+      %ai = arith.addf %gi, %bi : f32
+      %af = arith.addf %gf, %bf : f32
+      %ac = arith.addf %gc, %bc : f32
+      %ao = arith.addf %go2, %bo : f32
+{sigmoid("si", "ai")}{sigmoid("sf", "af")}{sigmoid("so", "ao")}\
+      %tg = math.tanh %ac : f32
+      %fc = arith.mulf %sf, %cp : f32
+      %ig = arith.mulf %si, %tg : f32
+      %cn = arith.addf %fc, %ig : f32
+      %tc = math.tanh %cn : f32
+      %hn = arith.mulf %so, %tc : f32
+      linalg.yield %hn, %cn : f32, f32
+    }} -> ({hh}, {hh})
+    %tn = arith.addi %tt, %inc : tensor<i32>
+    scf.yield %tn, %hc#0, %hc#1 : tensor<i32>, {hh}, {hh}
+  }}
+  return %r#1, %r#2 : {hh}, {hh}
+}}
+"""
+
+    def ref(xs, mask):
+        def sig(v):
+            return 1 / (1 + np.exp(-v))
+
+        hs, cs = np.zeros((b, h)), np.zeros((b, h))
+        for step in range(int(mask.sum())):
+            gates = xs[step].astype(np.float64) @ wx + hs @ wh + bias
+            gi, gf, gc, go = (gates[:, k * h:(k + 1) * h] for k in range(4))
+            cs = sig(gf) * cs + sig(gi) * np.tanh(gc)
+            hs = sig(go) * np.tanh(cs)
+        return [hs.astype(np.float32), cs.astype(np.float32)]
+
+    calls = []
+    for steps in (11, t, 0):
+        xs = _f32(rng, t, b, i)
+        mask = (np.arange(t) < steps).astype(np.int32)
+        calls.append(Call("recurrent_loop", [xs, mask], ref(xs, mask)))
+    return mlir, calls, 1e-4, 1e-4
+
+
+def _unstructured_loop():
+    mlir = """\
+// unstructured_loop: a cf.br/cf.cond_br loop (no scf) over 0-d tensors, with
+// the branch condition computed on the device and read back each iteration:
+// doubles v until v >= limit; returns the number of doublings (i32) and v.
+func.func @unstructured_loop(%start: tensor<f32>, %limit: tensor<f32>) -> (tensor<i32>, tensor<f32>) {
+  %zero = arith.constant dense<0> : tensor<i32>
+  %one = arith.constant dense<1> : tensor<i32>
+  %two = arith.constant dense<2.0> : tensor<f32>
+  cf.br ^loop(%start, %zero : tensor<f32>, tensor<i32>)
+^loop(%v: tensor<f32>, %n: tensor<i32>):
+  %lt = arith.cmpf olt, %v, %limit : tensor<f32>
+  %go = tensor.extract %lt[] : tensor<i1>
+  cf.cond_br %go, ^body, ^exit
+^body:
+  %v2 = arith.mulf %v, %two : tensor<f32>
+  %n2 = arith.addi %n, %one : tensor<i32>
+  cf.br ^loop(%v2, %n2 : tensor<f32>, tensor<i32>)
+^exit:
+  return %n, %v : tensor<i32>, tensor<f32>
+}
+"""
+
+    def ref(start, limit):
+        v, n = np.float32(start), 0
+        while v < limit:
+            v = np.float32(v * np.float32(2))
+            n += 1
+        return [np.asarray(n, dtype=np.int32), np.asarray(v, dtype=np.float32)]
+
+    calls = []
+    for start, limit in ((3e-7, 700.0), (1.5, 1.0), (0.75, 3e4)):
+        s, lim = np.asarray(start, dtype=np.float32), np.asarray(limit, dtype=np.float32)
+        calls.append(Call("unstructured_loop", [s, lim], ref(s, lim)))
+    return mlir, calls, 0.0, 0.0
+
+
 _BUILDERS = {
     "elementwise": _elementwise,
     "mlp": _mlp,
@@ -767,6 +1181,12 @@ _BUILDERS = {
     "dynamic_batch": _dynamic_batch,
     "argmax": _argmax,
     "tensor_ops": _tensor_ops,
+    "mlp_128": _mlp_128,
+    "mlp_512": _mlp_512,
+    "argmax_axis": _argmax_axis,
+    "batchnorm_train": _batchnorm_train,
+    "recurrent_loop": _recurrent_loop,
+    "unstructured_loop": _unstructured_loop,
 }
 
 

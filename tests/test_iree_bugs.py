@@ -1,0 +1,153 @@
+"""The IREE bugs of docs/known-iree-issues.md that ireegen works around or
+refuses: each is shown still present in the raw compiler (when such a test
+fails, IREE has fixed the bug: limit the workaround to the broken versions
+and update the docs), and ireegen's default path is shown to agree with
+numpy or to refuse with the documented message."""
+
+import importlib.util
+import json
+import sys
+
+import numpy as np
+import pytest
+
+from conftest import ROOT, run_cli
+
+from ireegen.parity import parity
+
+REPRO = ROOT / "docs" / "repro"
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    if "corpus" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("corpus", ROOT / "tests" / "models" / "corpus.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["corpus"] = module
+        spec.loader.exec_module(module)
+    return sys.modules["corpus"]
+INLINE = ("inline-static", "inline-dynamic")
+
+
+def _inline_verdicts(report):
+    return {m: {r.verdict for r in report.rows if r.mode == m} for m in INLINE}
+
+
+# The reproducers of the inline allocation bug (no constants, so the inline
+# constant bug plays no part), with inputs that show it.
+ALLOCATION_REPROS = {
+    "inline_shared_allocation": {"main": [np.ones((4, 16), np.float32), np.ones((16, 16), np.float32)]},
+    "inline_shared_allocation_loop": {"main": [np.asarray(3e-7, np.float32), np.asarray(700, np.float32)]},
+    "inline_shared_allocation_argmax": {"main": [np.asarray(
+        [[[0, 5, 1, 2], [3, 1, 4, 1], [9, 2, 6, 5]], [[3, 5, 8, 9], [7, 9, 3, 2], [3, 8, 4, 6]]], np.float32)]},
+}
+
+
+@pytest.mark.parametrize("name", sorted(ALLOCATION_REPROS))
+def test_raw_compiler_still_shares_equal_size_inline_allocations(name):
+    """IREE 3.10-3.13: the VM pipeline's CSE merges two equal-size
+    hal_inline.buffer.allocate calls.  ireegen's inline-allocations
+    workaround exists for this."""
+    model = REPRO / f"{name}.mlir"
+    raw = parity(model, inputs=ALLOCATION_REPROS[name], apply_workarounds=False)
+    assert all("mismatch" in v for v in _inline_verdicts(raw).values()), raw.table()
+    fixed = parity(model, inputs=ALLOCATION_REPROS[name])
+    assert fixed.agrees, fixed.table()
+
+
+# Corpus models of each failure class of issue #9, and what the raw
+# compiler does to them with every other workaround applied.
+CLASSES = {
+    "mlp_512": "a square dense layer after another layer",
+    "argmax_axis": "ONNX ArgMax along an axis",
+    "batchnorm_train": "ONNX BatchNormalization in training mode",
+    "recurrent_loop": "LSTM loop with a device-read trip count",
+    "unstructured_loop": "cf loop over 0-d tensors",
+}
+
+
+@pytest.mark.parametrize("name", sorted(CLASSES))
+def test_each_failure_class_is_the_allocation_bug(name, corpus):
+    """Without only the inline-allocations workaround, each class computes
+    wrong numbers in both inline modes; the default path (every workaround)
+    is checked against numpy in test_parity's corpus test."""
+    case = corpus.CASES[name]
+    call = case.calls[0]
+    report = parity(case.path, inputs={call.function: call.inputs}, rtol=case.rtol, atol=case.atol,
+                    modes=("async",) + INLINE, apply_workarounds=("inline-constants",))
+    verdicts = _inline_verdicts(report)
+    assert all("mismatch" in v for v in verdicts.values()), report.table()
+    for got, want in zip(report.results["async"][call.function], call.expected):
+        corpus.compare(got, want, case.rtol, case.atol)
+
+
+def test_manifest_records_both_inline_workarounds(tmp_path, corpus):
+    out = tmp_path / "out"
+    proc = run_cli("emit", corpus.CASES["unstructured_loop"].path, "-o", out, "--execution-model", "inline-dynamic")
+    assert proc.returncode == 0, proc.stderr
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["iree_workarounds"] == ["inline-constants", "inline-allocations"]
+    proc = run_cli("emit", corpus.CASES["unstructured_loop"].path, "-o", tmp_path / "a")
+    assert json.loads((tmp_path / "a" / "manifest.json").read_text())["iree_workarounds"] == []
+
+
+@pytest.mark.parametrize("model", ["unstructured_loop", "recurrent_loop", "data_dependent_loop"])
+@pytest.mark.parametrize("execution_model", ["async", "inline-static", "inline-dynamic"])
+def test_emitc_refuses_host_control_flow(tmp_path, corpus, model, execution_model):
+    out = tmp_path / "out"
+    proc = run_cli("emit", corpus.CASES[model].path, "-o", out, "--module-format", "emitc",
+                   "--execution-model", execution_model)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    line = proc.stderr.strip()
+    assert len(line.splitlines()) == 1 and "Traceback" not in line
+    assert "EmitC control-flow bug" in line and "--module-format vmfb" in line
+    assert "docs/known-iree-issues.md" in line and f"{model}.mlir" in line
+    assert not out.exists()
+
+
+def test_emitc_without_control_flow_is_not_refused(tmp_path, corpus):
+    # mlp's linalg.generic bodies have regions, but no host control flow.
+    proc = run_cli("emit", corpus.CASES["mlp"].path, "-o", tmp_path / "out", "--module-format", "emitc")
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_control_flow_inside_a_linalg_body_is_device_code(tmp_path):
+    from ireegen.models import load_model
+    from ireegen.refusals import functions_with_control_flow
+
+    model = tmp_path / "m.mlir"
+    model.write_text(
+        "func.func @clip(%x: tensor<8xf32>) -> tensor<8xf32> {\n"
+        "  %r = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>],\n"
+        "                      iterator_types = [\"parallel\"]} ins(%x : tensor<8xf32>) outs(%x : tensor<8xf32>) {\n"
+        "  ^bb0(%a: f32, %o: f32):\n"
+        "    %z = arith.constant 0.0 : f32\n"
+        "    %neg = arith.cmpf olt, %a, %z : f32\n"
+        "    %v = scf.if %neg -> f32 {\n      scf.yield %z : f32\n    } else {\n      scf.yield %a : f32\n    }\n"
+        "    linalg.yield %v : f32\n"
+        "  } -> tensor<8xf32>\n"
+        "  return %r : tensor<8xf32>\n}\n"
+    )
+    loaded = load_model(model)
+    with loaded.context:
+        assert functions_with_control_flow(loaded.module) == {}
+    loop = load_model(ROOT / "docs" / "repro" / "inline_shared_allocation_loop.mlir")
+    with loop.context:
+        assert functions_with_control_flow(loop.module) == {"main": "branches between blocks"}
+
+
+def test_no_workarounds_skips_the_emitc_refusal(tmp_path, corpus):
+    """apply_workarounds=False skips refusals too, so the raw compiler's
+    EmitC output can still be produced (compile only: no runtime SDK here)."""
+    from ireegen.compile_model import compile_model
+    from ireegen.compiler import find_compiler
+    from ireegen.errors import UsageError
+    from ireegen.models import load_model
+    from ireegen.modes import make_config
+
+    config = make_config("async", module_format="emitc")
+    model = load_model(corpus.CASES["unstructured_loop"].path)
+    compiled = compile_model(model, "m", config, [], find_compiler(), tmp_path, apply_workarounds=False)
+    assert (tmp_path / compiled.module_file).exists()
+    with pytest.raises(UsageError, match="EmitC control-flow bug"):
+        compile_model(model, "m", config, [], find_compiler(), tmp_path)
