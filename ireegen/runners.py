@@ -86,7 +86,10 @@ def run_with_tool(vmfb, function: str, inputs, output_count: int, tools: Runtime
                 cmd.append(f"--input=@{path}")
         outs = [workdir / f"output{i}.npy" for i in range(output_count)]
         cmd += [f"--output=@{p}" for p in outs]
-        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout)
+        try:
+            proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise RunError(f"iree-run-module did not finish @{function} within {timeout:g} s") from None
         if proc.returncode != 0:
             message = "\n".join(line for line in proc.stdout.splitlines() if not line.startswith("EXEC @"))
             raise RunError(message.strip() or f"iree-run-module exited with {proc.returncode}")
