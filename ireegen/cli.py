@@ -61,6 +61,9 @@ def build_parser() -> argparse.ArgumentParser:
     emit.add_argument("--no-verify", action="store_true",
                       help="do not run the emitted code against async before writing it (default: verify, and "
                       "refuse with exit status 1 if any output differs)")
+    emit.add_argument("--no-workarounds", action="store_true",
+                      help="compile exactly as iree-compile would, without ireegen's workarounds for IREE bugs "
+                      "(to reproduce a bug; verification still checks the result)")
     emit.add_argument("--verify-seed", type=int, default=0, metavar="N",
                       help="seed of the verification's generated inputs (default: %(default)s)")
     emit.add_argument("--verify-rtol", type=float, default=1e-4, metavar="R",
@@ -161,6 +164,7 @@ def _cmd_emit(args) -> int:
         extra_flags=args.iree_flag,
         compiler=find_compiler(args.iree_compile),
         verify=VerifyOptions(not args.no_verify, args.verify_seed, args.verify_rtol, args.verify_atol),
+        apply_workarounds=not args.no_workarounds,
     )
     print(f"ireegen: wrote {len(result.files)} files for {result.name} to {result.outdir} "
           f"({_verification_summary(result.manifest['verification'])})")

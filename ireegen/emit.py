@@ -59,10 +59,12 @@ def emit(
     extra_flags=None,
     compiler: Compiler | None = None,
     verify: VerifyOptions | bool = True,
+    apply_workarounds: bool = True,
 ) -> EmitResult:
     """Compiles `model_path` for `config` and writes the C library into
     `outdir`, after checking that it computes what async computes (verify.py;
-    `verify=False` skips that)."""
+    `verify=False` skips that).  `apply_workarounds=False` compiles exactly
+    as iree-compile would, IREE's bugs included (verification still runs)."""
     model_path = check_model_path(model_path)
     name = check_name(name) if name is not None else default_name(model_path)
     extra_flags = check_extra_flags(extra_flags)
@@ -83,7 +85,7 @@ def emit(
     templates = threading.Thread(target=preload, daemon=True)
     templates.start()
     with staging_dir(outdir) as staging:
-        compiled = compile_model(model, name, config, extra_flags, compiler, staging)
+        compiled = compile_model(model, name, config, extra_flags, compiler, staging, apply_workarounds)
         templates.join()
         files = output_files(name, config)
         module_file = compiled.module_file
@@ -130,7 +132,7 @@ def emit(
             ],
         }
         manifest["verification"] = verify_output(model, model_path, name, config, staging, module_file, manifest,
-                                                 functions, extra_flags, compiler, verify)
+                                                 functions, extra_flags, compiler, verify, apply_workarounds)
         commit(staging, outdir, list(files.values()), manifest)
     return EmitResult(outdir, name, sorted(files.values()) + [MANIFEST], manifest)
 

@@ -88,12 +88,13 @@ def runnable_twin(config: Config) -> tuple:
     return twin, reasons
 
 
-def _vm_subject(model, name, config, staging, module_file, extra_flags, compiler, workdir) -> tuple:
+def _vm_subject(model, name, config, staging, module_file, extra_flags, compiler, workdir,
+                apply_workarounds) -> tuple:
     twin, reasons = runnable_twin(config)
     in_process = twin.execution_model.name == REFERENCE
     if twin == config:
         return module_subject(config.execution_model.name, Path(staging) / module_file, in_process, None), twin, reasons
-    compiled = compile_model(model, name, twin, extra_flags, compiler, workdir)
+    compiled = compile_model(model, name, twin, extra_flags, compiler, workdir, apply_workarounds)
     return module_subject(config.execution_model.name, workdir / compiled.module_file, in_process, None), twin, reasons
 
 
@@ -124,7 +125,7 @@ def _runtimeless_subject(model_path, name, config, staging, manifest, extra_flag
 
 
 def verify(model, model_path, name: str, config: Config, staging, module_file: str, manifest: dict,
-           functions, extra_flags, compiler, options: VerifyOptions) -> dict:
+           functions, extra_flags, compiler, options: VerifyOptions, apply_workarounds=True) -> dict:
     """Runs the emitted code against async; returns the manifest's
     `verification` section, or raises VerificationError."""
     if not options.enabled:
@@ -136,7 +137,7 @@ def verify(model, model_path, name: str, config: Config, staging, module_file: s
         (tmp / "reference").mkdir()
         if config.execution_model.has_vm_module:
             subject, ran, reasons = _vm_subject(model, name, config, staging, module_file, extra_flags, compiler,
-                                                tmp / "subject")
+                                                tmp / "subject", apply_workarounds)
         else:
             subject, ran, reasons = _runtimeless_subject(model_path, name, config, staging, manifest, extra_flags,
                                                          compiler, tmp / "subject")

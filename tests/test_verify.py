@@ -20,9 +20,14 @@ from ireegen.signature import Function, Value
 MLP = SAMPLES / "mlp" / "mlp.mlir"
 
 
+# The sample's own generator at 128 wide: IREE 3.13's inline modes get it
+# wrong (two equal-size buffers merged, docs/known-iree-issues.md section 5).
+# ireegen's workaround fixes it, so the refusal is shown with the raw compiler.
+RAW = "--no-workarounds"
+
+
 @pytest.fixture(scope="module")
 def wide_mlp(tmp_path_factory):
-    """The sample's own generator at 128 wide: IREE 3.13's inline modes get it wrong."""
     make_mlp = load_sample_module("mlp/make_mlp.py")
     make_mlp.SIZES = (128, 128, 128)
     path = tmp_path_factory.mktemp("wide") / "wide.mlir"
@@ -35,13 +40,21 @@ def manifest(outdir):
 
 
 @pytest.mark.parametrize("mode", ["inline-static", "inline-dynamic"])
-def test_emit_refuses_a_miscompiled_model_and_writes_nothing(tmp_path, wide_mlp, mode):
+@pytest.mark.parametrize("model, function, verdict", [
+    ("wide", "predict", "run-error"),  # raw IREE also loses the constants: a null buffer at run time
+    ("argmax_axis", "argmax_axis", "mismatch"),  # raw IREE: wrong indices
+])
+def test_emit_refuses_a_miscompiled_model_and_writes_nothing(tmp_path, wide_mlp, mode, model, function, verdict):
+    from conftest import ROOT
+
+    path = wide_mlp if model == "wide" else ROOT / "tests" / "models" / f"{model}.mlir"
     out = tmp_path / "out"
-    proc = run_cli("emit", wide_mlp, "-o", out, "--execution-model", mode)
+    proc = run_cli("emit", path, "-o", out, "--execution-model", mode, RAW)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "Traceback" not in proc.stderr
     assert "computes different numbers from async" in proc.stderr
-    assert f"predict   output0  {mode}" in proc.stderr and "mismatch" in proc.stderr
+    assert any(line.split()[2:4] == [mode, "async"] and line.endswith(verdict)
+               for line in proc.stderr.splitlines()), proc.stderr
     assert not out.exists()
     assert not [p for p in tmp_path.iterdir() if p.name != "out"], "staging left behind"
 
@@ -50,24 +63,25 @@ def test_a_refused_emit_keeps_the_previous_output(tmp_path, wide_mlp):
     out = tmp_path / "out"
     assert run_cli("emit", wide_mlp, "-o", out, "--execution-model", "async").returncode == 0
     before = {p.name: p.read_bytes() for p in out.iterdir()}
-    assert run_cli("emit", wide_mlp, "-o", out, "--execution-model", "inline-static").returncode == 1
+    assert run_cli("emit", wide_mlp, "-o", out, "--execution-model", "inline-static", RAW).returncode == 1
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
 
 
 def test_no_verify_writes_and_says_so(tmp_path, wide_mlp):
     out = tmp_path / "out"
-    proc = run_cli("emit", wide_mlp, "-o", out, "--execution-model", "inline-static", "--no-verify")
+    proc = run_cli("emit", wide_mlp, "-o", out, "--execution-model", "inline-static", "--no-verify", RAW)
     assert proc.returncode == 0, proc.stderr
     assert "not verified" in proc.stdout
     assert manifest(out)["verification"] == {"verified": False, "reason": "--no-verify"}
 
 
-def test_runtimeless_of_the_same_model_is_right_and_verified(tmp_path, wide_mlp):
+@pytest.mark.parametrize("mode", ["inline-static", "inline-dynamic", "runtimeless"])
+def test_with_the_workarounds_the_same_model_is_right_and_verified(tmp_path, wide_mlp, mode):
     out = tmp_path / "out"
-    proc = run_cli("emit", wide_mlp, "-o", out, "--execution-model", "runtimeless")
+    proc = run_cli("emit", wide_mlp, "-o", out, "--execution-model", mode)
     assert proc.returncode == 0, proc.stderr
     section = manifest(out)["verification"]
-    assert section["verified"] and section["ran"].startswith("runtimeless, static-library")
+    assert section["verified"] and section["ran"].startswith(mode)
     errors = section["functions"]["predict"]["outputs"]["output0"]
     assert errors["max_abs_error"] <= 1e-3 and errors["range"][0] < errors["range"][1]
 
@@ -113,7 +127,7 @@ def test_what_cannot_run_here_is_verified_as_its_runnable_twin(tmp_path, args, r
 
 def test_twins_of_a_miscompiled_model_are_refused_too(tmp_path, wide_mlp):
     proc = run_cli("emit", wide_mlp, "-o", tmp_path / "out", "--execution-model", "inline-dynamic",
-                   "--module-format", "emitc")
+                   "--module-format", "emitc", RAW)
     assert proc.returncode == 1 and "computes different numbers" in proc.stderr
 
 
@@ -137,7 +151,7 @@ def test_async_is_the_reference_itself(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.skipif(not shutil.which("cmake"), reason="cmake not installed")
-def test_cmake_build_fails_on_a_miscompiled_model_unless_verify_off(tmp_path, wide_mlp):
+def test_cmake_verify_on_by_default_off_on_request(tmp_path, wide_mlp):
     src = tmp_path / "src"
     src.mkdir()
     shutil.copy(wide_mlp, src / "wide.mlir")
@@ -156,9 +170,10 @@ def test_cmake_build_fails_on_a_miscompiled_model_unless_verify_off(tmp_path, wi
         return subprocess.run(["cmake", "--build", tmp_path / "build"], stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, text=True)
 
-    failed = build("")
-    assert failed.returncode != 0 and "computes different numbers from async" in failed.stdout
-    assert not (tmp_path / "build" / "ireegen" / "wide" / "manifest.json").exists()
+    verified = build("")
+    assert verified.returncode == 0 and "verified against async" in verified.stdout, verified.stdout
+    assert json.loads((tmp_path / "build" / "ireegen" / "wide" / "manifest.json").read_text())[
+        "verification"]["verified"]
     passed = build("VERIFY OFF")
     assert passed.returncode == 0, passed.stdout
     assert not json.loads((tmp_path / "build" / "ireegen" / "wide" / "manifest.json").read_text())[
