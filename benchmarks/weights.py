@@ -115,7 +115,9 @@ def main(argv=None) -> int:
         runner = build_runner(runs["runtimeless", "asm"], tmp / "runner")
         x = np.random.default_rng(0).standard_normal((args.batch, sizes[0])).astype(np.float32)
         got, _ = runner.call("predict", [x])
-        error = float(np.abs(got[0] - make_mlp.reference(x, sizes)).max())
+        want = make_mlp.reference(x, sizes)
+        error = float(np.abs(got[0] - want).max())
+        scale = float(np.abs(want).max())
 
     print(f"\n{'mode':12} {'form':5} {'source':22} {'source MB':>10} {'emit s':>8} {'compile s':>10} {'peak RSS MB':>12}")
     for r in rows:
@@ -131,7 +133,7 @@ def main(argv=None) -> int:
               f"{c['compile_rss_mb'] / a['compile_rss_mb']:.0f}x, source size "
               f"{c['source_bytes'] / a['source_bytes']:.0f}x; goal (asm < {GOAL_SECONDS:g} s and < {GOAL_RSS_MB:g} MB) "
               f"{'met' if met else 'NOT met'}")
-    print(f"runtimeless asm library on one input: max |error| vs numpy {error:.2e}")
+    print(f"runtimeless asm library on one input: max |error| vs numpy {error:.2e} (max |output| {scale:.1f})")
     if args.json:
         Path(args.json).write_text(json.dumps(dict(sizes=sizes, weights_bytes=weights_bytes, rows=rows, writes=writes,
                                                    max_error=error, goal_met=goal_met), indent=2) + "\n")

@@ -246,3 +246,59 @@ def test_default_form_follows_the_target():
     assert make_config("runtimeless", target_triple="thumbv7em-none-eabihf").data_format == "asm"
     assert make_config("runtimeless", target_triple="x86_64-pc-windows-msvc").data_format == "c"
     assert make_config("async", module_format="emitc").data_format is None
+
+
+def _macho_section(obj, name: str) -> tuple:
+    """(file offset, size, alignment) of section `name` in a 64-bit Mach-O
+    object (LC_SEGMENT_64 load commands)."""
+    import struct
+
+    raw = obj.read_bytes()
+    assert struct.unpack_from("<I", raw)[0] == 0xFEEDFACF, "not a 64-bit Mach-O object"
+    ncmds = struct.unpack_from("<I", raw, 16)[0]
+    at = 32
+    for _ in range(ncmds):
+        cmd, size = struct.unpack_from("<II", raw, at)
+        if cmd == 0x19:  # LC_SEGMENT_64
+            nsects = struct.unpack_from("<I", raw, at + 64)[0]
+            for i in range(nsects):
+                s = at + 72 + 80 * i
+                if raw[s : s + 16].rstrip(b"\0").decode() == name:
+                    sec_size, offset, align = struct.unpack_from("<QII", raw, s + 40)
+                    return offset, sec_size, 1 << align
+        at += size
+    raise AssertionError(f"no section {name}")
+
+
+ZIG_TARGETS = ["x86_64-macos", "aarch64-macos", "x86_64-windows-gnu", "x86-windows-gnu"]
+
+
+@pytest.mark.parametrize("target", ZIG_TARGETS)
+def test_mach_o_and_coff_objects(emitted, tmp_path, target):
+    """The same .S assembled by clang (the `ziglang` wheel's `zig cc`) for
+    macOS and Windows (MinGW): underscore-prefixed names where the platform
+    wants them, read-only sections, 64-byte alignment, the .vmfb's bytes."""
+    import importlib.util
+    import sys
+
+    if importlib.util.find_spec("ziglang") is None:
+        pytest.skip("the ziglang wheel is not installed")
+    out = emitted("async", "asm")
+    vmfb = (out / "mlp.vmfb").read_bytes()
+    obj = tmp_path / "module_data.o"
+    subprocess.run([sys.executable, "-m", "ziglang", "cc", "-target", target, f"-I{out}", "-c",
+                    str(out / "mlp_module_data.S"), "-o", str(obj)], check=True, cwd=tmp_path)
+    prefix = "_" if target.startswith(("x86-", "x86_64-macos", "aarch64-macos")) else ""
+    raw = obj.read_bytes()
+    if target.endswith("macos"):
+        offset, size, align = _macho_section(obj, "__const")
+        assert align == 64 and raw[offset : offset + len(vmfb)] == vmfb
+        assert b"\0_mlp_module_data\0" in raw and b"\0_mlp_module_size\0" in raw
+        return
+    headers = subprocess.run(["objdump", "-h", "-t", str(obj)], stdout=subprocess.PIPE, text=True, check=True).stdout
+    m = re.search(r"\.rdata\s+([0-9a-f]+)\s+[0-9a-f]+\s+[0-9a-f]+\s+([0-9a-f]+)\s+2\*\*(\d+)\s*\n\s*(.*)", headers)
+    assert m and int(m.group(3)) == 6 and "READONLY" in m.group(4) and "CODE" not in m.group(4), headers
+    offset = int(m.group(2), 16)
+    assert raw[offset : offset + len(vmfb)] == vmfb
+    names = re.findall(r"\(scl\s+2\).*0x[0-9a-f]+ (\w+)$", headers, re.M)
+    assert sorted(names) == [f"{prefix}mlp_module_data", f"{prefix}mlp_module_size"], headers
