@@ -376,9 +376,15 @@ def build_bare_program(runtimeless_dir: Path, build_dir: Path, function, inputs)
     c_file.write_text(source)
     program = build_dir / "bare_dispatch"
     name = manifest["name"]
-    compile_c(["-O2", f"-I{runtimeless_dir}", c_file, runtimeless_dir / f"{name}_constants.c",
+    compile_c(["-O2", f"-I{runtimeless_dir}", c_file, constants_source(runtimeless_dir, manifest),
                runtimeless_dir / f"{name}_executables.o", "-lm", "-o", program])
     return program, scratch_steps
+
+
+def constants_source(runtimeless_dir: Path, manifest: dict) -> Path:
+    """NAME_constants.S (it .incbin's NAME_constants.bin: compile with
+    -I<dir>) or NAME_constants.c, as --data-format chose."""
+    return runtimeless_dir / next(f["path"] for f in manifest["files"] if f["role"] == "constants-source")
 
 
 # ---------------------------------------------------------------------------
@@ -526,7 +532,8 @@ def measure_sizes(runtimeless_dir: Path, build_dir: Path, name: str) -> Sizes:
     build_dir.mkdir(parents=True, exist_ok=True)
     model_o, constants_o = build_dir / f"{name}.o", build_dir / f"{name}_constants.o"
     compile_c(["-Os", "-c", f"-I{runtimeless_dir}", runtimeless_dir / f"{name}.c", "-o", model_o])
-    compile_c(["-Os", "-c", runtimeless_dir / f"{name}_constants.c", "-o", constants_o])
+    manifest = json.loads((runtimeless_dir / "manifest.json").read_text())
+    compile_c(["-Os", "-c", f"-I{runtimeless_dir}", constants_source(runtimeless_dir, manifest), "-o", constants_o])
     executables = section_sizes(runtimeless_dir / f"{name}_executables.o")
     model_c = section_sizes(model_o)
     constants = section_sizes(constants_o)

@@ -43,8 +43,56 @@ macro(_ireegen_require_runtime target)
   endif()
 endmacro()
 
+# The default DATA_FORMAT: asm where the C compiler has a GNU-style assembler
+# step (it assembles .S with .incbin), else c.  Empty when no C compiler is
+# enabled (GENERATE_ONLY in a NONE project): emit's own default then.
+function(_ireegen_default_data_format out_var)
+  set(_format "")
+  if(CMAKE_C_COMPILER_LOADED)
+    set(_format c)
+    if(CMAKE_C_COMPILER_ID MATCHES "^(GNU|Clang|AppleClang|ARMClang|IntelLLVM)$"
+       AND NOT CMAKE_C_COMPILER_FRONTEND_VARIANT STREQUAL "MSVC")
+      set(_format asm)
+    endif()
+  endif()
+  set(${out_var} "${_format}" PARENT_SCOPE)
+endfunction()
+
+# Makes the ASM language usable for a target in the calling directory, which
+# may have declared only C.  enable_language() defines the language's rule
+# variables in the scope it runs in, and a function's scope ends with it, so
+# ireegen_add_model() copies what it defined into the caller's scope and, by
+# a deferred call, into the directory's own (the caller may be a function).
+macro(_ireegen_set_asm_variables)
+  get_property(_ireegen_asm_vars GLOBAL PROPERTY _IREEGEN_ASM_VARIABLES)
+  foreach(_ireegen_var IN LISTS _ireegen_asm_vars)
+    get_property(_ireegen_value GLOBAL PROPERTY "_IREEGEN_ASM_VARIABLE_${_ireegen_var}")
+    set(${_ireegen_var} "${_ireegen_value}")
+  endforeach()
+endmacro()
+
+macro(_ireegen_enable_asm)
+  if(NOT DEFINED CMAKE_ASM_COMPILE_OBJECT)
+    get_cmake_property(_ireegen_before VARIABLES)
+    enable_language(ASM)
+    get_cmake_property(_ireegen_after VARIABLES)
+    list(REMOVE_ITEM _ireegen_after ${_ireegen_before} _ireegen_before)
+    list(REMOVE_DUPLICATES _ireegen_after)
+    set_property(GLOBAL PROPERTY _IREEGEN_ASM_VARIABLES "${_ireegen_after}")
+    foreach(_ireegen_var IN LISTS _ireegen_after)
+      set_property(GLOBAL PROPERTY "_IREEGEN_ASM_VARIABLE_${_ireegen_var}" "${${_ireegen_var}}")
+      set(${_ireegen_var} "${${_ireegen_var}}" PARENT_SCOPE)
+    endforeach()
+    get_property(_ireegen_deferred DIRECTORY PROPERTY _IREEGEN_ASM_DEFERRED)
+    if(NOT _ireegen_deferred)
+      set_property(DIRECTORY PROPERTY _IREEGEN_ASM_DEFERRED TRUE)
+      cmake_language(DEFER CALL _ireegen_set_asm_variables)
+    endif()
+  endif()
+endmacro()
+
 function(ireegen_add_model target)
-  set(_one SRC NAME EXECUTION_MODEL EXECUTABLE_FORMAT MODULE_FORMAT TARGET_TRIPLE
+  set(_one SRC NAME EXECUTION_MODEL EXECUTABLE_FORMAT MODULE_FORMAT DATA_FORMAT TARGET_TRIPLE
            TARGET_CPU TARGET_CPU_FEATURES OUTPUT_DIR CONSTANTS_SECTION ARENA_SECTION OPTIMIZE_FOR VERIFY)
   cmake_parse_arguments(PARSE_ARGV 1 _ARG "GENERATE_ONLY" "${_one}" "FLAGS")
   if(_ARG_UNPARSED_ARGUMENTS)
@@ -92,6 +140,16 @@ function(ireegen_add_model target)
   endif()
   if(_ARG_EXECUTABLE_FORMAT)
     list(APPEND _args --executable-format "${_ARG_EXECUTABLE_FORMAT}")
+  endif()
+  if(NOT _ARG_DATA_FORMAT AND NOT _ARG_MODULE_FORMAT STREQUAL "emitc")
+    _ireegen_default_data_format(_ARG_DATA_FORMAT)
+  endif()
+  if(_ARG_DATA_FORMAT STREQUAL "asm" AND CMAKE_C_COMPILER_FRONTEND_VARIANT STREQUAL "MSVC")
+    message(FATAL_ERROR "ireegen_add_model(${target}): DATA_FORMAT asm needs a GNU-style assembler (.S with "
+      ".incbin), which the MSVC-style compiler ${CMAKE_C_COMPILER_ID} has not; use DATA_FORMAT c")
+  endif()
+  if(_ARG_DATA_FORMAT)
+    list(APPEND _args --data-format "${_ARG_DATA_FORMAT}")
   endif()
   if(NOT _ARG_TARGET_TRIPLE AND NOT _ARG_EXECUTABLE_FORMAT STREQUAL "vmvx"
      AND NOT _ARG_EXECUTION_MODEL STREQUAL "inline-static")
@@ -157,14 +215,25 @@ function(ireegen_add_model target)
       IREEGEN_SOURCES "${_IREEGEN_SOURCES}"
       IREEGEN_OBJECTS "${_IREEGEN_OBJECTS}"
       IREEGEN_RUNTIME_TARGETS "${_IREEGEN_RUNTIME_TARGETS}"
+      IREEGEN_DATA_FORMAT "${_IREEGEN_DATA_FORMAT}"
+      IREEGEN_DATA_BLOBS "${_IREEGEN_DATA_BLOBS}"
       IREEGEN_OUTPUT_DIR "${_outdir}")
     return()
   endif()
   add_custom_target(${target}_generate DEPENDS ${_IREEGEN_OUTPUTS})
 
+  if(_IREEGEN_ASM_SOURCES)
+    _ireegen_enable_asm()
+  endif()
   add_library(${target} STATIC ${_IREEGEN_SOURCES} ${_IREEGEN_OBJECTS})
   if(_IREEGEN_OBJECTS)
     set_source_files_properties(${_IREEGEN_OBJECTS} PROPERTIES EXTERNAL_OBJECT TRUE GENERATED TRUE)
+  endif()
+  if(_IREEGEN_ASM_SOURCES)
+    # The assembler .incbin's the blobs: rebuild when they change (no
+    # depfile lists them), and find them on the include path below.
+    set_source_files_properties(${_IREEGEN_ASM_SOURCES} PROPERTIES
+      GENERATED TRUE OBJECT_DEPENDS "${_IREEGEN_DATA_BLOBS}")
   endif()
   add_dependencies(${target} ${target}_generate)
   target_include_directories(${target} PUBLIC "${_outdir}")
@@ -173,6 +242,7 @@ function(ireegen_add_model target)
     IREEGEN_EXECUTION_MODEL "${_IREEGEN_EXECUTION_MODEL}"
     IREEGEN_EXECUTABLE_FORMAT "${_IREEGEN_EXECUTABLE_FORMAT}"
     IREEGEN_MODULE_FORMAT "${_IREEGEN_MODULE_FORMAT}"
+    IREEGEN_DATA_FORMAT "${_IREEGEN_DATA_FORMAT}"
     IREEGEN_OUTPUT_DIR "${_outdir}")
   target_compile_features(${target} PRIVATE c_std_11)
   if(_IREEGEN_RUNTIME_TARGETS)

@@ -8,6 +8,7 @@
 #                     [EXECUTION_MODEL async|inline-static|inline-dynamic]
 #                     [EXECUTABLE_FORMAT embedded-elf|static-library|vmvx]
 #                     [MODULE_FORMAT vmfb|emitc]
+#                     [DATA_FORMAT asm|c]
 #                     [TARGET_TRIPLE <triple>] [TARGET_CPU <cpu>]
 #                     [TARGET_CPU_FEATURES <features>]
 #                     [FLAGS <iree-compile flag>...]
@@ -26,6 +27,10 @@
 # default to the toolchain's (cmake/toolchains/arm-none-eabi.cmake sets
 # IREEGEN_TARGET_TRIPLE and IREEGEN_TARGET_CPU); -DIREEGEN_PRINT_FOOTPRINT=ON
 # prints each model's flash and RAM after it builds (`ireegen size`).
+# DATA_FORMAT: the weights / module bytes as a .S that .incbin's a binary
+# file (asm; the default for gcc/clang-like compilers; enables the ASM
+# language) or as a C array (c; the default for other compilers, e.g. MSVC).
+# See docs/weights.md.
 include_guard(GLOBAL)
 cmake_minimum_required(VERSION 3.21)
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from . import __version__
 from .errors import IreegenError, UsageError
-from .modes import EXECUTABLE_FORMATS, EXECUTION_MODELS, MODULE_FORMATS
+from .modes import DATA_FORMATS, EXECUTABLE_FORMATS, EXECUTION_MODELS, MODULE_FORMATS
 
 
 class _Parser(argparse.ArgumentParser):
@@ -32,6 +32,10 @@ def _add_mode_args(p) -> None:
     )
     p.add_argument("--module-format", default=None,
                    help=f"one of {', '.join(MODULE_FORMATS)} (default vmfb; runtimeless has none)")
+    p.add_argument("--data-format", default=None,
+                   help=f"one of {', '.join(DATA_FORMATS)}: how the runtimeless constants and the vmfb module "
+                   "bytes are written; asm (default) is a .S that .incbin's a binary file beside it and needs a "
+                   "GNU-style assembler (gcc, clang); c is a C array for any compiler (default for *-msvc triples)")
     p.add_argument("--target-triple", help="LLVM target triple of the executables (default: the host's)")
     p.add_argument("--target-cpu", help="target CPU (default generic; 'host' for this machine)")
     p.add_argument("--target-cpu-features", help="target CPU features, e.g. +avx2 (default none)")
@@ -147,6 +151,7 @@ def _config_from_args(args):
         args.target_cpu,
         args.target_cpu_features,
         args.optimize_for,
+        args.data_format,
     )
 
 

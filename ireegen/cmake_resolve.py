@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .compiler import find_compiler
-from .layout import c_sources, link_libraries, output_files, runtime_targets
+from .layout import asm_sources, c_sources, data_blobs, link_libraries, output_files, runtime_targets
 from .modes import Config
 from .naming import check_name
 from .outputs import MANIFEST
@@ -56,6 +56,9 @@ def resolve(name: str, config: Config, outdir: Path, compiler_path: str | None) 
         "TARGET_TRIPLE": config.target.triple if config.target else "",
         "OUTPUTS": _cmake_list([(outdir / f).as_posix() for f in sorted(files.values())] + [(outdir / MANIFEST).as_posix()]),
         "SOURCES": _cmake_list([(outdir / f).as_posix() for f in c_sources(files)]),
+        "DATA_FORMAT": config.data_format or "",
+        "ASM_SOURCES": _cmake_list([(outdir / f).as_posix() for f in asm_sources(files)]),
+        "DATA_BLOBS": _cmake_list([(outdir / f).as_posix() for f in data_blobs(files)]),
         "OBJECTS": _cmake_list([(outdir / files[r]).as_posix() for r in ("executables-object",) if r in files]),
         "RUNTIME_TARGETS": _cmake_list(runtime_targets(config)),
         "LINK_LIBRARIES": _cmake_list(link_libraries(config)),

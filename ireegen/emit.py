@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import __version__
-from .c_api import build_functions, c_byte_block
+from .c_api import build_functions
+from .data_source import write_data_source
 from .layout import link_libraries, output_files
 from .compiler import Compiler, find_compiler
 from .models import check_model_path, load_model
@@ -22,6 +23,7 @@ from .verify import VerifyOptions, verify as verify_output
 
 RUNTIME_API = "IREE 3.12 and 3.13 (device groups, async proactor pools)"
 ERROR_CAPACITY = 512
+MODULE_DATA_ALIGNMENT = 64  # the bytecode module is used in place; IREE wants it 64-byte aligned
 
 @dataclass
 class EmitResult:
@@ -96,8 +98,8 @@ def emit(
 
             context = dict(_header_context(name, model_path, config), source=str(model_path))
             extra_manifest["runtimeless"] = write_sources(
-                staging, name, files, functions, staging / module_file, context, link_libraries(config)
-            )
+                staging, name, files, functions, staging / module_file, context, link_libraries(config),
+                config.data_format)
             dependencies, library_queries = [], extra_manifest["runtimeless"]["abi"]["library_queries"]
         else:
             static_object = files.get("executables-object")
@@ -115,6 +117,7 @@ def emit(
             "iree_execution_model": config.execution_model.iree_name,
             "executable_format": config.executable_format.name,
             "module_format": config.module_format,
+            "data_format": config.data_format,
             "target": config.target.to_json() if config.target else None,
             "iree": {"compiler_version": compiler.version, "runtime_api": RUNTIME_API},
             "compile_flags": [_public_flag(f, staging) for f in flags],
@@ -159,8 +162,12 @@ def _write_vm_sources(staging, name, model_path, config, files, functions, modul
     (staging / files["runtime-source"]).write_text(render("runtime.c.j2", header=header, **context))
     if config.module_format == "vmfb":
         data = (staging / module_file).read_bytes()
-        text = render("module_data.c.j2", size=len(data), byte_block=c_byte_block(data), **context)
-        (staging / files["module-data-source"]).write_text(text)
+        write_data_source(
+            staging, config.data_format, files["module-data-source"], files["module"], data,
+            symbol=f"{name}_module_data", size_symbol=f"{name}_module_size", alignment=MODULE_DATA_ALIGNMENT,
+            description=[f"The VM bytecode module of `{name}` ({len(data)} bytes), used in place."],
+            section_macro=f"{name.upper()}_MODULE_DATA_SECTION", macro=name.upper(),
+            c_template="module_data.c.j2", context=dict(context, size=len(data)), write_blob=False)
     else:
         text = render("module_emitc.c.j2", module_header=module_file, **context)
         (staging / files["module-emitc-source"]).write_text(text)

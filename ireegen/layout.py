@@ -6,18 +6,27 @@ from __future__ import annotations
 
 from .modes import Config
 
+# --data-format -> extension of the source that holds the constants / the
+# module bytes.  asm sources .incbin their bytes from a file beside them:
+# the runtimeless constants from NAME_constants.bin (role constants-blob),
+# the module bytes from NAME.vmfb itself (role module).
+DATA_SOURCE_EXTENSIONS = {"asm": ".S", "c": ".c"}
+
 
 def output_files(name: str, config: Config) -> dict:
     """role -> file name, manifest.json excluded."""
     files = {"api-header": f"{name}.h", "runtime-source": f"{name}.c"}
+    data_ext = DATA_SOURCE_EXTENSIONS.get(config.data_format)
     if not config.execution_model.has_vm_module:
-        files["constants-source"] = f"{name}_constants.c"
+        files["constants-source"] = f"{name}_constants{data_ext}"
+        if config.data_format == "asm":
+            files["constants-blob"] = f"{name}_constants.bin"
         files["abi-header"] = "ireegen_executable_library.h"
         files["executables-object"] = f"{name}_executables.o"
         return files
     if config.module_format == "vmfb":
         files["module"] = f"{name}.vmfb"
-        files["module-data-source"] = f"{name}_module_data.c"
+        files["module-data-source"] = f"{name}_module_data{data_ext}"
     else:
         files["module-emitc"] = f"{name}_module.h"
         files["module-emitc-source"] = f"{name}_module.c"
@@ -28,8 +37,21 @@ def output_files(name: str, config: Config) -> dict:
 
 
 def c_sources(files: dict) -> list:
+    """The sources to compile, C and assembler (.S, by extension), in order."""
     roles = ("runtime-source", "constants-source", "module-data-source", "module-emitc-source")
     return [files[r] for r in roles if r in files]
+
+
+def asm_sources(files: dict) -> list:
+    return [f for f in c_sources(files) if f.endswith(DATA_SOURCE_EXTENSIONS["asm"])]
+
+
+def data_blobs(files: dict) -> list:
+    """The files the assembler sources .incbin: their compile depends on
+    them, and the assembler finds them on the include path."""
+    if not asm_sources(files):
+        return []
+    return [files[r] for r in ("constants-blob", "module") if r in files]
 
 
 def runtime_targets(config: Config) -> list:

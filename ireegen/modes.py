@@ -78,6 +78,21 @@ OPTIMIZE_FOR = {
 # --module-format -> --output-format
 MODULE_FORMATS = {"vmfb": "vm-bytecode", "emitc": "vm-c"}
 
+# --data-format: the form of the big read-only bytes in the output (the
+# runtimeless constants, the vmfb module) -> what it is and who builds it.
+DATA_FORMATS = {
+    "asm": "an assembler source (.S) that .incbin's the bytes from a file beside it; "
+    "gcc/clang-like toolchains, for any ELF, Mach-O or MinGW target",
+    "c": "a C array of hex literals; any C compiler (MSVC too), but slow to compile for megabytes",
+}
+# Target environments whose toolchain has no GNU-style assembler step:
+# their default is the C array.
+_C_DATA_ENVIRONMENTS = ("msvc",)
+
+
+def default_data_format(triple: str) -> str:
+    return "c" if triple.rsplit("-", 1)[-1] in _C_DATA_ENVIRONMENTS else "asm"
+
 # platform.machine() -> LLVM architecture for the default triple
 _HOST_ARCH = {"x86_64": "x86_64", "amd64": "x86_64", "aarch64": "aarch64", "arm64": "aarch64", "riscv64": "riscv64"}
 
@@ -163,6 +178,7 @@ class Config:
     module_format: str | None  # None: no VM module (runtimeless)
     target: Target | None  # None when the executables are VMVX bytecode
     optimize_for: str = "speed"  # a key of OPTIMIZE_FOR
+    data_format: str | None = "asm"  # None: no data file (an emitc module)
 
     @property
     def backend(self) -> str:
@@ -219,6 +235,7 @@ def make_config(
     target_cpu: str | None = None,
     target_cpu_features: str | None = None,
     optimize_for: str = "speed",
+    data_format: str | None = None,
 ) -> Config:
     """Validates a combination before any work is done; the error names the
     flag at fault and the allowed choices."""
@@ -260,4 +277,11 @@ def make_config(
     _choice("optimization goal", "--optimize-for", optimize_for, OPTIMIZE_FOR)
     if optimize_for != "speed" and target is None:
         raise UsageError(f"--optimize-for {optimize_for} only applies to llvm-cpu executables, not {executable_format}")
-    return Config(model, fmt, module_format, target, optimize_for)
+    if module_format == "emitc":
+        if data_format is not None:
+            raise UsageError(f"--data-format {data_format}: an emitc module has no module data file "
+                             "(IREE writes the whole module as C)")
+    else:
+        data_format = _choice("data format", "--data-format", data_format or default_data_format(
+            target.triple if target else host_triple()), DATA_FORMATS)
+    return Config(model, fmt, module_format, target, optimize_for, data_format)

@@ -16,6 +16,7 @@ import numpy as np
 
 from .c_api import build_functions
 from .errors import UsageError
+from .layout import c_sources
 from .outputs import MANIFEST
 from .render import banner, render
 from .runners import RunError
@@ -142,7 +143,9 @@ def build_runner(outdir, build_dir=None, cc: str | None = None, emulator: str | 
         functions=cfunctions, max_values=max(len(f.inputs) + len(f.outputs) for f in functions.values()),
     ))
     roles = {f["role"]: f["path"] for f in manifest["files"]}
-    sources = [outdir / roles["runtime-source"], outdir / roles["constants-source"]]
+    # C and, with --data-format asm, NAME_constants.S: -I{outdir} is also how
+    # the assembler finds the NAME_constants.bin it .incbin's.
+    sources = [outdir / f for f in c_sources(roles)]
     program = build_dir / f"{name}_runner"
     link_flags = toolchain.link_flags
     defines = ()

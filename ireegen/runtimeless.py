@@ -245,13 +245,12 @@ def _step(step, places, cfn, schedule, exports) -> dict:
 
 
 def write_sources(staging, name: str, files: dict, functions: list, program_ir, context: dict,
-                  link_libraries: list) -> dict:
+                  link_libraries: list, data_format: str = "asm") -> dict:
     """Reads the schedule from `program_ir` (the HAL-level program), writes
     the runtimeless sources into `staging`, and returns the manifest's
     `runtimeless` section.  `context` carries banner/summary/guard."""
     from iree.compiler import ir
 
-    from .c_api import c_byte_block
     from .render import render
     from .schedule import read_schedule
 
@@ -271,6 +270,7 @@ def write_sources(staging, name: str, files: dict, functions: list, program_ir, 
         macro=macro,
         functions=functions,
         object=object_file,
+        constants_source=files["constants-source"],
         binding_alignment=lowered["binding_alignment"],
         arena_size=lowered["arena_size"],
         arena_size_aligned_io=lowered["arena_size_aligned_io"],
@@ -285,10 +285,7 @@ def write_sources(staging, name: str, files: dict, functions: list, program_ir, 
     )
     (staging / files["api-header"]).write_text(render("runtimeless.h.j2", **common))
     (staging / files["runtime-source"]).write_text(render("runtimeless.c.j2", header=files["api-header"], **common))
-    byte_block = c_byte_block(blob) if blob else "    0,"
-    (staging / files["constants-source"]).write_text(
-        render("runtimeless_constants.c.j2", constants=lowered["constants"], alignment=max(
-            [c["alignment"] for c in lowered["constants"]] + [BINDING_ALIGNMENT]), byte_block=byte_block, **common))
+    write_constants(staging, name, files, data_format, blob, lowered["constants"], common)
     (staging / header_file).write_text(render("ireegen_executable_library.h"))
     return {
         "abi": {"header": header_file, "library_version": "0.6", "library_queries": queries},
@@ -322,3 +319,19 @@ def write_sources(staging, name: str, files: dict, functions: list, program_ir, 
         },
     }
 
+
+def write_constants(staging, name: str, files: dict, data_format: str, blob: bytes, constants: list,
+                    context: dict) -> None:
+    """NAME_constants.S + NAME_constants.bin, or NAME_constants.c (see data_source.py)."""
+    from .data_source import write_data_source
+
+    alignment = max([c["alignment"] for c in constants] + [BINDING_ALIGNMENT])
+    description = [f"The const weights of `{name}`: {len(constants)} constant(s) in one {len(blob)}-byte block,",
+                   "each at the alignment the program asked for:"]
+    description += [f"  [{c['offset']}, {c['offset'] + c['size']}): {c['size']} bytes, aligned to {c['alignment']}"
+                    for c in constants]
+    write_data_source(staging, data_format, files["constants-source"], files.get("constants-blob"), blob,
+                      symbol=f"{name}__constants", alignment=alignment, description=description,
+                      section_macro=f"{name.upper()}_CONSTANTS_SECTION", macro=name.upper(),
+                      c_template="runtimeless_constants.c.j2",
+                      context=dict(context, constants=constants, alignment=alignment))

@@ -18,6 +18,7 @@ RuntimelessError naming the function and the op.
 from __future__ import annotations
 
 import operator
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -520,21 +521,22 @@ def _symbol_path(attr) -> list:
     return [part.lstrip("@").strip('"') for part in str(attr).split("::")]
 
 
+_SPLIT_TOKENS = re.compile(r'"[^"]*"|[<\[({]|[>\])}]|,')
+
+
 def _split_top_level(text: str) -> list:
-    """Splits `a, b<c, d>, "e,f"` at the commas outside brackets and quotes."""
-    parts, depth, start, quoted = [], 0, 0, False
-    for i, ch in enumerate(text):
-        if ch == '"':
-            quoted = not quoted
-        elif quoted:
-            continue
-        elif ch in "<[({":
+    """Splits `a, b<c, d>, "e,f"` at the commas outside brackets and quotes.
+    A quoted string (megabytes of hex weights) is skipped in one regex step."""
+    parts, depth, start = [], 0, 0
+    for m in _SPLIT_TOKENS.finditer(text):
+        ch = m.group()
+        if ch in "<[({":
             depth += 1
         elif ch in ">])}":
             depth -= 1
         elif ch == "," and depth == 0:
-            parts.append(text[start:i])
-            start = i + 1
+            parts.append(text[start : m.start()])
+            start = m.end()
     parts.append(text[start:])
     return [p.strip() for p in parts if p.strip()]
 

@@ -114,7 +114,7 @@ def _runtimeless_subject(model_path, name, config, staging, manifest, extra_flag
                        "verified the same model emitted for this machine")
     except RunError as e:
         raise VerificationError(f"cannot verify the emitted C: building it failed:\n{e}") from None
-    twin = make_config(config.execution_model.name, optimize_for=config.optimize_for)
+    twin = make_config(config.execution_model.name, optimize_for=config.optimize_for, data_format=config.data_format)
     emit(model_path, workdir / "twin", twin, name=name, extra_flags=extra_flags, compiler=compiler,
          verify=VerifyOptions(enabled=False))
     try:

@@ -82,6 +82,14 @@ def test_incremental_rebuilds_run_exactly_the_affected_models(tmp_path, generato
     assert p.build()[1] == ["m2"]
     assert p.build()[1] == []
 
+    # The module bytes are .incbin'd from the .vmfb by NAME_module_data.S
+    # (no C compiler here: emit's default, asm): a lost blob is regenerated.
+    outdir = p.build_dir / "ireegen" / "m1"
+    assert '.incbin "m1.vmfb"' in (outdir / "m1_module_data.S").read_text()
+    (outdir / "m1.vmfb").unlink()
+    assert p.build()[1] == ["m1"]
+    assert p.build()[1] == []
+
     # Changing FLAGS of one model re-runs it (a reconfigure; Makefiles too).
     p.write({"m1": "FLAGS --iree-opt-level=O1"})
     assert p.configure().returncode == 0
@@ -157,6 +165,8 @@ def test_parallel_build_of_four_models(tmp_path, generator):
          "inline-static cannot use --executable-format static-library"),
         ("SRC m1.mlir NAME 9lives", "not a C identifier"),
         ("SRC m1.mlir FLAGS --output-format=vm-asm", "ireegen sets --output-format itself"),
+        ("SRC m1.mlir DATA_FORMAT hex", "--data-format 'hex': unknown data format"),
+        ("SRC m1.mlir MODULE_FORMAT emitc DATA_FORMAT c", "an emitc module has no module data file"),
     ],
 )
 def test_configure_time_validation(tmp_path, args, message):
@@ -208,7 +218,8 @@ def _build_sample_runtimeless(tmp_path, sample, *defs):
 @pytest.mark.parametrize("sample", ["simple_mul", "mlp"])
 def test_sample_builds_and_runs_runtimeless_without_an_iree_runtime(tmp_path, sample):
     """The samples' main.c, written for the runtime-backed modes, unchanged,
-    with -Wall -Wextra -Werror; IREERuntime_DIR points nowhere."""
+    with -Wall -Wextra -Werror; IREERuntime_DIR points nowhere.  The project
+    declares only C; the constants are assembled (.S + .incbin)."""
     from conftest import sample_cases
 
     build = _build_sample_runtimeless(tmp_path, sample)
@@ -218,6 +229,42 @@ def test_sample_builds_and_runs_runtimeless_without_an_iree_runtime(tmp_path, sa
     import numpy as np
 
     np.testing.assert_allclose(np.array(out, np.float32), expected[0].ravel(), rtol=1e-5, atol=1e-6)
+    if sample != "mlp":
+        return
+    # Exact rebuilds: nothing to do; a changed blob re-assembles its .S only
+    # (CMake's depfile cannot see .incbin; OBJECT_DEPENDS does).
+    outdir = build / "ireegen" / "mlp"
+    assert (outdir / "mlp_constants.S").is_file() and (outdir / "mlp_constants.bin").is_file()
+    assert not (outdir / "mlp_constants.c").exists()
+    assert _rebuilt(build) == []
+    os.utime(outdir / "mlp_constants.bin")
+    assert _rebuilt(build) == ["mlp_constants.S", "mlp_demo", "mlp_library"]
+    assert _rebuilt(build) == []
+
+
+def _rebuilt(build):
+    """What a build did: the sources it compiled, 'mlp_library' and
+    'mlp_demo' when it linked them, and any model it regenerated."""
+    log = subprocess.run([CMAKE, "--build", build], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                         check=True).stdout
+    done = re.findall(r"Building \w+ object \S*?([\w.]+\.[cS])\.o", log)
+    done += ["mlp_library" for _ in re.findall(r"Linking C static library", log)]
+    done += ["mlp_demo" for _ in re.findall(r"Linking C executable", log)]
+    return sorted(done + GENERATED.findall(log))
+
+
+def test_sample_builds_with_the_c_array_fallback(tmp_path):
+    """DATA_FORMAT c: the constants as a C array, for compilers without a
+    GNU-style assembler step; same program, same numbers."""
+    from conftest import sample_cases
+    import numpy as np
+
+    build = _build_sample_runtimeless(tmp_path, "mlp", "-DDATA_FORMAT=c")
+    manifest = (build / "ireegen" / "mlp" / "manifest.json").read_text()
+    assert '"data_format": "c"' in manifest and "mlp_constants.c" in manifest and ".bin" not in manifest
+    out = subprocess.run([build / "mlp_demo"], stdout=subprocess.PIPE, text=True, check=True).stdout.split()
+    np.testing.assert_allclose(np.array(out, np.float32), sample_cases()["mlp"][3][0].ravel(), rtol=1e-5, atol=1e-6)
+    assert _rebuilt(build) == []
 
 
 @pytest.mark.skipif(not shutil.which("aarch64-linux-gnu-gcc") or not shutil.which("qemu-aarch64"),

@@ -62,7 +62,7 @@ def test_outputs_and_manifest(emitted, sample, combo):
     manifest = json.loads((out / "manifest.json").read_text())
     name = sample
     expected = {f"{name}.h", f"{name}.c"}
-    expected |= {f"{name}.vmfb", f"{name}_module_data.c"} if mf == "vmfb" else {f"{name}_module.h", f"{name}_module.c"}
+    expected |= {f"{name}.vmfb", f"{name}_module_data.S"} if mf == "vmfb" else {f"{name}_module.h", f"{name}_module.c"}
     if fmt == "static-library":
         expected |= {f"{name}_executables.o", f"{name}_executables.h"}
     assert {f["path"] for f in manifest["files"]} == expected

@@ -231,7 +231,7 @@ def test_initialize_refuses_a_library_of_another_abi_version(tmp_path, built):
     out = runner.outdir
     program = tmp_path / "program"
     subprocess.run(["cc", *STRICT_CFLAGS, f"-I{out}", str(main), str(out / "elementwise.c"),
-                    str(out / "elementwise_constants.c"), str(fake), "-o", str(program)], check=True)
+                    str(out / "elementwise_constants.S"), str(fake), "-o", str(program)], check=True)
     code = subprocess.run([str(program)], stdout=subprocess.PIPE, text=True, check=True).stdout.strip()
     assert code == "18"  # IREE_STATUS_INCOMPATIBLE
 
@@ -243,7 +243,7 @@ def test_sample_main_builds_unchanged_against_runtimeless(tmp_path, built):
     emit(SAMPLES / "mlp" / "mlp.mlir", out, make_config("runtimeless"), name="mlp")
     program = tmp_path / "demo"
     subprocess.run(["cc", *STRICT_CFLAGS, f"-I{out}", str(SAMPLES / "mlp" / "main.c"), str(out / "mlp.c"),
-                    str(out / "mlp_constants.c"), str(out / "mlp_executables.o"), "-lm", "-o", str(program)],
+                    str(out / "mlp_constants.S"), str(out / "mlp_executables.o"), "-lm", "-o", str(program)],
                    check=True)
     printed = subprocess.run([str(program)], stdout=subprocess.PIPE, text=True, check=True).stdout.split()
     from conftest import sample_cases
