@@ -46,6 +46,19 @@ def check_extra_flags(flags) -> list:
     return flags
 
 
+# IREE demotes f64 to f32 unless told otherwise, which would change the types
+# the compiled functions take.  A model whose signature says f64 keeps f64,
+# so that the C API's `double*` is what the module really takes (--iree-flag
+# --iree-input-demote-f64-to-f32=true restores the demotion, with f32 inside).
+_KEEP_F64 = "--iree-input-demote-f64-to-f32=false"
+
+
+def _type_flags(model: LoadedModel, extra_flags) -> list:
+    given = any(f.split("=", 1)[0] == _KEEP_F64.split("=", 1)[0] for f in extra_flags)
+    takes_f64 = any(v.dtype == "float64" for f in model.functions for v in f.inputs + f.outputs)
+    return [_KEEP_F64] if takes_f64 and not given else []
+
+
 def vm_module_name(name: str) -> str:
     """The VM module's name; C names the compiler derives from it (EmitC's
     `<module>_create`, static libraries' `<module>_..._library_query`) then
@@ -93,7 +106,8 @@ def compile_model(
     model.write(source)
     files = {r: f for r, f in output_files(name, config).items() if r in _COMPILER_OUTPUTS}
     static_object = files.get("executables-object")
-    flags = config.compile_flags(str(workdir / static_object) if static_object else None) + list(extra_flags)
+    flags = config.compile_flags(str(workdir / static_object) if static_object else None)
+    flags += _type_flags(model, extra_flags) + list(extra_flags)
     compiled = CompiledModule(files, flags)
     output = workdir / compiled.module_file
     diagnostics_name = str(model.path)

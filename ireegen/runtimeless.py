@@ -162,15 +162,21 @@ def plan_function(cfn, fs, where: str, constant_offsets: dict, state_offsets: di
 
 
 def check_functions(functions: list, where: str) -> None:
-    """Refuses, before compiling, a signature runtimeless C cannot take."""
+    """Refuses, before compiling, a signature runtimeless C cannot take,
+    naming the value at fault."""
     for cfn in functions:
         for v in cfn.inputs + cfn.outputs:
             if v.is_tensor and not v.value.is_static:
-                raise RuntimelessError(f"{where}: function @{cfn.name}: {v.name} has a dynamic shape "
-                                       f"({v.value.mlir_type}); runtimeless C needs static shapes")
-            if not cfn.typed:
-                raise RuntimelessError(f"{where}: function @{cfn.name}: {v.name} ({v.value.mlir_type}) "
-                                       "has no typed C form")
+                kind = "result" if v in cfn.outputs else "argument"
+                raise RuntimelessError(f"{where}: function @{cfn.name}: {kind} {v.name} has a dynamic shape "
+                                       f"({v.value.mlir_type}); runtimeless C needs static shapes (a result "
+                                       "whose shape depends on input values cannot be planned)")
+        for v in cfn.inputs + cfn.outputs:
+            if not v.is_tensor and not v.vm_scalar:
+                raise RuntimelessError(f"{where}: function @{cfn.name}: {v.name} is a {v.value.mlir_type} scalar, "
+                                       "which has no typed C form")
+        if not cfn.typed:
+            raise RuntimelessError(f"{where}: function @{cfn.name} has no typed C form")
 
 
 def _c_value(v) -> str:

@@ -830,9 +830,14 @@ def _run_function(interp: _Interpreter, op, fn, slot_of: dict) -> FunctionSchedu
             if not value.is_static:
                 raise RuntimelessError(f"{interp.where}: result {value.name} has a dynamic shape "
                                        f"({value.mlir_type}); runtimeless C needs static shapes")
-            if not isinstance(result, View) or result.buf.length < value.byte_size:
-                raise RuntimelessError(f"{interp.where}: result {value.name} is not a buffer of "
-                                       f"{value.byte_size} bytes")
+            if not isinstance(result, View):
+                raise RuntimelessError(f"{interp.where}: result {value.name} is not a buffer the schedule knows")
+            if result.buf.length < value.byte_size:
+                raise RuntimelessError(
+                    f"{interp.where}: result {value.name} ({value.mlir_type}) needs {value.byte_size} bytes but the "
+                    f"compiled program returns {result.buf.length}: the compiler changed its element type"
+                    + (" (f64 is demoted to f32 by --iree-input-demote-f64-to-f32)" if value.dtype == "float64"
+                       else ""))
             out.append(Buf(result.buf.alloc, result.buf.offset, value.byte_size))
         else:
             out.append(result)

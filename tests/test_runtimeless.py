@@ -24,7 +24,6 @@ from ireegen.runners import RunError
 REFUSED = {
     "data_dependent_loop": ("@halve_until", "hal.buffer.load", "reads device data"),
     "dynamic_batch": ("@dense", "dynamic shape"),
-    "stateful": ("mutable global state", "hal.allocator.allocate"),
 }
 ACCEPTED = sorted(set(corpus.CASES) - set(REFUSED))
 CROSS_TRIPLES = ("aarch64-unknown-linux-gnu", "riscv64-unknown-linux-gnu")
