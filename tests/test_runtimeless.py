@@ -87,7 +87,7 @@ def test_aligned_io_arena_runs_aligned_tensors_and_refuses_others(built):
 
 
 @pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed")
-@pytest.mark.parametrize("name", ["cnn", "tensor_ops", "multi_function"])
+@pytest.mark.parametrize("name", ["cnn", "tensor_ops", "multi_function", "stateful"])
 def test_memcheck_is_clean(built, name):
     runner = built(name)
     wrapper = ("valgrind", "--tool=memcheck", "--error-exitcode=99", "--leak-check=full", "--errors-for-leak-kinds=all",

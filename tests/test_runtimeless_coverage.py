@@ -6,7 +6,9 @@ Every model is built with cc -std=c11 -Wall -Wextra -Werror (the parity
 harness's runner) and compared with async and with numpy."""
 
 import json
+import shutil
 import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -382,3 +384,59 @@ int main(void) {
     rows = [np.array(line.split(), np.float32).reshape(2, 4) for line in text.splitlines()]
     for row, n in zip(rows, (3, 1, 1)):
         np.testing.assert_allclose(row, initial + n * x, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.skipif(not shutil.which("cmake") or not shutil.which("ninja"), reason="cmake/ninja not installed")
+def test_cmake_builds_a_program_without_dispatches_and_a_stateful_one(tmp_path):
+    """ireegen_add_model() for both, linked into one program with -Werror."""
+    from test_cmake import cmake_dir
+
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "no_dispatch.mlir").write_text(NO_DISPATCH)
+    (src / "stateful.mlir").write_text(corpus.CASES["stateful"].path.read_text())
+    (src / "main.c").write_text(r"""
+#include <stdio.h>
+#include "no_dispatch.h"
+#include "stateful.h"
+
+int main(void) {
+  static no_dispatch_t nd;
+  static stateful_t st;
+  static _Alignas(64) uint8_t nd_arena[NO_DISPATCH_ARENA_SIZE + 1], st_arena[STATEFUL_ARENA_SIZE];
+  if (no_dispatch_initialize(&nd, nd_arena, sizeof(nd_arena)) || stateful_initialize(&st, st_arena, sizeof(st_arena)))
+    return 1;
+  float a[6], b[12], c[18], x[8], y[8];
+  for (int i = 0; i < 6; ++i) a[i] = (float)i;
+  for (int i = 0; i < 12; ++i) b[i] = (float)(100 + i);
+  for (int i = 0; i < 8; ++i) x[i] = 1.0f;
+  if (no_dispatch_concat0(&nd, a, b, c)) return 2;
+  for (int i = 0; i < 18; ++i) printf("%g ", c[i]);
+  printf("\n");
+  for (int i = 0; i < 3; ++i) if (stateful_accumulate(&st, x, y)) return 3;
+  for (int i = 0; i < 8; ++i) printf("%.9g ", y[i]);
+  printf("\n");
+  return 0;
+}
+""")
+    (src / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.21)\nproject(t C)\nfind_package(ireegen CONFIG REQUIRED)\n"
+        "ireegen_add_model(no_dispatch SRC no_dispatch.mlir EXECUTION_MODEL runtimeless)\n"
+        "ireegen_add_model(stateful SRC stateful.mlir EXECUTION_MODEL runtimeless)\n"
+        "add_executable(demo main.c)\ntarget_link_libraries(demo PRIVATE no_dispatch stateful)\n"
+        "target_compile_options(demo PRIVATE -Wall -Wextra -Werror)\n"
+        "target_compile_options(no_dispatch PRIVATE -Wall -Wextra -Werror)\n"
+        "target_compile_options(stateful PRIVATE -Wall -Wextra -Werror)\n")
+    build = tmp_path / "build"
+    for cmd in (["cmake", "-G", "Ninja", "-S", src, "-B", build, f"-Direegen_DIR={cmake_dir()}",
+                 f"-DIREEGEN_PYTHON_EXECUTABLE={sys.executable}"], ["cmake", "--build", build]):
+        proc = subprocess.run(list(map(str, cmd)), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        assert proc.returncode == 0, proc.stdout
+    lines = subprocess.run([str(build / "demo")], stdout=subprocess.PIPE, text=True, check=True).stdout.splitlines()
+    np.testing.assert_array_equal(np.array(lines[0].split(), np.float32),
+                                  np.concatenate([np.arange(6), 100 + np.arange(12)]).astype(np.float32))
+    _, _, initial = _stateful()
+    np.testing.assert_allclose(np.array(lines[1].split(), np.float32).reshape(2, 4), initial + 3, rtol=1e-6)
+    # A second build is a no-op: every declared output was written.
+    proc = subprocess.run(["cmake", "--build", str(build)], stdout=subprocess.PIPE, text=True)
+    assert "ireegen: generating" not in proc.stdout and "no work to do" in proc.stdout, proc.stdout
