@@ -753,15 +753,17 @@ def read_schedule(hal_module, signature, where: str) -> Schedule:
     interp.initializing = False
     init_steps, interp.steps = interp.steps, []
 
-    # Mutable buffer globals get a fixed place in the state region (a slot);
-    # one that starts out as a constant gets a copy of it there.
+    # Each mutable buffer global gets a place of its own in the state region
+    # (a slot); one that starts out as a constant, as part of a buffer, or in
+    # a buffer another global has, gets a copy of its value there.
     mutable = _mutable_globals(hal_module)
     slot_of = {}
     for key in sorted(mutable):
         value = interp.globals.get(key)
         if not isinstance(value, Buf):
             continue
-        if value.alloc.kind != "state" or value.offset != 0:
+        claimed = any(slot is value.alloc for slot in slot_of.values())
+        if value.alloc.kind != "state" or value.offset != 0 or claimed:
             interp.allocs += 1
             slot = Alloc(interp.allocs, "state", value.length)
             interp.state.append(slot)
@@ -851,9 +853,10 @@ def _run_function(interp: _Interpreter, op, fn, slot_of: dict) -> FunctionSchedu
                                    "allocate; runtimeless C keeps state only in buffers made when the model loads")
         if value.alloc is slot and value.offset == 0:
             continue
-        if value.length > slot.size:
-            raise RuntimelessError(f"{interp.where}: global @{key} grows from {slot.size} to {value.length} bytes "
-                                   "across calls; runtimeless C needs state of a fixed size")
+        # IREE may store one packed buffer into several globals (each with
+        # its own offset global): each slot holds all of it, and is as large
+        # as the largest buffer any state version stores.
+        slot.size = max(slot.size, value.length)
         interp.steps.append(Copy(value, Buf(slot, 0, value.length)))
         interp.globals[key] = Buf(slot, 0, value.length)
         committed.add(slot.id)

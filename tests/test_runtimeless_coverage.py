@@ -440,3 +440,107 @@ int main(void) {
     # A second build is a no-op: every declared output was written.
     proc = subprocess.run(["cmake", "--build", str(build)], stdout=subprocess.PIPE, text=True)
     assert "ireegen: generating" not in proc.stdout and "no work to do" in proc.stdout, proc.stdout
+
+
+COUNTER = """
+util.global private mutable @acc = dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
+util.global private mutable @count = dense<0> : tensor<i32>
+func.func @step(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %s = util.global.load @acc : tensor<4xf32>
+  %n = arith.addf %s, %x : tensor<4xf32>
+  util.global.store %n, @acc : tensor<4xf32>
+  %c = util.global.load @count : tensor<i32>
+  %one = arith.constant dense<1> : tensor<i32>
+  %c2 = arith.addi %c, %one : tensor<i32>
+  util.global.store %c2, @count : tensor<i32>
+  return %n : tensor<4xf32>
+}
+func.func @read() -> (tensor<4xf32>, tensor<i32>) {
+  %s = util.global.load @acc : tensor<4xf32>
+  %c = util.global.load @count : tensor<i32>
+  return %s, %c : tensor<4xf32>, tensor<i32>
+}
+func.func @reset() -> tensor<i32> {
+  %z = arith.constant dense<0.0> : tensor<4xf32>
+  util.global.store %z, @acc : tensor<4xf32>
+  %c = util.global.load @count : tensor<i32>
+  %zi = arith.constant dense<0> : tensor<i32>
+  util.global.store %zi, @count : tensor<i32>
+  return %c : tensor<i32>
+}
+"""
+SEQUENCE = "ssrRrsrRRsssr"  # step, read, Reset
+
+
+def test_state_shared_by_several_functions_follows_async_call_for_call(tmp_path):
+    """Two globals that IREE packs into one buffer (each with an offset
+    global), written by @step and @reset and read by @read: the state
+    versions must follow every order of calls."""
+    path = _model(tmp_path, "counter", COUNTER)
+    x = np.array([0.5, -1.0, 2.0, 0.25], np.float32)
+    # numpy
+    acc, count, want = np.array([1, 2, 3, 4], np.float32), 0, []
+    for op in SEQUENCE:
+        if op == "s":
+            acc, count = acc + x, count + 1
+            want.append(acc.copy())
+        elif op == "r":
+            want.append(np.append(acc, count))
+        else:
+            want.append(np.array([count], np.float32))
+            acc, count = np.zeros(4, np.float32), 0
+    # async, one context
+    import iree.runtime as rt
+
+    compiled = compile_model(load_model(path), "counter", make_config("async"), [], find_compiler(), tmp_path)
+    config = rt.Config("local-sync")
+    module = rt.VmModule.mmap(config.vm_instance, str(tmp_path / compiled.module_file))
+    fns = rt.SystemContext(vm_modules=[module], config=config).modules[module.name]
+    got_async = []
+    for op in SEQUENCE:
+        if op == "s":
+            got_async.append(np.asarray(fns["step"](x).to_host()))
+        elif op == "r":
+            y, c = fns["read"]()
+            got_async.append(np.append(y.to_host(), c.to_host()))
+        else:
+            got_async.append(np.array([fns["reset"]().to_host()], np.float32))
+    # runtimeless, one instance
+    out = tmp_path / "out"
+    emit(path, out, make_config("runtimeless"))
+    versions = json.loads((out / "manifest.json").read_text())["runtimeless"]["state"]["versions"]
+    assert versions > 1
+    main = tmp_path / "main.c"
+    main.write_text(r"""
+#include <stdio.h>
+#include "counter.h"
+static _Alignas(COUNTER_ARENA_ALIGNMENT) uint8_t arena[COUNTER_ARENA_SIZE + 1];
+static counter_t model;
+static void print(const float* v, int n, int32_t extra, int with_extra) {
+  for (int i = 0; i < n; ++i) printf("%.9g ", v[i]);
+  if (with_extra) printf("%d", (int)extra);
+  printf("\n");
+}
+int main(int argc, char** argv) {
+  float x[4] = {0.5f, -1.0f, 2.0f, 0.25f}, y[4];
+  int32_t c = 0;
+  if (argc != 2 || counter_initialize(&model, arena, sizeof(arena))) return 1;
+  for (const char* p = argv[1]; *p; ++p) {
+    int r = 0;
+    if (*p == 's') { r = counter_step(&model, x, y); print(y, 4, 0, 0); }
+    if (*p == 'r') { r = counter_read(&model, y, &c); print(y, 4, c, 1); }
+    if (*p == 'R') { r = counter_reset(&model, &c); print(y, 0, c, 1); }
+    if (r) return 2;
+  }
+  return 0;
+}
+""")
+    program = tmp_path / "program"
+    subprocess.run(["cc", *STRICT_CFLAGS, f"-I{out}", str(main), str(out / "counter.c"), str(out / "counter_constants.c"),
+                    str(out / "counter_executables.o"), "-lm", "-o", str(program)], check=True)
+    text = subprocess.run([str(program), SEQUENCE], stdout=subprocess.PIPE, text=True, check=True).stdout
+    got = [np.array(line.split(), np.float32) for line in text.splitlines()]
+    assert len(got) == len(want) == len(got_async)
+    for op, g, a, w in zip(SEQUENCE, got, got_async, want):
+        np.testing.assert_allclose(a, w, rtol=1e-6, err_msg=f"async at {op}")
+        np.testing.assert_allclose(g, a, rtol=1e-6, err_msg=f"runtimeless at {op}")
