@@ -846,7 +846,15 @@ def _run_function(interp: _Interpreter, op, fn, slot_of: dict) -> FunctionSchedu
     # State written back: each buffer a call stored into a mutable global is
     # copied into the global's slot after the call's work.
     committed = set()
-    for key, value in sorted(interp.stored.items()):
+    stored = dict(interp.stored)
+    for key, value in sorted(stored.items()):
+        # A value that is another global's slot (a swap) is saved first, as
+        # that slot may be overwritten before this one.
+        if value.alloc.id in interp.slots and value.alloc is not slot_of.get(key):
+            saved = interp.new_alloc(None, value.length)
+            interp.steps.append(Copy(value, Buf(saved, 0, value.length)))
+            stored[key] = Buf(saved, 0, value.length)
+    for key, value in sorted(stored.items()):
         slot = slot_of.get(key)
         if slot is None:
             raise RuntimelessError(f"{interp.where}: global @{key} gets a buffer that the initializers did not "
