@@ -167,10 +167,11 @@ def check_functions(functions: list, where: str) -> None:
     for cfn in functions:
         for v in cfn.inputs + cfn.outputs:
             if v.is_tensor and not v.value.is_static:
+                why = ("; runtimeless C needs static shapes (a result whose shape depends on input values "
+                       "cannot be planned)" if v in cfn.outputs else "; runtimeless C needs static shapes")
                 kind = "result" if v in cfn.outputs else "argument"
                 raise RuntimelessError(f"{where}: function @{cfn.name}: {kind} {v.name} has a dynamic shape "
-                                       f"({v.value.mlir_type}); runtimeless C needs static shapes (a result "
-                                       "whose shape depends on input values cannot be planned)")
+                                       f"({v.value.mlir_type}){why}")
         for v in cfn.inputs + cfn.outputs:
             if not v.is_tensor and not v.vm_scalar:
                 raise RuntimelessError(f"{where}: function @{cfn.name}: {v.name} is a {v.value.mlir_type} scalar, "
@@ -348,39 +349,47 @@ def write_sources(staging, name: str, files: dict, functions: list, program_ir, 
             "versions": lowered["state_versions"],
             "buffers": [{"offset": lowered["state_offsets"][a.id], "size": a.size} for a in schedule.state],
             "initialize": [_step_json(s) for s in lowered["init_steps"]],
+            # When calls change the state's layout: each function's schedules,
+            # with the state versions each runs from ("from": "to").
+            "variants": {
+                variants[0].fn.name: [
+                    {"state_versions": {str(a): b for a, b in sorted(p.transitions.items())},
+                     "schedule": [_step_json(s) for s in p.steps], "arena": _arena_json(p)}
+                    for p in variants
+                ]
+                for variants in lowered["plans"]
+            } if lowered["state_versions"] > 1 else {},
         },
         "arena": {
             "size": lowered["arena_size"],
             "size_aligned_io": lowered["arena_size_aligned_io"],
             "alignment": BINDING_ALIGNMENT,
-            "functions": {
-                _plan_key(p, k, len(variants)): {
-                    "size": p.arena_size_staged,
-                    "size_aligned_io": p.arena_size,
-                    "sum_of_buffers": p.transient_bytes,
-                    "regions": [
-                        {"name": r.key, "role": r.role, "offset": r.offset, "size": r.size, "live": [r.first, r.last]}
-                        for r in sorted(p.regions, key=lambda r: (r.offset, r.key))
-                    ],
-                }
-                for variants in lowered["plans"] for k, p in enumerate(variants)
-            },
+            # Per function, as its first call (from the initial state) runs.
+            "functions": {_first_call(variants).fn.name: _arena_json(_first_call(variants))
+                          for variants in lowered["plans"]},
         },
-        # Per function (per state version when calls change the state: NAME#K
-        # runs from the versions in its "state_versions", mapped to the next).
         "schedule": {
-            _plan_key(p, k, len(variants)): [_step_json(s) for s in p.steps]
-            for variants in lowered["plans"] for k, p in enumerate(variants)
+            _first_call(variants).fn.name: [_step_json(s) for s in _first_call(variants).steps]
+            for variants in lowered["plans"]
         },
-        "state_versions": {
-            _plan_key(p, k, len(variants)): {str(a): b for a, b in sorted(p.transitions.items())}
-            for variants in lowered["plans"] for k, p in enumerate(variants)
-        } if lowered["state_versions"] > 1 else {},
     }
 
 
-def _plan_key(plan, k: int, count: int) -> str:
-    return plan.fn.name if count == 1 else f"{plan.fn.name}#{k}"
+def _first_call(variants: list):
+    """The plan that runs from the initial state (state version 0)."""
+    return next(p for p in variants if 0 in p.transitions)
+
+
+def _arena_json(p) -> dict:
+    return {
+        "size": p.arena_size_staged,
+        "size_aligned_io": p.arena_size,
+        "sum_of_buffers": p.transient_bytes,
+        "regions": [
+            {"name": r.key, "role": r.role, "offset": r.offset, "size": r.size, "live": [r.first, r.last]}
+            for r in sorted(p.regions, key=lambda r: (r.offset, r.key))
+        ],
+    }
 
 
 def _step_json(s: dict) -> dict:
