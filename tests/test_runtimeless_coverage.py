@@ -468,8 +468,13 @@ func.func @reset() -> tensor<i32> {
   util.global.store %zi, @count : tensor<i32>
   return %c : tensor<i32>
 }
+func.func @clear() {
+  %z = arith.constant dense<0.0> : tensor<4xf32>
+  util.global.store %z, @acc : tensor<4xf32>
+  return
+}
 """
-SEQUENCE = "ssrRrsrRRsssr"  # step, read, Reset
+SEQUENCE = "ssrRrsrRRsssrCrsr"  # step, read, Reset, Clear (takes and returns nothing)
 
 
 def test_state_shared_by_several_functions_follows_async_call_for_call(tmp_path):
@@ -486,9 +491,12 @@ def test_state_shared_by_several_functions_follows_async_call_for_call(tmp_path)
             want.append(acc.copy())
         elif op == "r":
             want.append(np.append(acc, count))
-        else:
+        elif op == "R":
             want.append(np.array([count], np.float32))
             acc, count = np.zeros(4, np.float32), 0
+        else:
+            want.append(np.zeros(0, np.float32))
+            acc = np.zeros(4, np.float32)
     # async, one context
     import iree.runtime as rt
 
@@ -503,8 +511,11 @@ def test_state_shared_by_several_functions_follows_async_call_for_call(tmp_path)
         elif op == "r":
             y, c = fns["read"]()
             got_async.append(np.append(y.to_host(), c.to_host()))
-        else:
+        elif op == "R":
             got_async.append(np.array([fns["reset"]().to_host()], np.float32))
+        else:
+            assert fns["clear"]() is None
+            got_async.append(np.zeros(0, np.float32))
     # runtimeless, one instance
     out = tmp_path / "out"
     emit(path, out, make_config("runtimeless"))
@@ -530,6 +541,7 @@ int main(int argc, char** argv) {
     if (*p == 's') { r = counter_step(&model, x, y); print(y, 4, 0, 0); }
     if (*p == 'r') { r = counter_read(&model, y, &c); print(y, 4, c, 1); }
     if (*p == 'R') { r = counter_reset(&model, &c); print(y, 0, c, 1); }
+    if (*p == 'C') { r = counter_clear(&model); print(y, 0, 0, 0); }
     if (r) return 2;
   }
   return 0;
