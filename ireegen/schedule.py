@@ -224,6 +224,14 @@ class _Interpreter:
             op = op.operation
             if op.name in ("util.func", "func.func"):
                 self.funcs[_symbol_name(op)] = op
+            elif op.name == "util.global" and "initial_value" in op.attributes:
+                # A host scalar with its value inline (`util.global @n = 0 : i32`).
+                text = str(op.attributes["initial_value"])
+                try:
+                    self.globals[_symbol_name(op)] = _wrap(int(text.split(":")[0].strip()), _width(op.attributes[
+                        "type"].value if hasattr(op.attributes["type"], "value") else op.attributes["type"]))
+                except ValueError:
+                    pass  # not an integer: a load before a store is refused as before
 
     # -- helpers
     def fail(self, op, message: str):
@@ -797,9 +805,12 @@ def read_schedule(hal_module, signature, where: str) -> Schedule:
             key = state_key(interp.globals)
             if key not in keys:
                 if len(states) == _MAX_STATE_VERSIONS:
+                    changing = sorted(k for k in interp.globals if interp.globals[k] != states[0].get(k))
                     raise RuntimelessError(
-                        f"{interp.where}: the program's state keeps changing shape across calls (more than "
-                        f"{_MAX_STATE_VERSIONS} distinct states); runtimeless C needs a fixed schedule per state")
+                        f"{interp.where}: the program's state keeps changing across calls (more than "
+                        f"{_MAX_STATE_VERSIONS} distinct states, in global(s) "
+                        f"{', '.join('@' + k for k in changing[:4])}): runtimeless C keeps tensors in state, "
+                        "not host values that change on every call, such as counters or growing sizes")
                 keys[key] = len(states)
                 states.append(dict(interp.globals))
             fingerprint = _fingerprint(fs)

@@ -556,3 +556,21 @@ int main(int argc, char** argv) {
     for op, g, a, w in zip(SEQUENCE, got, got_async, want):
         np.testing.assert_allclose(a, w, rtol=1e-6, err_msg=f"async at {op}")
         np.testing.assert_allclose(g, a, rtol=1e-6, err_msg=f"runtimeless at {op}")
+
+
+def test_a_host_counter_in_a_global_is_refused_naming_it(tmp_path):
+    """A scalar global that changes on every call has no fixed schedule."""
+    path = _model(tmp_path, "ticks", """
+util.global private mutable @n = 0 : i32
+func.func @tick() -> tensor<i32> {
+  %v = util.global.load @n : i32
+  %one = arith.constant 1 : i32
+  %w = arith.addi %v, %one : i32
+  util.global.store %w, @n : i32
+  %t = tensor.from_elements %w : tensor<i32>
+  return %t : tensor<i32>
+}
+""")
+    proc = run_cli("emit", path, "-o", tmp_path / "out", "--execution-model", "runtimeless")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "keeps changing across calls" in proc.stderr and "@n" in proc.stderr, proc.stderr
