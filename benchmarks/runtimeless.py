@@ -305,6 +305,9 @@ def bare_program_source(manifest: dict, function, inputs) -> str:
     as memset/memmove of that length in a scratch buffer."""
     name = manifest["name"]
     section = manifest["runtimeless"]
+    if section.get("state", {}).get("size"):
+        # Its calls read state that NAME_initialize computes; no bare equivalent.
+        raise RuntimeError("the model keeps state across calls; no bare-dispatch program for it")
     steps = section["schedule"][function.name]
     # Tensor inputs go in inputs[]; scalar inputs are compiled in, for the
     # {"expr": ...} push constants that name them.

@@ -47,6 +47,19 @@ def check_extra_flags(flags) -> list:
     return flags
 
 
+# IREE demotes f64 to f32 unless told otherwise, which would change the types
+# the compiled functions take.  A model whose signature says f64 keeps f64,
+# so that the C API's `double*` is what the module really takes (--iree-flag
+# --iree-input-demote-f64-to-f32=true restores the demotion, with f32 inside).
+_KEEP_F64 = "--iree-input-demote-f64-to-f32=false"
+
+
+def _type_flags(model: LoadedModel, extra_flags) -> list:
+    given = any(f.split("=", 1)[0] == _KEEP_F64.split("=", 1)[0] for f in extra_flags)
+    takes_f64 = any(v.dtype == "float64" for f in model.functions for v in f.inputs + f.outputs)
+    return [_KEEP_F64] if takes_f64 and not given else []
+
+
 def vm_module_name(name: str) -> str:
     """The VM module's name; C names the compiler derives from it (EmitC's
     `<module>_create`, static libraries' `<module>_..._library_query`) then
@@ -67,6 +80,9 @@ class CompiledModule:
     files: dict  # role -> file name in workdir (what output_files promises)
     flags: list  # the iree-compile flags used
     workarounds: list = field(default_factory=list)
+    # False when the program dispatches nothing (Identity, Reshape, ...): the
+    # executables object then holds no library the program uses.
+    has_executables: bool = True
 
     @property
     def module_file(self) -> str:
@@ -96,7 +112,8 @@ def compile_model(
     model.write(source)
     files = {r: f for r, f in output_files(name, config).items() if r in _COMPILER_OUTPUTS}
     static_object = files.get("executables-object")
-    flags = config.compile_flags(str(workdir / static_object) if static_object else None) + list(extra_flags)
+    flags = config.compile_flags(str(workdir / static_object) if static_object else None)
+    flags += _type_flags(model, extra_flags) + list(extra_flags)
     compiled = CompiledModule(files, flags)
     output = workdir / compiled.module_file
     diagnostics_name = str(model.path)
@@ -112,4 +129,50 @@ def compile_model(
     else:
         compiler.compile(source, output, compiled.flags, diagnostics_name)
     source.unlink()
+    if static_object and not (workdir / static_object).exists():
+        compiled.has_executables = False
+        _write_unused_executables(name, config, compiler, workdir, files, model.path.name)
     return compiled
+
+
+# A program that dispatches nothing gets no object from iree-compile.  The
+# set of output files is fixed per configuration (CMake declares it before
+# anything is compiled), so the object is made from this one-dispatch module
+# instead: a real object for exactly the model's target, whose library no
+# generated code references (a static library's linker never pulls it in).
+# Its locations are fixed, so that no path ends up in the object.
+_UNUSED_EXECUTABLES_MODULE = """\
+module {{
+  func.func @{name}__no_executables(%x: tensor<1xi8> loc("ireegen":1:1)) -> tensor<1xi8> {{
+    %y = arith.addi %x, %x : tensor<1xi8> loc("ireegen":1:1)
+    return %y : tensor<1xi8> loc("ireegen":1:1)
+  }} loc("ireegen":1:1)
+}} loc("ireegen":1:1)
+"""
+
+_EMPTY_EXECUTABLES_HEADER = """\
+{banner}
+//
+// The program of `{name}` dispatches no work: it has no executable libraries
+// to register.  {name}_executables.o holds none that the program uses.
+#ifndef {guard}
+#define {guard}
+#endif  // {guard}
+"""
+
+
+def _write_unused_executables(name: str, config: Config, compiler: Compiler, workdir: Path, files: dict,
+                              source_name: str) -> None:
+    from .render import banner
+
+    stub = workdir / "no_executables.mlir"
+    stub.write_text(_UNUSED_EXECUTABLES_MODULE.format(name=name))
+    flags = config.compile_flags(str(workdir / files["executables-object"]))
+    output = workdir / "no_executables.out"
+    compiler.compile(stub, output, flags, f"ireegen's placeholder executables for {name}")
+    stub.unlink()
+    output.unlink()
+    if "executables-header" in files:
+        guard = f"{name.upper()}_EXECUTABLES_IREEGEN_H_"
+        (workdir / files["executables-header"]).write_text(_EMPTY_EXECUTABLES_HEADER.format(
+            banner=banner(source_name), name=name, guard=guard))

@@ -19,8 +19,11 @@ C_KEYWORDS = frozenset(
 )
 
 # Suffixes of the model-level API; an exported function may not take them.
+# `initialize` is runtimeless C's NAME_initialize(); it is refused in every
+# mode, so that a model that emits in one mode emits in all of them.
 RESERVED_SUFFIXES = frozenset(
-    {"create", "destroy", "last_error", "device_allocator", "call", "t", "module", "module_data", "module_size"}
+    {"create", "destroy", "last_error", "device_allocator", "call", "t", "module", "module_data", "module_size",
+     "initialize"}
 )
 
 

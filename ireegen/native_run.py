@@ -140,7 +140,7 @@ def build_runner(outdir, build_dir=None, cc: str | None = None, emulator: str | 
     runner_c = build_dir / RUNNER_SOURCE
     runner_c.write_text(render(
         "runner.c.j2", banner=banner(MANIFEST), name=name, macro=name.upper(), header=f"{name}.h",
-        functions=cfunctions, max_values=max(len(f.inputs) + len(f.outputs) for f in functions.values()),
+        functions=cfunctions, max_values=max([len(f.inputs) + len(f.outputs) for f in functions.values()] + [1]),
     ))
     roles = {f["role"]: f["path"] for f in manifest["files"]}
     # C and, with --data-format asm, NAME_constants.S: -I{outdir} is also how

@@ -1,12 +1,15 @@
 """Runtimeless C: from a program's schedule to what the templates lay out.
 
-Memory has three places, after Glow bundles:
+Memory has three regions, after Glow bundles, plus the caller's tensors:
 - constants: one `const` blob (`NAME_CONSTANTS_SIZE`), so weights stay in flash;
-- the caller's tensors: bound in place when aligned to the binding alignment;
-- the arena (`NAME_ARENA_SIZE`): every buffer the program allocates, placed
+- state (`NAME_STATE_SIZE`, inside each instance): every buffer the
+  initializers allocate (data they compute once, and the slots of mutable
+  globals), written by NAME_initialize and kept across calls;
+- the arena (`NAME_ARENA_SIZE`): every buffer a call allocates, placed
   with liveness reuse, then staging space for caller tensors that are not
   aligned.  `NAME_ARENA_SIZE_ALIGNED_IO` is the arena without that staging,
-  for callers that promise aligned tensors.
+  for callers that promise aligned tensors;
+- the caller's tensors: bound in place when aligned to the binding alignment.
 A result buffer that holds exactly one output is not in the arena at all:
 the dispatches write the caller's output directly.
 """
@@ -25,8 +28,8 @@ BINDING_ALIGNMENT = 64  # IREE's buffer alignment, which executables assume
 class Place:
     """Where the bytes of one allocation live in C."""
 
-    kind: str  # constant, arena, input, output
-    offset: int = 0  # in the constants blob or the arena
+    kind: str  # constant, state, arena, input, output
+    offset: int = 0  # in the constants blob, the state region or the arena
     index: int = 0  # input/output position
 
 
@@ -42,16 +45,25 @@ class CFunctionPlan:
     arena_size_staged: int  # with staging
     regions: list = field(default_factory=list)
     transient_bytes: int = 0  # every buffer the program allocates, without reuse
+    read_inputs: list = field(default_factory=list)  # CValues of the tensor inputs the call reads
+    transitions: dict = field(default_factory=dict)  # state version -> the version after the call
+    symbol: str = ""  # the C function that runs this plan
+
+    def _texts(self) -> list:
+        texts = [b for s in self.steps for b in s.get("bindings", [])]
+        texts += [s[k] for s in self.steps for k in ("target", "source") if k in s]
+        return texts + [src for _, src, _ in self.result_copies]
 
     @property
     def uses_arena(self) -> bool:
         """Whether the generated call touches the arena at all."""
         if self.staged_inputs or self.mapped_outputs:
             return True
-        texts = [b for s in self.steps for b in s.get("bindings", [])]
-        texts += [s[k] for s in self.steps for k in ("target", "source") if k in s]
-        texts += [src for _, src, _ in self.result_copies]
-        return any(t.startswith("arena") for t in texts)
+        return any(t.startswith("arena") for t in self._texts())
+
+    @property
+    def uses_state(self) -> bool:
+        return any(t.startswith("state") for t in self._texts())
 
 
 def _accesses(steps) -> list:
@@ -67,7 +79,7 @@ def _accesses(steps) -> list:
     return out
 
 
-def plan_function(cfn, fs, where: str, constant_offsets: dict) -> tuple:
+def plan_function(cfn, fs, where: str, constant_offsets: dict, state_offsets: dict) -> tuple:
     """Places every allocation of one function; returns (CFunctionPlan, places)."""
     steps = fs.steps
     end = len(steps)  # the step that copies results out
@@ -87,8 +99,8 @@ def plan_function(cfn, fs, where: str, constant_offsets: dict) -> tuple:
     for j, r in enumerate(fs.results):
         if not isinstance(r, Buf) or r.alloc.kind != "transient" or r.offset != 0:
             continue
-        if result_allocs.count(r.alloc.id) != 1:
-            continue
+        if result_allocs.count(r.alloc.id) != 1 or r.alloc.id not in uses:
+            continue  # shared, or never written (a zero-element result)
         extent = uses.get(r.alloc.id, (0, 0, 0))[2]
         if extent <= r.length:
             places[r.alloc.id] = Place("output", index=j)
@@ -99,6 +111,8 @@ def plan_function(cfn, fs, where: str, constant_offsets: dict) -> tuple:
     for aid, alloc in sorted(allocs.items()):
         if alloc.kind == "constant":
             places[aid] = Place("constant", constant_offsets[aid])
+        elif alloc.kind == "state":
+            places[aid] = Place("state", state_offsets[aid])
         elif alloc.kind == "transient" and aid not in places:
             first, last, _ = uses.get(aid, (end, end, 0))
             if aid in result_allocs:
@@ -136,41 +150,51 @@ def plan_function(cfn, fs, where: str, constant_offsets: dict) -> tuple:
             place = places[r.alloc.id]
             if place.kind == "output" and place.index == j:
                 continue
-            result_copies.append((v, _pointer(place, r.offset, cfn), r.length))
+            result_copies.append((v, _pointer(place, r.offset, cfn, cfn.prefix), r.length))
         elif isinstance(r, (int, Sym)):
             scalar_results.append((v, _c_value(r)))
         else:
             raise RuntimelessError(f"{where}: function @{fs.name}: result {v.name} is not a tensor or an integer")
     plan = CFunctionPlan(cfn, [], staged_inputs, mapped_outputs, result_copies, scalar_results, top, top_staged,
                          regions + staging, sum(a.size for a in allocs.values() if a.kind == "transient"))
+    plan.read_inputs = [cfn.inputs[i] for i, a in enumerate(fs.inputs) if isinstance(a, Alloc) and a.id in allocs]
     return plan, places
 
 
 def check_functions(functions: list, where: str) -> None:
-    """Refuses, before compiling, a signature runtimeless C cannot take."""
+    """Refuses, before compiling, a signature runtimeless C cannot take,
+    naming the value at fault."""
     for cfn in functions:
         for v in cfn.inputs + cfn.outputs:
             if v.is_tensor and not v.value.is_static:
-                raise RuntimelessError(f"{where}: function @{cfn.name}: {v.name} has a dynamic shape "
-                                       f"({v.value.mlir_type}); runtimeless C needs static shapes")
-            if not cfn.typed:
-                raise RuntimelessError(f"{where}: function @{cfn.name}: {v.name} ({v.value.mlir_type}) "
-                                       "has no typed C form")
+                why = ("; runtimeless C needs static shapes (a result whose shape depends on input values "
+                       "cannot be planned)" if v in cfn.outputs else "; runtimeless C needs static shapes")
+                kind = "result" if v in cfn.outputs else "argument"
+                raise RuntimelessError(f"{where}: function @{cfn.name}: {kind} {v.name} has a dynamic shape "
+                                       f"({v.value.mlir_type}){why}")
+        for v in cfn.inputs + cfn.outputs:
+            if not v.is_tensor and not v.vm_scalar:
+                raise RuntimelessError(f"{where}: function @{cfn.name}: {v.name} is a {v.value.mlir_type} scalar, "
+                                       "which has no typed C form")
+        if not cfn.typed:
+            raise RuntimelessError(f"{where}: function @{cfn.name} has no typed C form")
 
 
 def _c_value(v) -> str:
     return v.expr if isinstance(v, Sym) else str(v)
 
 
-def _pointer(place: Place, offset: int, cfn) -> str:
+def _pointer(place: Place, offset: int, cfn, prefix: str) -> str:
     def at(base: str, at: int) -> str:
         return f"{base} + {at}" if at else base
 
     suffix = f" + {offset}" if offset else ""
     if place.kind == "constant":
-        return at(f"{cfn.prefix}__constants", place.offset + offset)
+        return at(f"{prefix}__constants", place.offset + offset)
     if place.kind == "arena":
         return at("arena", place.offset + offset)
+    if place.kind == "state":
+        return at("state", place.offset + offset)
     if place.kind == "input":
         return f"{cfn.inputs[place.index].name}_data{suffix}"
     return f"{cfn.outputs[place.index].name}_data{suffix}"
@@ -187,23 +211,44 @@ def lower(schedule: Schedule, functions: list, where: str) -> dict:
         constant_offsets[c.id] = start
         blob.extend(c.data)
 
+    # State: every buffer the initializers make, each live for the instance's life.
+    state_offsets = {}
+    state_size = 0
+    for alloc in schedule.state:
+        start = arena.align_up(state_size, max(alloc.alignment, BINDING_ALIGNMENT))
+        state_offsets[alloc.id] = start
+        state_size = start + alloc.size
+
     exports = []  # (executable index, export name) in first-use order
-    plans = []
+    prefix = functions[0].prefix if functions else ""
+    init_places = {a.id: Place("constant", off) for a in schedule.constants for off in [constant_offsets[a.id]]}
+    init_places.update({aid: Place("state", off) for aid, off in state_offsets.items()})
+    init_steps = [_step(step, init_places, None, schedule, exports, prefix) for step in schedule.init_steps]
+    plans = []  # per function: its plans, one per distinct schedule over the state versions
     for cfn in functions:
-        fs = schedule.functions[cfn.name]
-        plan, places = plan_function(cfn, fs, where, constant_offsets)
-        for step in fs.steps:
-            plan.steps.append(_step(step, places, cfn, schedule, exports))
-        plans.append(plan)
+        variants = []
+        for k, fs in enumerate(schedule.functions[cfn.name]):
+            plan, places = plan_function(cfn, fs, where, constant_offsets, state_offsets)
+            for step in fs.steps:
+                plan.steps.append(_step(step, places, cfn, schedule, exports, cfn.prefix))
+            plan.transitions = dict(fs.transitions)
+            plan.symbol = cfn.symbol if schedule.state_versions == 1 else f"{cfn.prefix}__{cfn.symbol[len(cfn.prefix) + 1:]}__v{k}"
+            variants.append(plan)
+        plans.append(variants)
+    flat = [p for variants in plans for p in variants]
     return dict(
+        state_offsets=state_offsets,
+        state_size=state_size,
+        state_versions=schedule.state_versions,
+        init_steps=init_steps,
         constants_blob=bytes(blob),
         constants=[{"offset": constant_offsets[c.id], "size": c.size, "alignment": c.alignment}
                    for c in schedule.constants],
         executables=schedule.executables,
         exports=exports,
         plans=plans,
-        arena_size=max((p.arena_size_staged for p in plans), default=0),
-        arena_size_aligned_io=max((p.arena_size for p in plans), default=0),
+        arena_size=max((p.arena_size_staged for p in flat), default=0),
+        arena_size_aligned_io=max((p.arena_size for p in flat), default=0),
         binding_alignment=BINDING_ALIGNMENT,
     )
 
@@ -216,9 +261,9 @@ def _place_json(place: Place, b: Buf) -> dict:
     return {"in": place.kind, "offset": place.offset + b.offset, "length": b.length}
 
 
-def _step(step, places, cfn, schedule, exports) -> dict:
+def _step(step, places, cfn, schedule, exports, prefix: str) -> dict:
     def ptr(b: Buf) -> str:
-        return _pointer(places[b.alloc.id], b.offset, cfn)
+        return _pointer(places[b.alloc.id], b.offset, cfn, prefix)
 
     if isinstance(step, Dispatch):
         key = (schedule.executables.index(step.executable), step.export)
@@ -264,6 +309,8 @@ def write_sources(staging, name: str, files: dict, functions: list, program_ir, 
     queries = [f"{symbol}_library_query" for symbol in schedule.executables]
     blob = lowered["constants_blob"]
     macro = name.upper()
+    flat = [(k, p) for variants in lowered["plans"] for k, p in enumerate(variants)]
+    all_steps = lowered["init_steps"] + [s for _, p in flat for s in p.steps]
     common = dict(
         context,
         name=name,
@@ -275,13 +322,15 @@ def write_sources(staging, name: str, files: dict, functions: list, program_ir, 
         arena_size=lowered["arena_size"],
         arena_size_aligned_io=lowered["arena_size_aligned_io"],
         constants_size=len(blob),
+        state_size=lowered["state_size"],
+        state_versions=lowered["state_versions"],
+        init_steps=lowered["init_steps"],
         export_count=len(lowered["exports"]),
         exports=lowered["exports"],
         library_queries=queries,
         plans=lowered["plans"],
-        any_fill=any(s["kind"] == "fill" for p in lowered["plans"] for s in p.steps),
-        any_scalar_bits=any("f32_bits(" in c for p in lowered["plans"] for s in p.steps
-                            for c in s.get("constants", [])),
+        any_fill=any(s["kind"] == "fill" for s in all_steps),
+        any_scalar_bits=any("f32_bits(" in c for s in all_steps for c in s.get("constants", [])),
     )
     (staging / files["api-header"]).write_text(render("runtimeless.h.j2", **common))
     (staging / files["runtime-source"]).write_text(render("runtimeless.c.j2", header=files["api-header"], **common))
@@ -291,31 +340,34 @@ def write_sources(staging, name: str, files: dict, functions: list, program_ir, 
         "abi": {"header": header_file, "library_version": "0.6", "library_queries": queries},
         "link_libraries": link_libraries,
         "constants": {"size": len(blob), "items": lowered["constants"]},
+        "state": {
+            "size": lowered["state_size"],
+            "alignment": BINDING_ALIGNMENT,
+            "versions": lowered["state_versions"],
+            "buffers": [{"offset": lowered["state_offsets"][a.id], "size": a.size} for a in schedule.state],
+            "initialize": [_step_json(s) for s in lowered["init_steps"]],
+            # When calls change the state's layout: each function's schedules,
+            # with the state versions each runs from ("from": "to").
+            "variants": {
+                variants[0].fn.name: [
+                    {"state_versions": {str(a): b for a, b in sorted(p.transitions.items())},
+                     "schedule": [_step_json(s) for s in p.steps], "arena": _arena_json(p)}
+                    for p in variants
+                ]
+                for variants in lowered["plans"]
+            } if lowered["state_versions"] > 1 else {},
+        },
         "arena": {
             "size": lowered["arena_size"],
             "size_aligned_io": lowered["arena_size_aligned_io"],
             "alignment": BINDING_ALIGNMENT,
-            "functions": {
-                p.fn.name: {
-                    "size": p.arena_size_staged,
-                    "size_aligned_io": p.arena_size,
-                    "sum_of_buffers": p.transient_bytes,
-                    "regions": [
-                        {"name": r.key, "role": r.role, "offset": r.offset, "size": r.size, "live": [r.first, r.last]}
-                        for r in sorted(p.regions, key=lambda r: (r.offset, r.key))
-                    ],
-                }
-                for p in lowered["plans"]
-            },
+            # Per function, as its first call (from the initial state) runs.
+            "functions": {_first_call(variants).fn.name: _arena_json(_first_call(variants))
+                          for variants in lowered["plans"]},
         },
         "schedule": {
-            p.fn.name: [
-                {"dispatch": s["export"], "library": s["library"], "workgroups": list(s["workgroups"]),
-                 "constants": s["constants_json"], "bindings": s["places"]} if s["kind"] == "dispatch"
-                else {s["kind"]: s["length"]}
-                for s in p.steps
-            ]
-            for p in lowered["plans"]
+            _first_call(variants).fn.name: [_step_json(s) for s in _first_call(variants).steps]
+            for variants in lowered["plans"]
         },
     }
 
@@ -335,3 +387,27 @@ def write_constants(staging, name: str, files: dict, data_format: str, blob: byt
                       section_macro=f"{name.upper()}_CONSTANTS_SECTION", macro=name.upper(),
                       c_template="runtimeless_constants.c.j2",
                       context=dict(context, constants=constants, alignment=alignment))
+
+
+def _first_call(variants: list):
+    """The plan that runs from the initial state (state version 0)."""
+    return next(p for p in variants if 0 in p.transitions)
+
+
+def _arena_json(p) -> dict:
+    return {
+        "size": p.arena_size_staged,
+        "size_aligned_io": p.arena_size,
+        "sum_of_buffers": p.transient_bytes,
+        "regions": [
+            {"name": r.key, "role": r.role, "offset": r.offset, "size": r.size, "live": [r.first, r.last]}
+            for r in sorted(p.regions, key=lambda r: (r.offset, r.key))
+        ],
+    }
+
+
+def _step_json(s: dict) -> dict:
+    if s["kind"] == "dispatch":
+        return {"dispatch": s["export"], "library": s["library"], "workgroups": list(s["workgroups"]),
+                "constants": s["constants_json"], "bindings": s["places"]}
+    return {s["kind"]: s["length"]}

@@ -9,6 +9,13 @@ expressions.  What the device would have been asked to do (dispatches, fills,
 copies) is recorded in program order, which is a valid serial order: IREE
 issues queue work in dependency order.
 
+Initializers run first: their work goes into `init_steps` and what they
+allocate into the state region.  A mutable global that holds a buffer gets a
+fixed slot there; a call that stores a new buffer into it is followed by a
+copy into the slot.  The globals' values after a call may differ from those
+before it (a size recorded next to the buffer, say): each distinct state is a
+state version, and a function has one schedule per version it can start from.
+
 Anything the interpretation cannot pin down at emit time (a branch on a
 value only known at run time, a size that depends on an argument, a read of
 device data on the host, an op it does not know) is refused with a
@@ -40,7 +47,7 @@ class Alloc:
     buffer the program allocates (transient, lives in the arena)."""
 
     id: int
-    kind: str  # "constant", "input", "transient"
+    kind: str  # "constant", "input", "transient" (one call's), "state" (made by the initializers)
     size: int
     data: bytes | None = None  # constant contents
     alignment: int = 64
@@ -113,13 +120,17 @@ class FunctionSchedule:
     inputs: list  # per argument: Alloc (tensor) or Sym (scalar)
     steps: list  # Dispatch/Fill/Copy in order
     results: list  # per result: Buf (tensor) or int/Sym (scalar)
+    transitions: dict = field(default_factory=dict)  # state version it starts from -> version it leaves
 
 
 @dataclass
 class Schedule:
     constants: list  # Alloc
     executables: list  # Executable symbols used, in first-use order
-    functions: dict  # name -> FunctionSchedule
+    functions: dict  # name -> [FunctionSchedule], one per distinct schedule over the state versions
+    init_steps: list  # work the initializers do, once per instance
+    state: list  # Allocs of the state region (kind "state")
+    state_versions: int  # distinct states the globals take; 1 when calls never change them
 
 
 # ---------------------------------------------------------------------------
@@ -180,7 +191,21 @@ _NO_OPS = {
     "hal.buffer_view.assert",
     "hal.device.queue.flush",
     "hal.device.queue.barrier",
+    "hal.device.queue.dealloca",
 }
+
+_OPS = {}  # op name -> _Interpreter method: the interpreter's op table
+
+
+def _handles(*names):
+    """Registers the decorated method as the handler of `names`."""
+
+    def register(method):
+        for name in names:
+            _OPS[name] = method
+        return method
+
+    return register
 
 
 class _Interpreter:
@@ -188,24 +213,41 @@ class _Interpreter:
         self.where = where
         self.globals = {}
         self.constants = []
+        self.state = []  # Allocs the initializers make: they persist for the instance's life
         self.executables = []
         self.allocs = 0
         self.funcs = {}
-        self.steps = None  # where device work goes; None in initializers
+        self.initializing = True
+        self.steps = []  # where device work goes: the initializers', then each call's
+        self.stored = {}  # buffer globals a call stored to: name -> Buf
+        self.slots = set()  # ids of the state Allocs that mutable globals live in
         for op in module.body.operations:
             op = op.operation
             if op.name in ("util.func", "func.func"):
                 self.funcs[_symbol_name(op)] = op
+            elif op.name == "util.global" and "initial_value" in op.attributes:
+                # A host scalar with its value inline (`util.global @n = 0 : i32`).
+                text = str(op.attributes["initial_value"])
+                try:
+                    self.globals[_symbol_name(op)] = _wrap(int(text.split(":")[0].strip()), _width(op.attributes[
+                        "type"].value if hasattr(op.attributes["type"], "value") else op.attributes["type"]))
+                except ValueError:
+                    pass  # not an integer: a load before a store is refused as before
 
     # -- helpers
     def fail(self, op, message: str):
         raise RuntimelessError(f"{self.where}: {message} (at `{_op_text(op)}`)")
 
-    def new_alloc(self, kind: str, size, op, **kw) -> Alloc:
+    def new_alloc(self, op, size) -> Alloc:
+        """A buffer the program allocates: state when an initializer makes
+        it (it outlives every call), else a call's transient."""
         if not isinstance(size, int):
             self.fail(op, "the size of a buffer depends on a run-time value (dynamic shapes are not supported)")
         self.allocs += 1
-        return Alloc(self.allocs, kind, size, **kw)
+        alloc = Alloc(self.allocs, "state" if self.initializing else "transient", size)
+        if self.initializing:
+            self.state.append(alloc)
+        return alloc
 
     def known(self, op, value, what: str):
         if isinstance(value, Sym):
@@ -254,172 +296,263 @@ class _Interpreter:
                 raise AssertionError("block without terminator")
 
     def run_op(self, op, a):
-        name = op.name
-        attrs = op.attributes
-        if name in _NO_OPS:
-            return []
-        if name == "arith.constant":
-            attr = attrs["value"]
-            text = str(attr)
-            if text in ("true", "false"):
-                return [1 if text == "true" else 0]
-            try:
-                return [_wrap(int(text.split(":")[0].strip()), _width(op.results[0].type))]
-            except ValueError:
-                return [float(text.split(":")[0].strip())]
-        if name in _BINARY or name in _SIGNED_BINARY or name in _UNSIGNED_DIV:
-            bits = _width(op.results[0].type)
-            x, y = a
-            if isinstance(x, Sym) or isinstance(y, Sym):
-                return [self.sym_binary(op, name, x, y, bits)]
-            if name in _BINARY:
-                return [_wrap(_BINARY[name](x, y), bits)]
-            if y == 0:
-                self.fail(op, "division by zero")
-            if name in _SIGNED_BINARY:
-                return [_wrap(_SIGNED_BINARY[name](_signed(x, bits), _signed(y, bits)), bits)]
-            return [_wrap(_UNSIGNED_DIV[name](x, y), bits)]
-        if name == "arith.cmpi":
-            x, y = a
-            if isinstance(x, Sym) or isinstance(y, Sym):
-                self.fail(op, "a comparison depends on a run-time value (data-dependent control flow)")
-            pred = _CMP_PREDICATES[int(str(attrs["predicate"]).split(":")[0])]
-            bits = _width(op.operands[0].type)
-            if pred[0] == "s":
-                x, y = _signed(x, bits), _signed(y, bits)
-            return [1 if _CMP[pred](x, y) else 0]
-        if name == "arith.select":
-            cond = self.known(op, a[0], "a select condition")
-            return [a[1] if cond else a[2]]
-        if name in ("arith.index_cast", "arith.index_castui", "arith.trunci", "arith.extui", "arith.extsi", "arith.bitcast"):
-            return [self.cast(op, name, a[0])]
-        if name == "util.null":
-            return [None]
-        if name == "util.cmp.eq":
-            return [1 if a[0] is a[1] or a[0] == a[1] else 0]
-        if name == "util.optimization_barrier":
-            return list(a)
-        if name == "util.global.load":
-            key = _symbol_attr(attrs["global"])
-            if key not in self.globals:
-                self.fail(op, f"global @{key} is read before it is set")
-            return [self.globals[key]]
-        if name == "util.global.store":
-            if self.steps is not None and isinstance(a[0], (Buf, View)):
-                self.fail(op, f"the function keeps state across calls in global @{_symbol_attr(attrs['global'])}; "
-                          "stateful programs are not supported")
-            self.globals[_symbol_attr(attrs["global"])] = a[0]
-            return []
-        if name == "util.status.check_ok":
-            status = self.known(op, a[0], "a status")
-            if status:
-                msg = str(attrs["message"]) if "message" in attrs else ""
-                self.fail(op, f"the program fails when run: {msg}")
-            return []
-        if name in ("util.call", "func.call"):
-            callee = self.funcs.get(_symbol_attr(attrs["callee"]))
-            if callee is None or not callee.regions or not callee.regions[0].blocks:
-                self.fail(op, "a call to an external function (an import runtimeless C does not provide)")
-            return self.run_region(callee.regions[0], a)
-        if name == "util.buffer.constant":
-            data, alignment = _constant_bytes(self, op)
-            alloc = self.new_alloc("constant", len(data), op, data=data, alignment=alignment)
-            self.constants.append(alloc)
-            return [Buf(alloc, 0, len(data))]
-        if name == "util.buffer.size":
-            return [self.buf(op, a[0]).length]
-        return self.run_hal_op(op, name, attrs, a)
+        handler = _OPS.get(op.name)
+        if handler is not None:
+            return handler(self, op, a)
+        if op.name.startswith(("scf.", "cf.")):
+            self.fail(op, f"control flow `{op.name}` the schedule cannot follow")
+        self.fail(op, f"`{op.name}` is not supported by runtimeless C")
 
-    def run_hal_op(self, op, name, attrs, a):
-        # Device discovery: one local device that takes static libraries.
-        if name == "hal.devices.count":
-            return [1]
-        if name == "hal.devices.get":
-            return [Token("device")]
-        if name == "hal.device.query":
-            category, key = str(attrs["category"]).strip('"'), str(attrs["key"]).strip('"')
-            if category == "hal.device.id" and key in ("local*", "local"):
-                return [1, 1]
-            if category == "hal.executable.format" and key == "static":
-                return [1, 1]
-            self.fail(op, f"the program queries the device for {category}::{key}, which runtimeless C cannot answer")
-        if name in ("hal.device.allocator",):
-            return [Token("allocator")]
-        if name in ("hal.fence.create", "hal.fence.join"):
-            return [Token("fence")]
-        if name == "hal.fence.await":
-            return [0]
-        if name in ("hal.memory_type", "hal.buffer_usage", "hal.element_type", "hal.encoding_type"):
-            return [Token(name)]
-        if name == "hal.executable.create":
-            symbol = _symbol_path(attrs["executable_target"])[0]
-            return [Executable(symbol)]
-        if name == "hal.executable.lookup.function":
-            return [tuple(_symbol_path(attrs["entry_point"]))]
-        if name == "hal.allocator.import":
-            # (allocator, affinity, type, usage, source, offset, length)
-            src = self.buf(op, a[4])
-            return [1, Buf(src.alloc, src.offset + a[5], a[6])]
-        if name == "hal.device.queue.alloca":
-            return [Buf(self.new_alloc("transient", a[7], op), 0, a[7])]
-        if name == "hal.allocator.allocate":
-            if self.steps is None:
-                self.fail(op, "the program allocates a device buffer when it loads (mutable global state)")
-            size = a[-1]
-            return [Buf(self.new_alloc("transient", size, op), 0, size)]
-        if name == "hal.device.queue.dealloca":
-            return []
-        if name == "hal.buffer.subspan":
-            b = self.buf(op, a[0])
-            offset, length = self.known(op, a[1], "a subspan"), self.known(op, a[2], "a subspan")
-            return [Buf(b.alloc, b.offset + offset, length)]
-        if name == "hal.buffer.length":
-            return [self.buf(op, a[0]).length]
-        if name == "hal.buffer_view.buffer":
-            if not isinstance(a[0], View):
-                self.fail(op, "a buffer view the schedule does not know")
-            return [a[0].buf]
-        if name == "hal.buffer_view.create":
-            # (buffer, offset, length, element_type, encoding_type, shape...)
-            b = self.buf(op, a[0])
-            shape = tuple(self.known(op, d, "a result shape") for d in a[5:])
-            return [View(Buf(b.alloc, b.offset + a[1], a[2]), shape)]
-        if name == "hal.buffer_view.dim":
-            return [a[0].shape[int(str(attrs["index"]).split(":")[0])]]
-        if name == "hal.buffer_view.rank":
-            return [len(a[0].shape)]
-        if name == "hal.command_buffer.create":
-            return [CommandBuffer()]
-        if name == "hal.command_buffer.dispatch":
-            return self.dispatch(op, a)
-        if name == "hal.command_buffer.fill_buffer":
-            # (cmd, target, offset, length, pattern)
-            t = self.buf(op, a[1])
-            target = Buf(t.alloc, t.offset + self.known(op, a[2], "a fill"), self.known(op, a[3], "a fill"))
-            a[0].steps.append(self.fill(op, target, a[4], _width(op.operands[4].type) // 8))
-            return []
-        if name == "hal.command_buffer.copy_buffer":
-            # (cmd, source, source_offset, target, target_offset, length)
-            a[0].steps.append(self.copy(op, a[1], a[2], a[3], a[4], a[5]))
-            return []
-        if name == "hal.device.queue.execute":
-            # (device, affinity, wait, signal, command_buffer)
-            self.record(op, a[4].steps)
-            return []
-        if name == "hal.device.queue.copy":
-            # (device, affinity, wait, signal, source, source_offset, target, target_offset, length)
-            self.record(op, [self.copy(op, a[4], a[5], a[6], a[7], a[8])])
-            return []
-        if name == "hal.device.queue.fill":
-            # (device, affinity, wait, signal, target, offset, length, pattern)
-            t = self.buf(op, a[4])
-            self.record(op, [self.fill(op, Buf(t.alloc, t.offset + a[5], a[6]), a[7], _width(op.operands[7].type) // 8)])
-            return []
-        if name == "hal.buffer.load":
-            self.fail(op, "the program reads device data on the host (data-dependent control flow)")
-        if name.startswith(("scf.", "cf.")):
-            self.fail(op, f"control flow `{name}` the schedule cannot follow")
-        self.fail(op, f"`{name}` is not supported by runtimeless C")
+    # -- ops that only order work or describe buffers
+    @_handles(*_NO_OPS)
+    def op_nothing(self, op, a):
+        return []
+
+    # -- arith and util on host scalars
+    @_handles("arith.constant")
+    def op_constant(self, op, a):
+        text = str(op.attributes["value"])
+        if text in ("true", "false"):
+            return [1 if text == "true" else 0]
+        try:
+            return [_wrap(int(text.split(":")[0].strip()), _width(op.results[0].type))]
+        except ValueError:
+            return [float(text.split(":")[0].strip())]
+
+    @_handles(*_BINARY, *_SIGNED_BINARY, *_UNSIGNED_DIV)
+    def op_binary(self, op, a):
+        name = op.name
+        bits = _width(op.results[0].type)
+        x, y = a
+        if isinstance(x, Sym) or isinstance(y, Sym):
+            return [self.sym_binary(op, name, x, y, bits)]
+        if name in _BINARY:
+            return [_wrap(_BINARY[name](x, y), bits)]
+        if y == 0:
+            self.fail(op, "division by zero")
+        if name in _SIGNED_BINARY:
+            return [_wrap(_SIGNED_BINARY[name](_signed(x, bits), _signed(y, bits)), bits)]
+        return [_wrap(_UNSIGNED_DIV[name](x, y), bits)]
+
+    @_handles("arith.cmpi")
+    def op_cmpi(self, op, a):
+        x, y = a
+        if isinstance(x, Sym) or isinstance(y, Sym):
+            self.fail(op, "a comparison depends on a run-time value (data-dependent control flow)")
+        pred = _CMP_PREDICATES[int(str(op.attributes["predicate"]).split(":")[0])]
+        bits = _width(op.operands[0].type)
+        if pred[0] == "s":
+            x, y = _signed(x, bits), _signed(y, bits)
+        return [1 if _CMP[pred](x, y) else 0]
+
+    @_handles("arith.select")
+    def op_select(self, op, a):
+        cond = self.known(op, a[0], "a select condition")
+        return [a[1] if cond else a[2]]
+
+    @_handles("arith.index_cast", "arith.index_castui", "arith.trunci", "arith.extui", "arith.extsi", "arith.bitcast")
+    def op_cast(self, op, a):
+        return [self.cast(op, op.name, a[0])]
+
+    @_handles("util.null")
+    def op_null(self, op, a):
+        return [None]
+
+    @_handles("util.cmp.eq")
+    def op_cmp_eq(self, op, a):
+        return [1 if a[0] is a[1] or a[0] == a[1] else 0]
+
+    @_handles("util.optimization_barrier")
+    def op_barrier(self, op, a):
+        return list(a)
+
+    @_handles("util.global.load")
+    def op_global_load(self, op, a):
+        key = _symbol_attr(op.attributes["global"])
+        if key not in self.globals:
+            self.fail(op, f"global @{key} is read before it is set")
+        return [self.globals[key]]
+
+    @_handles("util.global.store")
+    def op_global_store(self, op, a):
+        key = _symbol_attr(op.attributes["global"])
+        value = a[0]
+        if isinstance(value, View):
+            self.fail(op, f"global @{key} keeps a tensor view across calls, which runtimeless C does not follow")
+        if isinstance(value, Sym):
+            self.fail(op, f"global @{key} keeps a run-time scalar across calls (state that depends on the data)")
+        if not self.initializing and isinstance(value, Buf):
+            self.stored[key] = value
+        self.globals[key] = value
+        return []
+
+    @_handles("util.status.check_ok")
+    def op_check_ok(self, op, a):
+        status = self.known(op, a[0], "a status")
+        if status:
+            msg = str(op.attributes["message"]) if "message" in op.attributes else ""
+            self.fail(op, f"the program fails when run: {msg}")
+        return []
+
+    @_handles("util.call", "func.call")
+    def op_call(self, op, a):
+        callee = self.funcs.get(_symbol_attr(op.attributes["callee"]))
+        if callee is None or not callee.regions or not callee.regions[0].blocks:
+            self.fail(op, "a call to an external function (an import runtimeless C does not provide)")
+        return self.run_region(callee.regions[0], a)
+
+    @_handles("util.buffer.constant")
+    def op_buffer_constant(self, op, a):
+        data, alignment = _constant_bytes(self, op)
+        self.allocs += 1
+        alloc = Alloc(self.allocs, "constant", len(data), data=data, alignment=alignment)
+        self.constants.append(alloc)
+        return [Buf(alloc, 0, len(data))]
+
+    @_handles("util.buffer.size")
+    def op_buffer_size(self, op, a):
+        return [self.buf(op, a[0]).length]
+
+    # -- device discovery: one local device that takes static libraries
+    @_handles("hal.devices.count")
+    def op_devices_count(self, op, a):
+        return [1]
+
+    @_handles("hal.devices.get")
+    def op_devices_get(self, op, a):
+        return [Token("device")]
+
+    @_handles("hal.device.query")
+    def op_device_query(self, op, a):
+        category, key = str(op.attributes["category"]).strip('"'), str(op.attributes["key"]).strip('"')
+        if category == "hal.device.id" and key in ("local*", "local"):
+            return [1, 1]
+        if category == "hal.executable.format" and key == "static":
+            return [1, 1]
+        self.fail(op, f"the program queries the device for {category}::{key}, which runtimeless C cannot answer")
+
+    @_handles("hal.device.allocator")
+    def op_allocator(self, op, a):
+        return [Token("allocator")]
+
+    @_handles("hal.fence.create", "hal.fence.join")
+    def op_fence(self, op, a):
+        return [Token("fence")]
+
+    @_handles("hal.fence.await")
+    def op_fence_await(self, op, a):
+        return [0]
+
+    @_handles("hal.memory_type", "hal.buffer_usage", "hal.element_type", "hal.encoding_type")
+    def op_enum(self, op, a):
+        return [Token(op.name)]
+
+    @_handles("hal.executable.create")
+    def op_executable_create(self, op, a):
+        return [Executable(_symbol_path(op.attributes["executable_target"])[0])]
+
+    @_handles("hal.executable.lookup.function")
+    def op_lookup_function(self, op, a):
+        return [tuple(_symbol_path(op.attributes["entry_point"]))]
+
+    # -- buffers
+    @_handles("hal.allocator.import")
+    def op_allocator_import(self, op, a):
+        # (allocator, affinity, type, usage, source, offset, length)
+        src = self.buf(op, a[4])
+        return [1, Buf(src.alloc, src.offset + a[5], a[6])]
+
+    @_handles("hal.device.queue.alloca")
+    def op_queue_alloca(self, op, a):
+        return [Buf(self.new_alloc(op, a[7]), 0, a[7])]
+
+    @_handles("hal.allocator.allocate")
+    def op_allocate(self, op, a):
+        return [Buf(self.new_alloc(op, a[-1]), 0, a[-1])]
+
+    @_handles("hal.ex.file.from_memory")
+    def op_file_from_memory(self, op, a):
+        # (device, affinity, buffer, offset, length, flags): a file over host bytes
+        b = self.buf(op, a[2])
+        return [Buf(b.alloc, b.offset + self.known(op, a[3], "a file offset"), self.known(op, a[4], "a file length"))]
+
+    @_handles("hal.buffer.subspan")
+    def op_subspan(self, op, a):
+        b = self.buf(op, a[0])
+        offset, length = self.known(op, a[1], "a subspan"), self.known(op, a[2], "a subspan")
+        return [Buf(b.alloc, b.offset + offset, length)]
+
+    @_handles("hal.buffer.length")
+    def op_buffer_length(self, op, a):
+        return [self.buf(op, a[0]).length]
+
+    @_handles("hal.buffer_view.buffer")
+    def op_view_buffer(self, op, a):
+        if not isinstance(a[0], View):
+            self.fail(op, "a buffer view the schedule does not know")
+        return [a[0].buf]
+
+    @_handles("hal.buffer_view.create")
+    def op_view_create(self, op, a):
+        # (buffer, offset, length, element_type, encoding_type, shape...)
+        b = self.buf(op, a[0])
+        shape = tuple(self.known(op, d, "a result shape (dynamic result shapes are not supported)") for d in a[5:])
+        return [View(Buf(b.alloc, b.offset + a[1], a[2]), shape)]
+
+    @_handles("hal.buffer_view.dim")
+    def op_view_dim(self, op, a):
+        return [a[0].shape[int(str(op.attributes["index"]).split(":")[0])]]
+
+    @_handles("hal.buffer_view.rank")
+    def op_view_rank(self, op, a):
+        return [len(a[0].shape)]
+
+    @_handles("hal.buffer.load")
+    def op_buffer_load(self, op, a):
+        self.fail(op, "the program reads device data on the host to decide what runs next (data-dependent "
+                      "control flow: a loop or branch on tensor values, or a shape computed from them)")
+
+    # -- work: command buffers and queue operations
+    @_handles("hal.command_buffer.create")
+    def op_command_buffer(self, op, a):
+        return [CommandBuffer()]
+
+    @_handles("hal.command_buffer.dispatch")
+    def op_dispatch(self, op, a):
+        return self.dispatch(op, a)
+
+    @_handles("hal.command_buffer.fill_buffer")
+    def op_fill_buffer(self, op, a):
+        # (cmd, target, offset, length, pattern)
+        t = self.buf(op, a[1])
+        target = Buf(t.alloc, t.offset + self.known(op, a[2], "a fill"), self.known(op, a[3], "a fill"))
+        a[0].steps.append(self.fill(op, target, a[4], _width(op.operands[4].type) // 8))
+        return []
+
+    @_handles("hal.command_buffer.copy_buffer")
+    def op_copy_buffer(self, op, a):
+        # (cmd, source, source_offset, target, target_offset, length)
+        a[0].steps.append(self.copy(op, a[1], a[2], a[3], a[4], a[5]))
+        return []
+
+    @_handles("hal.device.queue.execute")
+    def op_queue_execute(self, op, a):
+        # (device, affinity, wait, signal, command_buffer)
+        self.record(op, a[4].steps)
+        return []
+
+    @_handles("hal.device.queue.copy", "hal.device.queue.read")
+    def op_queue_copy(self, op, a):
+        # (device, affinity, wait, signal, source, source_offset, target, target_offset, length)
+        self.record(op, [self.copy(op, a[4], a[5], a[6], a[7], a[8])])
+        return []
+
+    @_handles("hal.device.queue.fill")
+    def op_queue_fill(self, op, a):
+        # (device, affinity, wait, signal, target, offset, length, pattern)
+        t = self.buf(op, a[4])
+        self.record(op, [self.fill(op, Buf(t.alloc, t.offset + a[5], a[6]), a[7], _width(op.operands[7].type) // 8)])
+        return []
 
     def fill(self, op, target: Buf, pattern, pattern_size: int) -> Fill:
         pattern = self.known(op, pattern, "a fill pattern")
@@ -430,6 +563,8 @@ class _Interpreter:
     def copy(self, op, src, src_offset, dst, dst_offset, length):
         s, t = self.buf(op, src), self.buf(op, dst)
         length = self.known(op, length, "a copy length")
+        src_offset = self.known(op, src_offset, "a copy offset")
+        dst_offset = self.known(op, dst_offset, "a copy offset")
         return Copy(Buf(s.alloc, s.offset + src_offset, length), Buf(t.alloc, t.offset + dst_offset, length))
 
     def dispatch(self, op, a):
@@ -455,15 +590,17 @@ class _Interpreter:
         return []
 
     def record(self, op, steps):
-        if self.steps is None:
-            if steps:
-                self.fail(op, "the program runs device work when it loads (initializer dispatches are not supported)")
-            return
         for step in steps:
             for b in _written(step):
                 if b.alloc.kind in ("constant", "input"):
                     self.fail(op, f"the program writes into a {b.alloc.kind} buffer")
+                if b.alloc.kind == "state" and not self.initializing and not self.is_state_slot(b.alloc):
+                    self.fail(op, "a call writes into a buffer the initializers made that is not a "
+                                  "mutable global's (shared read-only data)")
         self.steps.extend(steps)
+
+    def is_state_slot(self, alloc) -> bool:
+        return alloc.id in self.slots
 
     def sym_binary(self, op, name, x, y, bits):
         if name not in _C_OPERATOR:
@@ -570,6 +707,52 @@ def _constant_bytes(interp: _Interpreter, op):
     return data, alignment
 
 
+_MAX_STATE_VERSIONS = 8
+
+
+def _mutable_globals(module) -> set:
+    out = set()
+    for op in module.body.operations:
+        op = op.operation
+        if op.name == "util.global" and "is_mutable" in op.attributes:
+            out.add(_symbol_name(op))
+    return out
+
+
+def _fingerprint(fs: FunctionSchedule) -> tuple:
+    """The schedule with its transient buffers numbered by first use: two
+    runs of one function that do the same work compare equal."""
+    numbers = {}
+    inputs = {x.id: i for i, x in enumerate(fs.inputs) if isinstance(x, Alloc)}
+
+    def alloc_key(alloc):
+        if alloc.kind == "input":
+            return ("input", inputs[alloc.id])
+        if alloc.kind != "transient":
+            return (alloc.kind, alloc.id)
+        return ("transient", numbers.setdefault(alloc.id, len(numbers)), alloc.size)
+
+    def value(x):
+        if isinstance(x, Buf):
+            return (alloc_key(x.alloc), x.offset, x.length)
+        if isinstance(x, Alloc):
+            return alloc_key(x)
+        if isinstance(x, (list, tuple)):
+            return tuple(value(y) for y in x)
+        return x
+
+    steps = []
+    for step in fs.steps:
+        if isinstance(step, Dispatch):
+            steps.append(("dispatch", step.executable, step.export, step.workgroups, value(step.constants),
+                          value(step.bindings)))
+        elif isinstance(step, Fill):
+            steps.append(("fill", value(step.target), step.pattern, step.pattern_size))
+        else:
+            steps.append(("copy", value(step.source), value(step.target)))
+    return (tuple(steps), value(fs.results))
+
+
 def read_schedule(hal_module, signature, where: str) -> Schedule:
     """Interprets `hal_module` (the parsed `--compile-to=hal` output).
     `signature` maps each exported function's name to its Function (for the
@@ -580,37 +763,129 @@ def read_schedule(hal_module, signature, where: str) -> Schedule:
         if op.name == "util.initializer":
             interp.where = f"{where}: initializer"
             interp.run_region(op.regions[0], [])
-    functions = {}
-    for fn_name, fn in signature.items():
-        op = interp.funcs.get(fn_name)
-        if op is None:
-            raise RuntimelessError(f"{where}: function @{fn_name} is missing from the compiled program")
-        interp.where = f"{where}: function @{fn_name}"
-        args = []
-        for i, value in enumerate(fn.inputs):
-            if value.is_tensor:
-                if not value.is_static:
-                    raise RuntimelessError(f"{interp.where}: argument {value.name} has a dynamic shape "
-                                           f"({value.mlir_type}); runtimeless C needs static shapes")
-                alloc = interp.new_alloc("input", value.byte_size, op)
-                args.append(alloc)
+    interp.initializing = False
+    init_steps, interp.steps = interp.steps, []
+
+    # Each mutable buffer global gets a place of its own in the state region
+    # (a slot); one that starts out as a constant, as part of a buffer, or in
+    # a buffer another global has, gets a copy of its value there.
+    mutable = _mutable_globals(hal_module)
+    slot_of = {}
+    for key in sorted(mutable):
+        value = interp.globals.get(key)
+        if not isinstance(value, Buf):
+            continue
+        claimed = any(slot is value.alloc for slot in slot_of.values())
+        if value.alloc.kind != "state" or value.offset != 0 or claimed:
+            interp.allocs += 1
+            slot = Alloc(interp.allocs, "state", value.length)
+            interp.state.append(slot)
+            init_steps.append(Copy(value, Buf(slot, 0, value.length)))
+            value = Buf(slot, 0, value.length)
+            interp.globals[key] = value
+        slot_of[key] = value.alloc
+    interp.slots = {a.id for a in slot_of.values()}
+
+    # What each call does depends on the globals it starts from; the states
+    # reachable from the initializers' are numbered (state versions), and a
+    # function gets one schedule per version it can start from.
+    def state_key(g):
+        return frozenset(g.items())
+
+    states = [dict(interp.globals)]
+    keys = {state_key(states[0]): 0}
+    variants = {name: [] for name in signature}  # name -> [(fingerprint, FunctionSchedule)]
+    version = 0
+    while version < len(states):
+        for fn_name, fn in signature.items():
+            op = interp.funcs.get(fn_name)
+            if op is None:
+                raise RuntimelessError(f"{where}: function @{fn_name} is missing from the compiled program")
+            interp.where = f"{where}: function @{fn_name}"
+            interp.globals = dict(states[version])
+            fs = _run_function(interp, op, fn, slot_of)
+            key = state_key(interp.globals)
+            if key not in keys:
+                if len(states) == _MAX_STATE_VERSIONS:
+                    changing = sorted(k for k in interp.globals if interp.globals[k] != states[0].get(k))
+                    raise RuntimelessError(
+                        f"{interp.where}: the program's state keeps changing across calls (more than "
+                        f"{_MAX_STATE_VERSIONS} distinct states, in global(s) "
+                        f"{', '.join('@' + k for k in changing[:4])}): runtimeless C keeps tensors in state, "
+                        "not host values that change on every call, such as counters or growing sizes")
+                keys[key] = len(states)
+                states.append(dict(interp.globals))
+            fingerprint = _fingerprint(fs)
+            for known_print, known in variants[fn_name]:
+                if known_print == fingerprint:
+                    known.transitions[version] = keys[key]
+                    break
             else:
-                args.append(Sym(value.name))
-        values = [View(Buf(x, 0, x.size), tuple(v.shape)) if isinstance(x, Alloc) else x for x, v in zip(args, fn.inputs)]
-        interp.steps = []
-        results = interp.run_region(op.regions[0], values)
-        out = []
-        for value, result in zip(fn.outputs, results):
-            if value.is_tensor:
-                if not value.is_static:
-                    raise RuntimelessError(f"{interp.where}: result {value.name} has a dynamic shape "
-                                           f"({value.mlir_type}); runtimeless C needs static shapes")
-                if not isinstance(result, View) or result.buf.length < value.byte_size:
-                    raise RuntimelessError(f"{interp.where}: result {value.name} is not a buffer of "
-                                           f"{value.byte_size} bytes")
-                out.append(Buf(result.buf.alloc, result.buf.offset, value.byte_size))
-            else:
-                out.append(result)
-        functions[fn_name] = FunctionSchedule(fn_name, args, interp.steps, out)
-        interp.steps = None
-    return Schedule(interp.constants, interp.executables, functions)
+                fs.transitions = {version: keys[key]}
+                variants[fn_name].append((fingerprint, fs))
+        version += 1
+    functions = {name: [fs for _, fs in found] for name, found in variants.items()}
+    return Schedule(interp.constants, interp.executables, functions, init_steps, interp.state, len(states))
+
+
+def _run_function(interp: _Interpreter, op, fn, slot_of: dict) -> FunctionSchedule:
+    args = []
+    for value in fn.inputs:
+        if value.is_tensor:
+            if not value.is_static:
+                raise RuntimelessError(f"{interp.where}: argument {value.name} has a dynamic shape "
+                                       f"({value.mlir_type}); runtimeless C needs static shapes")
+            interp.allocs += 1
+            args.append(Alloc(interp.allocs, "input", value.byte_size))
+        else:
+            args.append(Sym(value.name))
+    values = [View(Buf(x, 0, x.size), tuple(v.shape)) if isinstance(x, Alloc) else x for x, v in zip(args, fn.inputs)]
+    interp.steps, interp.stored = [], {}
+    results = interp.run_region(op.regions[0], values)
+    out = []
+    for value, result in zip(fn.outputs, results):
+        if value.is_tensor:
+            if not value.is_static:
+                raise RuntimelessError(f"{interp.where}: result {value.name} has a dynamic shape "
+                                       f"({value.mlir_type}); runtimeless C needs static shapes")
+            if not isinstance(result, View):
+                raise RuntimelessError(f"{interp.where}: result {value.name} is not a buffer the schedule knows")
+            if result.buf.length < value.byte_size:
+                raise RuntimelessError(
+                    f"{interp.where}: result {value.name} ({value.mlir_type}) needs {value.byte_size} bytes but the "
+                    f"compiled program returns {result.buf.length}: the compiler changed its element type"
+                    + (" (f64 is demoted to f32 by --iree-input-demote-f64-to-f32)" if value.dtype == "float64"
+                       else ""))
+            out.append(Buf(result.buf.alloc, result.buf.offset, value.byte_size))
+        else:
+            out.append(result)
+    # State written back: each buffer a call stored into a mutable global is
+    # copied into the global's slot after the call's work.
+    committed = set()
+    stored = dict(interp.stored)
+    for key, value in sorted(stored.items()):
+        # A value that is another global's slot (a swap) is saved first, as
+        # that slot may be overwritten before this one.
+        if value.alloc.id in interp.slots and value.alloc is not slot_of.get(key):
+            saved = interp.new_alloc(None, value.length)
+            interp.steps.append(Copy(value, Buf(saved, 0, value.length)))
+            stored[key] = Buf(saved, 0, value.length)
+    for key, value in sorted(stored.items()):
+        slot = slot_of.get(key)
+        if slot is None:
+            raise RuntimelessError(f"{interp.where}: global @{key} gets a buffer that the initializers did not "
+                                   "allocate; runtimeless C keeps state only in buffers made when the model loads")
+        if value.alloc is slot and value.offset == 0:
+            continue
+        # IREE may store one packed buffer into several globals (each with
+        # its own offset global): each slot holds all of it, and is as large
+        # as the largest buffer any state version stores.
+        slot.size = max(slot.size, value.length)
+        interp.steps.append(Copy(value, Buf(slot, 0, value.length)))
+        interp.globals[key] = Buf(slot, 0, value.length)
+        committed.add(slot.id)
+    for value, result in zip(fn.outputs, out):
+        if isinstance(result, Buf) and result.alloc.id in committed:
+            raise RuntimelessError(f"{interp.where}: result {value.name} is a view of state that the call "
+                                   "replaces; runtimeless C cannot return it")
+    return FunctionSchedule(fn.name, args, interp.steps, out)

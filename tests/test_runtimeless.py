@@ -24,7 +24,6 @@ from ireegen.runners import RunError
 REFUSED = {
     "data_dependent_loop": ("@halve_until", "hal.buffer.load", "reads device data"),
     "dynamic_batch": ("@dense", "dynamic shape"),
-    "stateful": ("mutable global state", "hal.allocator.allocate"),
     "unstructured_loop": ("@unstructured_loop", "hal.buffer.load", "reads device data"),
     "recurrent_loop": ("initializer", "runs device work when it loads"),
 }
@@ -90,7 +89,7 @@ def test_aligned_io_arena_runs_aligned_tensors_and_refuses_others(built):
 
 
 @pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed")
-@pytest.mark.parametrize("name", ["cnn", "tensor_ops", "multi_function"])
+@pytest.mark.parametrize("name", ["cnn", "tensor_ops", "multi_function", "stateful"])
 def test_memcheck_is_clean(built, name):
     runner = built(name)
     wrapper = ("valgrind", "--tool=memcheck", "--error-exitcode=99", "--leak-check=full", "--errors-for-leak-kinds=all",
