@@ -45,6 +45,17 @@ def _add_mode_args(p) -> None:
     p.add_argument("--iree-compile", help="path of another iree-compile (default: the installed package's)")
 
 
+def _add_input_shape_arg(p) -> None:
+    p.add_argument("--input-shape", action="append", default=[], metavar="NAME=DIMS",
+                   help="pin the symbolic dimensions of ONNX input NAME, e.g. image=1x1x28x28 (repeatable)")
+
+
+def _input_shapes(args) -> dict:
+    from .onnx_import import parse_input_shapes
+
+    return parse_input_shapes(getattr(args, "input_shape", None))
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="ireegen", description="Generate C libraries from IREE models.")
     parser.add_argument("--version", action="version", version=f"ireegen {__version__}")
@@ -52,14 +63,17 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
 
     emit = sub.add_parser("emit", help="compile a model and write its C library")
-    emit.add_argument("model", help="the model: .mlir or .mlirbc")
+    emit.add_argument("model", help="the model: .mlir, .mlirbc or .onnx")
     emit.add_argument("-o", "--output-dir", required=True, help="directory to write (created if needed)")
     emit.add_argument("--name", help="C prefix of every symbol (default: from the model's file name)")
+    _add_input_shape_arg(emit)
     _add_mode_args(emit)
 
     resolve = sub.add_parser("resolve", help="(for ireegen's CMake functions) validate options, print CMake set()s")
     resolve.add_argument("--name", required=True)
     resolve.add_argument("-o", "--output-dir", required=True)
+    resolve.add_argument("--src", help="the model, to list the files it reads (an ONNX model's external data)")
+    _add_input_shape_arg(resolve)
     _add_mode_args(resolve)
 
     par = sub.add_parser("parity", help="check that the execution models give the same answers as async")
@@ -68,7 +82,11 @@ def build_parser() -> argparse.ArgumentParser:
                      help="comma-separated, from async, inline-static, inline-dynamic, runtimeless "
                      "(default: the first three; async is always the reference)")
     par.add_argument("--function", help="only this function (default: every exported function)")
-    par.add_argument("--inputs", help=".npz with <function>.input<i> (or input<i>) arrays; default: seeded random")
+    par.add_argument("--inputs", help=".npz with <function>.<name> (or <name>, or input<i>) arrays, named as "
+                     "`ireegen info` shows; default: seeded random")
+    par.add_argument("--reference", default="async", choices=("async", "onnxruntime"),
+                     help="what every mode is compared with: async (default), or ONNX Runtime for an .onnx model")
+    _add_input_shape_arg(par)
     par.add_argument("--rtol", type=float, default=1e-5)
     par.add_argument("--atol", type=float, default=1e-6)
     par.add_argument("--seed", type=int, default=0, help="seed of the generated inputs")
@@ -93,6 +111,8 @@ def build_parser() -> argparse.ArgumentParser:
     info = sub.add_parser("info", help="print the functions of a model or an emitted directory")
     info.add_argument("model_or_outdir")
     info.add_argument("--json", action="store_true", help="print JSON")
+    info.add_argument("--name", help="the C prefix to show names with (default: from the model's file name)")
+    _add_input_shape_arg(info)
     return parser
 
 
@@ -114,6 +134,7 @@ def _cmd_emit(args) -> int:
     from .emit import emit
 
     config = _config_from_args(args)
+    input_shapes = _input_shapes(args)
     result = emit(
         args.model,
         args.output_dir,
@@ -121,6 +142,7 @@ def _cmd_emit(args) -> int:
         name=args.name,
         extra_flags=args.iree_flag,
         compiler=find_compiler(args.iree_compile),
+        input_shapes=input_shapes,
     )
     print(f"ireegen: wrote {len(result.files)} files for {result.name} to {result.outdir}")
     return 0
@@ -132,7 +154,8 @@ def _cmd_resolve(args) -> int:
 
     config = _config_from_args(args)
     check_extra_flags(args.iree_flag)
-    sys.stdout.write(resolve(args.name, config, Path(args.output_dir), args.iree_compile))
+    _input_shapes(args)
+    sys.stdout.write(resolve(args.name, config, Path(args.output_dir), args.iree_compile, args.src))
     return 0
 
 
@@ -152,6 +175,8 @@ def _cmd_parity(args) -> int:
         toolchain=toolchain,
         extra_flags=check_extra_flags(args.iree_flag),
         apply_workarounds=not args.no_workarounds,
+        input_shapes=_input_shapes(args),
+        reference=args.reference,
     )
     print(report.table())
     if args.json:
@@ -200,6 +225,8 @@ def _cmd_run(args) -> int:
 
 
 def _cmd_info(args) -> int:
+    from .c_api import build_functions
+    from .naming import check_name, default_name
     from .signature import Function
 
     path = Path(args.model_or_outdir)
@@ -210,24 +237,28 @@ def _cmd_info(args) -> int:
         try:
             manifest = json.loads(manifest_path.read_text())
             functions = [Function.from_json(f) for f in manifest["functions"]]
+            name = manifest["name"]
         except (ValueError, KeyError, TypeError) as e:
             raise UsageError(f"{manifest_path}: not a valid ireegen manifest ({e})") from None
-        header = f"{manifest['name']}: {manifest['execution_model']}, {manifest['executable_format']}, {manifest['module_format'] or 'no VM module'}"
+        header = f"{name}: {manifest['execution_model']}, {manifest['executable_format']}, {manifest['module_format'] or 'no VM module'}"
     else:
         from .models import load_model
 
-        functions = list(load_model(path).functions)
-        header = str(path)
+        name = check_name(args.name) if args.name else default_name(path)
+        functions = list(load_model(path, _input_shapes(args)).functions)
+        header = f"{path} (C prefix {name})"
+    c_functions = build_functions(name, functions, str(path))
     if args.json:
-        print(json.dumps([f.to_json() for f in functions], indent=2))
+        print(json.dumps([f.to_json() for f in c_functions], indent=2))
         return 0
     print(header)
-    for f in functions:
-        print(f"  @{f.name}")
+    for f in c_functions:
+        call = "typed call" if f.typed else "buffer-view call (dynamic shapes)"
+        print(f"  @{f.name}: C {f.symbol}(), macros {f.macro}_*, {call}")
         for kind, values in (("in ", f.inputs), ("out", f.outputs)):
             for v in values:
-                shape = "x".join("?" if d is None else str(d) for d in v.shape) or "scalar"
-                print(f"    {kind} {v.name}: {v.dtype} [{shape}]")
+                shape = "x".join("?" if d is None else str(d) for d in v.value.shape) or "scalar"
+                print(f"    {kind} {v.source_name}: {v.value.dtype} [{shape}]  C {v.c_type} {v.name}, macros {v.macro}_*")
     return 0
 
 

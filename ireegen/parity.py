@@ -28,6 +28,7 @@ from .runners import RunError, RuntimeTools, find_runtime_tools, run_in_process,
 from .signature import Function, Value
 
 REFERENCE = "async"
+REFERENCES = ("async", "onnxruntime")  # what the modes are compared with (--reference)
 DEFAULT_MODES = ("async", "inline-static", "inline-dynamic")
 DYNAMIC_DIM = 3  # size given to each dynamic dimension of generated inputs
 
@@ -50,6 +51,7 @@ class Report:
     runtime: str
     modes: list
     rows: list = field(default_factory=list)
+    reference: str = REFERENCE
     compile_errors: dict = field(default_factory=dict)  # mode -> message
     results: dict = field(default_factory=dict)  # mode -> function -> outputs (not in the JSON)
 
@@ -69,6 +71,7 @@ class Report:
             "compiler_version": self.compiler_version,
             "runtime": self.runtime,
             "modes": self.modes,
+            "reference": self.reference,
             "exit_code": self.exit_code,
             "compile_errors": self.compile_errors,
             "rows": [asdict(r) for r in self.rows],
@@ -120,8 +123,9 @@ def make_inputs(function: Function, seed: int) -> list:
 
 
 def load_inputs(path: Path, functions) -> dict:
-    """An .npz with arrays named `<function>.input<i>` (or `input<i>` when the
-    model has one function)."""
+    """An .npz with arrays named `<function>.<name>` (or `<name>` when the
+    model has one function), where <name> is the value's name as `ireegen
+    info` shows it, or input<i> for the i-th input."""
     try:
         data = np.load(path)
     except (OSError, ValueError) as e:
@@ -130,7 +134,9 @@ def load_inputs(path: Path, functions) -> dict:
     for f in functions:
         values = []
         for i, v in enumerate(f.inputs):
-            for key in (f"{f.name}.{v.name}", v.name if len(functions) == 1 else None):
+            single = len(functions) == 1
+            for key in (f"{f.name}.{v.name}", f"{f.name}.input{i}", v.name if single else None,
+                        f"input{i}" if single else None):
                 if key and key in data:
                     values.append(data[key])
                     break
@@ -175,14 +181,15 @@ def toolchain_from(iree_compile=None, iree_runtime_bin=None, iree_venv=None) -> 
 
 
 def _prepare(mode: str, model, model_path, extra_flags, toolchain: Toolchain, workdir: Path,
-             apply_workarounds: bool):
+             apply_workarounds: bool, input_shapes=None):
     """Compiles one mode: the module's path, or for runtimeless a built runner."""
     config = make_config(mode)
     if not config.execution_model.has_vm_module:
         from .emit import emit
         from .native_run import build_runner
 
-        emit(model_path, workdir / "out", config, name="parity", extra_flags=extra_flags, compiler=toolchain.compiler)
+        emit(model_path, workdir / "out", config, name="parity", extra_flags=extra_flags, compiler=toolchain.compiler,
+             input_shapes=input_shapes)
         try:
             return build_runner(workdir / "out", workdir / "build")
         except RunError as e:
@@ -196,9 +203,42 @@ def _run(mode: str, prepared, function: Function, inputs, toolchain: Toolchain) 
     if not isinstance(prepared, Path):
         return prepared.call(function.name, inputs)[0]
     vmfb = prepared
+    # The VM checks element types: hand it the module's (int8 for an ONNX
+    # uint8 value, same bytes) and give the caller's dtype back.
+    inputs = [_as_dtype(x, v.module_dtype) for x, v in zip(inputs, function.inputs)]
     if mode == REFERENCE and toolchain.runtime is None:
-        return run_in_process(vmfb, function.name, inputs)
-    return run_with_tool(vmfb, function.name, inputs, len(function.outputs), toolchain.runtime)
+        results = run_in_process(vmfb, function.name, inputs)
+    else:
+        results = run_with_tool(vmfb, function.name, inputs, len(function.outputs), toolchain.runtime)
+    return [_as_dtype(r, v.dtype) for r, v in zip(results, function.outputs)]
+
+
+def _as_dtype(x, dtype: str):
+    """`x` reinterpreted as `dtype` when only the signedness differs."""
+    if not isinstance(x, np.ndarray) or dtype == "bfloat16" or x.dtype == np.dtype(dtype):
+        return x
+    if x.dtype.kind in "iu" and np.dtype(dtype).kind in "iu" and x.dtype.itemsize == np.dtype(dtype).itemsize:
+        return x.view(dtype)
+    return x
+
+
+def onnxruntime_outputs(model_path, function: Function, inputs) -> list:
+    """The reference provider for --reference onnxruntime: runs the .onnx
+    model in ONNX Runtime (CPU) on `inputs`, fed and read by ONNX name."""
+    try:
+        import onnxruntime as ort
+    except ImportError:
+        raise UsageError("--reference onnxruntime needs the onnxruntime package: "
+                         "pip install 'ireegen[onnxruntime]'") from None
+    options = ort.SessionOptions()
+    options.log_severity_level = 3
+    try:
+        session = ort.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
+        feeds = {v.name: np.asarray(x) for v, x in zip(function.inputs, inputs)}
+        return session.run([v.name for v in function.outputs], feeds)
+    except Exception as e:  # onnxruntime raises its own exception types
+        raise RunError(f"onnxruntime: {str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__}") \
+            from None
 
 
 def _errors(got: np.ndarray, want: np.ndarray):
@@ -237,30 +277,44 @@ def parity(
     toolchain: Toolchain | None = None,
     extra_flags=(),
     apply_workarounds: bool = True,
+    input_shapes: dict | None = None,
+    reference: str = REFERENCE,
 ) -> Report:
-    """Runs the parity check; see the module docstring."""
+    """Runs the parity check; see the module docstring.  `reference`
+    "onnxruntime" compares every mode, async included, with ONNX Runtime."""
     modes = list(modes)
+    if reference not in REFERENCES:
+        raise UsageError(f"--reference {reference!r}: choose from {', '.join(REFERENCES)}")
+    if reference == "onnxruntime":
+        if Path(model_path).suffix != ".onnx":
+            raise UsageError(f"--reference onnxruntime: needs an .onnx model, not {model_path}")
+        try:  # a missing package fails now, not after compiling
+            import onnxruntime  # noqa: F401
+        except ImportError:
+            raise UsageError("--reference onnxruntime needs the onnxruntime package: "
+                             "pip install 'ireegen[onnxruntime]'") from None
     for m in modes:
         if m not in EXECUTION_MODELS:
             raise UsageError(f"--execution-models {m!r}: unknown; choose from {', '.join(EXECUTION_MODELS)}")
     if REFERENCE not in modes:
         modes.insert(0, REFERENCE)
     toolchain = toolchain or toolchain_from()
-    model = load_model(model_path)
+    model = load_model(model_path, input_shapes, toolchain.compiler)
     functions = [model.function(function)] if function else list(model.functions)
     given = dict(inputs or {})
     if inputs_file:
         given.update(load_inputs(Path(inputs_file), functions))
     feeds = {f.name: given.get(f.name) or make_inputs(f, seed) for f in functions}
 
-    report = Report(str(model_path), toolchain.compiler.version, toolchain.description, modes)
+    report = Report(str(model_path), toolchain.compiler.version, toolchain.description, modes, reference=reference)
     with tempfile.TemporaryDirectory(prefix="ireegen-parity-") as tmp:
         modules = {}
         for mode in modes:
             workdir = Path(tmp) / mode
             workdir.mkdir()
             try:
-                modules[mode] = _prepare(mode, model, model_path, extra_flags, toolchain, workdir, apply_workarounds)
+                modules[mode] = _prepare(mode, model, model_path, extra_flags, toolchain, workdir, apply_workarounds,
+                                         input_shapes)
             except IreegenError as e:
                 report.compile_errors[mode] = str(e)
         for f in functions:
@@ -272,20 +326,25 @@ def parity(
                                                                            toolchain)
                     except RunError as e:
                         failures[mode] = str(e)
-            reference = report.results.get(REFERENCE, {}).get(f.name)
+            if reference == "onnxruntime":
+                try:
+                    report.results.setdefault(reference, {})[f.name] = onnxruntime_outputs(model_path, f,
+                                                                                           feeds[f.name])
+                except RunError as e:
+                    failures[reference] = str(e)
+            want = report.results.get(reference, {}).get(f.name)
             # Rows in mode order: the reference first, each mode's outputs together.
-            for mode in modes:
+            for mode in ([reference] if reference not in modes else []) + modes:
                 results = report.results.get(mode, {}).get(f.name)
                 for i, v in enumerate(f.outputs):
                     if mode in failures:
                         row = Row(f.name, v.name, mode, None, None, "run-error", failures[mode])
                     elif results is None:
                         continue  # did not compile: reported in compile_errors
-                    elif mode == REFERENCE:
+                    elif mode == reference:
                         row = Row(f.name, v.name, mode, 0.0, 0.0, "reference")
                     else:
-                        row = _compare(f.name, v.name, mode, results[i], reference[i] if reference else None,
-                                       rtol, atol)
+                        row = _compare(f.name, v.name, mode, results[i], want[i] if want else None, rtol, atol)
                     report.rows.append(row)
     return report
 
