@@ -154,7 +154,13 @@ def _cmd_resolve(args) -> int:
 
     config = _config_from_args(args)
     check_extra_flags(args.iree_flag)
-    _input_shapes(args)
+    input_shapes = _input_shapes(args)
+    if input_shapes:
+        from .onnx_import import check_input_shapes
+
+        if not args.src or Path(args.src).suffix != ".onnx":
+            raise UsageError("INPUT_SHAPES (--input-shape): applies to .onnx models only")
+        check_input_shapes(args.src, input_shapes)
     sys.stdout.write(resolve(args.name, config, Path(args.output_dir), args.iree_compile, args.src))
     return 0
 

@@ -128,6 +128,23 @@ def external_data_files(model, path: Path) -> list:
     return files
 
 
+def check_input_shapes(path, shapes: dict) -> None:
+    """Refuses --input-shape names that are not inputs of the ONNX model at
+    `path` (cheap: reads the graph, not the weights).  For configure time."""
+    if not shapes:
+        return
+    onnx = require_onnx()
+    path = Path(path)
+    try:
+        model = onnx.load(str(path), load_external_data=False)
+    except Exception as e:
+        raise UsageError(f"{path}: not a readable ONNX model ({type(e).__name__}: {e})") from None
+    inputs = [i.name for i in _effective_inputs(model)]
+    for name in shapes:
+        if name not in inputs:
+            raise UsageError(f"--input-shape {name}: {path} has no input {name!r} (inputs: {', '.join(inputs)})")
+
+
 def model_dependencies(path) -> list:
     """Files whose change changes the model: the .onnx and its external data
     (for CMake's DEPENDS).  Empty when the onnx package is missing."""
@@ -244,27 +261,65 @@ def _import_to_torch(model, path: Path) -> str:
     except Exception as e:
         text = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise UsageError(f"{path}: IREE's ONNX importer cannot take this model: {text}") from None
-    return module.get_asm(enable_debug_info=True, large_elements_limit=None)
+    return _file_locations(module.get_asm(enable_debug_info=True, large_elements_limit=None), model, path)
 
 
-_ILLEGAL_OP_RE = re.compile(
-    r"""loc\("(?P<node>[^"]*)"\): failed to legalize operation 'torch\.operator'.*?name = "onnx\.(?P<op>[\w.]+)\"""",
-)
-_ERROR_RE = re.compile(r"error: (?:loc\(\"(?P<node>[^\"]*)\"\): )?(?P<message>.*)")
+_NAME_LOC_RE = re.compile(r'loc\("((?:[^"\\]|\\.)*)"\)')
 
 
-def _lowering_error(stderr: str, path: Path, opset: int) -> UsageError:
+def _file_locations(text: str, model, path: Path) -> str:
+    """Gives each node-name location a file location inside it,
+    `loc("fc1"("model.onnx":<node number>:0))`: diagnostics then name the
+    user's file, and IREE records a real line in the executables' source
+    locations (from a bare name location it records an uninitialised one,
+    which makes outputs differ from run to run)."""
+    line_of = {}
+    for i, node in enumerate(model.graph.node):
+        line_of.setdefault(node.name, i + 1)
+    file = path.name.replace("\\", "\\\\").replace('"', '\\"')
+
+    def sub(m):
+        return f'loc("{m.group(1)}"("{file}":{line_of.get(m.group(1), 0)}:0))'
+
+    return _NAME_LOC_RE.sub(sub, text)
+
+
+_ILLEGAL_OP_RE = re.compile(r"failed to legalize operation 'torch\.operator'.*?name = \"onnx\.(?P<op>[\w.]+)\"")
+_NODE_RE = re.compile(r'loc\("(?P<node>(?:[^"\\]|\\.)*)"\(')
+_LINE_RE = re.compile(r":(?P<line>\d+):0: error: ")
+
+
+def _failed_node(stderr: str, model) -> str | None:
+    """The ONNX node a lowering diagnostic is about: from the location printed
+    with the op, or from the node number _file_locations put in the line."""
+    first_error = next((line for line in stderr.splitlines() if "error: " in line), "")
+    m = _NODE_RE.search(first_error)
+    if m:
+        return m.group("node")
+    m = _LINE_RE.search(first_error)
+    if m and 0 < int(m.group("line")) <= len(model.graph.node):
+        return model.graph.node[int(m.group("line")) - 1].name
+    return None
+
+
+def _lowering_error(stderr: str, returncode: int, path: Path, model) -> UsageError:
+    opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 0)
+    node = _failed_node(stderr, model)
+    where = f"node {node!r}" if node else "the model"
     m = _ILLEGAL_OP_RE.search(stderr)
     if m:
-        return UsageError(
-            f"{path}: node {m.group('node')!r} ({m.group('op')}): IREE's ONNX lowering does not support this op "
-            f"as used here (opset {opset})"
-        )
-    m = _ERROR_RE.search(stderr)
-    if m:
-        where = f"node {m.group('node')!r}" if m.group("node") else "the model"
-        return UsageError(f"{path}: {where}: IREE's ONNX lowering failed: {m.group('message')[:300]}")
-    return UsageError(f"{path}: IREE's ONNX lowering failed: {stderr.strip()[:300]}")
+        return UsageError(f"{path}: {where} ({m.group('op')}): IREE's ONNX lowering does not support this op "
+                          f"as used here (opset {opset})")
+    if returncode < 0 or "Stack dump" in stderr:
+        return UsageError(f"{path}: iree-compile crashed while lowering this ONNX model (exit status {returncode}); "
+                          "an IREE bug: simplify the model or report it with the .onnx file")
+    first = next((line for line in stderr.splitlines() if "error: " in line), None)
+    if first:
+        message = first.split("error: ", 1)[1]
+        message = re.sub(r'\s*loc\(.*$', "", message)
+        return UsageError(f"{path}: {where}: IREE's ONNX lowering failed: {message[:300]}")
+    first = next((line for line in stderr.splitlines() if line.strip()), f"exit status {returncode}")
+    return UsageError(f"{path}: IREE's ONNX lowering failed: {first.strip()[:300]}")
 
 
 def lower_onnx(path, input_shapes: dict | None = None, compiler=None) -> tuple:
@@ -289,6 +344,5 @@ def lower_onnx(path, input_shapes: dict | None = None, compiler=None) -> tuple:
         input=torch_mlir, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     if proc.returncode != 0:
-        opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 0)
-        raise _lowering_error(proc.stderr, path, opset)
+        raise _lowering_error(proc.stderr, proc.returncode, path, model)
     return proc.stdout, signature
