@@ -101,7 +101,9 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="build an emitted runtimeless directory for its target and call a function")
     run.add_argument("outdir", help="a directory written by `emit --execution-model runtimeless`")
     run.add_argument("--function", required=True)
-    run.add_argument("--input", action="append", default=[], help="@x.npy, or a number for a scalar (repeatable)")
+    run.add_argument("--input", action="append", default=[],
+                     help="@x.npy, or a number for a scalar, in order; or NAME=@x.npy with the input's name "
+                     "(repeatable)")
     run.add_argument("--output", action="append", default=[], help="@y.npy to write a result to (repeatable)")
     run.add_argument("--cc", help="C compiler (default: cc, or the target's Debian cross gcc)")
     run.add_argument("--emulator", help="command that runs target programs (default: qemu-user for foreign targets)")
@@ -196,10 +198,10 @@ def _cmd_run(args) -> int:
     from .native_run import build_runner, find_function, load_manifest, manifest_functions, parse_input
     from .runners import RunError
 
-    fn = find_function(manifest_functions(load_manifest(args.outdir)), args.function)
-    if len(args.input) != len(fn.inputs):
-        raise UsageError(f"--input: @{fn.name} takes {len(fn.inputs)} inputs, got {len(args.input)}")
-    inputs = [parse_input(t, v, f"--input {i}") for i, (t, v) in enumerate(zip(args.input, fn.inputs))]
+    manifest = load_manifest(args.outdir)
+    fn = find_function(manifest_functions(manifest), args.function)
+    texts = _order_inputs(args.input, fn, manifest)
+    inputs = [parse_input(t, v, f"--input {i}") for i, (t, v) in enumerate(zip(texts, fn.inputs))]
     if args.output and len(args.output) != len(fn.outputs):
         raise UsageError(f"--output: @{fn.name} has {len(fn.outputs)} results, got {len(args.output)}")
     for text in args.output:
@@ -228,6 +230,31 @@ def _cmd_run(args) -> int:
             print(f"result[{i}]: {r.dtype} {list(np.shape(r))}")
             print(np.array2string(np.asarray(r), threshold=64))
     return 0
+
+
+def _order_inputs(texts, fn, manifest) -> list:
+    """--input values in the function's order: positional, or all as
+    NAME=VALUE with the model's or the C name of each input."""
+    names = {}
+    entry = next((f for f in manifest["functions"] if f["name"] == fn.name), {"inputs": []})
+    for i, v in enumerate(entry["inputs"]):
+        names[v["name"]] = i
+        names.setdefault(v.get("c_name", v["name"]), i)
+    named = [t.partition("=") for t in texts]
+    if texts and all(sep and key in names and not t.startswith("@") for t, (key, sep, _) in zip(texts, named)):
+        ordered = [None] * len(fn.inputs)
+        for key, _, value in named:
+            if ordered[names[key]] is not None:
+                raise UsageError(f"--input {key}=...: given twice")
+            ordered[names[key]] = value
+        missing = [v.name for v, t in zip(fn.inputs, ordered) if t is None]
+        if missing:
+            raise UsageError(f"--input: @{fn.name} also needs {', '.join(missing)}")
+        return ordered
+    if len(texts) != len(fn.inputs):
+        raise UsageError(f"--input: @{fn.name} takes {len(fn.inputs)} inputs "
+                         f"({', '.join(v.name for v in fn.inputs)}), got {len(texts)}")
+    return list(texts)
 
 
 def _cmd_info(args) -> int:

@@ -205,7 +205,7 @@ def test_uint8_stays_unsigned_end_to_end(tmp_path):
 
     pixels = np.array([[0, 1, 127, 128], [200, 254, 255, 17]], np.uint8)  # >127: wrong if read as int8
     np.save(tmp_path / "pixels.npy", pixels)
-    run = run_cli("run", out, "--function", "preprocess", "--input", f"@{tmp_path / 'pixels.npy'}",
+    run = run_cli("run", out, "--function", "preprocess", "--input", f"pixels=@{tmp_path / 'pixels.npy'}",
                   "--output", f"@{tmp_path / 'scaled.npy'}", "--output", f"@{tmp_path / 'bumped.npy'}")
     assert run.returncode == 0, run.stderr
     scaled, bumped = np.load(tmp_path / "scaled.npy"), np.load(tmp_path / "bumped.npy")
