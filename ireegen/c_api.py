@@ -117,7 +117,7 @@ def build_functions(prefix: str, functions, source: str) -> list:
     macros = [(f"{prefix.upper()}_{s}", "the model API") for s in MODEL_MACRO_SUFFIXES]
     for f in functions:
         macro = f"{prefix}_{symbols[f.name]}".upper()
-        names = value_identifiers([v.name for v in f.inputs + f.outputs])
+        names = value_identifiers([v.name for v in f.inputs + f.outputs], prefix)
         values = [_c_value(n, v, macro) for n, v in zip(names, f.inputs + f.outputs)]
         inputs, outputs = values[: len(f.inputs)], values[len(f.inputs) :]
         scalars_ok = all(v.vm_scalar for v in inputs + outputs if not v.is_tensor)

@@ -91,24 +91,30 @@ RESERVED_PARAMETERS = frozenset(
 _DERIVED = ("{}", "{}_data", "{}_shape", "out_{}")
 
 
-def _value_identifier(text: str) -> str:
+def _value_identifier(text: str, prefix: str) -> str:
     ident = re.sub(r"[^A-Za-z0-9_]", "_", text).strip("_").lower()
     ident = re.sub(r"_+", "_", ident) or "value"
     if ident[0].isdigit():
         ident = "v_" + ident
-    if ident in C_KEYWORDS or ident in RESERVED_PARAMETERS or ident.startswith("iree_"):
-        ident += "_arg"
-    return ident
+    reserved = (
+        ident in C_KEYWORDS
+        or ident in RESERVED_PARAMETERS
+        or ident.startswith("iree_")
+        # The model's own functions and types (prefix_create, prefix_t, prefix__fail ...), which bodies use.
+        or (prefix and ident.startswith(prefix.lower() + "_"))
+    )
+    return ident + "_arg" if reserved else ident
 
 
-def value_identifiers(names) -> list:
+def value_identifiers(names, prefix: str = "") -> list:
     """C parameter names for a function's values (inputs, then outputs), in
-    order: sanitized, never a C keyword or a name the generated body uses, and
-    unique with every identifier derived from them (x, x_data, x_shape,
-    out_x); a name taken already gets _2, _3, ... in order."""
+    order: sanitized, never a C keyword or a name the generated body uses
+    (including the model's `prefix_*` symbols), and unique with every
+    identifier derived from them (x, x_data, x_shape, out_x); a name taken
+    already gets _2, _3, ... in order."""
     taken, out = set(), []
     for name in names:
-        base = _value_identifier(name)
+        base = _value_identifier(name, prefix)
         ident, n = base, 1
         while any(d.format(ident) in taken for d in _DERIVED):
             n += 1

@@ -412,9 +412,14 @@ def test_cmake_src_onnx_rebuilds_when_model_or_weights_change(tmp_path):
     assert "--input-shape pixels:" in conf.stdout and "has no input 'pixels'" in conf.stdout
 
 
-def test_pytorch_route(tmp_path):
-    """torch.onnx.export -> ireegen emit, as docs/onnx.md shows it."""
+@pytest.mark.parametrize("dynamo", [True, False], ids=["torch.export", "torchscript"])
+def test_pytorch_route(tmp_path, dynamo):
+    """torch.onnx.export -> ireegen emit, as docs/onnx.md shows it, with
+    PyTorch's default exporter (torch.export, needs onnxscript) and the
+    older TorchScript one."""
     torch = pytest.importorskip("torch")
+    if dynamo:
+        pytest.importorskip("onnxscript")
 
     class Net(torch.nn.Module):
         def __init__(self):
@@ -430,7 +435,7 @@ def test_pytorch_route(tmp_path):
     x = torch.randn(1, 1, 8, 8)
     path = tmp_path / "net.onnx"
     torch.onnx.export(net, (x,), str(path), input_names=["image"], output_names=["logits"],
-                      dynamic_axes={"image": {0: "batch"}, "logits": {0: "batch"}}, opset_version=17)
+                      dynamic_axes={"image": {0: "batch"}, "logits": {0: "batch"}}, opset_version=17, dynamo=dynamo)
     out = tmp_path / "out"
     proc = run_cli("emit", path, "-o", out, "--execution-model", "runtimeless", "--input-shape", "image=1x1x8x8")
     assert proc.returncode == 0, proc.stderr
