@@ -412,36 +412,68 @@ def test_cmake_src_onnx_rebuilds_when_model_or_weights_change(tmp_path):
     assert "--input-shape pixels:" in conf.stdout and "has no input 'pixels'" in conf.stdout
 
 
-@pytest.mark.parametrize("dynamo", [True, False], ids=["torch.export", "torchscript"])
-def test_pytorch_route(tmp_path, dynamo):
-    """torch.onnx.export -> ireegen emit, as docs/onnx.md shows it, with
-    PyTorch's default exporter (torch.export, needs onnxscript) and the
-    older TorchScript one."""
-    torch = pytest.importorskip("torch")
-    if dynamo:
-        pytest.importorskip("onnxscript")
+def _mobilenet_like(torch):
+    """A MobileNetV2-style network (inverted residuals, depthwise convs,
+    BatchNorm with non-trivial statistics, ReLU6, global pooling, softmax):
+    the shape of model people put on small devices.  89k parameters."""
+    nn = torch.nn
 
-    class Net(torch.nn.Module):
+    def block(cin, cout, stride, expand=4):
+        mid = cin * expand
+        return nn.Sequential(nn.Conv2d(cin, mid, 1, bias=False), nn.BatchNorm2d(mid), nn.ReLU6(),
+                             nn.Conv2d(mid, mid, 3, stride, 1, groups=mid, bias=False), nn.BatchNorm2d(mid),
+                             nn.ReLU6(), nn.Conv2d(mid, cout, 1, bias=False), nn.BatchNorm2d(cout))
+
+    class Residual(nn.Module):
+        def __init__(self, c):
+            super().__init__()
+            self.block = block(c, c, 1)
+
+        def forward(self, x):
+            return x + self.block(x)
+
+    class Net(nn.Module):
         def __init__(self):
             super().__init__()
-            self.conv = torch.nn.Conv2d(1, 4, 3)
-            self.fc = torch.nn.Linear(4 * 6 * 6, 10)
+            self.stem = nn.Sequential(nn.Conv2d(3, 16, 3, 2, 1, bias=False), nn.BatchNorm2d(16), nn.ReLU6())
+            self.body = nn.Sequential(block(16, 24, 2), Residual(24), block(24, 32, 2), Residual(32), Residual(32),
+                                      block(32, 64, 2), Residual(64))
+            self.head = nn.Linear(64, 100)
 
         def forward(self, image):
-            return self.fc(torch.relu(self.conv(image)).flatten(1))
+            return torch.softmax(self.head(self.body(self.stem(image)).mean((2, 3))), -1)
 
     torch.manual_seed(0)
     net = Net().eval()
-    x = torch.randn(1, 1, 8, 8)
+    for m in net.modules():
+        if isinstance(m, nn.BatchNorm2d):
+            m.running_mean.uniform_(-0.2, 0.2)
+            m.running_var.uniform_(0.5, 1.5)
+            m.weight.data.uniform_(0.5, 1.5)
+    return net
+
+
+@pytest.mark.parametrize("dynamo", [True, False], ids=["torch.export", "torchscript"])
+def test_pytorch_route(tmp_path, dynamo):
+    """torch.onnx.export -> ireegen emit, as docs/onnx.md shows it, with
+    PyTorch's default exporter (torch.export, needs onnxscript; it writes the
+    weights as external data) and the older TorchScript one."""
+    torch = pytest.importorskip("torch")
+    if dynamo:
+        pytest.importorskip("onnxscript")
+    net = _mobilenet_like(torch)
+    x = torch.randn(1, 3, 96, 96)
     path = tmp_path / "net.onnx"
-    torch.onnx.export(net, (x,), str(path), input_names=["image"], output_names=["logits"],
-                      dynamic_axes={"image": {0: "batch"}, "logits": {0: "batch"}}, opset_version=17, dynamo=dynamo)
+    torch.onnx.export(net, (x,), str(path), input_names=["image"], output_names=["probs"],
+                      dynamic_axes={"image": {0: "batch"}, "probs": {0: "batch"}}, opset_version=18, dynamo=dynamo)
     out = tmp_path / "out"
-    proc = run_cli("emit", path, "-o", out, "--execution-model", "runtimeless", "--input-shape", "image=1x1x8x8")
+    proc = run_cli("emit", path, "-o", out, "--execution-model", "runtimeless", "--input-shape", "image=1x3x96x96")
     assert proc.returncode == 0, proc.stderr
-    assert "const float* image, float* logits" in (out / "net.h").read_text()
+    assert "const float* image, float* probs" in (out / "net.h").read_text()
     fn = json.loads((out / "manifest.json").read_text())["functions"][0]["name"]
-    report = parity(path, modes=["async", "runtimeless"], input_shapes={"image": (1, 1, 8, 8)},
-                    inputs={fn: [x.numpy()]}, reference="onnxruntime", rtol=1e-4, atol=1e-5)
+    report = parity(path, modes=["async", "runtimeless"], input_shapes={"image": (1, 3, 96, 96)},
+                    inputs={fn: [x.numpy()]}, reference="onnxruntime", rtol=1e-4, atol=1e-6)
     _check(report)
-    np.testing.assert_allclose(report.results["runtimeless"][fn][0], net(x).detach().numpy(), rtol=1e-4, atol=1e-5)
+    with torch.no_grad():
+        want = net(x).numpy()
+    np.testing.assert_allclose(report.results["runtimeless"][fn][0], want, rtol=1e-4, atol=1e-6)
