@@ -108,6 +108,8 @@ def _load(path: Path):
         onnx.external_data_helper.load_external_data_for_model(model, str(path.parent))
     except Exception as e:
         raise UsageError(f"{path}: cannot read its external data ({type(e).__name__}: {e})") from None
+    if not model.graph.output:
+        raise UsageError(f"{path}: the ONNX graph has no outputs (an empty or truncated model?)")
     if not model.graph.name or model.graph.name.startswith("__"):
         model.graph.name = "main"
     return model

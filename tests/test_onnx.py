@@ -278,6 +278,17 @@ def test_unsupported_op_names_the_node(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize("content, message", [
+    (b"\x08\x01", "junk.onnx: the ONNX graph has no outputs"),  # a valid but empty ModelProto
+    (b"hello, not protobuf", "junk.onnx: not a readable ONNX model"),
+])
+def test_not_a_model(tmp_path, content, message):
+    (tmp_path / "junk.onnx").write_bytes(content)
+    proc = run_cli("emit", tmp_path / "junk.onnx", "-o", tmp_path / "out")
+    assert proc.returncode == 2 and message in proc.stderr and proc.stderr.strip().count("\n") == 0
+    assert not (tmp_path / "out").exists()
+
+
 @pytest.mark.parametrize("flag, message", [
     ("foo=1x64", "--input-shape foo: "),
     ("image=1x", "--input-shape 'image=1x': dimensions must be positive integers"),
