@@ -1,6 +1,7 @@
 // VMVX (inline-static default) rounds arith.fptosi to nearest instead of truncating toward zero:
-// `ireegen parity` with input [7.75, 0.578, 2.82, 0.374, -1.6, -2.5] gives [8, 1, 3, 0, -2, -2 or -3] in
-// inline-static and [7, 0, 2, 0, -1, -2] in async and inline-dynamic (IREE 3.13.0). ONNX Cast float->int hits it.
+// `ireegen parity` with input [7.75, 0.578, 2.82, 0.374, -1.6, -2.5] gives [8, 1, 3, 0, -2, -3] (round half away
+// from zero) in inline-static, [7, 0, 2, 0, -1, -2] in async and inline-dynamic (IREE 3.13.0), for i8 and i32.
+// ONNX Cast float->int hits it.
 func.func @cast(%x: tensor<6xf32>) -> (tensor<6xi8>, tensor<6xi32>) {
   %e8 = tensor.empty() : tensor<6xi8>
   %e32 = tensor.empty() : tensor<6xi32>
