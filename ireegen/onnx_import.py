@@ -149,16 +149,14 @@ def check_input_shapes(path, shapes: dict) -> None:
 
 def model_dependencies(path) -> list:
     """Files whose change changes the model: the .onnx and its external data
-    (for CMake's DEPENDS).  Empty when the onnx package is missing."""
+    (for CMake's DEPENDS).  Refuses a missing onnx package, so that CMake
+    says so at configure time."""
+    onnx = require_onnx()
     path = Path(path)
     try:
-        import onnx
-    except ImportError:
-        return [path]
-    try:
         model = onnx.load(str(path), load_external_data=False)
-    except Exception:
-        return [path]
+    except Exception as e:
+        raise UsageError(f"{path}: not a readable ONNX model ({type(e).__name__}: {e})") from None
     return [path] + external_data_files(model, path)
 
 
