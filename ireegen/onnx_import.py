@@ -303,13 +303,16 @@ def _failed_node(stderr: str, model) -> str | None:
 
 
 def _lowering_error(stderr: str, returncode: int, path: Path, model) -> UsageError:
-    opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 0)
     node = _failed_node(stderr, model)
     where = f"node {node!r}" if node else "the model"
     m = _ILLEGAL_OP_RE.search(stderr)
     if m:
-        return UsageError(f"{path}: {where} ({m.group('op')}): IREE's ONNX lowering does not support this op "
-                          f"as used here (opset {opset})")
+        proto = next((n for n in model.graph.node if node is not None and n.name == node), None)
+        domain = proto.domain if proto is not None and proto.domain not in ("", "ai.onnx") else ""
+        opset = next((o.version for o in model.opset_import if o.domain in ((domain,) if domain else ("", "ai.onnx"))), 0)
+        op = f"{domain}.{m.group('op')}" if domain else m.group("op")
+        return UsageError(f"{path}: {where} ({op}): IREE's ONNX lowering does not support this op "
+                          f"as used here ({domain + ' ' if domain else ''}opset {opset})")
     if returncode < 0 or "Stack dump" in stderr:
         return UsageError(f"{path}: iree-compile crashed while lowering this ONNX model (exit status {returncode}); "
                           "an IREE bug: simplify the model or report it with the .onnx file")
