@@ -94,10 +94,10 @@ endmacro()
 function(ireegen_add_model target)
   set(_one SRC NAME EXECUTION_MODEL EXECUTABLE_FORMAT MODULE_FORMAT DATA_FORMAT TARGET_TRIPLE
            TARGET_CPU TARGET_CPU_FEATURES OUTPUT_DIR CONSTANTS_SECTION ARENA_SECTION OPTIMIZE_FOR VERIFY)
-  cmake_parse_arguments(PARSE_ARGV 1 _ARG "GENERATE_ONLY" "${_one}" "FLAGS")
+  cmake_parse_arguments(PARSE_ARGV 1 _ARG "GENERATE_ONLY" "${_one}" "FLAGS;INPUT_SHAPES")
   if(_ARG_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "ireegen_add_model(${target}): unknown argument(s) ${_ARG_UNPARSED_ARGUMENTS}; "
-      "the keywords are SRC ${_one} FLAGS GENERATE_ONLY")
+      "the keywords are SRC ${_one} FLAGS INPUT_SHAPES GENERATE_ONLY")
   endif()
   if(_ARG_KEYWORDS_MISSING_VALUES)
     message(FATAL_ERROR "ireegen_add_model(${target}): ${_ARG_KEYWORDS_MISSING_VALUES} needs a value")
@@ -171,13 +171,16 @@ function(ireegen_add_model target)
   foreach(_flag IN LISTS _ARG_FLAGS)
     list(APPEND _args "--iree-flag=${_flag}")
   endforeach()
+  foreach(_shape IN LISTS _ARG_INPUT_SHAPES)
+    list(APPEND _args "--input-shape=${_shape}")
+  endforeach()
   if(IREEGEN_IREE_COMPILE)
     list(APPEND _args "--iree-compile=${IREEGEN_IREE_COMPILE}")
   endif()
 
   # Validate and learn the outputs now, with the same tables emit uses.
   execute_process(
-    COMMAND "${IREEGEN_PYTHON_EXECUTABLE}" -m ireegen resolve --name "${_ARG_NAME}" -o "${_outdir}" ${_args}
+    COMMAND "${IREEGEN_PYTHON_EXECUTABLE}" -m ireegen resolve --name "${_ARG_NAME}" -o "${_outdir}" --src "${_src}" ${_args}
     WORKING_DIRECTORY "${_IREEGEN_CMAKE_DIR}"
     OUTPUT_VARIABLE _resolved ERROR_VARIABLE _error RESULT_VARIABLE _rc)
   if(NOT _rc EQUAL 0)
@@ -185,6 +188,10 @@ function(ireegen_add_model target)
     message(FATAL_ERROR "ireegen_add_model(${target}): ${_error}")
   endif()
   cmake_language(EVAL CODE "${_resolved}")
+  if(_src MATCHES "\\.onnx$")
+    # The .onnx names its external data files: list them again when it changes.
+    set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${_src}")
+  endif()
 
   # Every option is in this file; it is rewritten only when they change, so
   # changing FLAGS or any option re-runs this model (and only this model)
@@ -203,7 +210,7 @@ function(ireegen_add_model target)
     OUTPUT ${_IREEGEN_OUTPUTS}
     COMMAND "${IREEGEN_PYTHON_EXECUTABLE}" -m ireegen emit "${_src}" -o "${_outdir}" --name "${_ARG_NAME}" ${_args}
             ${_emit_only_args}
-    DEPENDS "${_src}" "${_options_file}" ${_IREEGEN_GENERATOR_FILES} ${_IREEGEN_COMPILER_FILES}
+    DEPENDS "${_src}" ${_IREEGEN_MODEL_FILES} "${_options_file}" ${_IREEGEN_GENERATOR_FILES} ${_IREEGEN_COMPILER_FILES}
     WORKING_DIRECTORY "${_IREEGEN_CMAKE_DIR}"
     COMMENT "ireegen: generating ${_ARG_NAME} (${_IREEGEN_EXECUTION_MODEL}, ${_IREEGEN_EXECUTABLE_FORMAT}, ${_IREEGEN_MODULE_FORMAT}) from ${_ARG_SRC}"
     VERBATIM)

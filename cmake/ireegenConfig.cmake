@@ -12,12 +12,17 @@
 #                     [TARGET_TRIPLE <triple>] [TARGET_CPU <cpu>]
 #                     [TARGET_CPU_FEATURES <features>]
 #                     [FLAGS <iree-compile flag>...]
+#                     [INPUT_SHAPES <onnx input>=<dims>...]
 #                     [VERIFY ON|OFF]
 #                     [OUTPUT_DIR <dir>] [GENERATE_ONLY]
 #                     [CONSTANTS_SECTION <section>] [ARENA_SECTION <section>]
 #                     [OPTIMIZE_FOR speed|size])
 #
-# which runs `python -m ireegen emit` at build time and creates the static
+# SRC is .mlir, .mlirbc or .onnx (an ONNX model's external data files are
+# dependencies too; INPUT_SHAPES pins its symbolic dimensions, e.g.
+# image=1x1x28x28).
+#
+# It runs `python -m ireegen emit` at build time and creates the static
 # library <target> with the generated sources, its include directory PUBLIC
 # and the IREE runtime targets of the chosen mode linked.  With GENERATE_ONLY,
 # <target> is just the generation step (a custom target; the sources, objects

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .naming import function_symbols
+from .naming import check_macros, function_symbols, value_identifiers
 from .signature import NUMPY_TO_C, Function, Value
 
 # Scalar arguments pass through the VM as i32/i64/f32/f64 values.
@@ -26,9 +26,14 @@ _VM_SCALARS = {
 }
 
 
+# Macros the headers define per model (runtimeless.h.j2), after PREFIX_.
+MODEL_MACRO_SUFFIXES = ("ARENA_SIZE", "ARENA_SIZE_ALIGNED_IO", "ARENA_ALIGNMENT", "CONSTANTS_SIZE", "EXPORT_COUNT",
+                        "IREEGEN_H_")
+
+
 @dataclass
 class CValue:
-    name: str  # C parameter name
+    name: str  # C parameter name (naming.value_identifiers of the model's name)
     macro: str  # PREFIX_FN_NAME
     value: Value
     c_type: str  # element type in C
@@ -38,6 +43,14 @@ class CValue:
     @property
     def is_tensor(self):
         return self.value.is_tensor
+
+    @property
+    def source_name(self) -> str:
+        """The model's own name of the value (ONNX name, iree.abi.name, input<i>)."""
+        return self.value.name
+
+    def to_json(self) -> dict:
+        return dict(self.value.to_json(), c_name=self.name, c_macro_prefix=self.macro)
 
     @property
     def defines(self) -> list:
@@ -73,24 +86,45 @@ class CFunction:
     def c_params(self) -> str:
         return c_params(self.prefix, self)
 
+    def to_json(self) -> dict:
+        """The function as the manifest records it: the model's names and the C ones."""
+        return {
+            "name": self.name,
+            "inputs": [v.to_json() for v in self.inputs],
+            "outputs": [v.to_json() for v in self.outputs],
+            "c_symbol": self.symbol,
+            "c_macro_prefix": self.macro,
+            "c_call": "typed" if self.typed else "buffer-view",
+        }
 
-def _c_value(prefix_macro: str, v: Value, fn_macro: str) -> CValue:
-    c_type, hal_type, _ = NUMPY_TO_C[v.dtype]
+
+def _c_value(c_name: str, v: Value, fn_macro: str) -> CValue:
+    # The C type is the caller's (uint8_t for ONNX uint8); the HAL element
+    # type is the compiled module's (signless after lowering).
+    c_type = NUMPY_TO_C[v.dtype][0]
+    hal_type = NUMPY_TO_C[v.module_dtype][1]
     vm_scalar = None
     if not v.is_tensor:
         vm_scalar, c_type = _VM_SCALARS.get(v.dtype, (None, c_type))
-    return CValue(v.name, f"{fn_macro}_{v.name.upper()}", v, c_type, hal_type, vm_scalar)
+    return CValue(c_name, f"{fn_macro}_{c_name.upper()}", v, c_type, hal_type, vm_scalar)
 
 
 def build_functions(prefix: str, functions, source: str) -> list:
+    """The C form of each function: symbols, parameter names and macros,
+    every #define checked against every other."""
     symbols = function_symbols(prefix, functions, source)
     out = []
+    macros = [(f"{prefix.upper()}_{s}", "the model API") for s in MODEL_MACRO_SUFFIXES]
     for f in functions:
         macro = f"{prefix}_{symbols[f.name]}".upper()
-        inputs = [_c_value(prefix, v, macro) for v in f.inputs]
-        outputs = [_c_value(prefix, v, macro) for v in f.outputs]
+        names = value_identifiers([v.name for v in f.inputs + f.outputs], prefix)
+        values = [_c_value(n, v, macro) for n, v in zip(names, f.inputs + f.outputs)]
+        inputs, outputs = values[: len(f.inputs)], values[len(f.inputs) :]
         scalars_ok = all(v.vm_scalar for v in inputs + outputs if not v.is_tensor)
+        macros.append((f"{macro}_FUNCTION_INDEX", f"@{f.name}"))
+        macros += [(m, f"@{f.name} {v.source_name}") for v in values for m, _ in v.defines]
         out.append(CFunction(f, prefix, f"{prefix}_{symbols[f.name]}", macro, inputs, outputs, f.is_static and scalars_ok))
+    check_macros(macros, source)
     return out
 
 

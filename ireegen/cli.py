@@ -51,6 +51,17 @@ def _add_mode_args(p) -> None:
     p.add_argument("--iree-compile", help="path of another iree-compile (default: the installed package's)")
 
 
+def _add_input_shape_arg(p) -> None:
+    p.add_argument("--input-shape", action="append", default=[], metavar="NAME=DIMS",
+                   help="pin the symbolic dimensions of ONNX input NAME, e.g. image=1x1x28x28 (repeatable)")
+
+
+def _input_shapes(args) -> dict:
+    from .onnx_import import parse_input_shapes
+
+    return parse_input_shapes(getattr(args, "input_shape", None))
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="ireegen", description="Generate C libraries from IREE models.")
     parser.add_argument("--version", action="version", version=f"ireegen {__version__}")
@@ -58,9 +69,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
 
     emit = sub.add_parser("emit", help="compile a model and write its C library")
-    emit.add_argument("model", help="the model: .mlir or .mlirbc")
+    emit.add_argument("model", help="the model: .mlir, .mlirbc or .onnx")
     emit.add_argument("-o", "--output-dir", required=True, help="directory to write (created if needed)")
     emit.add_argument("--name", help="C prefix of every symbol (default: from the model's file name)")
+    _add_input_shape_arg(emit)
     _add_mode_args(emit)
     emit.add_argument("--no-verify", action="store_true",
                       help="do not run the emitted code against async before writing it (default: verify, and "
@@ -78,6 +90,8 @@ def build_parser() -> argparse.ArgumentParser:
     resolve = sub.add_parser("resolve", help="(for ireegen's CMake functions) validate options, print CMake set()s")
     resolve.add_argument("--name", required=True)
     resolve.add_argument("-o", "--output-dir", required=True)
+    resolve.add_argument("--src", help="the model, to list the files it reads (an ONNX model's external data)")
+    _add_input_shape_arg(resolve)
     _add_mode_args(resolve)
 
     par = sub.add_parser(
@@ -92,8 +106,8 @@ def build_parser() -> argparse.ArgumentParser:
                      "(default: the first three; async is always the reference)")
     par.add_argument("--function", help="only this function (default: every exported function)")
     par.add_argument("--inputs", metavar="X.npz",
-                     help="inputs as an .npz with arrays named <function>.<input> (or <input> when the model has "
-                     "one function); every key must match and every input be there. Default: seeded random "
+                     help="inputs as an .npz with arrays named <function>.<input> (or <input>, or input<i>, when the model has "
+                     "one function; names as `ireegen info` shows them); every key must match and every input be there. Default: seeded random "
                      "inputs, redrawn until async's outputs are not degenerate")
     par.add_argument("--expected", metavar="REF.npz",
                      help="reference outputs, <function>.<output> (or <output>): every mode, async included, "
@@ -104,6 +118,9 @@ def build_parser() -> argparse.ArgumentParser:
     par.add_argument("--rtol", type=float, default=1e-5, help="relative tolerance (default: %(default)s)")
     par.add_argument("--atol", type=float, default=1e-6, help="absolute tolerance (default: %(default)s)")
     par.add_argument("--seed", type=int, default=0, help="seed of the generated inputs (default: %(default)s)")
+    par.add_argument("--reference", default="async", choices=("async", "onnxruntime"),
+                     help="what every mode is also compared with: async (default), or ONNX Runtime for an .onnx model")
+    _add_input_shape_arg(par)
     par.add_argument("--json", metavar="REPORT", help="also write the report as JSON")
     par.add_argument("--iree-flag", action="append", default=[], metavar="FLAG", help="pass FLAG to iree-compile")
     par.add_argument("--iree-compile", help="iree-compile of the IREE release to check (default: installed)")
@@ -119,7 +136,9 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="build an emitted runtimeless directory for its target and call a function")
     run.add_argument("outdir", help="a directory written by `emit --execution-model runtimeless`")
     run.add_argument("--function", required=True)
-    run.add_argument("--input", action="append", default=[], help="@x.npy, or a number for a scalar (repeatable)")
+    run.add_argument("--input", action="append", default=[],
+                     help="@x.npy, or a number for a scalar, in order; or NAME=@x.npy with the input's name "
+                     "(repeatable)")
     run.add_argument("--output", action="append", default=[], help="@y.npy to write a result to (repeatable)")
     run.add_argument("--cc", help="C compiler (default: cc, or the target's Debian cross gcc)")
     run.add_argument("--emulator", help="command that runs target programs (default: qemu-user for foreign Linux "
@@ -137,6 +156,8 @@ def build_parser() -> argparse.ArgumentParser:
     info = sub.add_parser("info", help="print the functions of a model or an emitted directory")
     info.add_argument("model_or_outdir")
     info.add_argument("--json", action="store_true", help="print JSON")
+    info.add_argument("--name", help="the C prefix to show names with (default: from the model's file name)")
+    _add_input_shape_arg(info)
     return parser
 
 
@@ -161,6 +182,7 @@ def _cmd_emit(args) -> int:
     from .verify import VerifyOptions
 
     config = _config_from_args(args)
+    input_shapes = _input_shapes(args)
     result = emit(
         args.model,
         args.output_dir,
@@ -170,6 +192,7 @@ def _cmd_emit(args) -> int:
         compiler=find_compiler(args.iree_compile),
         verify=VerifyOptions(not args.no_verify, args.verify_seed, args.verify_rtol, args.verify_atol),
         apply_workarounds=not args.no_workarounds,
+        input_shapes=input_shapes,
     )
     print(f"ireegen: wrote {len(result.files)} files for {result.name} to {result.outdir} "
           f"({_verification_summary(result.manifest['verification'])})")
@@ -195,7 +218,14 @@ def _cmd_resolve(args) -> int:
 
     config = _config_from_args(args)
     check_extra_flags(args.iree_flag)
-    sys.stdout.write(resolve(args.name, config, Path(args.output_dir), args.iree_compile))
+    input_shapes = _input_shapes(args)
+    if input_shapes:
+        from .onnx_import import check_input_shapes
+
+        if not args.src or Path(args.src).suffix != ".onnx":
+            raise UsageError("INPUT_SHAPES (--input-shape): applies to .onnx models only")
+        check_input_shapes(args.src, input_shapes)
+    sys.stdout.write(resolve(args.name, config, Path(args.output_dir), args.iree_compile, args.src))
     return 0
 
 
@@ -218,6 +248,8 @@ def _cmd_parity(args) -> int:
         expected_file=args.expected,
         save_outputs=args.save_outputs,
         runtimeless_target={"triple": args.target_triple, "cpu": args.target_cpu, "emulator": args.emulator},
+        input_shapes=_input_shapes(args),
+        reference=args.reference,
     )
     print(report.table())
     if args.json:
@@ -231,10 +263,10 @@ def _cmd_run(args) -> int:
     from .native_run import build_runner, find_function, load_manifest, manifest_functions, parse_input
     from .runners import RunError
 
-    fn = find_function(manifest_functions(load_manifest(args.outdir)), args.function)
-    if len(args.input) != len(fn.inputs):
-        raise UsageError(f"--input: @{fn.name} takes {len(fn.inputs)} inputs, got {len(args.input)}")
-    inputs = [parse_input(t, v, f"--input {i}") for i, (t, v) in enumerate(zip(args.input, fn.inputs))]
+    manifest = load_manifest(args.outdir)
+    fn = find_function(manifest_functions(manifest), args.function)
+    texts = _order_inputs(args.input, fn, manifest)
+    inputs = [parse_input(t, v, f"--input {i}") for i, (t, v) in enumerate(zip(texts, fn.inputs))]
     if args.output and len(args.output) != len(fn.outputs):
         raise UsageError(f"--output: @{fn.name} has {len(fn.outputs)} results, got {len(args.output)}")
     for text in args.output:
@@ -273,9 +305,34 @@ def _cmd_size(args) -> int:
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=2) + "\n")
     return 0
+def _order_inputs(texts, fn, manifest) -> list:
+    """--input values in the function's order: positional, or all as
+    NAME=VALUE with the model's or the C name of each input."""
+    names = {}
+    entry = next((f for f in manifest["functions"] if f["name"] == fn.name), {"inputs": []})
+    for i, v in enumerate(entry["inputs"]):
+        names[v["name"]] = i
+        names.setdefault(v.get("c_name", v["name"]), i)
+    named = [t.partition("=") for t in texts]
+    if texts and all(sep and key in names and not t.startswith("@") for t, (key, sep, _) in zip(texts, named)):
+        ordered = [None] * len(fn.inputs)
+        for key, _, value in named:
+            if ordered[names[key]] is not None:
+                raise UsageError(f"--input {key}=...: given twice")
+            ordered[names[key]] = value
+        missing = [v.name for v, t in zip(fn.inputs, ordered) if t is None]
+        if missing:
+            raise UsageError(f"--input: @{fn.name} also needs {', '.join(missing)}")
+        return ordered
+    if len(texts) != len(fn.inputs):
+        raise UsageError(f"--input: @{fn.name} takes {len(fn.inputs)} inputs "
+                         f"({', '.join(v.name for v in fn.inputs)}), got {len(texts)}")
+    return list(texts)
 
 
 def _cmd_info(args) -> int:
+    from .c_api import build_functions
+    from .naming import check_name, default_name
     from .signature import Function
 
     path = Path(args.model_or_outdir)
@@ -286,24 +343,28 @@ def _cmd_info(args) -> int:
         try:
             manifest = json.loads(manifest_path.read_text())
             functions = [Function.from_json(f) for f in manifest["functions"]]
+            name = manifest["name"]
         except (ValueError, KeyError, TypeError) as e:
             raise UsageError(f"{manifest_path}: not a valid ireegen manifest ({e})") from None
-        header = f"{manifest['name']}: {manifest['execution_model']}, {manifest['executable_format']}, {manifest['module_format'] or 'no VM module'}"
+        header = f"{name}: {manifest['execution_model']}, {manifest['executable_format']}, {manifest['module_format'] or 'no VM module'}"
     else:
         from .models import load_model
 
-        functions = list(load_model(path).functions)
-        header = str(path)
+        name = check_name(args.name) if args.name else default_name(path)
+        functions = list(load_model(path, _input_shapes(args)).functions)
+        header = f"{path} (C prefix {name})"
+    c_functions = build_functions(name, functions, str(path))
     if args.json:
-        print(json.dumps([f.to_json() for f in functions], indent=2))
+        print(json.dumps([f.to_json() for f in c_functions], indent=2))
         return 0
     print(header)
-    for f in functions:
-        print(f"  @{f.name}")
+    for f in c_functions:
+        call = "typed call" if f.typed else "buffer-view call (dynamic shapes)"
+        print(f"  @{f.name}: C {f.symbol}(), macros {f.macro}_*, {call}")
         for kind, values in (("in ", f.inputs), ("out", f.outputs)):
             for v in values:
-                shape = "x".join("?" if d is None else str(d) for d in v.shape) or "scalar"
-                print(f"    {kind} {v.name}: {v.dtype} [{shape}]")
+                shape = "x".join("?" if d is None else str(d) for d in v.value.shape) or "scalar"
+                print(f"    {kind} {v.source_name}: {v.value.dtype} [{shape}]  C {v.c_type} {v.name}, macros {v.macro}_*")
     return 0
 
 

@@ -43,7 +43,19 @@ def compiler_files(compiler_path: str) -> list:
     return [p.as_posix() for p in files]
 
 
-def resolve(name: str, config: Config, outdir: Path, compiler_path: str | None) -> str:
+def model_files(src) -> list:
+    """The files a model is read from: the model, and an ONNX model's external data."""
+    if not src:
+        return []
+    src = Path(src)
+    if src.suffix == ".onnx":
+        from .onnx_import import model_dependencies
+
+        return [p.as_posix() for p in model_dependencies(src)]
+    return [src.as_posix()]
+
+
+def resolve(name: str, config: Config, outdir: Path, compiler_path: str | None, src=None) -> str:
     check_name(name)
     outdir = Path(outdir)
     files = output_files(name, config)
@@ -65,5 +77,6 @@ def resolve(name: str, config: Config, outdir: Path, compiler_path: str | None) 
         "GENERATOR_FILES": _cmake_list(generator_files()),
         "COMPILER_FILES": _cmake_list(compiler_files(compiler.path)),
         "COMPILER_VERSION": compiler.version,
+        "MODEL_FILES": _cmake_list(model_files(src)),
     }
     return "".join(f'set(_IREEGEN_{k} "{v}")\n' for k, v in values.items())

@@ -62,11 +62,13 @@ def emit(
     compiler: Compiler | None = None,
     verify: VerifyOptions | bool = True,
     apply_workarounds: bool = True,
+    input_shapes: dict | None = None,
 ) -> EmitResult:
     """Compiles `model_path` for `config` and writes the C library into
     `outdir`, after checking that it computes what async computes (verify.py;
     `verify=False` skips that).  `apply_workarounds=False` compiles exactly
-    as iree-compile would, IREE's bugs included (verification still runs)."""
+    as iree-compile would, IREE's bugs included (verification still runs).
+    `input_shapes` ({input name: dims}) pins symbolic dimensions of an ONNX model."""
     model_path = check_model_path(model_path)
     name = check_name(name) if name is not None else default_name(model_path)
     extra_flags = check_extra_flags(extra_flags)
@@ -75,7 +77,7 @@ def emit(
     if not isinstance(verify, VerifyOptions):
         verify = VerifyOptions(enabled=bool(verify))
 
-    model = load_model(model_path)
+    model = load_model(model_path, input_shapes, compiler)
     functions = build_functions(name, model.functions, str(model_path))
     module_name = vm_module_name(name)
     if not config.execution_model.has_vm_module:
@@ -112,7 +114,7 @@ def emit(
             "ireegen_version": __version__,
             "name": name,
             "vm_module_name": module_name,
-            "source": {"file": model_path.name, "sha256": sha256_of(model_path)},
+            "source": _source_json(model_path, input_shapes),
             "execution_model": config.execution_model.name,
             "iree_execution_model": config.execution_model.iree_name,
             "executable_format": config.executable_format.name,
@@ -125,19 +127,30 @@ def emit(
             "iree_workarounds": compiled.workarounds,
             "static_library_queries": library_queries,
             **extra_manifest,
-            "functions": [
-                dict(fn.function.to_json(), c_symbol=fn.symbol, c_call="typed" if fn.typed else "buffer-view")
-                for fn in functions
-            ],
+            "functions": [fn.to_json() for fn in functions],
             "files": [
                 {"path": f, "role": role, "sha256": sha256_of(staging / f)}
                 for role, f in sorted(files.items(), key=lambda item: item[1])
             ],
         }
         manifest["verification"] = verify_output(model, model_path, name, config, staging, module_file, manifest,
-                                                 functions, extra_flags, compiler, verify, apply_workarounds)
+                                                 functions, extra_flags, compiler, verify, apply_workarounds,
+                                                 input_shapes)
         commit(staging, outdir, list(files.values()), manifest)
     return EmitResult(outdir, name, sorted(files.values()) + [MANIFEST], manifest)
+
+
+def _source_json(model_path: Path, input_shapes) -> dict:
+    out = {"file": model_path.name, "sha256": sha256_of(model_path)}
+    if model_path.suffix == ".onnx":
+        from .onnx_import import model_dependencies
+
+        data = model_dependencies(model_path)[1:]
+        if data:
+            out["external_data"] = [{"file": f.name, "sha256": sha256_of(f)} for f in data]
+        if input_shapes:
+            out["input_shapes"] = {k: list(v) for k, v in sorted(input_shapes.items())}
+    return out
 
 
 def _header_context(name, model_path, config) -> dict:

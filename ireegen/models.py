@@ -1,8 +1,12 @@
 """Loading a model file into MLIR and reading its exported signature.
 
-This is the one place that knows model file formats.  Today: MLIR text
-(`.mlir`) and MLIR bytecode (`.mlirbc`); ONNX and PyTorch importers will add
-a loader here that produces the same `LoadedModel`.
+This is the one place that knows model file formats: MLIR text (`.mlir`),
+MLIR bytecode (`.mlirbc`) and ONNX (`.onnx`, imported and lowered to the
+input dialect by onnx_import.py).  Every format gives the same `LoadedModel`.
+
+Names: an ONNX model's values keep their ONNX names; an MLIR function's
+arguments and results take their `iree.abi.name` attribute where they have
+one; anything else is input<i>/output<i>.
 """
 
 from __future__ import annotations
@@ -11,9 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import UsageError
-from .signature import Function, function_from_types
+from .signature import Function, function_from_types, with_source_types
 
-SUPPORTED_SUFFIXES = (".mlir", ".mlirbc")
+SUPPORTED_SUFFIXES = (".mlir", ".mlirbc", ".onnx")
+
+# The argument/result attribute that names a value in the C API.
+NAME_ATTR = "iree.abi.name"
 
 
 @dataclass
@@ -61,10 +68,17 @@ def check_model_path(path) -> Path:
     return path
 
 
-def load_model(path) -> LoadedModel:
-    """Parses the model and reads its public functions.  Parse errors become a
-    UsageError carrying MLIR's own file:line diagnostics."""
+def load_model(path, input_shapes: dict | None = None, compiler=None) -> LoadedModel:
+    """Parses (for ONNX: imports and lowers) the model and reads its public
+    functions.  Parse errors become a UsageError carrying MLIR's own
+    file:line diagnostics.  `input_shapes` ({ONNX input name: dims}, from
+    `--input-shape`) pins symbolic dimensions of an ONNX model; `compiler`
+    (a compiler.Compiler) lowers ONNX, by default the installed one."""
     path = check_model_path(path)
+    if path.suffix == ".onnx":
+        return _load_onnx(path, input_shapes, compiler)
+    if input_shapes:
+        raise UsageError(f"--input-shape: applies to .onnx models; {path} is MLIR, whose shapes are its own")
     from iree.compiler import ir
 
     context = ir.Context()
@@ -77,6 +91,32 @@ def load_model(path) -> LoadedModel:
     if not functions:
         raise UsageError(f"{path}: the module exports no public function")
     return LoadedModel(path, context, module, functions)
+
+
+def _load_onnx(path: Path, input_shapes, compiler) -> LoadedModel:
+    from iree.compiler import ir
+
+    from .onnx_import import lower_onnx
+
+    text, onnx_sig = lower_onnx(path, input_shapes, compiler)
+    context = ir.Context()
+    try:
+        module = ir.Module.parse(text, context)
+    except ir.MLIRError as e:  # the lowering's own output: not the user's fault
+        raise UsageError(f"{path}: IREE's ONNX lowering wrote MLIR it cannot read back:\n{_format_mlir_error(e)}") from None
+    functions = []
+    for f in read_functions(module, path):
+        if f.name == onnx_sig.function and len(f.inputs) == len(onnx_sig.inputs) \
+                and len(f.outputs) == len(onnx_sig.outputs):
+            f = Function(
+                f.name,
+                tuple(with_source_types(v, s.name, s.dtype) for v, s in zip(f.inputs, onnx_sig.inputs)),
+                tuple(with_source_types(v, s.name, s.dtype) for v, s in zip(f.outputs, onnx_sig.outputs)),
+            )
+        functions.append(f)
+    if not functions:
+        raise UsageError(f"{path}: the ONNX graph became no public function")
+    return LoadedModel(path, context, module, tuple(functions))
 
 
 def _format_mlir_error(e) -> str:
@@ -114,5 +154,19 @@ def read_functions(module, path) -> tuple:
         name = str(attrs["sym_name"]).strip('"')
         ftype = attrs["function_type"]
         ftype = ftype.value if hasattr(ftype, "value") else ftype
-        functions.append(function_from_types(name, ftype.inputs, ftype.results, str(path)))
+        functions.append(function_from_types(name, ftype.inputs, ftype.results, str(path),
+                                             _value_names(attrs, "arg_attrs"), _value_names(attrs, "res_attrs")))
     return tuple(functions)
+
+
+def _value_names(attrs, key) -> list:
+    """The `iree.abi.name` of each argument (arg_attrs) or result (res_attrs); None where unnamed."""
+    if key not in attrs:
+        return []
+    names = []
+    for d in attrs[key]:
+        try:
+            names.append(str(d[NAME_ATTR]).strip('"') if NAME_ATTR in d else None)
+        except (TypeError, KeyError, ValueError):
+            names.append(None)
+    return names

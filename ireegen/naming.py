@@ -80,3 +80,57 @@ def function_symbols(prefix: str, functions, source: str) -> dict:
                 )
         symbols[f.name] = suffix
     return symbols
+
+
+# Identifiers the generated function bodies declare or call next to the
+# parameters (runtime.c.j2, runtimeless.c.j2): a parameter may not take them.
+RESERVED_PARAMETERS = frozenset(
+    """model inputs outputs status value ref arena can_stage constants bindings lengths
+    memcpy memmove memset strcmp size_t uintptr_t int8_t int16_t int32_t int64_t uint8_t uint16_t
+    uint32_t uint64_t NULL""".split()
+)
+
+# Identifiers a generated body derives from a parameter name `x`.
+_DERIVED = ("{}", "{}_data", "{}_shape", "out_{}")
+
+
+def _value_identifier(text: str, prefix: str) -> str:
+    ident = re.sub(r"[^A-Za-z0-9_]", "_", text).strip("_").lower()
+    ident = re.sub(r"_+", "_", ident) or "value"
+    if ident[0].isdigit():
+        ident = "v_" + ident
+    reserved = (
+        ident in C_KEYWORDS
+        or ident in RESERVED_PARAMETERS
+        or ident.startswith("iree_")
+        # The model's own functions and types (prefix_create, prefix_t, prefix__fail ...), which bodies use.
+        or (prefix and ident.startswith(prefix.lower() + "_"))
+    )
+    return ident + "_arg" if reserved else ident
+
+
+def value_identifiers(names, prefix: str = "") -> list:
+    """C parameter names for a function's values (inputs, then outputs), in
+    order: sanitized, never a C keyword or a name the generated body uses
+    (including the model's `prefix_*` symbols), and unique with every
+    identifier derived from them (x, x_data, x_shape, out_x); a name taken
+    already gets _2, _3, ... in order."""
+    taken, out = set(), []
+    for name in names:
+        base = _value_identifier(name, prefix)
+        ident, n = base, 1
+        while any(d.format(ident) in taken for d in _DERIVED):
+            n += 1
+            ident = f"{base}_{n}"
+        taken.update(d.format(ident) for d in _DERIVED)
+        out.append(ident)
+    return out
+
+
+def check_macros(macros, source: str) -> None:
+    """Refuses two #defines with one name (`macros`: (name, what) pairs)."""
+    seen = {}
+    for macro, what in macros:
+        if macro in seen and seen[macro] != what:
+            raise UsageError(f"{source}: {seen[macro]} and {what} both define the C macro {macro}; rename one")
+        seen[macro] = what

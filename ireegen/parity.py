@@ -35,6 +35,7 @@ from .runners import RunError, RuntimeTools, find_runtime_tools, run_in_process,
 from .signature import Function
 
 REFERENCE = "async"
+REFERENCES = ("async", "onnxruntime")  # --reference: what every mode is also compared with
 DEFAULT_MODES = ("async", "inline-static", "inline-dynamic")
 EXPECTED = "expected"  # the name of reference outputs given with --expected
 
@@ -79,6 +80,7 @@ class Report:
     runtime: str
     modes: list
     rows: list = field(default_factory=list)
+    reference: str = REFERENCE
     compile_errors: dict = field(default_factory=dict)  # mode -> message (refused or does not compile)
     ireegen_errors: dict = field(default_factory=dict)  # mode -> message (ireegen itself failed)
     inputs: dict = field(default_factory=dict)  # function -> InputChoice
@@ -105,6 +107,7 @@ class Report:
             "compiler_version": self.compiler_version,
             "runtime": self.runtime,
             "modes": self.modes,
+            "reference": self.reference,
             "exit_code": self.exit_code,
             "compile_errors": self.compile_errors,
             "ireegen_errors": self.ireegen_errors,
@@ -180,8 +183,11 @@ def _match_arrays(arrays: dict, functions, values_of, flag: str, what: str) -> d
     out, used = {}, set()
     for f in functions:
         found = []
-        for v in values_of(f):
-            for key in (f"{f.name}.{v.name}", v.name if single else None):
+        for i, v in enumerate(values_of(f)):
+            positional = f"{what[:-1]}{i}"  # input0, output1, ...: the names of models without names
+            keys = (f"{f.name}.{v.name}", f"{f.name}.{positional}", v.name if single else None,
+                    positional if single else None)
+            for key in keys:
                 if key is not None and key in arrays:
                     found.append(arrays[key])
                     used.add(key)
@@ -262,11 +268,44 @@ def module_subject(label: str, vmfb: Path, in_process: bool, runtime: RuntimeToo
     """A compiled VM module, run in-process (async only) or by iree-run-module."""
 
     def run(function: Function, inputs):
+        # The VM checks element types: hand it the module's (int8 for an ONNX
+        # uint8 value, same bytes) and give the caller's dtype back.
+        inputs = [_as_dtype(x, v.module_dtype) for x, v in zip(inputs, function.inputs)]
         if in_process:
-            return run_in_process(vmfb, function.name, inputs)
-        return run_with_tool(vmfb, function.name, inputs, len(function.outputs), runtime)
+            results = run_in_process(vmfb, function.name, inputs)
+        else:
+            results = run_with_tool(vmfb, function.name, inputs, len(function.outputs), runtime)
+        return [_as_dtype(r, v.dtype) for r, v in zip(results, function.outputs)]
 
     return Subject(label, run)
+
+
+def _as_dtype(x, dtype: str):
+    """`x` reinterpreted as `dtype` when only the signedness differs."""
+    if not isinstance(x, np.ndarray) or dtype == "bfloat16" or x.dtype == np.dtype(dtype):
+        return x
+    if x.dtype.kind in "iu" and np.dtype(dtype).kind in "iu" and x.dtype.itemsize == np.dtype(dtype).itemsize:
+        return x.view(dtype)
+    return x
+
+
+def onnxruntime_outputs(model_path, function: Function, inputs) -> list:
+    """The reference provider for --reference onnxruntime: runs the .onnx
+    model in ONNX Runtime (CPU) on `inputs`, fed and read by ONNX name."""
+    try:
+        import onnxruntime as ort
+    except ImportError:
+        raise UsageError("--reference onnxruntime needs the onnxruntime package: "
+                         "pip install 'ireegen[onnxruntime]'") from None
+    options = ort.SessionOptions()
+    options.log_severity_level = 3
+    try:
+        session = ort.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
+        feeds = {v.name: np.asarray(x) for v, x in zip(function.inputs, inputs)}
+        return session.run([v.name for v in function.outputs], feeds)
+    except Exception as e:  # noqa: BLE001 - onnxruntime raises its own exception types
+        raise RunError(f"onnxruntime: {str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__}") \
+            from None
 
 
 def runner_subject(label: str, runner) -> Subject:
@@ -275,7 +314,8 @@ def runner_subject(label: str, runner) -> Subject:
 
 
 def prepare_mode(mode: str, model, model_path, extra_flags, toolchain: Toolchain, workdir: Path,
-                 apply_workarounds: bool, runtimeless_target: dict | None = None) -> Subject:
+                 apply_workarounds: bool, runtimeless_target: dict | None = None,
+                 input_shapes: dict | None = None) -> Subject:
     """Compiles one mode with its default formats for the host; runtimeless
     for `runtimeless_target` (triple, cpu, emulator; default the host)."""
     config = make_config(mode)
@@ -287,7 +327,7 @@ def prepare_mode(mode: str, model, model_path, extra_flags, toolchain: Toolchain
         config = make_config(mode, target_triple=target.get("triple"), target_cpu=target.get("cpu"))
         # Parity compares the modes itself: no need for emit's own verification.
         emit(model_path, workdir / "out", config, name="parity", extra_flags=extra_flags,
-             compiler=toolchain.compiler, verify=False)
+             compiler=toolchain.compiler, verify=False, input_shapes=input_shapes)
         try:
             runner = build_runner(workdir / "out", workdir / "build", emulator=target.get("emulator"))
         except RunError as e:
@@ -352,11 +392,13 @@ def compare(function: str, output: str, mode: str, got, want, rtol: float, atol:
 
 
 def run_subjects(report: Report, functions, subjects: dict, given: dict, seed: int, rtol: float, atol: float,
-                 expected: dict | None = None) -> Report:
+                 expected: dict | None = None, extra_reference=None) -> Report:
     """Runs every subject on every function and adds the rows.  `subjects`
     maps each mode to its Subject (the reference, async, first); modes
-    missing from it were reported as compile or ireegen errors already."""
-    expected = expected or {}
+    missing from it were reported as compile or ireegen errors already.
+    `expected` (function -> outputs) and `extra_reference` (a Subject, e.g.
+    ONNX Runtime) are further references every mode is compared with."""
+    expected = dict(expected or {})
     reference = subjects.get(REFERENCE)
     for f in functions:
         run_reference = (lambda inputs, f=f: reference.run(f, inputs)) if reference else None
@@ -367,6 +409,14 @@ def run_subjects(report: Report, functions, subjects: dict, given: dict, seed: i
         else:  # no reference to judge the draws by: the first draw
             choice = choose_inputs(f, seed, _no_reference)
         report.inputs[f.name] = choice
+        others = []  # (name, outputs) of the further references
+        if f.name in expected:
+            others.append((EXPECTED, expected[f.name]))
+        if extra_reference is not None:
+            try:
+                others.append((extra_reference.label, extra_reference.run(f, choice.inputs)))
+            except RunError as e:
+                report.rows.append(Row(f.name, "*", extra_reference.label, None, None, "run-error", str(e)))
         failures, broken = {}, {}
         for mode in report.modes:
             subject = subjects.get(mode)
@@ -400,9 +450,10 @@ def run_subjects(report: Report, functions, subjects: dict, given: dict, seed: i
                 else:
                     want = ref_out[i] if ref_out is not None and i < len(ref_out) else None
                     report.rows.append(compare(f.name, v.name, mode, results[i], want, rtol, atol))
-                if results is not None and f.name in expected:
-                    report.rows.append(compare(f.name, v.name, mode, results[i], expected[f.name][i], rtol, atol,
-                                               against=EXPECTED))
+                for against, outputs in others:
+                    if results is not None:
+                        report.rows.append(compare(f.name, v.name, mode, results[i], outputs[i], rtol, atol,
+                                                   against=against))
     return report
 
 
@@ -426,12 +477,26 @@ def parity(
     expected: dict | None = None,
     save_outputs=None,
     runtimeless_target: dict | None = None,
+    input_shapes: dict | None = None,
+    reference: str = REFERENCE,
 ) -> Report:
     """Runs the parity check; see the module docstring.  `runtimeless_target`
     ({"triple", "cpu", "emulator"}, each optional) builds and runs the
     runtimeless C for another target, a bare-metal board for instance; the
-    other modes run on the host."""
+    other modes run on the host.  `input_shapes` pins an ONNX model's
+    symbolic dimensions; `reference="onnxruntime"` also compares every mode,
+    async included, with ONNX Runtime."""
     modes = list(modes)
+    if reference not in REFERENCES:
+        raise UsageError(f"--reference {reference!r}: choose from {', '.join(REFERENCES)}")
+    if reference == "onnxruntime":
+        if Path(model_path).suffix != ".onnx":
+            raise UsageError(f"--reference onnxruntime: needs an .onnx model, not {model_path}")
+        try:  # a missing package fails now, not after compiling
+            import onnxruntime  # noqa: F401
+        except ImportError:
+            raise UsageError("--reference onnxruntime needs the onnxruntime package: "
+                             "pip install 'ireegen[onnxruntime]'") from None
     for m in modes:
         if m not in EXECUTION_MODELS:
             raise UsageError(f"--execution-models {m!r}: unknown; choose from {', '.join(EXECUTION_MODELS)}")
@@ -439,7 +504,7 @@ def parity(
         modes.insert(0, REFERENCE)
     modes = list(dict.fromkeys(modes))
     toolchain = toolchain or toolchain_from()
-    model = load_model(model_path)
+    model = load_model(model_path, input_shapes, toolchain.compiler)
     everything = list(model.functions)
     functions = [model.function(function)] if function else everything
     given = dict(inputs or {})
@@ -451,7 +516,7 @@ def parity(
     if save_outputs is not None:
         save_outputs = _check_writable_dir(Path(save_outputs))
 
-    report = Report(str(model_path), toolchain.compiler.version, toolchain.description, modes)
+    report = Report(str(model_path), toolchain.compiler.version, toolchain.description, modes, reference=reference)
     with tempfile.TemporaryDirectory(prefix="ireegen-parity-") as tmp:
         subjects = {}
         for mode in modes:
@@ -459,14 +524,17 @@ def parity(
             workdir.mkdir()
             try:
                 subjects[mode] = prepare_mode(mode, model, model_path, extra_flags, toolchain, workdir,
-                                              apply_workarounds, runtimeless_target)
+                                              apply_workarounds, runtimeless_target, input_shapes)
             except IreegenError as e:
                 report.compile_errors[mode] = str(e)
             except _IreegenFailure as e:
                 report.ireegen_errors[mode] = str(e)
             except Exception as e:  # noqa: BLE001 - ireegen's own failure: this mode's row, not the end
                 report.ireegen_errors[mode] = f"{type(e).__name__}: {e}"
-        run_subjects(report, functions, subjects, given, seed, rtol, atol, wanted)
+        extra = None
+        if reference == "onnxruntime":
+            extra = Subject("onnxruntime", lambda f, inputs: onnxruntime_outputs(model_path, f, inputs))
+        run_subjects(report, functions, subjects, given, seed, rtol, atol, wanted, extra)
     if save_outputs is not None:
         write_outputs(report, functions, save_outputs)
     return report

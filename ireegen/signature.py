@@ -62,10 +62,19 @@ _TENSOR_RE = re.compile(r"^tensor<(?P<body>.*)>$")
 class Value:
     """One input or output: a tensor, or a scalar when `shape == ()` and not `is_tensor`."""
 
-    name: str
-    dtype: str
+    name: str  # the model's own name (ONNX name, iree.abi.name) or input<i>/output<i>
+    dtype: str  # what the caller passes and gets: uint8 for an ONNX uint8 input
     shape: tuple  # ints, None for a dynamic dim
     is_tensor: bool = True
+    # The element type of the compiled module's ABI when it differs from
+    # `dtype`: lowering makes integers signless, so an ONNX uint8 input is an
+    # int8 buffer view to IREE (same bytes).  None: the same as `dtype`.
+    abi_dtype: str | None = None
+
+    @property
+    def module_dtype(self) -> str:
+        """The element type the compiled module's buffer views carry."""
+        return self.abi_dtype or self.dtype
 
     @property
     def is_static(self) -> bool:
@@ -98,16 +107,20 @@ class Value:
         return f"tensor<{dims}{elem}>"
 
     def to_json(self) -> dict:
-        return {
+        out = {
             "name": self.name,
             "dtype": self.dtype,
             "shape": list(self.shape),
             "kind": "tensor" if self.is_tensor else "scalar",
         }
+        if self.abi_dtype:
+            out["module_dtype"] = self.abi_dtype
+        return out
 
     @staticmethod
     def from_json(d: dict) -> "Value":
-        return Value(d["name"], d["dtype"], tuple(d["shape"]), d.get("kind", "tensor") == "tensor")
+        return Value(d["name"], d["dtype"], tuple(d["shape"]), d.get("kind", "tensor") == "tensor",
+                     d.get("module_dtype"))
 
 
 @dataclass(frozen=True)
@@ -151,12 +164,36 @@ def parse_type(text: str, name: str, where: str) -> Value:
     raise UsageError(f"{where}: {name} has type {text}, which ireegen does not support")
 
 
-def function_from_types(name: str, input_types, result_types, where: str) -> Function:
+def function_from_types(name: str, input_types, result_types, where: str, input_names=(), output_names=()) -> Function:
+    """A Function from MLIR types; a value without a name (None, or past the
+    end of the names given) is called input<i>/output<i>."""
+
+    def names(given, count, kind):
+        given = list(given or ())[:count]
+        given += [None] * (count - len(given))
+        return [n if n else f"{kind}{i}" for i, n in enumerate(given)]
+
+    ins = names(input_names, len(input_types), "input")
+    outs = names(output_names, len(result_types), "output")
     return Function(
         name,
-        tuple(parse_type(str(t), f"input{i}", f"{where}: function @{name}") for i, t in enumerate(input_types)),
-        tuple(parse_type(str(t), f"output{i}", f"{where}: function @{name}") for i, t in enumerate(result_types)),
+        tuple(parse_type(str(t), n, f"{where}: function @{name}") for n, t in zip(ins, input_types)),
+        tuple(parse_type(str(t), n, f"{where}: function @{name}") for n, t in zip(outs, result_types)),
     )
+
+
+def with_source_types(value: Value, name: str, dtype: str | None) -> Value:
+    """`value` as the source model declares it: its own name, and its dtype
+    where lowering only dropped the signedness (ui8 -> i8: same bytes)."""
+    if dtype and dtype != value.dtype:
+        same_bytes = (
+            dtype in NUMPY_TO_C
+            and NUMPY_TO_C[dtype][2] == NUMPY_TO_C[value.dtype][2]
+            and dtype.lstrip("u") == value.dtype.lstrip("u")
+        )
+        if same_bytes:
+            return Value(name, dtype, value.shape, value.is_tensor, value.dtype)
+    return Value(name, value.dtype, value.shape, value.is_tensor, value.abi_dtype)
 
 
 _DECL_RE = re.compile(r"func @(?P<name>[\w.$-]+)\((?P<ins>.*)\) -> \((?P<outs>.*)\)$")

@@ -98,7 +98,8 @@ def _vm_subject(model, name, config, staging, module_file, extra_flags, compiler
     return module_subject(config.execution_model.name, workdir / compiled.module_file, in_process, None), twin, reasons
 
 
-def _runtimeless_subject(model_path, name, config, staging, manifest, extra_flags, compiler, workdir) -> tuple:
+def _runtimeless_subject(model_path, name, config, staging, manifest, extra_flags, compiler, workdir,
+                         input_shapes=None) -> tuple:
     from .emit import emit
     from .native_run import build_runner
 
@@ -116,7 +117,7 @@ def _runtimeless_subject(model_path, name, config, staging, manifest, extra_flag
         raise VerificationError(f"cannot verify the emitted C: building it failed:\n{e}") from None
     twin = make_config(config.execution_model.name, optimize_for=config.optimize_for, data_format=config.data_format)
     emit(model_path, workdir / "twin", twin, name=name, extra_flags=extra_flags, compiler=compiler,
-         verify=VerifyOptions(enabled=False))
+         verify=VerifyOptions(enabled=False), input_shapes=input_shapes)
     try:
         runner = build_runner(workdir / "twin", workdir / "twin-build")
     except RunError as e:
@@ -125,7 +126,8 @@ def _runtimeless_subject(model_path, name, config, staging, manifest, extra_flag
 
 
 def verify(model, model_path, name: str, config: Config, staging, module_file: str, manifest: dict,
-           functions, extra_flags, compiler, options: VerifyOptions, apply_workarounds=True) -> dict:
+           functions, extra_flags, compiler, options: VerifyOptions, apply_workarounds=True,
+           input_shapes=None) -> dict:
     """Runs the emitted code against async; returns the manifest's
     `verification` section, or raises VerificationError."""
     if not options.enabled:
@@ -140,7 +142,7 @@ def verify(model, model_path, name: str, config: Config, staging, module_file: s
                                                 tmp / "subject", apply_workarounds)
         else:
             subject, ran, reasons = _runtimeless_subject(model_path, name, config, staging, manifest, extra_flags,
-                                                         compiler, tmp / "subject")
+                                                         compiler, tmp / "subject", input_shapes)
         ref_config = reference_config()
         if ran == ref_config:
             return {

@@ -22,10 +22,10 @@ def test_missing_model(tmp_path):
 
 
 def test_unsupported_model_format(tmp_path):
-    model = tmp_path / "model.onnx"
+    model = tmp_path / "model.tflite"
     model.write_bytes(b"\x08\x01")
     proc = run_cli("emit", model, "-o", tmp_path / "out")
-    _assert_clean_error(proc, 2, "model.onnx: unsupported model format .onnx", ".mlir, .mlirbc")
+    _assert_clean_error(proc, 2, "model.tflite: unsupported model format .tflite", ".mlir, .mlirbc, .onnx")
 
 
 def test_malformed_mlir_names_file_and_line(tmp_path):
