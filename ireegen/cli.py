@@ -85,7 +85,8 @@ def build_parser() -> argparse.ArgumentParser:
     emit.add_argument("--verify-rtol", type=float, default=1e-4, metavar="R",
                       help="relative tolerance of the verification (default: %(default)s)")
     emit.add_argument("--verify-atol", type=float, default=1e-5, metavar="A",
-                      help="absolute tolerance of the verification (default: %(default)s)")
+                      help="absolute tolerance of the verification, relative to each output's largest magnitude "
+                      "(default: %(default)s)")
 
     resolve = sub.add_parser("resolve", help="(for ireegen's CMake functions) validate options, print CMake set()s")
     resolve.add_argument("--name", required=True)

@@ -373,7 +373,12 @@ def value_range(x) -> list | None:
 
 
 def compare(function: str, output: str, mode: str, got, want, rtol: float, atol: float,
-            against: str = REFERENCE) -> Row:
+            against: str = REFERENCE, scale_atol: bool = False) -> Row:
+    """One output against its reference.  With `scale_atol`, `atol` is
+    relative to the reference's largest magnitude (at least 1): float
+    results of a different vectorization or FMA contraction differ by a few
+    ulps of the largest value, which a fixed atol mistakes for an error
+    near zero."""
     got = np.asarray(got)
     described = dict(dtype=str(got.dtype), shape=list(got.shape), value_range=value_range(got))
     if want is None:
@@ -383,6 +388,9 @@ def compare(function: str, output: str, mode: str, got, want, rtol: float, atol:
         return Row(function, output, mode, None, None, "mismatch", f"shape {got.shape} != {want.shape}",
                    against=against, **described)
     abs_err, rel_err = _errors(got, want)
+    if scale_atol and want.dtype.kind == "f" and want.size:
+        finite = np.abs(want[np.isfinite(want)])
+        atol *= max(1.0, float(finite.max()) if finite.size else 1.0)
     if want.dtype.kind in "iub" and got.dtype.kind in "iub":
         same = np.array_equal(got.astype(np.int64), want.astype(np.int64))
     else:
@@ -392,7 +400,7 @@ def compare(function: str, output: str, mode: str, got, want, rtol: float, atol:
 
 
 def run_subjects(report: Report, functions, subjects: dict, given: dict, seed: int, rtol: float, atol: float,
-                 expected: dict | None = None, extra_reference=None) -> Report:
+                 expected: dict | None = None, extra_reference=None, scale_atol: bool = False) -> Report:
     """Runs every subject on every function and adds the rows.  `subjects`
     maps each mode to its Subject (the reference, async, first); modes
     missing from it were reported as compile or ireegen errors already.
@@ -449,7 +457,8 @@ def run_subjects(report: Report, functions, subjects: dict, given: dict, seed: i
                                            shape=list(got.shape), value_range=value_range(got)))
                 else:
                     want = ref_out[i] if ref_out is not None and i < len(ref_out) else None
-                    report.rows.append(compare(f.name, v.name, mode, results[i], want, rtol, atol))
+                    report.rows.append(compare(f.name, v.name, mode, results[i], want, rtol, atol,
+                                               scale_atol=scale_atol))
                 for against, outputs in others:
                     if results is not None:
                         report.rows.append(compare(f.name, v.name, mode, results[i], outputs[i], rtol, atol,

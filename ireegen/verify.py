@@ -161,7 +161,7 @@ def verify(model, model_path, name: str, config: Config, staging, module_file: s
         report = Report(str(model_path), compiler.version, "iree-base-runtime", [REFERENCE, label])
         subjects = {REFERENCE: reference, label: subject}
         run_subjects(report, [f.function for f in functions], subjects, {}, options.seed, options.rtol,
-                     options.atol)
+                     options.atol, scale_atol=True)
     if not report.agrees:
         raise VerificationError(
             f"{model_path}: --execution-model {label} ({describe(config)}) computes different numbers from "

@@ -200,7 +200,11 @@ def test_optimize_for_size_and_quiet_glue(tmp_path):
         subprocess.run(["cc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-Os", define, f"-I{out}", "-c",
                         str(out / "mlp.c"), "-o", str(obj)], check=True)
         assert (b"library ABI is not version" in obj.read_bytes()) == present
-    subprocess.run(["cc", "-std=c11", "-Wall", "-Wextra", "-Werror", '-DMLP_CONSTANTS_SECTION=".rodata.w"', "-c",
-                    str(out / "mlp_constants.c"), "-o", str(tmp_path / "c.o")], check=True)
-    sections = subprocess.run(["objdump", "-h", str(tmp_path / "c.o")], stdout=subprocess.PIPE, text=True).stdout
-    assert ".rodata.w" in sections
+    # The section macro places the weights in both data forms: .S (default) and C.
+    out_c = tmp_path / "out-c"
+    emit(SAMPLES / "mlp" / "mlp.mlir", out_c, make_config("runtimeless", data_format="c"), name="mlp", verify=False)
+    for source in (out / "mlp_constants.S", out_c / "mlp_constants.c"):
+        subprocess.run(["cc", "-Wall", "-Wextra", "-Werror", '-DMLP_CONSTANTS_SECTION=".rodata.w"', f"-I{source.parent}",
+                        "-c", str(source), "-o", str(tmp_path / "c.o")], check=True)
+        sections = subprocess.run(["objdump", "-h", str(tmp_path / "c.o")], stdout=subprocess.PIPE, text=True).stdout
+        assert ".rodata.w" in sections, source.name

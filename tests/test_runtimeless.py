@@ -25,7 +25,7 @@ REFUSED = {
     "data_dependent_loop": ("@halve_until", "hal.buffer.load", "reads device data"),
     "dynamic_batch": ("@dense", "dynamic shape"),
     "unstructured_loop": ("@unstructured_loop", "hal.buffer.load", "reads device data"),
-    "recurrent_loop": ("initializer", "runs device work when it loads"),
+    "recurrent_loop": ("@recurrent_loop", "hal.buffer.load", "reads device data"),
 }
 ACCEPTED = sorted(set(corpus.CASES) - set(REFUSED))
 CROSS_TRIPLES = ("aarch64-unknown-linux-gnu", "riscv64-unknown-linux-gnu")

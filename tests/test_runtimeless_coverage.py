@@ -384,7 +384,7 @@ int main(void) {
 """)
     program = tmp_path / "program"
     subprocess.run(["cc", *STRICT_CFLAGS, f"-I{out}", str(main), str(out / "stateful.c"),
-                    str(out / "stateful_constants.c"), str(out / "stateful_executables.o"), "-lm", "-o", str(program)],
+                    str(out / "stateful_constants.S"), str(out / "stateful_executables.o"), "-lm", "-o", str(program)],
                    check=True)
     text = subprocess.run([str(program)], input=x.astype(np.float32).tobytes(), stdout=subprocess.PIPE,
                           check=True).stdout.decode()
@@ -555,7 +555,7 @@ int main(int argc, char** argv) {
 }
 """)
     program = tmp_path / "program"
-    subprocess.run(["cc", *STRICT_CFLAGS, f"-I{out}", str(main), str(out / "counter.c"), str(out / "counter_constants.c"),
+    subprocess.run(["cc", *STRICT_CFLAGS, f"-I{out}", str(main), str(out / "counter.c"), str(out / "counter_constants.S"),
                     str(out / "counter_executables.o"), "-lm", "-o", str(program)], check=True)
     text = subprocess.run([str(program), SEQUENCE], stdout=subprocess.PIPE, text=True, check=True).stdout
     got = [np.array(line.split(), np.float32) for line in text.splitlines()]
