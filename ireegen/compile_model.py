@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .compiler import Compiler
+from .emitc_order import canonical_ref_copies
 from .errors import UsageError
 from .layout import output_files
 from .models import LoadedModel
@@ -86,20 +87,28 @@ def compile_model(
     `apply_workarounds=False` gives the raw compiler's output (to show that an
     IREE bug is still there)."""
     model.set_module_name(vm_module_name(name))
-    source = workdir / "input.mlir"
-    model.write(source)
+    # iree-compile runs inside workdir with relative names: paths it records
+    # (the static library's output path, the intermediate files of the
+    # workaround) are then the same on every machine and in every OUTDIR.
+    source = "input.mlir"
+    model.write(workdir / source)
     files = {r: f for r, f in output_files(name, config).items() if r in _COMPILER_OUTPUTS}
     static_object = files.get("executables-object")
-    flags = config.compile_flags(str(workdir / static_object) if static_object else None) + list(extra_flags)
+    flags = config.compile_flags(static_object) + list(extra_flags)
     compiled = CompiledModule(files, flags)
-    output = workdir / compiled.module_file
-    diagnostics_name = str(model.path)
+    output = compiled.module_file
+    diagnostics_name = model.path.name
     if apply_workarounds and inline_constant_fix_applies(config.execution_model.name, compiler.version):
         compiled.workarounds.append("inline-constants")
         compile_inline_with_constant_fix(
             compiler, source, output, compiled.flags, workdir, diagnostics_name, config.execution_model.name
         )
     else:
-        compiler.compile(source, output, compiled.flags, diagnostics_name)
-    source.unlink()
+        compiler.compile(source, output, compiled.flags, diagnostics_name, cwd=workdir)
+    (workdir / source).unlink()
+    emitc = files.get("module-emitc")
+    if emitc and apply_workarounds:
+        compiled.workarounds.append("emitc-ref-copy-order")
+        path = workdir / emitc
+        path.write_text(canonical_ref_copies(path.read_text()))
     return compiled

@@ -17,7 +17,10 @@ from .modes import Config
 from .naming import check_name, default_name
 from .outputs import MANIFEST, commit, sha256_of, staging_dir
 from .compile_model import check_extra_flags, compile_model, vm_module_name
+from .faults import fault_point
+from .progress import progress
 from .render import banner, preload, render
+from .reproducible import content_key
 
 RUNTIME_API = "IREE 3.12 and 3.13 (device groups, async proactor pools)"
 ERROR_CAPACITY = 512
@@ -73,11 +76,15 @@ def emit(
 
         check_functions(functions, str(model_path))
 
+    key = content_key(model_path, name, config, extra_flags, compiler)
     # The templates compile while iree-compile runs.
     templates = threading.Thread(target=preload, daemon=True)
     templates.start()
     with staging_dir(outdir) as staging:
+        progress("compiling", f"{model_path.name} with iree-compile ({_summary(config)})")
         compiled = compile_model(model, name, config, extra_flags, compiler, staging)
+        fault_point("after-compile")
+        progress("rendering", "C sources")
         templates.join()
         files = output_files(name, config)
         module_file = compiled.module_file
@@ -86,7 +93,7 @@ def emit(
         if not config.execution_model.has_vm_module:
             from .runtimeless import write_sources
 
-            context = dict(_header_context(name, model_path, config), source=str(model_path))
+            context = dict(_header_context(name, model_path, config), source=model_path.name)
             extra_manifest["runtimeless"] = write_sources(
                 staging, name, files, functions, staging / module_file, context, link_libraries(config)
             )
@@ -98,7 +105,9 @@ def emit(
             _write_vm_sources(staging, name, model_path, config, files, functions, module_name, dependencies,
                               library_queries, module_file)
 
+        fault_point("after-render")
         manifest = {
+            "content_key": key,
             "ireegen_version": __version__,
             "name": name,
             "vm_module_name": module_name,
@@ -109,7 +118,7 @@ def emit(
             "module_format": config.module_format,
             "target": config.target.to_json() if config.target else None,
             "iree": {"compiler_version": compiler.version, "runtime_api": RUNTIME_API},
-            "compile_flags": [_public_flag(f, staging) for f in flags],
+            "compile_flags": flags,
             "module_dependencies": dependencies,
             "iree_workarounds": compiled.workarounds,
             "static_library_queries": library_queries,
@@ -123,6 +132,7 @@ def emit(
                 for role, f in sorted(files.items(), key=lambda item: item[1])
             ],
         }
+        progress("writing", str(outdir))
         commit(staging, outdir, list(files.values()), manifest)
     return EmitResult(outdir, name, sorted(files.values()) + [MANIFEST], manifest)
 
@@ -154,11 +164,6 @@ def _write_vm_sources(staging, name, model_path, config, files, functions, modul
     else:
         text = render("module_emitc.c.j2", module_header=module_file, **context)
         (staging / files["module-emitc-source"]).write_text(text)
-
-
-def _public_flag(flag: str, staging: Path) -> str:
-    # The staging path is an accident of this run; record the final name.
-    return flag.replace(str(staging) + "/", "")
 
 
 def _template_context(name, model_path, config, files, functions, module_name, dependencies, library_queries) -> dict:

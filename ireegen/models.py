@@ -42,9 +42,38 @@ class LoadedModel:
     def write(self, path: Path) -> None:
         """Writes the (possibly rewritten) module as MLIR text with the original
         file locations, so compiler diagnostics still name the model.  Text,
-        not bytecode: the bindings' bytecode writer drops dense_resource blobs."""
+        not bytecode: the bindings' bytecode writer drops dense_resource blobs.
+        Locations name the model by its file name only, not by the path it
+        was read from: the compiled module's bytes (debug info, error strings)
+        must not depend on where the checkout lives."""
+        import io
+
+        text = io.StringIO()
+        self.module.operation.print(file=text, enable_debug_info=True, large_elements_limit=None)
         with open(path, "w") as f:
-            self.module.operation.print(file=f, enable_debug_info=True, large_elements_limit=None)
+            f.write(normalize_locations(text.getvalue(), str(self.path), self.path.name))
+
+
+def _mlir_escaped(text: str) -> str:
+    """A string as MLIR's printer writes it (llvm::printEscapedString)."""
+    out = []
+    for b in text.encode():
+        c = chr(b)
+        if c == "\\":
+            out.append("\\\\")
+        elif 0x20 <= b < 0x7F and c != '"':
+            out.append(c)
+        else:
+            out.append("\\%02X" % b)
+    return "".join(out)
+
+
+def normalize_locations(ir_text: str, read_as: str, file_name: str) -> str:
+    """Replaces the path the model was parsed from by its file name in every
+    location of printed IR."""
+    if read_as == file_name:
+        return ir_text
+    return ir_text.replace(f'loc("{_mlir_escaped(read_as)}"', f'loc("{_mlir_escaped(file_name)}"')
 
 
 def check_model_path(path) -> Path:

@@ -126,22 +126,24 @@ def compile_inline_with_constant_fix(
 ) -> int:
     """The three-stage compile described above; returns how many constants it
     protected.  Refuses the mode if constants would still be lost."""
-    stream = workdir / "stream.mlir"
-    hal = workdir / "hal.mlir"
+    # Relative names, compiled inside workdir: the module records where the
+    # hal.mlir it was finished from lives (as its location).
+    stream, hal = "stream.mlir", "hal.mlir"
     # Intermediate files keep the model's locations, so that diagnostics and
     # debug info name the model, not this run's temporary files.
     keep_locations = ["--mlir-print-debuginfo"]
-    compiler.compile(source, stream, flags + keep_locations + ["--compile-to=stream"], model_name)
-    protected = _rewrite_text(stream, hide_buffer_constants, compiler)
-    compiler.compile(stream, hal, flags + keep_locations + ["--compile-from=stream", "--compile-to=hal"], model_name)
-    lost = _inspect_text(hal, lost_buffer_globals, compiler)
+    compiler.compile(source, stream, flags + keep_locations + ["--compile-to=stream"], model_name, cwd=workdir)
+    protected = _rewrite_text(workdir / stream, hide_buffer_constants, compiler)
+    compiler.compile(stream, hal, flags + keep_locations + ["--compile-from=stream", "--compile-to=hal"], model_name,
+                     cwd=workdir)
+    lost = _inspect_text(workdir / hal, lost_buffer_globals, compiler)
     if lost:
         raise UsageError(
             f"{model_name}: ireegen cannot make --execution-model {execution_model} correct for this model with "
             f"IREE {compiler.version}: the constants {', '.join(lost)} would be null at run time "
             f"(IREE's inline constant bug, see docs/known-iree-issues.md); use --execution-model async"
         )
-    compiler.compile(hal, output, flags + ["--compile-from=hal"], model_name)
-    stream.unlink()
-    hal.unlink()
+    compiler.compile(hal, output, flags + ["--compile-from=hal"], model_name, cwd=workdir)
+    (workdir / stream).unlink()
+    (workdir / hal).unlink()
     return protected
