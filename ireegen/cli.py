@@ -204,7 +204,9 @@ def _cmd_info(args) -> int:
 
     path = Path(args.model_or_outdir)
     if path.is_dir():
-        manifest_path = path / "manifest.json"
+        from .outputs import read_manifest_path
+
+        manifest_path = read_manifest_path(path)
         if not manifest_path.is_file():
             raise UsageError(f"{path}: is a directory without manifest.json (not an ireegen output)")
         try:
@@ -231,7 +233,26 @@ def _cmd_info(args) -> int:
     return 0
 
 
+def _terminate(signum, frame):
+    # Unwinds like an exception: staging directories are removed and a
+    # running iree-compile is killed (compiler.run_killable).
+    raise SystemExit(128 + signum)
+
+
 def main(argv=None) -> int:
+    import signal
+    import threading
+
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGTERM, _terminate)
+        try:
+            return _main(argv)
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+    return _main(argv)
+
+
+def _main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.cmake_dir:

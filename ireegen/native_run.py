@@ -100,8 +100,10 @@ def check_inputs(fn: Function, inputs) -> list:
 
 
 def load_manifest(outdir) -> dict:
+    from .outputs import read_manifest_path
+
     outdir = Path(outdir)
-    path = outdir / MANIFEST
+    path = read_manifest_path(outdir)  # rolls back a commit a crash interrupted
     if not path.is_file():
         raise UsageError(f"{outdir}: no {MANIFEST} (not an ireegen output directory)")
     try:

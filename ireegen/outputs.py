@@ -7,7 +7,8 @@ Protocol (docs/reproducible-builds.md has the reasoning):
    staging directory holds an flock on its `.owner` file for as long as its
    emit lives, so any later emit can tell a dead emit's leftovers from a
    live one's work and delete them.
-2. The commit runs under an exclusive flock on `OUTDIR/.ireegen.lock`.  It
+2. The commit runs under an exclusive flock on OUTDIR itself (its directory
+   file descriptor: no lock file is left behind).  It
    writes a journal into the staging directory (the names it will replace
    and remove), then moves every file it displaces (old manifest first) into
    `staging/.old/`, moves the new files in, and the new manifest last.
@@ -36,7 +37,6 @@ from .errors import UsageError
 from .faults import fault_point
 
 MANIFEST = "manifest.json"
-LOCK = ".ireegen.lock"
 STAGING_PREFIX = ".ireegen-staging-"
 _OWNER = ".owner"
 _JOURNAL = ".journal.json"
@@ -56,10 +56,10 @@ def _cannot_write(outdir: Path, e: OSError) -> UsageError:
 
 
 @contextmanager
-def _flock(path: Path, blocking: bool = True):
-    """An exclusive advisory lock on `path` (created if needed); yields False
-    when non-blocking and someone else holds it."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+def _flock(path: Path, blocking: bool = True, directory: bool = False):
+    """An exclusive advisory lock on `path` (a file, created if needed, or a
+    directory); yields False when non-blocking and someone else holds it."""
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY) if directory else os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
@@ -73,9 +73,9 @@ def _flock(path: Path, blocking: bool = True):
 
 @contextmanager
 def directory_lock(outdir: Path):
-    """OUTDIR's commit lock; the lock file stays (removing it would race)."""
+    """OUTDIR's commit lock, an flock on the directory itself."""
     try:
-        cm = _flock(Path(outdir) / LOCK)
+        cm = _flock(Path(outdir), directory=True)
         cm.__enter__()
     except OSError as e:
         raise _cannot_write(outdir, e) from None
@@ -153,10 +153,7 @@ def staging_dir(outdir: Path):
 
 def _remove_if_only_ours(outdir: Path) -> None:
     try:
-        leftovers = [p for p in outdir.iterdir() if p.name != LOCK]
-        if not leftovers:
-            (outdir / LOCK).unlink(missing_ok=True)
-            outdir.rmdir()
+        outdir.rmdir()  # only if empty
     except OSError:
         pass
 
