@@ -21,6 +21,7 @@ from .faults import fault_point
 from .progress import progress
 from .render import banner, preload, render
 from .reproducible import content_key
+from .symbols import check_generated
 
 RUNTIME_API = "IREE 3.12 and 3.13 (device groups, async proactor pools)"
 ERROR_CAPACITY = 512
@@ -76,6 +77,8 @@ def emit(
 
         check_functions(functions, str(model_path))
 
+    if config.execution_model.has_vm_module:
+        _check_vm_names(name, model_path, config, functions, module_name)
     key = content_key(model_path, name, config, extra_flags, compiler)
     # The templates compile while iree-compile runs.
     templates = threading.Thread(target=preload, daemon=True)
@@ -105,6 +108,8 @@ def emit(
             _write_vm_sources(staging, name, model_path, config, files, functions, module_name, dependencies,
                               library_queries, module_file)
 
+        check_generated({f: (staging / f).read_text() for r, f in files.items() if r in _SCANNED_ROLES},
+                        functions, name, str(model_path))
         fault_point("after-render")
         manifest = {
             "content_key": key,
@@ -135,6 +140,23 @@ def emit(
         progress("writing", str(outdir))
         commit(staging, outdir, list(files.values()), manifest)
     return EmitResult(outdir, name, sorted(files.values()) + [MANIFEST], manifest)
+
+
+# Files whose file-scope names are checked for clashes (the byte blocks and
+# the compiler's own EmitC are left out: their names are fixed suffixes
+# naming.RESERVED_SUFFIXES keeps free, or contain `__`).
+_SCANNED_ROLES = ("api-header", "runtime-source", "module-emitc-source", "executables-header", "abi-header")
+
+
+def _check_vm_names(name, model_path, config, functions, module_name) -> None:
+    """Renders the VM-mode glue before compiling (what the compile adds,
+    dependencies and library queries, does not change its names) and
+    refuses clashing names before any work is done."""
+    files = output_files(name, config)
+    context = _template_context(name, model_path, config, files, functions, module_name, [], [])
+    texts = {files["api-header"]: render("api.h.j2", **context),
+             files["runtime-source"]: render("runtime.c.j2", header=files["api-header"], **context)}
+    check_generated(texts, functions, name, str(model_path))
 
 
 def _header_context(name, model_path, config) -> dict:
