@@ -26,6 +26,14 @@ _VM_SCALARS = {
 }
 
 
+# Element types C has no type for, passed as their bit patterns.
+_C_TYPE_NOTES = {
+    "float16": "uint16_t holds IEEE 754 binary16 bit patterns",
+    "bfloat16": "uint16_t holds bfloat16 bit patterns, the upper half of a float's bits",
+    "bool": "uint8_t, 0 or 1",
+}
+
+
 @dataclass
 class CValue:
     name: str  # C parameter name
@@ -38,6 +46,11 @@ class CValue:
     @property
     def is_tensor(self):
         return self.value.is_tensor
+
+    @property
+    def note(self) -> str:
+        """What the C element type holds when C has no such type."""
+        return _C_TYPE_NOTES.get(self.value.dtype, "")
 
     @property
     def defines(self) -> list:

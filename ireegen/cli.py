@@ -174,6 +174,9 @@ def _cmd_run(args) -> int:
     for text in args.output:
         if not text.startswith("@"):
             raise UsageError(f"--output {text}: write results as @file.npy")
+        parent = Path(text[1:]).parent
+        if not parent.is_dir():
+            raise UsageError(f"--output {text}: directory {parent} does not exist")
     build_dir = args.build_dir
     cleanup = None
     if build_dir is None:
@@ -192,7 +195,10 @@ def _cmd_run(args) -> int:
             cleanup.cleanup()
     for i, r in enumerate(results):
         if args.output:
-            np.save(args.output[i][1:], r)
+            try:
+                np.save(args.output[i][1:], r)
+            except OSError as e:
+                raise UsageError(f"--output {args.output[i]}: cannot write it ({e.strerror or e})") from None
         else:
             print(f"result[{i}]: {r.dtype} {list(np.shape(r))}")
             print(np.array2string(np.asarray(r), threshold=64))

@@ -33,6 +33,7 @@ _OWNED_FLAGS = {
     "--iree-hal-indirect-command-buffers": "--execution-model runtimeless",
     "--compile-from": "ireegen's own compile",
     "-o": "-o/--output-dir",
+    "--iree-input-demote-f64-to-f32": "nothing: f64 stays f64, so that the C API's double is what the module takes",
 }
 
 

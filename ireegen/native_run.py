@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from .c_api import build_functions
+from .dtypes import as_signature_dtype, numpy_dtype
 from .errors import UsageError
 from .outputs import MANIFEST
 from .render import banner, render
@@ -64,7 +65,7 @@ class Runner:
                     ns = float(line.split()[1])
             results = []
             for v, path in zip(fn.outputs, outs):
-                data = np.frombuffer(path.read_bytes(), dtype=np.dtype(v.dtype))
+                data = np.frombuffer(path.read_bytes(), dtype=numpy_dtype(v.dtype))
                 results.append(data.reshape(v.shape) if v.is_tensor else data.reshape(())[()])
             return results, ns
         finally:
@@ -89,8 +90,8 @@ def check_inputs(fn: Function, inputs) -> list:
         raise UsageError(f"@{fn.name} takes {len(fn.inputs)} inputs, got {len(inputs)}")
     out = []
     for i, (v, x) in enumerate(zip(fn.inputs, inputs)):
-        a = np.asarray(x)
-        want = np.dtype(v.dtype)
+        a = as_signature_dtype(np.asarray(x), v.dtype)
+        want = numpy_dtype(v.dtype)
         shape = tuple(v.shape) if v.is_tensor else ()
         if a.dtype != want or a.shape != shape:
             raise UsageError(f"@{fn.name} input {i} ({v.name}): expected {want} {list(shape)}, "
@@ -161,6 +162,8 @@ def parse_input(text: str, value, where: str):
     if value.is_tensor:
         raise UsageError(f"{where}: {value.name} is a tensor; pass it as @file.npy")
     try:
-        return np.array(float(text) if np.dtype(value.dtype).kind == "f" else int(text, 0), dtype=value.dtype)
+        dtype = numpy_dtype(value.dtype)
+        return np.array(float(text) if value.dtype in ("float16", "bfloat16", "float32", "float64") else int(text, 0),
+                        dtype=dtype)
     except ValueError:
         raise UsageError(f"{where}: {text!r} is not a {value.dtype} number") from None
