@@ -40,9 +40,35 @@ def _add_mode_args(p) -> None:
         action="append",
         default=[],
         metavar="FLAG",
-        help="pass FLAG to iree-compile (repeatable), e.g. --iree-flag=--iree-opt-level=O3",
+        help="pass FLAG to iree-compile (repeatable), e.g. --iree-flag=--iree-opt-level=O3 "
+        "or --iree-flag --iree-opt-level=O3",
     )
     p.add_argument("--iree-compile", help="path of another iree-compile (default: the installed package's)")
+
+
+_EXIT_CODES_PARITY = """exit status:
+  0  every execution model matches async within the tolerances
+  1  a mismatch, or a mode failed to compile or run (the table says which)
+  2  bad arguments or model (a one-line message)"""
+
+_EXIT_CODES_RUN = """exit status:
+  0  the call succeeded; results printed or written
+  1  the runner failed to build or the call returned an error
+  2  bad arguments, directory or inputs (a one-line message)"""
+
+
+def join_separated_values(argv: list, options=("--iree-flag",)) -> list:
+    """`--iree-flag --x=y` (the value is itself a flag, which argparse would
+    take for an option of ireegen's) becomes `--iree-flag=--x=y`."""
+    out, i = [], 0
+    while i < len(argv):
+        if argv[i] in options and i + 1 < len(argv) and argv[i + 1].startswith("-"):
+            out.append(f"{argv[i]}={argv[i + 1]}")
+            i += 2
+        else:
+            out.append(argv[i])
+            i += 1
+    return out
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -62,15 +88,18 @@ def build_parser() -> argparse.ArgumentParser:
     resolve.add_argument("-o", "--output-dir", required=True)
     _add_mode_args(resolve)
 
-    par = sub.add_parser("parity", help="check that the execution models give the same answers as async")
-    par.add_argument("model")
+    par = sub.add_parser("parity", help="check that the execution models give the same answers as async",
+                         epilog=_EXIT_CODES_PARITY, formatter_class=argparse.RawDescriptionHelpFormatter)
+    par.add_argument("model", help="the model: .mlir or .mlirbc")
     par.add_argument("--execution-models", default="async,inline-static,inline-dynamic",
                      help="comma-separated, from async, inline-static, inline-dynamic, runtimeless "
                      "(default: the first three; async is always the reference)")
     par.add_argument("--function", help="only this function (default: every exported function)")
     par.add_argument("--inputs", help=".npz with <function>.input<i> (or input<i>) arrays; default: seeded random")
-    par.add_argument("--rtol", type=float, default=1e-5)
-    par.add_argument("--atol", type=float, default=1e-6)
+    par.add_argument("--rtol", type=float, default=1e-5,
+                     help="relative tolerance against async, as numpy.allclose (default 1e-5)")
+    par.add_argument("--atol", type=float, default=1e-6,
+                     help="absolute tolerance against async, as numpy.allclose (default 1e-6)")
     par.add_argument("--seed", type=int, default=0, help="seed of the generated inputs")
     par.add_argument("--json", metavar="REPORT", help="also write the report as JSON")
     par.add_argument("--iree-flag", action="append", default=[], metavar="FLAG", help="pass FLAG to iree-compile")
@@ -80,9 +109,10 @@ def build_parser() -> argparse.ArgumentParser:
     par.add_argument("--no-workarounds", action="store_true",
                      help="compile exactly as iree-compile would, without ireegen's workarounds")
 
-    run = sub.add_parser("run", help="build an emitted runtimeless directory for its target and call a function")
+    run = sub.add_parser("run", help="build an emitted runtimeless directory for its target and call a function",
+                         epilog=_EXIT_CODES_RUN, formatter_class=argparse.RawDescriptionHelpFormatter)
     run.add_argument("outdir", help="a directory written by `emit --execution-model runtimeless`")
-    run.add_argument("--function", required=True)
+    run.add_argument("--function", required=True, help="the exported function to call (see `ireegen info OUTDIR`)")
     run.add_argument("--input", action="append", default=[], help="@x.npy, or a number for a scalar (repeatable)")
     run.add_argument("--output", action="append", default=[], help="@y.npy to write a result to (repeatable)")
     run.add_argument("--cc", help="C compiler (default: cc, or the target's Debian cross gcc)")
@@ -140,6 +170,8 @@ def _cmd_parity(args) -> int:
     from .compile_model import check_extra_flags
     from .parity import parity, toolchain_from, write_json
 
+    if args.json and not Path(args.json).parent.is_dir():
+        raise UsageError(f"--json {args.json}: directory {Path(args.json).parent} does not exist")
     toolchain = toolchain_from(args.iree_compile, args.iree_runtime_bin, args.iree_venv)
     report = parity(
         args.model,
@@ -155,7 +187,10 @@ def _cmd_parity(args) -> int:
     )
     print(report.table())
     if args.json:
-        write_json(report, args.json)
+        try:
+            write_json(report, args.json)
+        except OSError as e:
+            raise UsageError(f"--json {args.json}: cannot write it ({e.strerror or e})") from None
     return report.exit_code
 
 
@@ -220,7 +255,11 @@ def _cmd_info(args) -> int:
             functions = [Function.from_json(f) for f in manifest["functions"]]
         except (ValueError, KeyError, TypeError) as e:
             raise UsageError(f"{manifest_path}: not a valid ireegen manifest ({e})") from None
-        header = f"{manifest['name']}: {manifest['execution_model']}, {manifest['executable_format']}, {manifest['module_format'] or 'no VM module'}"
+        target = manifest.get("target") or {}
+        target_text = (f", {target.get('triple')} (cpu {target.get('cpu')}"
+                       + (f", features {target['features']}" if target.get("features") else "") + ")") if target else ""
+        header = (f"{manifest['name']}: {manifest['execution_model']}, {manifest['executable_format']}{target_text}, "
+                  f"{manifest['module_format'] or 'no VM module'}")
     else:
         from .models import load_model
 
@@ -260,14 +299,15 @@ def main(argv=None) -> int:
 
 def _main(argv=None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(join_separated_values(list(sys.argv[1:] if argv is None else argv)))
     if args.cmake_dir:
         from .resources import cmake_dir
 
         print(cmake_dir())
         return 0
     if not args.command:
-        parser.print_help()
+        parser.print_help(sys.stderr)
+        print("ireegen: error: a command is required (emit, info, parity, run, resolve)", file=sys.stderr)
         return 2
     try:
         commands = {"emit": _cmd_emit, "info": _cmd_info, "resolve": _cmd_resolve, "parity": _cmd_parity,
@@ -278,3 +318,8 @@ def _main(argv=None) -> int:
         return e.exit_code
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # `ireegen info ... | head`: the reader left
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from .compiler import Compiler
 from .emitc_order import canonical_ref_copies
-from .errors import UsageError
+from .errors import CompileError, UsageError
 from .layout import output_files
 from .models import LoadedModel
 from .modes import Config
@@ -107,6 +107,15 @@ def compile_model(
     else:
         compiler.compile(source, output, compiled.flags, diagnostics_name, cwd=workdir)
     (workdir / source).unlink()
+    missing = [f for r, f in files.items() if not (workdir / f).exists() and
+               (config.execution_model.has_vm_module or r != "executables-object")]
+    if missing or not (workdir / output).exists():
+        raise CompileError(
+            f"iree-compile ({compiler.path}) exited with success for {diagnostics_name} but wrote no "
+            f"{', '.join(missing or [output])}"
+            + (" (a static library is only written when the program runs a kernel)"
+               if any(f.endswith((".o", ".h")) for f in missing) else "")
+        )
     emitc = files.get("module-emitc")
     if emitc and apply_workarounds:
         compiled.workarounds.append("emitc-ref-copy-order")

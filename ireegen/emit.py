@@ -16,12 +16,14 @@ from .models import check_model_path, load_model
 from .modes import Config
 from .naming import check_name, default_name
 from .outputs import MANIFEST, commit, sha256_of, staging_dir
+from .errors import UsageError
 from .compile_model import check_extra_flags, compile_model, vm_module_name
 from .faults import fault_point
 from .progress import progress
 from .render import banner, preload, render
 from .reproducible import content_key
 from .symbols import check_generated
+from .targets import check_target
 
 RUNTIME_API = "IREE 3.12 and 3.13 (device groups, async proactor pools)"
 ERROR_CAPACITY = 512
@@ -63,11 +65,14 @@ def emit(
     compiler: Compiler | None = None,
 ) -> EmitResult:
     """Compiles `model_path` for `config` and writes the C library into `outdir`."""
+    if not str(outdir).strip():
+        raise UsageError("-o: the output directory is an empty path")
     model_path = check_model_path(model_path)
     name = check_name(name) if name is not None else default_name(model_path)
     extra_flags = check_extra_flags(extra_flags)
     outdir = Path(outdir)
     compiler = compiler or find_compiler()
+    check_target(config.target, compiler)
 
     model = load_model(model_path)
     functions = build_functions(name, model.functions, str(model_path))
@@ -95,6 +100,14 @@ def emit(
         extra_manifest = {}
         if not config.execution_model.has_vm_module:
             from .runtimeless import write_sources
+
+            if not (staging / files["executables-object"]).exists():
+                # iree-compile writes no object when nothing is dispatched.
+                raise UsageError(
+                    f"{model_path}: --execution-model runtimeless: the compiled program runs no kernel (every "
+                    f"result is an input or a constant), which runtimeless C does not support yet; use "
+                    f"--execution-model async"
+                )
 
             context = dict(_header_context(name, model_path, config), source=model_path.name)
             extra_manifest["runtimeless"] = write_sources(

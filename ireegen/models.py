@@ -94,6 +94,9 @@ def load_model(path) -> LoadedModel:
     """Parses the model and reads its public functions.  Parse errors become a
     UsageError carrying MLIR's own file:line diagnostics."""
     path = check_model_path(path)
+    size = path.stat().st_size
+    if size == 0 or (size < 4096 and not path.read_bytes().strip()):
+        raise UsageError(f"{path}: the model file is empty")
     from iree.compiler import ir
 
     context = ir.Context()

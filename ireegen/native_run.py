@@ -127,7 +127,10 @@ def build_runner(outdir, build_dir=None, cc: str | None = None, emulator: str | 
     manifest = load_manifest(outdir)
     toolchain = toolchain_for(manifest["target"]["triple"], cc, emulator)
     build_dir = Path(build_dir) if build_dir else Path(tempfile.mkdtemp(prefix="ireegen-runner-"))
-    build_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        build_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UsageError(f"--build-dir {build_dir}: cannot create it ({e.strerror or e})") from None
     name = manifest["name"]
     functions = manifest_functions(manifest)
     cfunctions = build_functions(name, list(functions.values()), str(outdir))

@@ -129,10 +129,10 @@ def staging_dir(outdir: Path):
     this process until the context ends.  If this emit created `outdir` and
     then fails, `outdir` goes again."""
     outdir = Path(outdir)
-    if outdir.exists() and not outdir.is_dir():
-        raise UsageError(f"-o {outdir}: exists and is not a directory")
-    created = not outdir.exists()
     try:
+        if outdir.exists() and not outdir.is_dir():
+            raise UsageError(f"-o {outdir}: exists and is not a directory")
+        created = not outdir.exists()
         outdir.mkdir(parents=True, exist_ok=True)
         with directory_lock(outdir):
             recover(outdir)
