@@ -21,6 +21,7 @@ import numpy as np
 
 from .compile_model import compile_model
 from .compiler import Compiler, find_compiler
+from .progress import progress
 from .errors import IreegenError, UsageError
 from .models import load_model
 from .modes import EXECUTION_MODELS, make_config
@@ -259,6 +260,7 @@ def parity(
         for mode in modes:
             workdir = Path(tmp) / mode
             workdir.mkdir()
+            progress("compiling", f"{Path(model_path).name} for {mode}")
             try:
                 modules[mode] = _prepare(mode, model, model_path, extra_flags, toolchain, workdir, apply_workarounds)
             except IreegenError as e:
@@ -267,6 +269,7 @@ def parity(
             failures = {}  # mode -> run-time error message
             for mode in modes:
                 if mode in modules:
+                    progress("running", f"@{f.name} in {mode}")
                     try:
                         report.results.setdefault(mode, {})[f.name] = _run(mode, modules[mode], f, feeds[f.name],
                                                                            toolchain)
