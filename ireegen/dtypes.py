@@ -31,3 +31,11 @@ def as_signature_dtype(a: np.ndarray, name: str) -> np.ndarray:
     if a.dtype == np.uint16 or (a.dtype.kind == "V" and a.dtype.itemsize == 2 and name == "bfloat16"):
         return a.view(want)
     return a
+
+
+def bfloat16_from_float32(x: np.ndarray) -> np.ndarray:
+    """float32 values as bfloat16 (rounded to nearest even), in
+    numpy_dtype("bfloat16")."""
+    bits = np.ascontiguousarray(x, np.float32).view(np.uint32).astype(np.uint64)
+    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
+    return rounded.view(numpy_dtype("bfloat16"))

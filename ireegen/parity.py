@@ -21,6 +21,7 @@ import numpy as np
 
 from .compile_model import compile_model
 from .compiler import Compiler, find_compiler
+from .dtypes import bfloat16_from_float32
 from .progress import progress
 from .errors import IreegenError, UsageError
 from .models import load_model
@@ -99,6 +100,9 @@ class Report:
 def _random_value(v: Value, rng: np.random.Generator) -> np.ndarray:
     shape = tuple(DYNAMIC_DIM if d is None else d for d in v.shape)
     dtype = np.dtype(v.dtype) if v.dtype != "bfloat16" else np.dtype("float32")
+    if v.dtype == "bfloat16":  # numpy has none: ml_dtypes' (or bit patterns without it)
+        out = bfloat16_from_float32(rng.standard_normal(shape).astype(np.float32))
+        return out if v.is_tensor else out.reshape(())[()]
     if dtype.kind == "f":
         out = rng.standard_normal(shape).astype(dtype)
     elif dtype.kind == "b":
@@ -199,7 +203,7 @@ def _run(mode: str, prepared, function: Function, inputs, toolchain: Toolchain) 
     vmfb = prepared
     if mode == REFERENCE and toolchain.runtime is None:
         return run_in_process(vmfb, function.name, inputs)
-    return run_with_tool(vmfb, function.name, inputs, len(function.outputs), toolchain.runtime)
+    return run_with_tool(vmfb, function.name, inputs, function.outputs, toolchain.runtime)
 
 
 def _errors(got: np.ndarray, want: np.ndarray):

@@ -69,3 +69,14 @@ def test_run_takes_bf16(tmp_path, capsys):
     assert status == 0, capsys.readouterr().err
     y = np.load(tmp_path / "y.npy").view(ml_dtypes.bfloat16)
     assert y.astype(np.float32).tolist() == [3.0, 4.0, 6.0, -8.0]
+
+
+def test_parity_generates_and_compares_bf16(tmp_path):
+    pytest.importorskip("ml_dtypes")
+    from ireegen.parity import parity
+
+    model = tmp_path / "bf.mlir"
+    model.write_text(BF16)
+    report = parity(model, modes=["async", "inline-dynamic", "runtimeless"])
+    assert not report.compile_errors, report.table()
+    assert [r.verdict for r in report.rows] == ["reference", "ok", "ok"], report.table()
