@@ -55,34 +55,33 @@ def _cannot_write(outdir: Path, e: OSError) -> UsageError:
     return UsageError(f"-o {outdir}: cannot write there ({e.strerror or e})")
 
 
-@contextmanager
-def _flock(path: Path, blocking: bool = True, directory: bool = False):
-    """An exclusive advisory lock on `path` (a file, created if needed, or a
-    directory); yields False when non-blocking and someone else holds it."""
+def _lock_fd(path: Path, blocking: bool = True, directory: bool = False):
+    """An open descriptor holding an exclusive advisory lock on `path` (a
+    file, created if needed, or a directory), or None when non-blocking and
+    someone else holds it.  Closing the descriptor releases the lock."""
     fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY) if directory else os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
-        except BlockingIOError:
-            yield False
-            return
-        yield True
-    finally:
-        os.close(fd)  # releases the lock
+        fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 @contextmanager
 def directory_lock(outdir: Path):
     """OUTDIR's commit lock, an flock on the directory itself."""
     try:
-        cm = _flock(Path(outdir), directory=True)
-        cm.__enter__()
+        fd = _lock_fd(Path(outdir), directory=True)
     except OSError as e:
         raise _cannot_write(outdir, e) from None
     try:
         yield
     finally:
-        cm.__exit__(None, None, None)
+        os.close(fd)
 
 
 def _fsync_dir(path: Path) -> None:
@@ -109,16 +108,18 @@ def recover(outdir: Path) -> list:
     except OSError:
         return removed
     for staging in entries:
-        owner = staging / _OWNER
         try:
-            with _flock(owner, blocking=False) as mine:
-                if not mine:
-                    continue  # a live emit is still working in it
-                if (staging / _JOURNAL).exists():
-                    _roll_back(staging, outdir)
+            fd = _lock_fd(staging / _OWNER, blocking=False)
         except OSError:
             continue
-        shutil.rmtree(staging, ignore_errors=True)
+        if fd is None:
+            continue  # a live emit is still working in it
+        try:
+            if (staging / _JOURNAL).exists():
+                _roll_back(staging, outdir)
+            shutil.rmtree(staging, ignore_errors=True)
+        finally:
+            os.close(fd)
         removed.append(staging.name)
     return removed
 
@@ -134,19 +135,22 @@ def staging_dir(outdir: Path):
             raise UsageError(f"-o {outdir}: exists and is not a directory")
         created = not outdir.exists()
         outdir.mkdir(parents=True, exist_ok=True)
+        # Created and owned under the directory lock, so that no other
+        # emit's recover() can take the new directory for a dead one's.
         with directory_lock(outdir):
             recover(outdir)
-        tmp = Path(tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{os.getpid()}-", dir=outdir))
+            tmp = Path(tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{os.getpid()}-", dir=outdir))
+            owner = _lock_fd(tmp / _OWNER)
     except OSError as e:
         raise _cannot_write(outdir, e) from None
     ok = False
     try:
-        with _flock(tmp / _OWNER):
-            fault_point("after-staging")
-            yield tmp
-            ok = True
+        fault_point("after-staging")
+        yield tmp
+        ok = True
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+        os.close(owner)
         if created and not ok:
             _remove_if_only_ours(outdir)
 
