@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import UsageError
-from .parse_guard import check_parser_survives
+from .parse_guard import check_parses
 from .signature import Function, function_from_types
 
 SUPPORTED_SUFFIXES = (".mlir", ".mlirbc")
@@ -98,7 +98,7 @@ def load_model(path) -> LoadedModel:
     size = path.stat().st_size
     if size == 0 or (size < 4096 and not path.read_bytes().strip()):
         raise UsageError(f"{path}: the model file is empty")
-    check_parser_survives(path)
+    check_parses(path)
     from iree.compiler import ir
 
     context = ir.Context()
