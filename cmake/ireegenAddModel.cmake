@@ -96,8 +96,10 @@ function(ireegen_add_model target)
            TARGET_CPU TARGET_CPU_FEATURES OUTPUT_DIR CONSTANTS_SECTION ARENA_SECTION OPTIMIZE_FOR VERIFY)
   cmake_parse_arguments(PARSE_ARGV 1 _ARG "GENERATE_ONLY" "${_one}" "FLAGS;INPUT_SHAPES")
   if(_ARG_UNPARSED_ARGUMENTS)
-    message(FATAL_ERROR "ireegen_add_model(${target}): unknown argument(s) ${_ARG_UNPARSED_ARGUMENTS}; "
-      "the keywords are SRC ${_one} FLAGS INPUT_SHAPES GENERATE_ONLY")
+    list(JOIN _ARG_UNPARSED_ARGUMENTS " " _unknown)
+    list(JOIN _one " " _keywords)
+    message(FATAL_ERROR "ireegen_add_model(${target}): unknown argument(s) ${_unknown}; "
+      "the keywords are ${_keywords} FLAGS INPUT_SHAPES GENERATE_ONLY")
   endif()
   if(_ARG_KEYWORDS_MISSING_VALUES)
     message(FATAL_ERROR "ireegen_add_model(${target}): ${_ARG_KEYWORDS_MISSING_VALUES} needs a value")
@@ -107,6 +109,12 @@ function(ireegen_add_model target)
   endif()
   if(TARGET ${target})
     message(FATAL_ERROR "ireegen_add_model(${target}): a target with that name already exists")
+  endif()
+  # A target named like a system library the model links (runtimeless links
+  # libm) would link to itself.
+  if(target MATCHES "^(m|c|dl|rt|pthread)$")
+    message(FATAL_ERROR "ireegen_add_model(${target}): ${target} is the name of a system library "
+      "(lib${target}) that generated code may link; choose another target name (NAME ${target} keeps the C prefix)")
   endif()
   get_filename_component(_src "${_ARG_SRC}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
   if(NOT EXISTS "${_src}")

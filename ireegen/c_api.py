@@ -30,6 +30,13 @@ _VM_SCALARS = {
 MODEL_MACRO_SUFFIXES = ("ARENA_SIZE", "ARENA_SIZE_ALIGNED_IO", "ARENA_ALIGNMENT", "CONSTANTS_SIZE", "EXPORT_COUNT",
                         "IREEGEN_H_")
 
+# Element types C has no type for, passed as their bit patterns.
+_C_TYPE_NOTES = {
+    "float16": "uint16_t holds IEEE 754 binary16 bit patterns",
+    "bfloat16": "uint16_t holds bfloat16 bit patterns, the upper half of a float's bits",
+    "bool": "uint8_t, 0 or 1",
+}
+
 
 @dataclass
 class CValue:
@@ -51,6 +58,11 @@ class CValue:
 
     def to_json(self) -> dict:
         return dict(self.value.to_json(), c_name=self.name, c_macro_prefix=self.macro)
+
+    @property
+    def note(self) -> str:
+        """What the C element type holds when C has no such type."""
+        return _C_TYPE_NOTES.get(self.value.dtype, "")
 
     @property
     def defines(self) -> list:

@@ -46,7 +46,8 @@ def _add_mode_args(p) -> None:
         action="append",
         default=[],
         metavar="FLAG",
-        help="pass FLAG to iree-compile (repeatable), e.g. --iree-flag=--iree-opt-level=O3",
+        help="pass FLAG to iree-compile (repeatable), e.g. --iree-flag=--iree-opt-level=O3 "
+        "or --iree-flag --iree-opt-level=O3",
     )
     p.add_argument("--iree-compile", help="path of another iree-compile (default: the installed package's)")
 
@@ -60,6 +61,31 @@ def _input_shapes(args) -> dict:
     from .onnx_import import parse_input_shapes
 
     return parse_input_shapes(getattr(args, "input_shape", None))
+
+
+_EXIT_CODES_PARITY = """exit status:
+  0  every execution model matches async within the tolerances
+  1  a mismatch, or a mode failed to compile or run (the table says which)
+  2  bad arguments or model (a one-line message)"""
+
+_EXIT_CODES_RUN = """exit status:
+  0  the call succeeded; results printed or written
+  1  the runner failed to build or the call returned an error
+  2  bad arguments, directory or inputs (a one-line message)"""
+
+
+def join_separated_values(argv: list, options=("--iree-flag",)) -> list:
+    """`--iree-flag --x=y` (the value is itself a flag, which argparse would
+    take for an option of ireegen's) becomes `--iree-flag=--x=y`."""
+    out, i = [], 0
+    while i < len(argv):
+        if argv[i] in options and i + 1 < len(argv) and argv[i + 1].startswith("-"):
+            out.append(f"{argv[i]}={argv[i + 1]}")
+            i += 2
+        else:
+            out.append(argv[i])
+            i += 1
+    return out
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -134,9 +160,10 @@ def build_parser() -> argparse.ArgumentParser:
     par.add_argument("--target-cpu", help="runtimeless only: target CPU (e.g. cortex-m55)")
     par.add_argument("--emulator", help="runtimeless only: command that runs target programs")
 
-    run = sub.add_parser("run", help="build an emitted runtimeless directory for its target and call a function")
+    run = sub.add_parser("run", help="build an emitted runtimeless directory for its target and call a function",
+                         epilog=_EXIT_CODES_RUN, formatter_class=argparse.RawDescriptionHelpFormatter)
     run.add_argument("outdir", help="a directory written by `emit --execution-model runtimeless`")
-    run.add_argument("--function", required=True)
+    run.add_argument("--function", required=True, help="the exported function to call (see `ireegen info OUTDIR`)")
     run.add_argument("--input", action="append", default=[],
                      help="@x.npy, or a number for a scalar, in order; or NAME=@x.npy with the input's name "
                      "(repeatable)")
@@ -234,6 +261,8 @@ def _cmd_parity(args) -> int:
     from .compile_model import check_extra_flags
     from .parity import parity, toolchain_from, write_json
 
+    if args.json and not Path(args.json).parent.is_dir():
+        raise UsageError(f"--json {args.json}: directory {Path(args.json).parent} does not exist")
     toolchain = toolchain_from(args.iree_compile, args.iree_runtime_bin, args.iree_venv)
     report = parity(
         args.model,
@@ -254,7 +283,10 @@ def _cmd_parity(args) -> int:
     )
     print(report.table())
     if args.json:
-        write_json(report, args.json)
+        try:
+            write_json(report, args.json)
+        except OSError as e:
+            raise UsageError(f"--json {args.json}: cannot write it ({e.strerror or e})") from None
     return report.exit_code
 
 
@@ -273,6 +305,9 @@ def _cmd_run(args) -> int:
     for text in args.output:
         if not text.startswith("@"):
             raise UsageError(f"--output {text}: write results as @file.npy")
+        parent = Path(text[1:]).parent
+        if not parent.is_dir():
+            raise UsageError(f"--output {text}: directory {parent} does not exist")
     build_dir = args.build_dir
     cleanup = None
     if build_dir is None:
@@ -291,7 +326,10 @@ def _cmd_run(args) -> int:
             cleanup.cleanup()
     for i, r in enumerate(results):
         if args.output:
-            np.save(args.output[i][1:], r)
+            try:
+                np.save(args.output[i][1:], r)
+            except OSError as e:
+                raise UsageError(f"--output {args.output[i]}: cannot write it ({e.strerror or e})") from None
         else:
             print(f"result[{i}]: {r.dtype} {list(np.shape(r))}")
             print(np.array2string(np.asarray(r), threshold=64))
@@ -338,7 +376,9 @@ def _cmd_info(args) -> int:
 
     path = Path(args.model_or_outdir)
     if path.is_dir():
-        manifest_path = path / "manifest.json"
+        from .outputs import read_manifest_path
+
+        manifest_path = read_manifest_path(path)
         if not manifest_path.is_file():
             raise UsageError(f"{path}: is a directory without manifest.json (not an ireegen output)")
         try:
@@ -347,7 +387,11 @@ def _cmd_info(args) -> int:
             name = manifest["name"]
         except (ValueError, KeyError, TypeError) as e:
             raise UsageError(f"{manifest_path}: not a valid ireegen manifest ({e})") from None
-        header = f"{name}: {manifest['execution_model']}, {manifest['executable_format']}, {manifest['module_format'] or 'no VM module'}"
+        target = manifest.get("target") or {}
+        target_text = (f", {target.get('triple')} (cpu {target.get('cpu')}"
+                       + (f", features {target['features']}" if target.get("features") else "") + ")") if target else ""
+        header = (f"{manifest['name']}: {manifest['execution_model']}, {manifest['executable_format']}{target_text}, "
+                  f"{manifest['module_format'] or 'no VM module'}")
     else:
         from .models import load_model
 
@@ -369,16 +413,36 @@ def _cmd_info(args) -> int:
     return 0
 
 
+def _terminate(signum, frame):
+    # Unwinds like an exception: staging directories are removed and a
+    # running iree-compile is killed (compiler.run_killable).
+    raise SystemExit(128 + signum)
+
+
 def main(argv=None) -> int:
+    import signal
+    import threading
+
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGTERM, _terminate)
+        try:
+            return _main(argv)
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+    return _main(argv)
+
+
+def _main(argv=None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(join_separated_values(list(sys.argv[1:] if argv is None else argv)))
     if args.cmake_dir:
         from .resources import cmake_dir
 
         print(cmake_dir())
         return 0
     if not args.command:
-        parser.print_help()
+        parser.print_help(sys.stderr)
+        print("ireegen: error: a command is required (emit, info, parity, run, resolve)", file=sys.stderr)
         return 2
     try:
         commands = {"emit": _cmd_emit, "info": _cmd_info, "resolve": _cmd_resolve, "parity": _cmd_parity,
@@ -389,3 +453,8 @@ def main(argv=None) -> int:
         return e.exit_code
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # `ireegen info ... | head`: the reader left
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141

@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .compiler import Compiler
-from .errors import UsageError
+from .emitc_order import canonical_ref_copies
+from .errors import CompileError, UsageError
 from .layout import output_files
 from .models import LoadedModel
 from .modes import Config
@@ -33,6 +34,7 @@ _OWNED_FLAGS = {
     "--iree-hal-indirect-command-buffers": "--execution-model runtimeless",
     "--compile-from": "ireegen's own compile",
     "-o": "-o/--output-dir",
+    "--iree-input-demote-f64-to-f32": "nothing: f64 stays f64, so that the C API's double is what the module takes",
 }
 
 
@@ -45,19 +47,6 @@ def check_extra_flags(flags) -> list:
         if key in _OWNED_FLAGS:
             raise UsageError(f"--iree-flag {flag!r}: ireegen sets {key} itself; use {_OWNED_FLAGS[key]}")
     return flags
-
-
-# IREE demotes f64 to f32 unless told otherwise, which would change the types
-# the compiled functions take.  A model whose signature says f64 keeps f64,
-# so that the C API's `double*` is what the module really takes (--iree-flag
-# --iree-input-demote-f64-to-f32=true restores the demotion, with f32 inside).
-_KEEP_F64 = "--iree-input-demote-f64-to-f32=false"
-
-
-def _type_flags(model: LoadedModel, extra_flags) -> list:
-    given = any(f.split("=", 1)[0] == _KEEP_F64.split("=", 1)[0] for f in extra_flags)
-    takes_f64 = any(v.dtype == "float64" for f in model.functions for v in f.inputs + f.outputs)
-    return [_KEEP_F64] if takes_f64 and not given else []
 
 
 def vm_module_name(name: str) -> str:
@@ -108,15 +97,17 @@ def compile_model(
     if apply_workarounds is True:
         check_refusals(model, str(model.path), config.execution_model.name, config.module_format)
     model.set_module_name(vm_module_name(name))
-    source = workdir / "input.mlir"
-    model.write(source)
+    # iree-compile runs inside workdir with relative names: paths it records
+    # (the static library's output path, the intermediate files of the
+    # workaround) are then the same on every machine and in every OUTDIR.
+    source = "input.mlir"
+    model.write(workdir / source)
     files = {r: f for r, f in output_files(name, config).items() if r in _COMPILER_OUTPUTS}
     static_object = files.get("executables-object")
-    flags = config.compile_flags(str(workdir / static_object) if static_object else None)
-    flags += _type_flags(model, extra_flags) + list(extra_flags)
+    flags = config.compile_flags(static_object) + list(extra_flags)
     compiled = CompiledModule(files, flags)
-    output = workdir / compiled.module_file
-    diagnostics_name = str(model.path)
+    output = compiled.module_file
+    diagnostics_name = model.path.name
     workarounds = applicable_workarounds(config.execution_model.name, compiler.version)
     if apply_workarounds is not True:
         workarounds = [w for w in workarounds if apply_workarounds and w.name in apply_workarounds]
@@ -127,11 +118,22 @@ def compile_model(
             workarounds,
         )
     else:
-        compiler.compile(source, output, compiled.flags, diagnostics_name)
-    source.unlink()
+        compiler.compile(source, output, compiled.flags, diagnostics_name, cwd=workdir)
+    (workdir / source).unlink()
     if static_object and not (workdir / static_object).exists():
         compiled.has_executables = False
         _write_unused_executables(name, config, compiler, workdir, files, model.path.name)
+    missing = [f for f in files.values() if not (workdir / f).exists()]
+    if missing or not (workdir / output).exists():
+        raise CompileError(
+            f"iree-compile ({compiler.path}) exited with success for {diagnostics_name} but wrote no "
+            f"{', '.join(missing or [output])}"
+        )
+    emitc = files.get("module-emitc")
+    if emitc and apply_workarounds:
+        compiled.workarounds.append("emitc-ref-copy-order")
+        path = workdir / emitc
+        path.write_text(canonical_ref_copies(path.read_text()))
     return compiled
 
 
@@ -165,13 +167,12 @@ def _write_unused_executables(name: str, config: Config, compiler: Compiler, wor
                               source_name: str) -> None:
     from .render import banner
 
-    stub = workdir / "no_executables.mlir"
-    stub.write_text(_UNUSED_EXECUTABLES_MODULE.format(name=name))
-    flags = config.compile_flags(str(workdir / files["executables-object"]))
-    output = workdir / "no_executables.out"
-    compiler.compile(stub, output, flags, f"ireegen's placeholder executables for {name}")
-    stub.unlink()
-    output.unlink()
+    stub, output = "no_executables.mlir", "no_executables.out"
+    (workdir / stub).write_text(_UNUSED_EXECUTABLES_MODULE.format(name=name))
+    flags = config.compile_flags(files["executables-object"])
+    compiler.compile(stub, output, flags, f"ireegen's placeholder executables for {name}", cwd=workdir)
+    (workdir / stub).unlink()
+    (workdir / output).unlink()
     if "executables-header" in files:
         guard = f"{name.upper()}_EXECUTABLES_IREEGEN_H_"
         (workdir / files["executables-header"]).write_text(_EMPTY_EXECUTABLES_HEADER.format(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -23,11 +24,14 @@ class Compiler:
     path: str
     version: str  # e.g. "3.13.0rc20261016 @ 89ece87b..."
 
-    def compile(self, source: Path, output: Path, flags, diagnostics_name: str, quiet_warnings=True) -> None:
+    def compile(self, source: Path, output: Path, flags, diagnostics_name: str, quiet_warnings=True,
+                cwd: Path | None = None) -> None:
         """Compiles `source` to `output`; on failure raises CompileError with
-        the compiler's own diagnostics (which name the model's file:line)."""
+        the compiler's own diagnostics (which name the model's file:line).
+        With `cwd`, the compiler runs there, so that relative paths (which end
+        up in the module) do not depend on where the caller works."""
         cmd = [self.path, str(source), "-o", str(output), *flags]
-        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        proc = run_killable(cmd, cwd=cwd)
         if proc.returncode != 0:
             raise CompileError(
                 f"iree-compile failed for {diagnostics_name} (exit status {proc.returncode}):\n"
@@ -37,6 +41,46 @@ class Compiler:
             )
         if proc.stderr.strip() and not quiet_warnings:
             sys.stderr.write(proc.stderr)
+
+
+def _die_with_parent():  # runs in the child between fork and exec
+    if _PRCTL is not None:
+        _PRCTL(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: killed when ireegen dies, even by SIGKILL
+
+
+def _load_prctl():
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        import ctypes
+
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+
+_PRCTL = _load_prctl()
+
+
+def run_killable(cmd, cwd=None) -> subprocess.CompletedProcess:
+    """Runs a compiler in its own process group, so that a terminal's SIGINT
+    reaches ireegen only; if ireegen is interrupted (KeyboardInterrupt,
+    SIGTERM turned into an exception by the CLI) the whole group is killed,
+    and on Linux the child also dies if ireegen is killed outright."""
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd,
+        start_new_session=True, preexec_fn=_die_with_parent if _PRCTL is not None else None,
+    )
+    try:
+        out, err = proc.communicate()
+    except BaseException:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        proc.wait()
+        raise
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 
 def _package_compiler() -> Compiler:
@@ -54,11 +98,20 @@ def compiler_at(path: str) -> Compiler:
     """An iree-compile binary given by path (or a name on PATH)."""
     resolved = shutil.which(path) or (path if os.path.isfile(path) else None)
     if not resolved:
-        raise UsageError(f"iree-compile {path!r}: no such executable")
-    proc = subprocess.run([resolved, "--version"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        if os.path.exists(path):
+            raise UsageError(f"--iree-compile {path}: is not an executable file")
+        raise UsageError(f"--iree-compile {path}: no such executable")
+    if not os.access(resolved, os.X_OK):
+        raise UsageError(f"--iree-compile {path}: is not executable (no execute permission)")
+    resolved = os.path.abspath(resolved)  # iree-compile runs in the staging directory
+    try:
+        proc = subprocess.run([resolved, "--version"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              errors="replace", timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise UsageError(f"--iree-compile {path}: cannot run it ({getattr(e, 'strerror', None) or e})") from None
     m = re.search(r"IREE compiler version (\S+)(?: @ (\S+))?", proc.stdout)
     if proc.returncode != 0 or not m:
-        raise UsageError(f"{resolved}: does not look like iree-compile (--version said: {proc.stdout.strip()[:200]})")
+        raise UsageError(f"--iree-compile {resolved}: does not look like iree-compile (--version said: {proc.stdout.strip()[:200]})")
     return Compiler(resolved, f"{m.group(1)} @ {m.group(2)}" if m.group(2) else m.group(1))
 
 

@@ -17,9 +17,15 @@ from .models import check_model_path, load_model
 from .modes import Config
 from .naming import check_name, default_name
 from .outputs import MANIFEST, commit, sha256_of, staging_dir
+from .errors import UsageError
 from .compile_model import check_extra_flags, compile_model, vm_module_name
+from .faults import fault_point
+from .progress import progress
 from .render import banner, preload, render
 from .verify import VerifyOptions, verify as verify_output
+from .reproducible import content_key
+from .symbols import check_generated
+from .targets import check_target
 
 RUNTIME_API = "IREE 3.12 and 3.13 (device groups, async proactor pools)"
 ERROR_CAPACITY = 512
@@ -69,6 +75,8 @@ def emit(
     `verify=False` skips that).  `apply_workarounds=False` compiles exactly
     as iree-compile would, IREE's bugs included (verification still runs).
     `input_shapes` ({input name: dims}) pins symbolic dimensions of an ONNX model."""
+    if not str(outdir).strip():
+        raise UsageError("-o: the output directory is an empty path")
     model_path = check_model_path(model_path)
     name = check_name(name) if name is not None else default_name(model_path)
     extra_flags = check_extra_flags(extra_flags)
@@ -76,6 +84,7 @@ def emit(
     compiler = compiler or find_compiler()
     if not isinstance(verify, VerifyOptions):
         verify = VerifyOptions(enabled=bool(verify))
+    check_target(config.target, compiler)
 
     model = load_model(model_path, input_shapes, compiler)
     functions = build_functions(name, model.functions, str(model_path))
@@ -85,11 +94,17 @@ def emit(
 
         check_functions(functions, str(model_path))
 
+    if config.execution_model.has_vm_module:
+        _check_vm_names(name, model_path, config, functions, module_name)
+    key = content_key(model_path, name, config, extra_flags, compiler)
     # The templates compile while iree-compile runs.
     templates = threading.Thread(target=preload, daemon=True)
     templates.start()
     with staging_dir(outdir) as staging:
+        progress("compiling", f"{model_path.name} with iree-compile ({_summary(config)})")
         compiled = compile_model(model, name, config, extra_flags, compiler, staging, apply_workarounds)
+        fault_point("after-compile")
+        progress("rendering", "C sources")
         templates.join()
         files = output_files(name, config)
         module_file = compiled.module_file
@@ -98,7 +113,15 @@ def emit(
         if not config.execution_model.has_vm_module:
             from .runtimeless import write_sources
 
-            context = dict(_header_context(name, model_path, config), source=str(model_path))
+            if not (staging / files["executables-object"]).exists():
+                # iree-compile writes no object when nothing is dispatched.
+                raise UsageError(
+                    f"{model_path}: --execution-model runtimeless: the compiled program runs no kernel (every "
+                    f"result is an input or a constant), which runtimeless C does not support yet; use "
+                    f"--execution-model async"
+                )
+
+            context = dict(_header_context(name, model_path, config), source=model_path.name)
             extra_manifest["runtimeless"] = write_sources(
                 staging, name, files, functions, staging / module_file, context, link_libraries(config),
                 config.data_format)
@@ -110,7 +133,11 @@ def emit(
             _write_vm_sources(staging, name, model_path, config, files, functions, module_name, dependencies,
                               library_queries, module_file)
 
+        check_generated({f: (staging / f).read_text() for r, f in files.items() if r in _SCANNED_ROLES},
+                        functions, name, str(model_path))
+        fault_point("after-render")
         manifest = {
+            "content_key": key,
             "ireegen_version": __version__,
             "name": name,
             "vm_module_name": module_name,
@@ -122,7 +149,7 @@ def emit(
             "data_format": config.data_format,
             "target": config.target.to_json() if config.target else None,
             "iree": {"compiler_version": compiler.version, "runtime_api": RUNTIME_API},
-            "compile_flags": [_public_flag(f, staging) for f in flags],
+            "compile_flags": flags,
             "module_dependencies": dependencies,
             "iree_workarounds": compiled.workarounds,
             "static_library_queries": library_queries,
@@ -136,6 +163,7 @@ def emit(
         manifest["verification"] = verify_output(model, model_path, name, config, staging, module_file, manifest,
                                                  functions, extra_flags, compiler, verify, apply_workarounds,
                                                  input_shapes)
+        progress("writing", str(outdir))
         commit(staging, outdir, list(files.values()), manifest)
     return EmitResult(outdir, name, sorted(files.values()) + [MANIFEST], manifest)
 
@@ -151,6 +179,23 @@ def _source_json(model_path: Path, input_shapes) -> dict:
         if input_shapes:
             out["input_shapes"] = {k: list(v) for k, v in sorted(input_shapes.items())}
     return out
+
+
+# Files whose file-scope names are checked for clashes (the byte blocks and
+# the compiler's own EmitC are left out: their names are fixed suffixes
+# naming.RESERVED_SUFFIXES keeps free, or contain `__`).
+_SCANNED_ROLES = ("api-header", "runtime-source", "module-emitc-source", "executables-header", "abi-header")
+
+
+def _check_vm_names(name, model_path, config, functions, module_name) -> None:
+    """Renders the VM-mode glue before compiling (what the compile adds,
+    dependencies and library queries, does not change its names) and
+    refuses clashing names before any work is done."""
+    files = output_files(name, config)
+    context = _template_context(name, model_path, config, files, functions, module_name, [], [])
+    texts = {files["api-header"]: render("api.h.j2", **context),
+             files["runtime-source"]: render("runtime.c.j2", header=files["api-header"], **context)}
+    check_generated(texts, functions, name, str(model_path))
 
 
 def _header_context(name, model_path, config) -> dict:
@@ -184,11 +229,6 @@ def _write_vm_sources(staging, name, model_path, config, files, functions, modul
     else:
         text = render("module_emitc.c.j2", module_header=module_file, **context)
         (staging / files["module-emitc-source"]).write_text(text)
-
-
-def _public_flag(flag: str, staging: Path) -> str:
-    # The staging path is an accident of this run; record the final name.
-    return flag.replace(str(staging) + "/", "")
 
 
 def _template_context(name, model_path, config, files, functions, module_name, dependencies, library_queries) -> dict:

@@ -60,7 +60,12 @@ DISTRIBUTIONS = (
 
 def draw_value(v: Value, dist: Distribution, rng: np.random.Generator):
     shape = tuple(DYNAMIC_DIM if d is None else d for d in v.shape)
-    dtype = np.dtype(v.dtype) if v.dtype != "bfloat16" else np.dtype("float32")
+    if v.dtype == "bfloat16":  # numpy has none: ml_dtypes' (or bit patterns without it)
+        from .dtypes import bfloat16_from_float32
+
+        out = bfloat16_from_float32(np.asarray(dist.floats(v, rng, shape, np.float32), np.float32))
+        return out if v.is_tensor else out.reshape(())[()]
+    dtype = np.dtype(v.dtype)
     if dtype.kind == "f":
         out = dist.floats(v, rng, shape, dtype)
     elif dtype.kind == "b":

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from .errors import UsageError
 from .signature import Function, function_from_types, with_source_types
+from .parse_guard import check_parses
 
 SUPPORTED_SUFFIXES = (".mlir", ".mlirbc", ".onnx")
 
@@ -49,9 +50,38 @@ class LoadedModel:
     def write(self, path: Path) -> None:
         """Writes the (possibly rewritten) module as MLIR text with the original
         file locations, so compiler diagnostics still name the model.  Text,
-        not bytecode: the bindings' bytecode writer drops dense_resource blobs."""
+        not bytecode: the bindings' bytecode writer drops dense_resource blobs.
+        Locations name the model by its file name only, not by the path it
+        was read from: the compiled module's bytes (debug info, error strings)
+        must not depend on where the checkout lives."""
+        import io
+
+        text = io.StringIO()
+        self.module.operation.print(file=text, enable_debug_info=True, large_elements_limit=None)
         with open(path, "w") as f:
-            self.module.operation.print(file=f, enable_debug_info=True, large_elements_limit=None)
+            f.write(normalize_locations(text.getvalue(), str(self.path), self.path.name))
+
+
+def _mlir_escaped(text: str) -> str:
+    """A string as MLIR's printer writes it (llvm::printEscapedString)."""
+    out = []
+    for b in text.encode():
+        c = chr(b)
+        if c == "\\":
+            out.append("\\\\")
+        elif 0x20 <= b < 0x7F and c != '"':
+            out.append(c)
+        else:
+            out.append("\\%02X" % b)
+    return "".join(out)
+
+
+def normalize_locations(ir_text: str, read_as: str, file_name: str) -> str:
+    """Replaces the path the model was parsed from by its file name in every
+    location of printed IR."""
+    if read_as == file_name:
+        return ir_text
+    return ir_text.replace(f'loc("{_mlir_escaped(read_as)}"', f'loc("{_mlir_escaped(file_name)}"')
 
 
 def check_model_path(path) -> Path:
@@ -75,10 +105,14 @@ def load_model(path, input_shapes: dict | None = None, compiler=None) -> LoadedM
     `--input-shape`) pins symbolic dimensions of an ONNX model; `compiler`
     (a compiler.Compiler) lowers ONNX, by default the installed one."""
     path = check_model_path(path)
+    size = path.stat().st_size
+    if size == 0 or (size < 4096 and not path.read_bytes().strip()):
+        raise UsageError(f"{path}: the model file is empty")
     if path.suffix == ".onnx":
         return _load_onnx(path, input_shapes, compiler)
     if input_shapes:
         raise UsageError(f"--input-shape: applies to .onnx models; {path} is MLIR, whose shapes are its own")
+    check_parses(path)
     from iree.compiler import ir
 
     context = ir.Context()

@@ -190,6 +190,9 @@ class Config:
         """iree-compile flags for this configuration (without input/output)."""
         flags = [
             f"--iree-execution-model={self.execution_model.iree_name}",
+            # IREE demotes f64 to f32 by default; the C API says double, so
+            # the module must take double too.
+            "--iree-input-demote-f64-to-f32=false",
             "--iree-hal-target-device=local",
             f"--iree-hal-local-target-device-backends={self.backend}",
         ]

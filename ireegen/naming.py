@@ -40,12 +40,28 @@ def sanitize(text: str) -> str:
     return ident
 
 
+# Longest name: C89 keeps 31 significant characters of external names, C99
+# 63; names also become file names (NAME_module_data.c), which most file
+# systems cap at 255 bytes.  64 leaves room for function suffixes.
+MAX_NAME_LENGTH = 64
+
+
 def default_name(model_path) -> str:
-    return sanitize(Path(model_path).name.split(".")[0])
+    """The name derived from a model's file name, held to check_name's rules
+    (the error then says where the name came from)."""
+    name = sanitize(Path(model_path).name.split(".")[0])
+    try:
+        return check_name(name)
+    except UsageError as e:
+        reason = str(e).split(": ", 1)[1]
+        raise UsageError(f"{model_path}: the name derived from the file name, {name!r}: {reason}; "
+                         f"pass --name") from None
 
 
 def check_name(name: str) -> str:
     """Validates a user-given --name: it must already be a C identifier."""
+    if len(name or "") > MAX_NAME_LENGTH:
+        raise UsageError(f"--name {name[:20]}...: {len(name)} characters; at most {MAX_NAME_LENGTH}")
     if not _IDENT_RE.match(name or ""):
         raise UsageError(
             f"--name {name!r}: not a C identifier (letters, digits and _, not starting with a digit); "

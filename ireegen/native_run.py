@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from .c_api import build_functions
+from .dtypes import as_signature_dtype, numpy_dtype
 from .errors import UsageError
 from .layout import c_sources
 from .outputs import MANIFEST
@@ -72,7 +73,7 @@ class Runner:
                     ns = float(line.split()[1])
             results = []
             for v, path in zip(fn.outputs, outs):
-                data = np.frombuffer(path.read_bytes(), dtype=np.dtype(v.dtype))
+                data = np.frombuffer(path.read_bytes(), dtype=numpy_dtype(v.dtype))
                 results.append(data.reshape(v.shape) if v.is_tensor else data.reshape(())[()])
             return results, ns
         finally:
@@ -97,8 +98,8 @@ def check_inputs(fn: Function, inputs) -> list:
         raise UsageError(f"@{fn.name} takes {len(fn.inputs)} inputs, got {len(inputs)}")
     out = []
     for i, (v, x) in enumerate(zip(fn.inputs, inputs)):
-        a = np.asarray(x)
-        want = np.dtype(v.dtype)
+        a = as_signature_dtype(np.asarray(x), v.dtype)
+        want = numpy_dtype(v.dtype)
         shape = tuple(v.shape) if v.is_tensor else ()
         if a.dtype != want or a.shape != shape:
             raise UsageError(f"@{fn.name} input {i} ({v.name}): expected {want} {list(shape)}, "
@@ -108,8 +109,10 @@ def check_inputs(fn: Function, inputs) -> list:
 
 
 def load_manifest(outdir) -> dict:
+    from .outputs import read_manifest_path
+
     outdir = Path(outdir)
-    path = outdir / MANIFEST
+    path = read_manifest_path(outdir)  # rolls back a commit a crash interrupted
     if not path.is_file():
         raise UsageError(f"{outdir}: no {MANIFEST} (not an ireegen output directory)")
     try:
@@ -133,7 +136,10 @@ def build_runner(outdir, build_dir=None, cc: str | None = None, emulator: str | 
     target = manifest["target"]
     toolchain = toolchain_for(target["triple"], cc, emulator, target.get("cpu"), cpu_features=target.get("features", ""))
     build_dir = Path(build_dir) if build_dir else Path(tempfile.mkdtemp(prefix="ireegen-runner-"))
-    build_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        build_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UsageError(f"--build-dir {build_dir}: cannot create it ({e.strerror or e})") from None
     name = manifest["name"]
     functions = manifest_functions(manifest)
     cfunctions = build_functions(name, list(functions.values()), str(outdir))
@@ -178,6 +184,8 @@ def parse_input(text: str, value, where: str):
     if value.is_tensor:
         raise UsageError(f"{where}: {value.name} is a tensor; pass it as @file.npy")
     try:
-        return np.array(float(text) if np.dtype(value.dtype).kind == "f" else int(text, 0), dtype=value.dtype)
+        dtype = numpy_dtype(value.dtype)
+        return np.array(float(text) if value.dtype in ("float16", "bfloat16", "float32", "float64") else int(text, 0),
+                        dtype=dtype)
     except ValueError:
         raise UsageError(f"{where}: {text!r} is not a {value.dtype} number") from None

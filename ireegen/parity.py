@@ -27,6 +27,7 @@ import numpy as np
 
 from .compile_model import compile_model
 from .compiler import Compiler, find_compiler
+from .progress import progress
 from .errors import IreegenError, UsageError
 from .inputs import InputChoice, choose_inputs, given_inputs
 from .models import load_model
@@ -274,7 +275,7 @@ def module_subject(label: str, vmfb: Path, in_process: bool, runtime: RuntimeToo
         if in_process:
             results = run_in_process(vmfb, function.name, inputs)
         else:
-            results = run_with_tool(vmfb, function.name, inputs, len(function.outputs), runtime)
+            results = run_with_tool(vmfb, function.name, inputs, function.outputs, runtime)
         return [_as_dtype(r, v.dtype) for r, v in zip(results, function.outputs)]
 
     return Subject(label, run)
@@ -433,6 +434,7 @@ def run_subjects(report: Report, functions, subjects: dict, given: dict, seed: i
             if mode == REFERENCE and choice.reference_outputs is not None:
                 report.results.setdefault(mode, {})[f.name] = choice.reference_outputs
                 continue
+            progress("running", f"@{f.name} in {mode}")
             try:
                 report.results.setdefault(mode, {})[f.name] = subject.run(f, choice.inputs)
             except RunError as e:
@@ -531,6 +533,7 @@ def parity(
         for mode in modes:
             workdir = Path(tmp) / mode
             workdir.mkdir()
+            progress("compiling", f"{Path(model_path).name} for {mode}")
             try:
                 subjects[mode] = prepare_mode(mode, model, model_path, extra_flags, toolchain, workdir,
                                               apply_workarounds, runtimeless_target, input_shapes)

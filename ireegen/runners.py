@@ -18,6 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .dtypes import numpy_dtype
+
 
 class RunError(Exception):
     """The module failed at run time; the message is the runtime's."""
@@ -67,7 +69,7 @@ def find_runtime_tools(bin_dir=None) -> RuntimeTools:
     return RuntimeTools(Path(libs.__file__).parent)
 
 
-def run_with_tool(vmfb, function: str, inputs, output_count: int, tools: RuntimeTools | None = None,
+def run_with_tool(vmfb, function: str, inputs, output_count, tools: RuntimeTools | None = None,
                   timeout: float = 300) -> list:
     tools = tools or find_runtime_tools()
     workdir = Path(tempfile.mkdtemp(prefix="ireegen-run-"))
@@ -78,13 +80,21 @@ def run_with_tool(vmfb, function: str, inputs, output_count: int, tools: Runtime
                 cmd.append(f"--input={x.item()!r}" if x.dtype.kind == "f" else f"--input={int(x)}")
                 continue
             x = np.asarray(x)
-            if x.ndim == 0:  # a 0-d tensor<T>
+            if x.dtype.name == "bfloat16":  # iree-run-module reads no bf16 .npy: raw bytes
+                path = workdir / f"input{i}.bin"
+                path.write_bytes(np.ascontiguousarray(x).tobytes())
+                cmd.append(f"--input={''.join(f'{d}x' for d in x.shape)}bf16=@{path}")
+            elif x.ndim == 0:  # a 0-d tensor<T>
                 cmd.append(f"--input={_scalar_arg(x)}")
             else:
                 path = workdir / f"input{i}.npy"
                 np.save(path, x)
                 cmd.append(f"--input=@{path}")
-        outs = [workdir / f"output{i}.npy" for i in range(output_count)]
+        # bf16 results come back as raw bytes (iree-run-module writes no bf16
+        # .npy); `output_count` may be the outputs' signature Values for that.
+        values = list(output_count) if not isinstance(output_count, int) else [None] * output_count
+        raw = [v is not None and v.dtype == "bfloat16" for v in values]
+        outs = [workdir / (f"output{i}.bin" if r else f"output{i}.npy") for i, r in enumerate(raw)]
         cmd += [f"--output=@{p}" for p in outs]
         try:
             proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout)
@@ -93,7 +103,8 @@ def run_with_tool(vmfb, function: str, inputs, output_count: int, tools: Runtime
         if proc.returncode != 0:
             message = "\n".join(line for line in proc.stdout.splitlines() if not line.startswith("EXEC @"))
             raise RunError(message.strip() or f"iree-run-module exited with {proc.returncode}")
-        return [np.load(p) for p in outs]
+        return [np.frombuffer(p.read_bytes(), numpy_dtype(v.dtype)).reshape(v.shape) if r else np.load(p)
+                for p, v, r in zip(outs, values, raw)]
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 

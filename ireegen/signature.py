@@ -154,7 +154,10 @@ def parse_type(text: str, name: str, where: str) -> Value:
     text = text.strip()
     m = _TENSOR_RE.match(text)
     if m:
-        *dims, elem = m.group("body").split("x")
+        # Dimensions, then the element type (which may itself hold an x:
+        # complex<f32>).
+        dm = re.match(r"^((?:(?:\d+|\?)x)*)(.*)$", m.group("body"))
+        dims, elem = [d for d in dm.group(1).split("x") if d], dm.group(2)
         if elem not in MLIR_TO_NUMPY:
             raise UsageError(f"{where}: {name} has element type {elem}, which ireegen does not support")
         shape = tuple(None if d == "?" else int(d) for d in dims)

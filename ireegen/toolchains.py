@@ -57,6 +57,8 @@ def toolchain_for(triple: str, cc: str | None = None, emulator: str | None = Non
     if arch == host_arch and "linux" in triple and platform.system() == "Linux":
         compiler = cc or os.environ.get("CC") or "cc"
         _require(compiler, f"a C compiler for {triple} (set CC or --cc)")
+        if emulator:
+            _require(emulator.split()[0], "the --emulator command")
         return Toolchain(triple, compiler, tuple(emulator.split()) if emulator else (), ())
     if arch not in _CROSS or "linux" not in triple:
         if not (cc and emulator):
@@ -64,6 +66,8 @@ def toolchain_for(triple: str, cc: str | None = None, emulator: str | None = Non
                 f"--target-triple {triple}: ireegen knows no cross toolchain for it; "
                 "give --cc and --emulator"
             )
+        _require(cc, "the --cc compiler")
+        _require(emulator.split()[0], "the --emulator command")
         return Toolchain(triple, cc, tuple(emulator.split()), ("-static",))
     prefix, qemu, package = _CROSS[arch]
     compiler = cc or prefix + "gcc"
@@ -90,5 +94,5 @@ def _bare_metal_toolchain(triple, cpu, cc, emulator, need_emulator, cpu_features
 
 
 def _require(program: str, what: str) -> None:
-    if shutil.which(program) is None:
+    if not program or shutil.which(program) is None:
         raise UsageError(f"{program}: not found; it is {what}")

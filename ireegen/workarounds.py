@@ -194,15 +194,17 @@ def compile_with_workarounds(
 ) -> None:
     """The staged compile described above.  Refuses the mode (UsageError) if
     a check finds that the module would still compute wrong numbers."""
-    stream = workdir / "stream.mlir"
-    hal = workdir / "hal.mlir"
+    # Relative names, compiled inside workdir: the module records where the
+    # hal.mlir it was finished from lives (as its location).
+    stream, hal = "stream.mlir", "hal.mlir"
     # Intermediate files keep the model's locations, so that diagnostics and
     # debug info name the model, not this run's temporary files.
     keep_locations = ["--mlir-print-debuginfo"]
-    compiler.compile(source, stream, flags + keep_locations + ["--compile-to=stream"], model_name)
-    _rewrite_text(stream, [w.rewrite for w in workarounds if w.phase == "stream"], [], compiler)
-    compiler.compile(stream, hal, flags + keep_locations + ["--compile-from=stream", "--compile-to=hal"], model_name)
-    reasons = _rewrite_text(hal, [w.rewrite for w in workarounds if w.phase == "hal"],
+    compiler.compile(source, stream, flags + keep_locations + ["--compile-to=stream"], model_name, cwd=workdir)
+    _rewrite_text(workdir / stream, [w.rewrite for w in workarounds if w.phase == "stream"], [], compiler)
+    compiler.compile(stream, hal, flags + keep_locations + ["--compile-from=stream", "--compile-to=hal"], model_name,
+                     cwd=workdir)
+    reasons = _rewrite_text(workdir / hal, [w.rewrite for w in workarounds if w.phase == "hal"],
                             [w.check for w in workarounds if w.check], compiler)
     if reasons:
         raise UsageError(
@@ -210,6 +212,6 @@ def compile_with_workarounds(
             f"IREE {compiler.version}: {'; '.join(reasons)}, see docs/known-iree-issues.md; "
             f"use --execution-model async"
         )
-    compiler.compile(hal, output, flags + ["--compile-from=hal"], model_name)
-    stream.unlink()
-    hal.unlink()
+    compiler.compile(hal, output, flags + ["--compile-from=hal"], model_name, cwd=workdir)
+    (workdir / stream).unlink()
+    (workdir / hal).unlink()

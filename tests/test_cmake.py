@@ -158,7 +158,8 @@ def test_parallel_build_of_four_models(tmp_path, generator):
 @pytest.mark.parametrize(
     "args,message",
     [
-        ("SRC m1.mlir BOGUS 1", "unknown argument(s) BOGUS"),
+        ("SRC m1.mlir BOGUS 1", "unknown argument(s) BOGUS 1; the keywords are SRC NAME EXECUTION_MODEL "
+         "EXECUTABLE_FORMAT MODULE_FORMAT TARGET_TRIPLE TARGET_CPU TARGET_CPU_FEATURES OUTPUT_DIR FLAGS GENERATE_ONLY"),
         ("NAME x", "SRC <model file> is required"),
         ("SRC missing.mlir", "missing.mlir does not exist"),
         ("SRC m1.mlir EXECUTION_MODEL inline-static EXECUTABLE_FORMAT static-library",
@@ -169,14 +170,19 @@ def test_parallel_build_of_four_models(tmp_path, generator):
         ("SRC m1.mlir MODULE_FORMAT emitc DATA_FORMAT c", "an emitc module has no module data file"),
     ],
 )
-def test_configure_time_validation(tmp_path, args, message):
+def test_configure_time_validation(tmp_path, args, message, target="t1"):
     p = Project(tmp_path, GENERATORS[0], {"m1": SIMPLE})
     (p.src / "CMakeLists.txt").write_text(
         "cmake_minimum_required(VERSION 3.21)\nproject(t NONE)\nfind_package(ireegen CONFIG REQUIRED)\n"
-        f"ireegen_add_model(t1 {args})\n")
+        f"ireegen_add_model({target} {args})\n")
     proc = p.configure()
     assert proc.returncode != 0
     assert message in " ".join(proc.stdout.split()), proc.stdout
+
+
+def test_target_named_like_a_system_library_is_refused(tmp_path):
+    test_configure_time_validation(tmp_path, "SRC m1.mlir EXECUTION_MODEL runtimeless",
+                                   "m is the name of a system library (libm)", target="m")
 
 
 def test_runtime_mode_without_runtime_says_how_to_get_one(tmp_path):

@@ -155,7 +155,10 @@ def test_generated_c_needs_no_iree_headers(built):
     for f in runner.outdir.iterdir():
         if f.suffix in (".c", ".h"):
             text = f.read_text()
-            assert '#include "iree/' not in text, f.name
+            # IREE's status API is used only when its headers happen to be
+            # on the include path (so that VM-mode headers can follow).
+            optional = '#if __has_include("iree/base/api.h")\n#include "iree/base/api.h"\n#endif\n'
+            assert '#include "iree/' not in text.replace(optional, ""), f.name
             assert "malloc" not in text and "calloc" not in text, f.name
             assert text.startswith("// DO NOT EDIT"), f.name
 

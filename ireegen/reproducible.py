@@ -1,0 +1,40 @@
+"""The content key of an emit: one hash of everything the output depends on,
+so that a build cache can reuse an output directory made elsewhere.
+
+Emitted bytes depend on the model's bytes, the configuration, the name, the
+extra compiler flags, ireegen's version and the compiler's version, and on
+nothing else (not the model's path, not OUTDIR, not the time): the tests in
+tests/test_reproducible.py check that across checkouts and directories."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from . import __version__
+
+KEY_SCHEMA = 1
+
+
+def content_key_inputs(source_sha256: str, name: str, config, extra_flags, compiler_version: str) -> dict:
+    return {
+        "schema": KEY_SCHEMA,
+        "source_sha256": source_sha256,
+        "name": name,
+        "execution_model": config.execution_model.name,
+        "executable_format": config.executable_format.name,
+        "module_format": config.module_format,
+        "target": config.target.to_json() if config.target else None,
+        "extra_flags": list(extra_flags),
+        "ireegen_version": __version__,
+        "compiler_version": compiler_version,
+    }
+
+
+def content_key(model_path, name, config, extra_flags, compiler) -> str:
+    """sha256 over the canonical JSON of content_key_inputs()."""
+    from .outputs import sha256_of
+
+    inputs = content_key_inputs(sha256_of(model_path), name, config, extra_flags, compiler.version)
+    text = json.dumps(inputs, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
