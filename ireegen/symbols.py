@@ -18,6 +18,7 @@ from collections import defaultdict
 from .errors import UsageError
 
 _MACRO = re.compile(r"^\s*#\s*define\s+(\w+)(.*)$")
+_CONDITIONAL = re.compile(r"^\s*#\s*(if|ifdef|ifndef|elif|else|endif)\b")
 _TYPEDEF_CLOSE = re.compile(r"^\}\s*(\w+)\s*;")
 _TYPEDEF_LINE = re.compile(r"^typedef\b(?:[^;{]*|.*\}\s*)\b(\w+)\s*;")
 _HEAD = re.compile(r"^(?!typedef|return|if|else|for|while|switch|case|#)[A-Za-z_][\w\s\*]*?\b(\w+)\s*([\(\[=])")
@@ -29,19 +30,34 @@ def _strip_comments(text: str) -> str:
 
 
 def defined_names(text: str) -> list:
-    """(name, kind, body) for each file-scope definition in C text; macros
-    carry their body (a repeated identical #define is harmless)."""
+    """(name, kind, body, branches) for each file-scope definition in C
+    text; macros carry their body (a repeated identical #define is
+    harmless), and `branches` says which preprocessor branches it sits in:
+    two definitions in different branches of one #if never both exist."""
     text = _strip_comments(text)
     out = []
     depth = 0
+    conditionals = 0
+    stack = []  # (conditional id, branch number) of the enclosing #if ... #endif
     lines = text.split("\n")
     for i, line in enumerate(lines):
+        c = _CONDITIONAL.match(line)
+        if c:
+            if c.group(1).startswith("if"):
+                conditionals += 1
+                stack.append((conditionals, 0))
+            elif c.group(1) in ("elif", "else") and stack:
+                stack[-1] = (stack[-1][0], stack[-1][1] + 1)
+            elif c.group(1) == "endif" and stack:
+                stack.pop()
+            continue
+        branches = tuple(stack)
         if depth == 0:
             m = _MACRO.match(line)
             if m:
-                out.append((m.group(1), "macro", m.group(2).strip()))
+                out.append((m.group(1), "macro", m.group(2).strip(), branches))
             elif (m := _TYPEDEF_LINE.match(line)) is not None:
-                out.append((m.group(1), "type", ""))
+                out.append((m.group(1), "type", "", branches))
             elif (m := _HEAD.match(line)) is not None and not line.startswith((" ", "\t")):
                 rest = "\n".join(lines[i:i + 40])
                 rest = rest[rest.index(m.group(2), m.start(2)):]
@@ -49,11 +65,11 @@ def defined_names(text: str) -> list:
                     # A definition when the body comes before any ';'.
                     brace, semi = rest.find("{"), rest.find(";")
                     if brace != -1 and (semi == -1 or brace < semi):
-                        out.append((m.group(1), "function", ""))
+                        out.append((m.group(1), "function", "", branches))
                 elif not re.match(r"^(extern)\b", line):
-                    out.append((m.group(1), "object", ""))
+                    out.append((m.group(1), "object", "", branches))
         elif depth == 1 and (m := _TYPEDEF_CLOSE.match(line)) is not None:
-            out.append((m.group(1), "type", ""))
+            out.append((m.group(1), "type", "", branches))
         if line.strip() in ('extern "C" {', '}  // extern "C"'):
             continue  # C++ linkage blocks do not nest scopes
         depth += line.count("{") - line.count("}")
@@ -67,15 +83,24 @@ def clashes(texts: dict) -> dict:
     function's definition next to its prototype are not clashes."""
     seen = defaultdict(list)
     for file, text in texts.items():
-        for name, kind, body in defined_names(text):
-            seen[name].append((file, kind, body))
+        for name, kind, body, branches in defined_names(text):
+            seen[name].append((file, kind, body, branches))
     out = {}
     for name, defs in seen.items():
-        macros = {body for _, kind, body in defs if kind == "macro"}
-        others = [d for d in defs if d[1] != "macro"]
-        if len(macros) + len(others) > 1:
-            out[name] = sorted({f for f, _, _ in defs})
+        for i, a in enumerate(defs):
+            for b in defs[i + 1:]:
+                same_macro = a[1] == b[1] == "macro" and a[2] == b[2]
+                if not same_macro and not _exclusive(a, b):
+                    out[name] = sorted({d[0] for d in defs})
     return out
+
+
+def _exclusive(a, b) -> bool:
+    """Whether two definitions sit in different branches of one #if (in one file)."""
+    if a[0] != b[0]:
+        return False
+    branch_of = dict(a[3])
+    return any(cond in branch_of and branch_of[cond] != branch for cond, branch in b[3])
 
 
 def check_generated(texts: dict, functions, name: str, source: str) -> None:

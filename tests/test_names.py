@@ -64,7 +64,10 @@ def test_scanner_sees_what_templates_define():
     text = ('#define M_A 1\ntypedef struct m_t { int x; } m_t;\nstatic int m_report(int a,\n    int b) {\n'
             '  return a;\n}\nint m_f(int a);\nint m_f(int a) { return a; }\nstatic const char* const m_names[2] = {\n'
             '  "a", "b"};\n#ifdef __cplusplus\nextern "C" {\n#endif\n#define M_B 2\n')
-    assert [n for n, _, _ in defined_names(text)] == ["M_A", "m_t", "m_report", "m_f", "m_names", "M_B"]
+    assert [n for n, _, _, _ in defined_names(text)] == ["M_A", "m_t", "m_report", "m_f", "m_names", "M_B"]
+    # Alternatives in the branches of one #if are not clashes; the same name twice in one branch is.
+    assert not clashes({"a.c": "#ifdef X\n#define m_fail(a) a\n#else\n#define m_fail(a) 0\n#endif\n"})
+    assert clashes({"a.c": "#ifdef X\n#define m_fail(a) a\n#define m_fail(a) 0\n#endif\n"})
     assert clashes({"a.c": text, "b.c": "int m_report(void) { return 0; }\n#define M_A 1\n"}) == {
         "m_report": ["a.c", "b.c"]}
 
