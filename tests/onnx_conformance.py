@@ -144,10 +144,11 @@ class ModeResult:
 class TestResult:
     name: str
     modes: dict = field(default_factory=dict)  # mode -> ModeResult
-    seconds: float = 0.0
+    seconds: float = 0.0  # wall time
+    cpu_seconds: float = 0.0  # CPU time of the worker and its children: what it costs an idle machine
 
     def to_json(self) -> dict:
-        return {"name": self.name, "seconds": round(self.seconds, 2),
+        return {"name": self.name, "seconds": round(self.seconds, 2), "cpu_seconds": round(self.cpu_seconds, 2),
                 "modes": {m: r.to_json() for m, r in self.modes.items()}}
 
 
@@ -272,7 +273,7 @@ def run_case(case: Case, modes=MODES) -> TestResult:
     """Lowers and runs one test in every mode; never raises."""
     import onnx
 
-    start = time.monotonic()
+    start, cpu_start = time.monotonic(), cpu_time()
     result = TestResult(case.name)
     with tempfile.TemporaryDirectory(prefix=f"onnx-{case.name[:40]}-") as tmp:
         tmp = Path(tmp)
@@ -288,7 +289,16 @@ def run_case(case: Case, modes=MODES) -> TestResult:
             except Exception as e:  # noqa: BLE001 - the runner's own bug, reported per test
                 result.modes = {m: ModeResult("crash", crash_reason(e)) for m in modes}
     result.seconds = time.monotonic() - start
+    result.cpu_seconds = cpu_time() - cpu_start
     return result
+
+
+def cpu_time() -> float:
+    """CPU seconds of this process and its finished children."""
+    import resource
+
+    return sum(u.ru_utime + u.ru_stime for u in (resource.getrusage(resource.RUSAGE_SELF),
+                                                 resource.getrusage(resource.RUSAGE_CHILDREN)))
 
 
 # ---------------------------------------------------------------------------
@@ -304,7 +314,7 @@ def _worker(name: str, modes) -> dict:
 
 def result_from_json(d: dict) -> TestResult:
     return TestResult(d["name"], {m: ModeResult(r["status"], r.get("reason", "")) for m, r in d["modes"].items()},
-                      d.get("seconds", 0.0))
+                      d.get("seconds", 0.0), d.get("cpu_seconds", 0.0))
 
 
 def run_cases(cases: dict, names, jobs: int = 2, modes=MODES, progress=None, results_file=None) -> dict:
@@ -515,13 +525,15 @@ def main(argv=None) -> int:
 
     def progress(r: TestResult, n: int, total: int) -> None:
         cells = " ".join(f"{m}={x.status}" for m, x in r.modes.items())
-        print(f"[{n}/{total}] {r.name} ({r.seconds:.1f} s) {cells}", flush=True)
+        print(f"[{n}/{total}] {r.name} ({r.seconds:.1f} s, cpu {r.cpu_seconds:.1f} s) {cells}", flush=True)
 
     results = run_cases(cases, names, args.jobs, modes, progress, args.results)
     elapsed = time.monotonic() - start
     committed = load_status().get("tests", {})
     table = counts(statuses_of(results))
-    print(f"\n{len(results)} tests in {elapsed / 60:.1f} min")
+    cpu = sum(r.cpu_seconds for r in results.values())
+    print(f"\n{len(results)} tests in {elapsed / 60:.1f} min wall ({args.jobs} jobs); "
+          f"{cpu / 60:.1f} CPU-min in the tests ({cpu / 60 / args.jobs:.1f} min on {args.jobs} idle cores)")
     print(f"{'status':<16}" + "".join(f"{m:>16}" for m in modes))
     for s in STATUSES:
         print(f"{s:<16}" + "".join(f"{table[m][s]:>16}" for m in modes))
