@@ -16,6 +16,7 @@ The conformance runner (tests/onnx_conformance.py), the digits sample
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -48,6 +49,16 @@ def first_error(text: str) -> str:
     return lines[-1] if lines else ""
 
 
+def _explain(text: str) -> str:
+    """The first error, naming the ONNX operator when the lowering has none for it."""
+    line = first_error(text)
+    if "torch.operator" in line:
+        op = re.search(r'torch\.operator"?\(?[^"]*"(onnx\.\w+)"', text) or re.search(r'"(onnx\.\w+)"', text)
+        if op:
+            return f"no lowering for {op.group(1)}: {line}"
+    return line
+
+
 def lower_onnx(onnx_path, mlir_path, timeout: float = 300) -> Path:
     """Writes the input-dialect MLIR of `onnx_path` to `mlir_path`; raises
     LoweringError with the tool's first error line."""
@@ -65,7 +76,7 @@ def lower_onnx(onnx_path, mlir_path, timeout: float = 300) -> Path:
             except subprocess.TimeoutExpired:
                 raise LoweringError(stage, f"timed out after {timeout:.0f} s") from None
             if proc.returncode != 0:
-                raise LoweringError(stage, first_error(proc.stdout) or f"exit status {proc.returncode}")
+                raise LoweringError(stage, _explain(proc.stdout) or f"exit status {proc.returncode}")
     finally:
         torch_mlir.unlink(missing_ok=True)
     return mlir_path
