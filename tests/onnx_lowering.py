@@ -49,9 +49,11 @@ def first_error(text: str) -> str:
     return lines[-1] if lines else ""
 
 
-def _explain(text: str) -> str:
+def _explain(text: str, returncode: int, tool: str) -> str:
     """The first error, naming the ONNX operator when the lowering has none for it."""
-    line = first_error(text)
+    if "Stack dump:" in text or returncode < 0:
+        return f"{tool} crashed (exit status {returncode}, LLVM stack dump)"
+    line = first_error(text) or f"exit status {returncode}"
     if "torch.operator" in line:
         op = re.search(r'torch\.operator"?\(?[^"]*"(onnx\.\w+)"', text) or re.search(r'"(onnx\.\w+)"', text)
         if op:
@@ -76,7 +78,7 @@ def lower_onnx(onnx_path, mlir_path, timeout: float = 300) -> Path:
             except subprocess.TimeoutExpired:
                 raise LoweringError(stage, f"timed out after {timeout:.0f} s") from None
             if proc.returncode != 0:
-                raise LoweringError(stage, _explain(proc.stdout) or f"exit status {proc.returncode}")
+                raise LoweringError(stage, _explain(proc.stdout, proc.returncode, Path(cmd[0]).name))
     finally:
         torch_mlir.unlink(missing_ok=True)
     return mlir_path
