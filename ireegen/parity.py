@@ -332,14 +332,14 @@ def prepare_mode(mode: str, model, model_path, extra_flags, toolchain: Toolchain
         try:
             runner = build_runner(workdir / "out", workdir / "build", emulator=target.get("emulator"))
         except RunError as e:
-            raise _IreegenFailure(f"building the emitted C failed: {e}") from None
+            raise IreegenFailure(f"building the emitted C failed: {e}") from None
         return runner_subject(mode, runner)
     compiled = compile_model(model, "parity", config, extra_flags, toolchain.compiler, workdir, apply_workarounds)
     in_process = mode == REFERENCE and toolchain.runtime is None
     return module_subject(mode, workdir / compiled.module_file, in_process, toolchain.runtime)
 
 
-class _IreegenFailure(Exception):
+class IreegenFailure(Exception):
     """ireegen's own step failed for one mode (not the model's fault)."""
 
 
@@ -539,7 +539,7 @@ def parity(
                                               apply_workarounds, runtimeless_target, input_shapes)
             except IreegenError as e:
                 report.compile_errors[mode] = str(e)
-            except _IreegenFailure as e:
+            except IreegenFailure as e:
                 report.ireegen_errors[mode] = str(e)
             except Exception as e:  # noqa: BLE001 - ireegen's own failure: this mode's row, not the end
                 report.ireegen_errors[mode] = f"{type(e).__name__}: {e}"

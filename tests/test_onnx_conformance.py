@@ -1,0 +1,50 @@
+"""CI: the ONNX node tests, fixed subset (one test per operator, listed in
+tests/onnx_conformance_status.json), in all four execution models, against
+ONNX's reference outputs.  See tests/onnx_conformance.py.
+
+Fails on any crash (a Python traceback from ireegen), wrong number or
+generated-C build failure, and on any status that differs from the
+committed file: a fix shows up as a change too, so that the file and
+docs/onnx-conformance.md stay true.  The pool has 2 workers.  Measured:
+8.1 CPU-minutes (about 4.5 min on 2 idle cores), 16 min wall on 2 cores
+with a load average of 12."""
+
+import pytest
+
+pytest.importorskip("onnx")
+
+import onnx_conformance as oc  # noqa: E402
+
+REGENERATE = "python tests/onnx_conformance.py --subset all --write-status --write-doc"
+
+
+@pytest.fixture(scope="module")
+def run():
+    committed = oc.load_status()
+    names = committed["ci_subset"]
+    cases = oc.collect_cases(set(names))
+    missing = sorted(set(names) - set(cases))
+    assert not missing, f"this onnx ({oc.versions()['onnx_version']}) no longer generates {missing}; {REGENERATE}"
+    return committed, oc.run_cases(cases, names, jobs=2)
+
+
+def test_subset_is_fixed_and_large_enough():
+    committed = oc.load_status()
+    assert len(committed["ci_subset"]) >= 150
+    assert all(name in committed["tests"] for name in committed["ci_subset"])
+
+
+def test_no_crash_wrong_number_or_bad_c(run):
+    _, results = run
+    bad = [f"{name} {mode}: {r.status}: {r.reason}" for name, t in sorted(results.items())
+           for mode, r in t.modes.items() if r.status in oc.FAILURES]
+    assert not bad, f"{len(bad)} test x mode failures:\n" + "\n".join(bad)
+
+
+def test_statuses_are_the_committed_ones(run):
+    committed, results = run
+    diff = oc.status_diff(results, committed["tests"])
+    assert not diff, (f"{len(diff)} statuses differ from tests/onnx_conformance_status.json (committed -> now).\n"
+                      f"If the change is intended, regenerate the file and docs/onnx-conformance.md:\n"
+                      f"    {REGENERATE}\n(or, for these tests only: python tests/onnx_conformance.py --tests NAME... "
+                      f"--write-status --write-doc)\n" + "\n".join(diff))
