@@ -113,14 +113,6 @@ def emit(
         if not config.execution_model.has_vm_module:
             from .runtimeless import write_sources
 
-            if not (staging / files["executables-object"]).exists():
-                # iree-compile writes no object when nothing is dispatched.
-                raise UsageError(
-                    f"{model_path}: --execution-model runtimeless: the compiled program runs no kernel (every "
-                    f"result is an input or a constant), which runtimeless C does not support yet; use "
-                    f"--execution-model async"
-                )
-
             context = dict(_header_context(name, model_path, config), source=model_path.name)
             extra_manifest["runtimeless"] = write_sources(
                 staging, name, files, functions, staging / module_file, context, link_libraries(config),

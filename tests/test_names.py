@@ -78,7 +78,7 @@ def test_awkward_legal_names_compile_warning_free_runtimeless(tmp_path, capsys):
     status, err = _emit(capsys, _model(tmp_path / "x.mlir", LEGAL), out, "--execution-model", "runtimeless")
     assert status == 0, err
     (tmp_path / "use.c").write_text('#include "m.h"\nint main(void) { return (int)M_EXPORT_COUNT - 15; }\n')
-    for src in ("m.c", "m_constants.c", str(tmp_path / "use.c")):
+    for src in ("m.c", "m_constants.S", str(tmp_path / "use.c")):
         proc = subprocess.run(["cc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-c", src, "-I", str(out),
                                "-o", os.devnull], cwd=out, stderr=subprocess.PIPE, text=True)
         assert proc.returncode == 0, proc.stderr
