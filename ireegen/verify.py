@@ -171,6 +171,7 @@ def verify(model, model_path, name: str, config: Config, staging, module_file: s
         "verified": True,
         "reference": describe(ref_config) + " (iree.runtime, local-sync)",
         "ran": describe(ran),
+        "ran_the_emitted_code": ran == config,
         "notes": reasons + report.notes,
         "seed": options.seed,
         "rtol": options.rtol,
