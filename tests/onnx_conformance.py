@@ -343,10 +343,12 @@ def cpu_time() -> float:
 # Many tests, in a pool of processes
 
 
-_CASES: dict = {}  # the worker's copy (fork) of the cases
+_CASES: dict = {}  # the worker's cases, collected once per spawned worker
 
 
 def _worker(name: str, modes) -> dict:
+    if name not in _CASES:
+        _CASES.update(collect_cases())
     return run_case(_CASES[name], modes).to_json()
 
 
@@ -382,7 +384,9 @@ def run_cases(cases: dict, names, jobs: int = 2, modes=MODES, progress=None, res
 
     todo = [n for n in names if n not in done] if run_missing else []
     retry = []
-    context = __import__("multiprocessing").get_context("fork")
+    # spawn, not fork: a process that has used MLIR's Python bindings has
+    # their threads, and a forked child of it can deadlock on their locks.
+    context = __import__("multiprocessing").get_context("spawn")
     try:
         with cf.ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
             futures = {pool.submit(_worker, n, modes): n for n in todo}
