@@ -53,7 +53,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from onnx_lowering import lower_onnx  # noqa: E402
-from runtimeless import (TIME_UNITS_NS, benchmark_module_inputs, compile_c, first_line, measure_sizes,  # noqa: E402
+from runtimeless import (benchmark_module_inputs, compile_c, first_line, measure_sizes, time_async,  # noqa: E402
                          section_sizes)
 
 from ireegen.emit import emit  # noqa: E402
@@ -88,19 +88,6 @@ def per_call_cpu(run, repeat: int) -> float:
     run(repeat)
     many = children_cpu_ns() - start
     return max(many - one, 0) / (repeat - 1)
-
-
-def async_cpu_ns(tool: Path, vmfb: Path, function: str, input_flags: list, repeat: int) -> float:
-    """iree-benchmark-module, local-sync, `repeat` iterations: CPU ns per iteration."""
-    cmd = [str(tool), f"--module={vmfb}", "--device=local-sync", f"--function={function}", *input_flags,
-           f"--benchmark_min_time={repeat}x", "--benchmark_format=json"]
-    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=600)
-    if proc.returncode != 0:
-        raise RuntimeError((proc.stderr or proc.stdout).strip() or f"iree-benchmark-module exited {proc.returncode}")
-    runs = [b for b in json.loads(proc.stdout)["benchmarks"] if b.get("run_type") == "iteration"]
-    if not runs:
-        raise RuntimeError("iree-benchmark-module reported no iteration run")
-    return runs[0]["cpu_time"] * TIME_UNITS_NS[runs[0]["time_unit"]]
 
 
 # ---------------------------------------------------------------------------
@@ -417,7 +404,7 @@ def benchmark(name: str, workdir: Path, rounds: int, seconds: float, baseline_ns
         vmfb = workdir / "async" / f"{name}.vmfb"
         flags = benchmark_module_inputs(inputs, workdir / "async-inputs")
         tool = find_runtime_tools().bin_dir / "iree-benchmark-module"
-        timers["async"] = lambda n: async_cpu_ns(tool, vmfb, function, flags, n)
+        timers["async"] = lambda n: time_async(tool, vmfb, function, flags, n, clock="cpu_time")
     except Exception as e:  # noqa: BLE001
         result.errors["async"] = first_line(e)
     # ONNX Runtime

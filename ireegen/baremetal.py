@@ -12,7 +12,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from .cores import ARCH_DEFAULT_CPU, CORES, Core, Rv32Core
+from .cores import ARCH_DEFAULT_CPU, CORES, Rv32Core
 from .errors import UsageError
 from .render import render
 from .resources import templates_dir

@@ -127,15 +127,16 @@ def build_parser() -> argparse.ArgumentParser:
         "every output with async. Exit status: 0 every mode agrees; 1 a mode computes different numbers, "
         "fails at run time, or ireegen itself failed for it; 2 a usage error, or a mode that does not "
         "compile or is refused (the other modes still run).")
-    par.add_argument("model", help="the model: .mlir or .mlirbc")
+    par.add_argument("model", help="the model: .mlir, .mlirbc or .onnx")
     par.add_argument("--execution-models", default="async,inline-static,inline-dynamic",
                      help="comma-separated, from async, inline-static, inline-dynamic, runtimeless "
                      "(default: the first three; async is always the reference)")
     par.add_argument("--function", help="only this function (default: every exported function)")
     par.add_argument("--inputs", metavar="X.npz",
-                     help="inputs as an .npz with arrays named <function>.<input> (or <input>, or input<i>, when the model has "
-                     "one function; names as `ireegen info` shows them); every key must match and every input be there. Default: seeded random "
-                     "inputs, redrawn until async's outputs are not degenerate")
+                     help="inputs as an .npz with arrays named <function>.<input> (or <input>, or input<i>, "
+                     "when the model has one function; names as `ireegen info` shows them); every key must "
+                     "match and every input be there. Default: seeded random inputs, redrawn until async's "
+                     "outputs are not degenerate")
     par.add_argument("--expected", metavar="REF.npz",
                      help="reference outputs, <function>.<output> (or <output>): every mode, async included, "
                      "is also compared with them")
@@ -146,7 +147,8 @@ def build_parser() -> argparse.ArgumentParser:
     par.add_argument("--atol", type=float, default=1e-6, help="absolute tolerance (default: %(default)s)")
     par.add_argument("--seed", type=int, default=0, help="seed of the generated inputs (default: %(default)s)")
     par.add_argument("--reference", default="async", choices=("async", "onnxruntime"),
-                     help="what every mode is also compared with: async (default), or ONNX Runtime for an .onnx model")
+                     help="what every mode is also compared with: async (default), or ONNX Runtime for an "
+                     ".onnx model")
     _add_input_shape_arg(par)
     par.add_argument("--json", metavar="REPORT", help="also write the report as JSON")
     par.add_argument("--iree-flag", action="append", default=[], metavar="FLAG", help="pass FLAG to iree-compile")

@@ -135,12 +135,8 @@ def check_input_shapes(path, shapes: dict) -> None:
     `path` (cheap: reads the graph, not the weights).  For configure time."""
     if not shapes:
         return
-    onnx = require_onnx()
     path = Path(path)
-    try:
-        model = onnx.load(str(path), load_external_data=False)
-    except Exception as e:
-        raise UsageError(f"{path}: not a readable ONNX model ({type(e).__name__}: {e})") from None
+    model = _load_graph(path)
     inputs = [i.name for i in _effective_inputs(model)]
     for name in shapes:
         if name not in inputs:
@@ -151,13 +147,17 @@ def model_dependencies(path) -> list:
     """Files whose change changes the model: the .onnx and its external data
     (for CMake's DEPENDS).  Refuses a missing onnx package, so that CMake
     says so at configure time."""
-    onnx = require_onnx()
     path = Path(path)
+    return [path] + external_data_files(_load_graph(path), path)
+
+
+def _load_graph(path: Path):
+    """The model at `path` without its external weights (cheap)."""
+    onnx = require_onnx()
     try:
-        model = onnx.load(str(path), load_external_data=False)
+        return onnx.load(str(path), load_external_data=False)
     except Exception as e:
         raise UsageError(f"{path}: not a readable ONNX model ({type(e).__name__}: {e})") from None
-    return [path] + external_data_files(model, path)
 
 
 def _effective_inputs(model) -> list:

@@ -175,13 +175,17 @@ def _is_plain_name(name: str) -> bool:
     return name not in ("", ".", "..") and "/" not in name and "\0" not in name and not name.startswith(".ireegen")
 
 
+def manifest_text(manifest: dict) -> str:
+    """manifest.json's bytes: sorted keys, so the same manifest is the same file."""
+    return json.dumps(manifest, indent=2, sort_keys=True) + "\n"
+
+
 def commit(staging: Path, outdir: Path, files: list, manifest: dict) -> None:
     """Swaps the files named in `files` (relative to staging) and the manifest
     into outdir, removing files the previous manifest listed that are no
     longer produced.  Atomic as the module docstring describes."""
     outdir = Path(outdir)
-    text = json.dumps(manifest, indent=2, sort_keys=True) + "\n"
-    (staging / MANIFEST).write_text(text)
+    (staging / MANIFEST).write_text(manifest_text(manifest))
     with directory_lock(outdir):
         recover(outdir)
         replace = list(files) + [MANIFEST]

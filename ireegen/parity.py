@@ -290,14 +290,19 @@ def _as_dtype(x, dtype: str):
     return x
 
 
-def onnxruntime_outputs(model_path, function: Function, inputs) -> list:
-    """The reference provider for --reference onnxruntime: runs the .onnx
-    model in ONNX Runtime (CPU) on `inputs`, fed and read by ONNX name."""
+def _require_onnxruntime():
     try:
-        import onnxruntime as ort
+        import onnxruntime
     except ImportError:
         raise UsageError("--reference onnxruntime needs the onnxruntime package: "
                          "pip install 'ireegen[onnxruntime]'") from None
+    return onnxruntime
+
+
+def onnxruntime_outputs(model_path, function: Function, inputs) -> list:
+    """The reference provider for --reference onnxruntime: runs the .onnx
+    model in ONNX Runtime (CPU) on `inputs`, fed and read by ONNX name."""
+    ort = _require_onnxruntime()
     options = ort.SessionOptions()
     options.log_severity_level = 3
     try:
@@ -503,11 +508,7 @@ def parity(
     if reference == "onnxruntime":
         if Path(model_path).suffix != ".onnx":
             raise UsageError(f"--reference onnxruntime: needs an .onnx model, not {model_path}")
-        try:  # a missing package fails now, not after compiling
-            import onnxruntime  # noqa: F401
-        except ImportError:
-            raise UsageError("--reference onnxruntime needs the onnxruntime package: "
-                             "pip install 'ireegen[onnxruntime]'") from None
+        _require_onnxruntime()  # a missing package fails now, not after compiling
     for m in modes:
         if m not in EXECUTION_MODELS:
             raise UsageError(f"--execution-models {m!r}: unknown; choose from {', '.join(EXECUTION_MODELS)}")

@@ -44,6 +44,12 @@ class Toolchain:
         return [*self.emulator, str(program), *map(str, args)]
 
 
+def runs_natively(triple: str) -> bool:
+    """Whether programs built for `triple` run on this machine as they are."""
+    arch = triple.split("-", 1)[0]
+    return arch == host_triple().split("-", 1)[0] and "linux" in triple and platform.system() == "Linux"
+
+
 def toolchain_for(triple: str, cc: str | None = None, emulator: str | None = None,
                   cpu: str | None = None, need_emulator: bool = True, cpu_features: str = "") -> Toolchain:
     """The compiler (and emulator) for programs of `triple` (`cpu` and
@@ -52,9 +58,7 @@ def toolchain_for(triple: str, cc: str | None = None, emulator: str | None = Non
     arch = triple.split("-", 1)[0]
     if arch in ARCH_ORDER or (arch == "riscv32" and "linux" not in triple):  # a board, not a process
         return _bare_metal_toolchain(triple, cpu, cc, emulator, need_emulator, cpu_features)
-    arch = triple.split("-", 1)[0]
-    host_arch = host_triple().split("-", 1)[0]
-    if arch == host_arch and "linux" in triple and platform.system() == "Linux":
+    if runs_natively(triple):
         compiler = cc or os.environ.get("CC") or "cc"
         _require(compiler, f"a C compiler for {triple} (set CC or --cc)")
         if emulator:

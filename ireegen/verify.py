@@ -18,7 +18,6 @@ machine, run in-process through iree.runtime.
 
 from __future__ import annotations
 
-import json
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,8 +25,10 @@ from pathlib import Path
 from .compile_model import compile_model
 from .errors import IreegenError, UsageError
 from .modes import Config, make_config
+from .outputs import MANIFEST, manifest_text
 from .parity import REFERENCE, Report, module_subject, run_subjects, runner_subject
 from .runners import RunError
+from .toolchains import runs_natively
 
 DEFAULT_RTOL = 1e-4
 DEFAULT_ATOL = 1e-5
@@ -60,10 +61,7 @@ def reference_config() -> Config:
 
 
 def _host_runnable(config: Config) -> bool:
-    if config.target is None:
-        return True
-    host = reference_config().target.triple
-    return config.target.triple.split("-", 1)[0] == host.split("-", 1)[0] and "linux" in config.target.triple
+    return config.target is None or runs_natively(config.target.triple)
 
 
 def runnable_twin(config: Config) -> tuple:
@@ -101,28 +99,29 @@ def _vm_subject(model, name, config, staging, module_file, extra_flags, compiler
 def _runtimeless_subject(model_path, name, config, staging, manifest, extra_flags, compiler, workdir,
                          input_shapes=None) -> tuple:
     from .emit import emit
-    from .native_run import build_runner
 
-    (Path(staging) / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
-    reasons = []
+    (Path(staging) / MANIFEST).write_text(manifest_text(manifest))
+    label = config.execution_model.name
     try:
-        runner = build_runner(staging, workdir / "build")
-        return runner_subject(config.execution_model.name, runner), config, reasons
+        return runner_subject(label, _built_runner(staging, workdir / "build")), config, []
     except UsageError as e:  # no cross compiler or emulator for the target here
         if _host_runnable(config):
             raise
-        reasons.append(f"{config.target.triple} programs cannot run here ({e}): "
-                       "verified the same model emitted for this machine")
-    except RunError as e:
-        raise VerificationError(f"cannot verify the emitted C: building it failed:\n{e}") from None
+        reasons = [f"{config.target.triple} programs cannot run here ({e}): "
+                   "verified the same model emitted for this machine"]
     twin = make_config(config.execution_model.name, optimize_for=config.optimize_for, data_format=config.data_format)
     emit(model_path, workdir / "twin", twin, name=name, extra_flags=extra_flags, compiler=compiler,
          verify=VerifyOptions(enabled=False), input_shapes=input_shapes)
+    return runner_subject(label, _built_runner(workdir / "twin", workdir / "twin-build")), twin, reasons
+
+
+def _built_runner(outdir, build_dir):
+    from .native_run import build_runner
+
     try:
-        runner = build_runner(workdir / "twin", workdir / "twin-build")
+        return build_runner(outdir, build_dir)
     except RunError as e:
         raise VerificationError(f"cannot verify the emitted C: building it failed:\n{e}") from None
-    return runner_subject(config.execution_model.name, runner), twin, reasons
 
 
 def verify(model, model_path, name: str, config: Config, staging, module_file: str, manifest: dict,

@@ -42,7 +42,7 @@ import time
 import traceback
 import warnings
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
