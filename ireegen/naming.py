@@ -103,8 +103,10 @@ def function_symbols(prefix: str, functions, source: str) -> dict:
 RESERVED_PARAMETERS = frozenset(
     """model inputs outputs status value ref arena can_stage constants bindings lengths
     memcpy memmove memset strcmp size_t uintptr_t int8_t int16_t int32_t int64_t uint8_t uint16_t
-    uint32_t uint64_t NULL""".split()
+    uint32_t uint64_t NULL UINT64_C f32_bits bits_f32 f64_bits bits_f64""".split()
 )
+# The host scalars runtimeless C computes at run time: scalar1, scalar2, ...
+_LOCAL_SCALAR = re.compile(r"scalar\d+")
 
 # Identifiers a generated body derives from a parameter name `x`.
 _DERIVED = ("{}", "{}_data", "{}_shape", "out_{}")
@@ -118,6 +120,7 @@ def _value_identifier(text: str, prefix: str) -> str:
     reserved = (
         ident in C_KEYWORDS
         or ident in RESERVED_PARAMETERS
+        or _LOCAL_SCALAR.fullmatch(ident)
         or ident.startswith("iree_")
         # The model's own functions and types (prefix_create, prefix_t, prefix__fail ...), which bodies use.
         or (prefix and ident.startswith(prefix.lower() + "_"))

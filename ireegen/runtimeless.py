@@ -19,7 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from . import arena
-from .schedule import Alloc, Buf, Copy, Dispatch, Fill, RuntimelessError, Schedule, Sym
+from . import host_scalars
+from .schedule import Alloc, Buf, Check, Copy, Dispatch, Fill, Let, Load, RuntimelessError, Schedule, Sym
 
 BINDING_ALIGNMENT = 64  # IREE's buffer alignment, which executables assume
 
@@ -76,6 +77,8 @@ def _accesses(steps) -> list:
             out.append((i, step.target))
         elif isinstance(step, Copy):
             out += [(i, step.source), (i, step.target)]
+        elif isinstance(step, Load):
+            out.append((i, step.source))
     return out
 
 
@@ -275,7 +278,8 @@ def _step(step, places, cfn, schedule, exports, prefix: str) -> dict:
             export=step.export,
             export_index=exports.index(key),
             library=f"{step.executable}_library_query",
-            workgroups=step.workgroups,
+            workgroups=[f"(uint32_t){w.expr}" if isinstance(w, Sym) else w for w in step.workgroups],
+            workgroups_json=[{"expr": w.expr} if isinstance(w, Sym) else w for w in step.workgroups],
             constants=constants,
             constants_json=[{"expr": c.expr} if isinstance(c, Sym) else c for c in step.constants],
             constants_static=not any(isinstance(c, Sym) for c in step.constants),
@@ -286,7 +290,27 @@ def _step(step, places, cfn, schedule, exports, prefix: str) -> dict:
     if isinstance(step, Fill):
         return dict(kind="fill", target=ptr(step.target), length=step.target.length,
                     pattern=f"0x{step.pattern:0{2 * step.pattern_size}X}u", pattern_size=step.pattern_size)
+    if isinstance(step, Load):
+        return dict(kind="load", name=step.name, c_type=step.c_type, source=ptr(step.source),
+                    length=step.source.length, place=_place_json(places[step.source.alloc.id], step.source))
+    if isinstance(step, Let):
+        return dict(kind="let", name=step.name, c_type=step.c_type, expr=step.expr)
+    if isinstance(step, Check):
+        return dict(kind="check", condition=step.condition, message=_c_string(step.message))
     return dict(kind="copy", source=ptr(step.source), target=ptr(step.target), length=step.source.length)
+
+
+def _c_string(text: str) -> str:
+    """`text` as the inside of a C string literal (printable ASCII only)."""
+    out = []
+    for ch in text:
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif " " <= ch <= "~" and ch != "?":  # no trigraphs
+            out.append(ch)
+        else:
+            out.append(" ")
+    return "".join(out)
 
 
 def write_sources(staging, name: str, files: dict, functions: list, program_ir, context: dict,
@@ -330,7 +354,10 @@ def write_sources(staging, name: str, files: dict, functions: list, program_ir, 
         library_queries=queries,
         plans=lowered["plans"],
         any_fill=any(s["kind"] == "fill" for s in all_steps),
-        any_scalar_bits=any("f32_bits(" in c for s in all_steps for c in s.get("constants", [])),
+        helpers=host_scalars.helpers_used(
+            [c for s in all_steps for c in s.get("constants", [])] + [s.get("expr", "") for s in all_steps]
+            + [s.get("condition", "") for s in all_steps]
+            + [expr for _, p in flat for _, expr in p.scalar_results]),
     )
     (staging / files["api-header"]).write_text(render("runtimeless.h.j2", **common))
     (staging / files["runtime-source"]).write_text(render("runtimeless.c.j2", header=files["api-header"], **common))
@@ -407,7 +434,14 @@ def _arena_json(p) -> dict:
 
 
 def _step_json(s: dict) -> dict:
+    """One step for the manifest: what runs, and the bytes it touches."""
     if s["kind"] == "dispatch":
-        return {"dispatch": s["export"], "library": s["library"], "workgroups": list(s["workgroups"]),
+        return {"dispatch": s["export"], "library": s["library"], "workgroups": s["workgroups_json"],
                 "constants": s["constants_json"], "bindings": s["places"]}
+    if s["kind"] == "load":
+        return {"load": s["name"], "type": s["c_type"], "from": s["place"]}
+    if s["kind"] == "let":
+        return {"let": s["name"], "type": s["c_type"], "expr": s["expr"]}
+    if s["kind"] == "check":
+        return {"check": s["condition"], "message": s["message"]}
     return {s["kind"]: s["length"]}

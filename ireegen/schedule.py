@@ -24,12 +24,12 @@ RuntimelessError naming the function and the op.
 
 from __future__ import annotations
 
-import operator
 import re
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import host_scalars as hs
 from .errors import UsageError
 
 
@@ -68,9 +68,12 @@ class View:
 
 @dataclass(frozen=True)
 class Sym:
-    """A value known only at run time, as a C expression of the arguments."""
+    """A host scalar known only at run time: a C expression (a local the
+    call computes, or an argument) of the C type that holds `type`
+    (host_scalars.c_type)."""
 
     expr: str
+    type: str = "i64"  # the MLIR type
 
 
 @dataclass(frozen=True)
@@ -115,10 +118,36 @@ class Copy:
 
 
 @dataclass
+class Load:
+    """The host reads a scalar from device data: `name` = the bytes at `source`."""
+
+    source: Buf
+    name: str
+    c_type: str
+
+
+@dataclass
+class Let:
+    """A host scalar the call computes at run time: `const c_type name = expr;`."""
+
+    name: str
+    c_type: str
+    expr: str
+
+
+@dataclass
+class Check:
+    """The program fails unless `condition` (a C expression) holds."""
+
+    condition: str
+    message: str
+
+
+@dataclass
 class FunctionSchedule:
     name: str
     inputs: list  # per argument: Alloc (tensor) or Sym (scalar)
-    steps: list  # Dispatch/Fill/Copy in order
+    steps: list  # Dispatch/Fill/Copy/Load/Let/Check in order
     results: list  # per result: Buf (tensor) or int/Sym (scalar)
     transitions: dict = field(default_factory=dict)  # state version it starts from -> version it leaves
 
@@ -140,48 +169,8 @@ class Schedule:
 _MAX_STEPS = 1_000_000  # interpreted ops per function, against runaway loops
 
 
-def _width(t) -> int:
-    s = str(t)
-    if s == "index":
-        return 64
-    if s.startswith("i") and s[1:].isdigit():
-        return int(s[1:])
-    return 0
+_width, _wrap, _signed = hs.width, hs.wrap, hs.signed
 
-
-def _wrap(value: int, bits: int) -> int:
-    return value & ((1 << bits) - 1) if bits else value
-
-
-def _signed(value: int, bits: int) -> int:
-    value = _wrap(value, bits)
-    return value - (1 << bits) if bits and value >> (bits - 1) else value
-
-
-_CMP = {
-    "eq": operator.eq, "ne": operator.ne,
-    "slt": operator.lt, "sle": operator.le, "sgt": operator.gt, "sge": operator.ge,
-    "ult": operator.lt, "ule": operator.le, "ugt": operator.gt, "uge": operator.ge,
-}
-_CMP_PREDICATES = ["eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"]
-
-_BINARY = {
-    "arith.addi": operator.add, "arith.subi": operator.sub, "arith.muli": operator.mul,
-    "arith.andi": operator.and_, "arith.ori": operator.or_, "arith.xori": operator.xor,
-    "arith.shli": operator.lshift, "arith.shrui": operator.rshift,
-    "arith.minui": min, "arith.maxui": max,
-}
-_SIGNED_BINARY = {
-    "arith.minsi": min, "arith.maxsi": max,
-    "arith.divsi": lambda a, b: int(a / b), "arith.remsi": lambda a, b: a - int(a / b) * b,
-    "arith.shrsi": operator.rshift,
-}
-_UNSIGNED_DIV = {
-    "arith.divui": operator.floordiv, "arith.remui": operator.mod,
-    "arith.ceildivui": lambda a, b: -(-a // b),
-}
-_C_OPERATOR = {"arith.addi": "+", "arith.subi": "-", "arith.muli": "*"}
-_C_INT = {8: "int8_t", 16: "int16_t", 32: "int32_t", 64: "int64_t"}
 
 # Ops that only order work or describe buffers; the serial schedule needs none.
 _NO_OPS = {
@@ -221,6 +210,7 @@ class _Interpreter:
         self.steps = []  # where device work goes: the initializers', then each call's
         self.stored = {}  # buffer globals a call stored to: name -> Buf
         self.slots = set()  # ids of the state Allocs that mutable globals live in
+        self.scalars = 0  # run-time host scalars so far (scalarN, per function)
         for op in module.body.operations:
             op = op.operation
             if op.name in ("util.func", "func.func"):
@@ -280,7 +270,11 @@ class _Interpreter:
                     jumped = True
                     break
                 if name == "cf.cond_br":
-                    cond = self.known(op, values[op.operands[0]], "a branch condition")
+                    cond = values[op.operands[0]]
+                    if isinstance(cond, Sym):
+                        self.fail(op, "a branch on a value only known at run time (data-dependent control "
+                                      "flow: a loop or branch on tensor values), which runtimeless C does not "
+                                      "follow")
                     sizes = list(op.attributes["operandSegmentSizes"])
                     true_args = list(op.operands)[1 : 1 + sizes[1]]
                     false_args = list(op.operands)[1 + sizes[1] :]
@@ -317,42 +311,60 @@ class _Interpreter:
         try:
             return [_wrap(int(text.split(":")[0].strip()), _width(op.results[0].type))]
         except ValueError:
-            return [float(text.split(":")[0].strip())]
+            return [hs.round_float(float(text.split(":")[0].strip()), op.results[0].type)]
 
-    @_handles(*_BINARY, *_SIGNED_BINARY, *_UNSIGNED_DIV)
+    # Host scalars: folded when known, else a line of C (see host_scalars.py).
+    @_handles(*hs.FOLD_INT)
     def op_binary(self, op, a):
-        name = op.name
-        bits = _width(op.results[0].type)
         x, y = a
         if isinstance(x, Sym) or isinstance(y, Sym):
-            return [self.sym_binary(op, name, x, y, bits)]
-        if name in _BINARY:
-            return [_wrap(_BINARY[name](x, y), bits)]
-        if y == 0:
+            return [self.c_binary(op, x, y)]
+        try:
+            return [hs.fold_int(op.name, x, y, _width(op.results[0].type))]
+        except ZeroDivisionError:
             self.fail(op, "division by zero")
-        if name in _SIGNED_BINARY:
-            return [_wrap(_SIGNED_BINARY[name](_signed(x, bits), _signed(y, bits)), bits)]
-        return [_wrap(_UNSIGNED_DIV[name](x, y), bits)]
+
+    @_handles(*hs.FLOAT_BINARY)
+    def op_float_binary(self, op, a):
+        x, y = a
+        if isinstance(x, Sym) or isinstance(y, Sym):
+            return [self.c_binary(op, x, y)]
+        return [hs.fold_float(op.name, x, y, op.results[0].type)]
 
     @_handles("arith.cmpi")
     def op_cmpi(self, op, a):
         x, y = a
+        predicate, bits = hs.cmpi_predicate(op.attributes["predicate"]), _width(op.operands[0].type)
         if isinstance(x, Sym) or isinstance(y, Sym):
-            self.fail(op, "a comparison depends on a run-time value (data-dependent control flow)")
-        pred = _CMP_PREDICATES[int(str(op.attributes["predicate"]).split(":")[0])]
-        bits = _width(op.operands[0].type)
-        if pred[0] == "s":
-            x, y = _signed(x, bits), _signed(y, bits)
-        return [1 if _CMP[pred](x, y) else 0]
+            return [self.let(op, "i1", hs.c_cmpi(predicate, self.c_operand(op, x, 0), self.c_operand(op, y, 1), bits))]
+        return [hs.fold_cmpi(predicate, x, y, bits)]
+
+    @_handles("arith.cmpf")
+    def op_cmpf(self, op, a):
+        x, y = a
+        predicate = hs.cmpf_predicate(op.attributes["predicate"])
+        if isinstance(x, Sym) or isinstance(y, Sym):
+            return [self.let(op, "i1", hs.c_cmpf(predicate, self.c_operand(op, x, 0), self.c_operand(op, y, 1),
+                                                 op.operands[0].type))]
+        return [hs.fold_cmpf(predicate, x, y)]
 
     @_handles("arith.select")
     def op_select(self, op, a):
-        cond = self.known(op, a[0], "a select condition")
-        return [a[1] if cond else a[2]]
+        cond, x, y = a
+        if not isinstance(cond, Sym):
+            return [x if cond else y]
+        if hs.c_type(op.results[0].type) is None:
+            self.fail(op, "a choice between buffers or views made on a value only known at run time "
+                          "(data-dependent control flow)")
+        return [self.let(op, str(op.results[0].type),
+                         hs.c_select(cond.expr, self.c_operand(op, x, 1), self.c_operand(op, y, 2),
+                                     op.results[0].type))]
 
-    @_handles("arith.index_cast", "arith.index_castui", "arith.trunci", "arith.extui", "arith.extsi", "arith.bitcast")
+    @_handles("arith.index_cast", "arith.index_castui", "arith.trunci", "arith.extui", "arith.extsi",
+              "arith.bitcast", "arith.sitofp", "arith.uitofp", "arith.fptosi", "arith.fptoui", "arith.extf",
+              "arith.truncf")
     def op_cast(self, op, a):
-        return [self.cast(op, op.name, a[0])]
+        return [self.cast(op, a[0])]
 
     @_handles("util.null")
     def op_null(self, op, a):
@@ -388,9 +400,10 @@ class _Interpreter:
 
     @_handles("util.status.check_ok")
     def op_check_ok(self, op, a):
-        status = self.known(op, a[0], "a status")
-        if status:
-            msg = str(op.attributes["message"]) if "message" in op.attributes else ""
+        msg = str(op.attributes["message"]).strip('"') if "message" in op.attributes else "failed"
+        if isinstance(a[0], Sym):
+            self.steps.append(Check(f"{a[0].expr} == 0", msg))
+        elif a[0]:
             self.fail(op, f"the program fails when run: {msg}")
         return []
 
@@ -509,8 +522,29 @@ class _Interpreter:
 
     @_handles("hal.buffer.load")
     def op_buffer_load(self, op, a):
-        self.fail(op, "the program reads device data on the host to decide what runs next (data-dependent "
-                      "control flow: a loop or branch on tensor values, or a shape computed from them)")
+        # (buffer, offset): a scalar the host reads once the work before it is done
+        b = self.buf(op, a[0])
+        mlir_type = str(op.results[0].type)
+        c_type = hs.c_type(mlir_type)
+        size = 1 if mlir_type == "i1" else (_width(mlir_type) or {"f32": 32, "f64": 64}.get(mlir_type, 0)) // 8
+        if c_type is None or not size:
+            self.fail(op, f"the program reads a {mlir_type} from device data, which runtimeless C does not read")
+        offset = self.known(op, a[1], "the offset of a read of device data")
+        if offset < 0 or offset + size > b.length:
+            self.fail(op, f"a read of {size} bytes at {offset} from a buffer of {b.length}")
+        self.scalars += 1
+        name = f"scalar{self.scalars}"
+        self.steps.append(Load(Buf(b.alloc, b.offset + offset, size), name, c_type))
+        return [Sym(f"({name} & 1u)" if mlir_type == "i1" else name, mlir_type)]
+
+    @_handles("cf.assert")
+    def op_assert(self, op, a):
+        message = str(op.attributes["msg"]).strip('"') if "msg" in op.attributes else "assertion failed"
+        if isinstance(a[0], Sym):
+            self.steps.append(Check(a[0].expr, message))
+        elif not a[0]:
+            self.fail(op, f"the program always fails: {message}")
+        return []
 
     # -- work: command buffers and queue operations
     @_handles("hal.command_buffer.create")
@@ -577,13 +611,14 @@ class _Interpreter:
         if not isinstance(executable[0], Executable) or not isinstance(function[0], tuple):
             self.fail(op, "a dispatch of an executable the schedule does not know")
         export = function[0][-1]
-        workgroups = tuple(self.known(op, w[0], "a workgroup count") for w in (wx, wy, wz))
+        workgroups = tuple(w[0] for w in (wx, wy, wz))  # run-time counts are fine
         bindings = []
         for b, off, length in zip(buffers, offsets, lengths):
             b = self.buf(op, b)
             bindings.append(Buf(b.alloc, b.offset + self.known(op, off, "a binding offset"),
                                 self.known(op, length, "a binding length")))
-        consts = [v if isinstance(v, Sym) else _wrap(v, 32) for v in constants]
+        consts = [v if isinstance(v, Sym) else _wrap(v, 32) if isinstance(v, int) else self.fail(
+            op, "a dispatch constant that is not an i32") for v in constants]
         if executable[0].symbol not in self.executables:
             self.executables.append(executable[0].symbol)
         cmd[0].steps.append(Dispatch(executable[0].symbol, export, workgroups, consts, bindings))
@@ -602,37 +637,60 @@ class _Interpreter:
     def is_state_slot(self, alloc) -> bool:
         return alloc.id in self.slots
 
-    def sym_binary(self, op, name, x, y, bits):
-        if name not in _C_OPERATOR:
-            self.fail(op, f"`{name}` on a run-time scalar is not supported")
-        c_type = _C_INT.get(bits, "int64_t")
-        return Sym(f"({c_type})({_c_operand(x)} {_C_OPERATOR[name]} {_c_operand(y)})")
+    # -- host scalars only known at run time
+    def let(self, op, mlir_type: str, expr: str) -> Sym:
+        """A new local of the call, `expr`, computed where the program computes it."""
+        c_type = hs.c_type(mlir_type)
+        if c_type is None:
+            self.fail(op, f"a run-time host value of type {mlir_type}, which runtimeless C does not compute")
+        self.scalars += 1
+        name = f"scalar{self.scalars}"
+        self.steps.append(Let(name, c_type, expr))
+        return Sym(name, mlir_type)
 
-    def cast(self, op, name, x):
-        out_bits, in_bits = _width(op.results[0].type), _width(op.operands[0].type)
+    def c_operand(self, op, x, index: int):
+        """Operand `index` of `op` for host_scalars: a run-time value's C
+        expression, or the known value itself (written as a literal)."""
         if isinstance(x, Sym):
-            if name == "arith.bitcast":
-                out = str(op.results[0].type)
-                if out in ("i32", "f32") and str(op.operands[0].type) in ("i32", "f32"):
-                    helper = "f32_bits" if out == "i32" else "bits_f32"
-                    return Sym(f"{helper}({x.expr})")
-                self.fail(op, "a bitcast of a run-time scalar that is not f32<->i32")
-            return Sym(f"({_C_INT.get(out_bits, 'int64_t')})({x.expr})")
-        if isinstance(x, float) or name == "arith.bitcast":
-            if isinstance(x, float) and str(op.results[0].type) == "i32":
-                return int(np.array(x, np.float32).view(np.uint32))
-            if not isinstance(x, float) and str(op.results[0].type) == "f32":
-                return float(np.array(x, np.uint32).view(np.float32))
-            if not isinstance(x, float):
-                return x
-            self.fail(op, "a float cast the schedule cannot evaluate")
-        if name in ("arith.extsi", "arith.index_cast"):
+            return x.expr
+        if isinstance(x, float) and (x != x or x in (float("inf"), float("-inf"))):
+            self.fail(op, "a non-finite host constant next to a run-time value")
+        if not isinstance(x, (int, float)) or hs.c_type(op.operands[index].type) is None:
+            self.fail(op, "an operand that is not a host scalar")
+        return x
+
+    def c_binary(self, op, x, y) -> Sym:
+        mlir_type = str(op.results[0].type)
+        return self.let(op, mlir_type, hs.c_binary(op.name, self.c_operand(op, x, 0), self.c_operand(op, y, 1),
+                                                   mlir_type))
+
+    def cast(self, op, x):
+        source, result = op.operands[0].type, op.results[0].type
+        if isinstance(x, Sym):
+            expr = hs.c_cast(op.name, x.expr, source, result)
+            if expr is None:
+                self.fail(op, f"`{op.name}` from {source} to {result} on a run-time value")
+            return self.let(op, str(result), expr)
+        name, in_bits, out_bits = op.name, _width(source), _width(result)
+        if name == "arith.bitcast":
+            pairs = {("f32", "i32"): (np.float32, np.uint32), ("i32", "f32"): (np.uint32, np.float32),
+                     ("f64", "i64"): (np.float64, np.uint64), ("i64", "f64"): (np.uint64, np.float64)}
+            pair = pairs.get((str(source), str(result)))
+            if pair:
+                value = np.array(x, pair[0]).view(pair[1])[()]
+                return float(value) if hs.is_float(result) else int(value)
+            return x
+        if name in ("arith.sitofp", "arith.uitofp"):
+            return hs.round_float(float(_signed(x, in_bits) if name == "arith.sitofp" else x), result)
+        if name in ("arith.fptosi", "arith.fptoui"):
+            if x != x or x in (float("inf"), float("-inf")):
+                self.fail(op, f"`{name}` of {x}")
+            return _wrap(int(x), out_bits)
+        if name in ("arith.extf", "arith.truncf"):
+            return hs.round_float(x, result)
+        if name in ("arith.extsi",) or (name == "arith.index_cast" and out_bits > in_bits):
             return _wrap(_signed(x, in_bits), out_bits)
         return _wrap(x, out_bits)
-
-
-def _c_operand(x) -> str:
-    return x.expr if isinstance(x, Sym) else str(x)
 
 
 def _written(step) -> list:
@@ -748,9 +806,40 @@ def _fingerprint(fs: FunctionSchedule) -> tuple:
                           value(step.bindings)))
         elif isinstance(step, Fill):
             steps.append(("fill", value(step.target), step.pattern, step.pattern_size))
-        else:
+        elif isinstance(step, Copy):
             steps.append(("copy", value(step.source), value(step.target)))
+        elif isinstance(step, Load):
+            steps.append(("load", value(step.source), step.name, step.c_type))
+        else:
+            steps.append((type(step).__name__, tuple(vars(step).values())))
     return (tuple(steps), value(fs.results))
+
+
+_SCALAR_NAME = re.compile(r"\bscalar\d+\b")
+
+
+def _without_unused_scalars(steps: list, results: list) -> list:
+    """`steps` without the run-time scalars (Load, Let) that nothing reads:
+    C's -Wunused-variable would reject them."""
+    def names_in(x) -> set:
+        if isinstance(x, Sym):
+            return set(_SCALAR_NAME.findall(x.expr))
+        if isinstance(x, Let):
+            return set(_SCALAR_NAME.findall(x.expr))
+        if isinstance(x, Check):
+            return set(_SCALAR_NAME.findall(x.condition))
+        if isinstance(x, Dispatch):
+            return set().union(*(names_in(c) for c in list(x.constants) + list(x.workgroups)))
+        return set()
+
+    used = set().union(set(), *(names_in(r) for r in results))
+    kept = []
+    for step in reversed(steps):
+        if isinstance(step, (Load, Let)) and step.name not in used:
+            continue
+        used |= names_in(step)
+        kept.append(step)
+    return kept[::-1]
 
 
 def read_schedule(hal_module, signature, where: str) -> Schedule:
@@ -764,7 +853,7 @@ def read_schedule(hal_module, signature, where: str) -> Schedule:
             interp.where = f"{where}: initializer"
             interp.run_region(op.regions[0], [])
     interp.initializing = False
-    init_steps, interp.steps = interp.steps, []
+    init_steps, interp.steps = _without_unused_scalars(interp.steps, []), []
 
     # Each mutable buffer global gets a place of its own in the state region
     # (a slot); one that starts out as a constant, as part of a buffer, or in
@@ -830,6 +919,8 @@ def read_schedule(hal_module, signature, where: str) -> Schedule:
 
 def _run_function(interp: _Interpreter, op, fn, slot_of: dict) -> FunctionSchedule:
     args = []
+    block_args = list(op.regions[0].blocks[0].arguments)
+    interp.scalars = 0
     for value in fn.inputs:
         if value.is_tensor:
             if not value.is_static:
@@ -838,7 +929,12 @@ def _run_function(interp: _Interpreter, op, fn, slot_of: dict) -> FunctionSchedu
             interp.allocs += 1
             args.append(Alloc(interp.allocs, "input", value.byte_size))
         else:
-            args.append(Sym(value.name))
+            mlir_type = str(block_args[len(args)].type)
+            c_type = hs.c_type(mlir_type)
+            if c_type is None:
+                raise RuntimelessError(f"{interp.where}: argument {value.name} is a {mlir_type} scalar, which "
+                                       "runtimeless C does not take")
+            args.append(Sym(value.name if hs.is_float(mlir_type) else f"({c_type}){value.name}", mlir_type))
     values = [View(Buf(x, 0, x.size), tuple(v.shape)) if isinstance(x, Alloc) else x for x, v in zip(args, fn.inputs)]
     interp.steps, interp.stored = [], {}
     results = interp.run_region(op.regions[0], values)
@@ -888,4 +984,4 @@ def _run_function(interp: _Interpreter, op, fn, slot_of: dict) -> FunctionSchedu
         if isinstance(result, Buf) and result.alloc.id in committed:
             raise RuntimelessError(f"{interp.where}: result {value.name} is a view of state that the call "
                                    "replaces; runtimeless C cannot return it")
-    return FunctionSchedule(fn.name, args, interp.steps, out)
+    return FunctionSchedule(fn.name, args, _without_unused_scalars(interp.steps, out), out)
