@@ -93,7 +93,8 @@ endmacro()
 
 function(ireegen_add_model target)
   set(_one SRC NAME EXECUTION_MODEL EXECUTABLE_FORMAT MODULE_FORMAT DATA_FORMAT TARGET_TRIPLE
-           TARGET_CPU TARGET_CPU_FEATURES OUTPUT_DIR CONSTANTS_SECTION ARENA_SECTION OPTIMIZE_FOR VERIFY)
+           TARGET_CPU TARGET_CPU_FEATURES OUTPUT_DIR CONSTANTS_SECTION ARENA_SECTION OPTIMIZE_FOR VERIFY
+           VERIFY_INPUTS)
   cmake_parse_arguments(PARSE_ARGV 1 _ARG "GENERATE_ONLY" "${_one}" "FLAGS;INPUT_SHAPES")
   if(_ARG_UNPARSED_ARGUMENTS)
     list(JOIN _ARG_UNPARSED_ARGUMENTS " " _unknown)
@@ -139,6 +140,15 @@ function(ireegen_add_model target)
     if(NOT _ARG_VERIFY)
       set(_emit_only_args --no-verify)
     endif()
+  endif()
+  # VERIFY_INPUTS <x.npz>: verify on these inputs (a dependency) instead of drawn ones.
+  set(_verify_inputs "")
+  if(_ARG_VERIFY_INPUTS)
+    get_filename_component(_verify_inputs "${_ARG_VERIFY_INPUTS}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+    if(NOT EXISTS "${_verify_inputs}")
+      message(FATAL_ERROR "ireegen_add_model(${target}): VERIFY_INPUTS ${_verify_inputs} does not exist")
+    endif()
+    list(APPEND _emit_only_args --verify-inputs "${_verify_inputs}")
   endif()
   get_filename_component(_outdir "${_ARG_OUTPUT_DIR}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_BINARY_DIR}")
 
@@ -218,7 +228,7 @@ function(ireegen_add_model target)
     OUTPUT ${_IREEGEN_OUTPUTS}
     COMMAND "${IREEGEN_PYTHON_EXECUTABLE}" -m ireegen emit "${_src}" -o "${_outdir}" --name "${_ARG_NAME}" ${_args}
             ${_emit_only_args}
-    DEPENDS "${_src}" ${_IREEGEN_MODEL_FILES} "${_options_file}" ${_IREEGEN_GENERATOR_FILES} ${_IREEGEN_COMPILER_FILES}
+    DEPENDS "${_src}" ${_IREEGEN_MODEL_FILES} ${_verify_inputs} "${_options_file}" ${_IREEGEN_GENERATOR_FILES} ${_IREEGEN_COMPILER_FILES}
     WORKING_DIRECTORY "${_IREEGEN_CMAKE_DIR}"
     COMMENT "ireegen: generating ${_ARG_NAME} (${_IREEGEN_EXECUTION_MODEL}, ${_IREEGEN_EXECUTABLE_FORMAT}, ${_IREEGEN_MODULE_FORMAT}) from ${_ARG_SRC}"
     VERBATIM)

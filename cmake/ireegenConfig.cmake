@@ -13,7 +13,7 @@
 #                     [TARGET_CPU_FEATURES <features>]
 #                     [FLAGS <iree-compile flag>...]
 #                     [INPUT_SHAPES <onnx input>=<dims>...]
-#                     [VERIFY ON|OFF]
+#                     [VERIFY ON|OFF] [VERIFY_INPUTS <x.npz>]
 #                     [OUTPUT_DIR <dir>] [GENERATE_ONLY]
 #                     [CONSTANTS_SECTION <section>] [ARENA_SECTION <section>]
 #                     [OPTIMIZE_FOR speed|size])

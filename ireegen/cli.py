@@ -106,6 +106,10 @@ def build_parser() -> argparse.ArgumentParser:
     emit.add_argument("--no-workarounds", action="store_true",
                       help="compile exactly as iree-compile would, without ireegen's workarounds for IREE bugs "
                       "(to reproduce a bug; verification still checks the result)")
+    emit.add_argument("--verify-inputs", type=Path, metavar="X.npz",
+                      help="verify on these inputs instead of drawn ones (arrays named <input> or "
+                      "<function>.<input>): for models that only accept some input values, such as sizes or "
+                      "scales")
     emit.add_argument("--verify-seed", type=int, default=0, metavar="N",
                       help="seed of the verification's generated inputs (default: %(default)s)")
     emit.add_argument("--verify-rtol", type=float, default=1e-4, metavar="R",
@@ -220,7 +224,8 @@ def _cmd_emit(args) -> int:
         name=args.name,
         extra_flags=args.iree_flag,
         compiler=find_compiler(args.iree_compile),
-        verify=VerifyOptions(not args.no_verify, args.verify_seed, args.verify_rtol, args.verify_atol),
+        verify=VerifyOptions(not args.no_verify, args.verify_seed, args.verify_rtol, args.verify_atol,
+                             args.verify_inputs),
         apply_workarounds=not args.no_workarounds,
         input_shapes=input_shapes,
     )

@@ -22,7 +22,7 @@ from .compile_model import check_extra_flags, compile_model, vm_module_name
 from .faults import fault_point
 from .progress import progress
 from .render import banner, preload, render
-from .verify import VerifyOptions, verify as verify_output
+from .verify import VerifyOptions, load_verify_inputs, verify as verify_output
 from .reproducible import content_key
 from .symbols import check_generated
 from .targets import check_target
@@ -96,6 +96,7 @@ def emit(
 
     if config.execution_model.has_vm_module:
         _check_vm_names(name, model_path, config, functions, module_name)
+    verify_inputs = load_verify_inputs(verify, [f.function for f in functions])
     key = content_key(model_path, name, config, extra_flags, compiler)
     # The templates compile while iree-compile runs.
     templates = threading.Thread(target=preload, daemon=True)
@@ -154,7 +155,7 @@ def emit(
         }
         manifest["verification"] = verify_output(model, model_path, name, config, staging, module_file, manifest,
                                                  functions, extra_flags, compiler, verify, apply_workarounds,
-                                                 input_shapes)
+                                                 input_shapes, verify_inputs)
         progress("writing", str(outdir))
         commit(staging, outdir, list(files.values()), manifest)
     return EmitResult(outdir, name, sorted(files.values()) + [MANIFEST], manifest)

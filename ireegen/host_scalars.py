@@ -167,6 +167,27 @@ def fold_float(name: str, x: float, y: float, mlir_type) -> float:
 
 FLOAT_BINARY = set(_FOLD_FLOAT)
 
+# Unary float ops: (Python, C function of double; its float form ends in f)
+_FLOAT_UNARY = {
+    "math.floor": (math.floor, "floor"), "math.ceil": (math.ceil, "ceil"), "math.trunc": (math.trunc, "trunc"),
+    "math.round": (lambda x: math.copysign(math.floor(abs(x) + 0.5), x), "round"),
+    "math.absf": (abs, "fabs"), "math.sqrt": (math.sqrt, "sqrt"), "arith.negf": (operator.neg, None),
+}
+FLOAT_UNARY = set(_FLOAT_UNARY)
+MATH_FUNCTIONS = tuple(c for _, c in _FLOAT_UNARY.values() if c)
+
+
+def fold_float_unary(name: str, x: float, mlir_type) -> float:
+    if math.isnan(x) or math.isinf(x):
+        return x if name != "arith.negf" else -x
+    function = _FLOAT_UNARY[name][0]
+    return round_float(float(function(x)) if x >= 0 or name != "math.sqrt" else math.nan, mlir_type)
+
+
+def fold_align(x: int, n: int) -> int:
+    """util.align: x rounded up to a multiple of n."""
+    return -(-x // n) * n if n else x
+
 
 # ---------------------------------------------------------------------------
 # C for run-time values: each function returns the C expression of the
@@ -319,6 +340,25 @@ def c_select(condition: str, a, b, mlir_type) -> str:
         return f"({condition} ? {_float(a, mlir_type)} : {_float(b, mlir_type)})"
     bits = width(mlir_type)
     return f"({condition} ? {_plain(a, bits)} : {_plain(b, bits)})"
+
+
+def c_float_unary(name: str, a: str, mlir_type) -> str:
+    function = _FLOAT_UNARY[name][1]
+    if function is None:
+        return f"-{a}"
+    return f"{function}{'f' if str(mlir_type) == 'f32' else ''}({a})"
+
+
+def c_align(a, n) -> str:
+    """util.align on index values."""
+    if isinstance(n, int) and n and not n & (n - 1):
+        return f"({_u(a, 64)} + {n - 1}u) & ~(uint64_t){n - 1}u" if n > 1 else _plain(a, 64)
+    return f"({_plain(n, 64)} ? ({_u(a, 64)} + {_plain(n, 64)} - 1u) / {_plain(n, 64)} * {_plain(n, 64)} : {_plain(a, 64)})"
+
+
+def uses_libm(texts) -> bool:
+    """Whether any of `texts` calls a <math.h> function."""
+    return any(f"{f}(" in t or f"{f}f(" in t for f in MATH_FUNCTIONS for t in texts)
 
 
 def c_cast(name: str, a: str, source_type, result_type) -> str | None:

@@ -135,7 +135,7 @@ def build_runner(outdir, build_dir=None, cc: str | None = None, emulator: str | 
     manifest = load_manifest(outdir)
     target = manifest["target"]
     toolchain = toolchain_for(target["triple"], cc, emulator, target.get("cpu"), cpu_features=target.get("features", ""))
-    build_dir = Path(build_dir) if build_dir else Path(tempfile.mkdtemp(prefix="ireegen-runner-"))
+    build_dir = Path(build_dir).resolve() if build_dir else Path(tempfile.mkdtemp(prefix="ireegen-runner-"))
     try:
         build_dir.mkdir(parents=True, exist_ok=True)
     except OSError as e:

@@ -3,12 +3,13 @@ exactly the code `emit` uses, run every mode on the same inputs, and compare
 every output of every function against async (and, with `expected=`,
 against given reference outputs).
 
-async runs in-process through iree.runtime; the inline models run through
-iree-run-module (the Python runtime cannot load them); runtimeless C is
+Every VM module runs in a child process, iree-run-module (the Python
+runtime cannot load inline modules, and a kernel that corrupts memory on
+odd inputs then cannot take the harness down); runtimeless C is
 emitted and built into a runner (`ireegen run`), under qemu-user for a
 foreign target.  With another IREE release's tools (`--iree-compile`,
 `--iree-runtime-bin` or `--iree-venv`) every mode goes through that
-release's iree-run-module.
+release's iree-run-module, else the installed iree-base-runtime's.
 
 Generated inputs are chosen so that the reference's outputs are not
 degenerate (see inputs.py).  A failure inside one mode, ireegen's own
@@ -32,7 +33,7 @@ from .errors import IreegenError, UsageError
 from .inputs import InputChoice, choose_inputs, given_inputs
 from .models import load_model
 from .modes import EXECUTION_MODELS, make_config
-from .runners import RunError, RuntimeTools, find_runtime_tools, run_in_process, run_with_tool
+from .runners import RunError, RuntimeTools, find_runtime_tools, run_with_tool
 from .signature import Function
 
 REFERENCE = "async"
@@ -209,15 +210,22 @@ def _match_arrays(arrays: dict, functions, values_of, flag: str, what: str) -> d
     return out
 
 
-def load_inputs(path: Path, functions) -> dict:
+def load_inputs(path: Path, functions, flag: str = "--inputs") -> dict:
     """An .npz with arrays named `<function>.<input>` (or `<input>` when the
-    model has one function); function -> list of arrays."""
-    out = _match_arrays(_load_npz(Path(path), "--inputs"), functions, lambda f: f.inputs, f"--inputs {path}",
-                        "inputs")
+    model has one function); function -> list of arrays, each checked
+    against the input's type and shape."""
+    from .native_run import check_inputs
+
+    out = _match_arrays(_load_npz(Path(path), flag), functions, lambda f: f.inputs, f"{flag} {path}", "inputs")
     for f in functions:
         if f.name not in out and f.inputs:
-            raise UsageError(f"--inputs {path}: has no inputs for @{f.name} "
+            raise UsageError(f"{flag} {path}: has no inputs for @{f.name} "
                              f"(add {', '.join(f'{f.name}.{v.name}' for v in f.inputs)})")
+        if f.name in out and all(v.is_static for v in f.inputs):
+            try:
+                out[f.name] = check_inputs(f, out[f.name])
+            except UsageError as e:
+                raise UsageError(f"{flag} {path}: {e}") from None
     return out
 
 
@@ -239,11 +247,11 @@ class Toolchain:
     """The IREE release to check against."""
 
     compiler: Compiler
-    runtime: RuntimeTools | None  # None: the installed packages (async in-process)
+    runtime: RuntimeTools | None  # None: the installed iree-base-runtime's tools
 
     @property
     def description(self) -> str:
-        return str(self.runtime.bin_dir) if self.runtime else "iree-base-runtime (in-process for async)"
+        return str(self.runtime.bin_dir) if self.runtime else "iree-base-runtime"
 
 
 def toolchain_from(iree_compile=None, iree_runtime_bin=None, iree_venv=None) -> Toolchain:
@@ -265,17 +273,14 @@ def toolchain_from(iree_compile=None, iree_runtime_bin=None, iree_venv=None) -> 
     return Toolchain(find_compiler(iree_compile), runtime)
 
 
-def module_subject(label: str, vmfb: Path, in_process: bool, runtime: RuntimeTools | None) -> Subject:
-    """A compiled VM module, run in-process (async only) or by iree-run-module."""
+def module_subject(label: str, vmfb: Path, runtime: RuntimeTools | None) -> Subject:
+    """A compiled VM module, run by iree-run-module in a child process."""
 
     def run(function: Function, inputs):
         # The VM checks element types: hand it the module's (int8 for an ONNX
         # uint8 value, same bytes) and give the caller's dtype back.
         inputs = [_as_dtype(x, v.module_dtype) for x, v in zip(inputs, function.inputs)]
-        if in_process:
-            results = run_in_process(vmfb, function.name, inputs)
-        else:
-            results = run_with_tool(vmfb, function.name, inputs, function.outputs, runtime)
+        results = run_with_tool(vmfb, function.name, inputs, function.outputs, runtime)
         return [_as_dtype(r, v.dtype) for r, v in zip(results, function.outputs)]
 
     return Subject(label, run)
@@ -340,8 +345,7 @@ def prepare_mode(mode: str, model, model_path, extra_flags, toolchain: Toolchain
             raise IreegenFailure(f"building the emitted C failed: {e}") from None
         return runner_subject(mode, runner)
     compiled = compile_model(model, "parity", config, extra_flags, toolchain.compiler, workdir, apply_workarounds)
-    in_process = mode == REFERENCE and toolchain.runtime is None
-    return module_subject(mode, workdir / compiled.module_file, in_process, toolchain.runtime)
+    return module_subject(mode, workdir / compiled.module_file, toolchain.runtime)
 
 
 class IreegenFailure(Exception):

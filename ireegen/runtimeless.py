@@ -289,7 +289,8 @@ def _step(step, places, cfn, schedule, exports, prefix: str) -> dict:
         )
     if isinstance(step, Fill):
         return dict(kind="fill", target=ptr(step.target), length=step.target.length,
-                    pattern=f"0x{step.pattern:0{2 * step.pattern_size}X}u", pattern_size=step.pattern_size)
+                    pattern=f"(uint32_t){step.pattern.expr}" if isinstance(step.pattern, Sym)
+                    else f"0x{step.pattern:0{2 * step.pattern_size}X}u", pattern_size=step.pattern_size)
     if isinstance(step, Load):
         return dict(kind="load", name=step.name, c_type=step.c_type, source=ptr(step.source),
                     length=step.source.length, place=_place_json(places[step.source.alloc.id], step.source))
@@ -335,6 +336,9 @@ def write_sources(staging, name: str, files: dict, functions: list, program_ir, 
     macro = name.upper()
     flat = [(k, p) for variants in lowered["plans"] for k, p in enumerate(variants)]
     all_steps = lowered["init_steps"] + [s for _, p in flat for s in p.steps]
+    scalar_texts = ([c for s in all_steps for c in s.get("constants", [])] + [s.get("expr", "") for s in all_steps]
+                    + [s.get("condition", "") for s in all_steps] + [s.get("pattern", "") for s in all_steps]
+                    + [expr for _, p in flat for _, expr in p.scalar_results])
     common = dict(
         context,
         name=name,
@@ -354,10 +358,8 @@ def write_sources(staging, name: str, files: dict, functions: list, program_ir, 
         library_queries=queries,
         plans=lowered["plans"],
         any_fill=any(s["kind"] == "fill" for s in all_steps),
-        helpers=host_scalars.helpers_used(
-            [c for s in all_steps for c in s.get("constants", [])] + [s.get("expr", "") for s in all_steps]
-            + [s.get("condition", "") for s in all_steps]
-            + [expr for _, p in flat for _, expr in p.scalar_results]),
+        helpers=host_scalars.helpers_used(scalar_texts),
+        uses_libm=host_scalars.uses_libm(scalar_texts),
     )
     (staging / files["api-header"]).write_text(render("runtimeless.h.j2", **common))
     (staging / files["runtime-source"]).write_text(render("runtimeless.c.j2", header=files["api-header"], **common))

@@ -348,6 +348,21 @@ class _Interpreter:
                                                  op.operands[0].type))]
         return [hs.fold_cmpf(predicate, x, y)]
 
+    @_handles("util.align")
+    def op_align(self, op, a):
+        x, n = a
+        if isinstance(x, Sym) or isinstance(n, Sym):
+            return [self.let(op, str(op.results[0].type), hs.c_align(self.c_operand(op, x, 0),
+                                                                     self.c_operand(op, n, 1)))]
+        return [hs.fold_align(x, n)]
+
+    @_handles(*hs.FLOAT_UNARY)
+    def op_float_unary(self, op, a):
+        x, mlir_type = a[0], op.results[0].type
+        if isinstance(x, Sym):
+            return [self.let(op, str(mlir_type), hs.c_float_unary(op.name, x.expr, mlir_type))]
+        return [hs.fold_float_unary(op.name, x, mlir_type)]
+
     @_handles("arith.select")
     def op_select(self, op, a):
         cond, x, y = a
@@ -589,7 +604,7 @@ class _Interpreter:
         return []
 
     def fill(self, op, target: Buf, pattern, pattern_size: int) -> Fill:
-        pattern = self.known(op, pattern, "a fill pattern")
+        # A run-time pattern (a pad value read from an input) is fine.
         if pattern_size not in (1, 2, 4) or target.length % pattern_size:
             self.fail(op, f"a fill of {target.length} bytes with a {pattern_size}-byte pattern")
         return Fill(target, pattern, pattern_size)
@@ -755,6 +770,10 @@ def _constant_bytes(interp: _Interpreter, op):
     for item in items:
         if not item.startswith("dense<"):
             interp.fail(op, f"a constant stored as `{item[:40]}` (external or resource data is not supported)")
+        bf16 = _bf16_constant(item)
+        if bf16 is not None:
+            chunks.append(bf16)
+            continue
         array = np.array(ir.DenseElementsAttr(ir.Attribute.parse(item, op.context)))
         if array.dtype == object:
             interp.fail(op, f"a constant of element type the bindings cannot read ({item.rsplit(':', 1)[-1].strip()})")
@@ -763,6 +782,35 @@ def _constant_bytes(interp: _Interpreter, op):
     if total is not None and len(data) != total:
         interp.fail(op, f"a constant of {len(data)} bytes where {total} were declared")
     return data, alignment
+
+
+_BF16_DENSE = re.compile(r"dense<(.*)>\s*:\s*(?:tensor|vector)<((?:\d+x)*)bf16>", re.S)
+_BF16_TOKEN = re.compile(r"0x[0-9A-Fa-f]+|[-+]?(?:inf|nan|\d+(?:\.\d*)?(?:[eE][-+]?\d+)?)")
+
+
+def _bf16_constant(item: str):
+    """The elements of a dense bf16 attribute (which the Python bindings
+    cannot read) as uint16 bits: from MLIR's hex blob, or from its elements,
+    printed as floats or, where a float would not round-trip, as bits."""
+    m = _BF16_DENSE.fullmatch(item.strip())
+    if m is None:
+        return None
+    body, dims = m.group(1).strip(), m.group(2)
+    count = int(np.prod([int(d) for d in dims.split("x") if d])) if dims else 1
+    if body.startswith('"0x'):
+        bits = np.frombuffer(bytes.fromhex(body.strip('"')[2:]), dtype="<u2")
+    else:
+        values = []
+        for token in _BF16_TOKEN.findall(body):
+            if token.lower().startswith("0x"):
+                values.append(int(token, 16))
+            else:
+                f32 = int(np.array(float(token), np.float32).view(np.uint32))
+                values.append((f32 + 0x7FFF + ((f32 >> 16) & 1)) >> 16 if token.lower() != "nan" else 0x7FC0)
+        bits = np.array(values, dtype=np.uint16)
+    if bits.size == 1 and count != 1:
+        bits = np.full(count, bits[0], dtype=np.uint16)
+    return bits if bits.size == count else None
 
 
 _MAX_STATE_VERSIONS = 8
@@ -830,6 +878,8 @@ def _without_unused_scalars(steps: list, results: list) -> list:
             return set(_SCALAR_NAME.findall(x.condition))
         if isinstance(x, Dispatch):
             return set().union(*(names_in(c) for c in list(x.constants) + list(x.workgroups)))
+        if isinstance(x, Fill):
+            return names_in(x.pattern)
         return set()
 
     used = set().union(set(), *(names_in(r) for r in results))

@@ -13,7 +13,8 @@ else its nearest runnable twin, and the manifest says which:
   compiler and run under its emulator when both are here; otherwise, like
   the VM modes, the same configuration built for this machine.
 The reference is always async with embedded-ELF executables for this
-machine, run in-process through iree.runtime.
+machine, run by iree-run-module in a child process (a kernel that corrupts
+memory on the drawn inputs then fails that process, not emit).
 """
 
 from __future__ import annotations
@@ -46,6 +47,17 @@ class VerifyOptions:
     seed: int = 0
     rtol: float = DEFAULT_RTOL
     atol: float = DEFAULT_ATOL
+    inputs: Path | None = None  # an .npz of inputs to verify on, instead of drawn ones
+
+
+def load_verify_inputs(options: VerifyOptions, functions) -> dict:
+    """The --verify-inputs arrays, checked against the model's signature
+    (before anything is compiled); function -> inputs."""
+    if not options.enabled or options.inputs is None:
+        return {}
+    from .parity import load_inputs
+
+    return load_inputs(options.inputs, functions, "--verify-inputs")
 
 
 def describe(config: Config) -> str:
@@ -89,11 +101,10 @@ def runnable_twin(config: Config) -> tuple:
 def _vm_subject(model, name, config, staging, module_file, extra_flags, compiler, workdir,
                 apply_workarounds) -> tuple:
     twin, reasons = runnable_twin(config)
-    in_process = twin.execution_model.name == REFERENCE
     if twin == config:
-        return module_subject(config.execution_model.name, Path(staging) / module_file, in_process, None), twin, reasons
+        return module_subject(config.execution_model.name, Path(staging) / module_file, None), twin, reasons
     compiled = compile_model(model, name, twin, extra_flags, compiler, workdir, apply_workarounds)
-    return module_subject(config.execution_model.name, workdir / compiled.module_file, in_process, None), twin, reasons
+    return module_subject(config.execution_model.name, workdir / compiled.module_file, None), twin, reasons
 
 
 def _runtimeless_subject(model_path, name, config, staging, manifest, extra_flags, compiler, workdir,
@@ -115,6 +126,13 @@ def _runtimeless_subject(model_path, name, config, staging, manifest, extra_flag
     return runner_subject(label, _built_runner(workdir / "twin", workdir / "twin-build")), twin, reasons
 
 
+def _file_json(path) -> dict:
+    """A file by name and content (never its directory: manifests are path-independent)."""
+    import hashlib
+
+    return {"name": Path(path).name, "sha256": hashlib.sha256(Path(path).read_bytes()).hexdigest()}
+
+
 def _built_runner(outdir, build_dir):
     from .native_run import build_runner
 
@@ -126,7 +144,7 @@ def _built_runner(outdir, build_dir):
 
 def verify(model, model_path, name: str, config: Config, staging, module_file: str, manifest: dict,
            functions, extra_flags, compiler, options: VerifyOptions, apply_workarounds=True,
-           input_shapes=None) -> dict:
+           input_shapes=None, given: dict | None = None) -> dict:
     """Runs the emitted code against async; returns the manifest's
     `verification` section, or raises VerificationError."""
     if not options.enabled:
@@ -156,10 +174,10 @@ def verify(model, model_path, name: str, config: Config, staging, module_file: s
             raise VerificationError(
                 f"{model_path}: cannot verify --execution-model {label}: the async reference does not compile "
                 f"(use --no-verify to emit unverified):\n{e}") from None
-        reference = module_subject(REFERENCE, tmp / "reference" / compiled.module_file, True, None)
+        reference = module_subject(REFERENCE, tmp / "reference" / compiled.module_file, None)
         report = Report(str(model_path), compiler.version, "iree-base-runtime", [REFERENCE, label])
         subjects = {REFERENCE: reference, label: subject}
-        run_subjects(report, [f.function for f in functions], subjects, {}, options.seed, options.rtol,
+        run_subjects(report, [f.function for f in functions], subjects, given or {}, options.seed, options.rtol,
                      options.atol, scale_atol=True)
     if not report.agrees:
         raise VerificationError(
@@ -168,11 +186,12 @@ def verify(model, model_path, name: str, config: Config, staging, module_file: s
             + report.table())
     return {
         "verified": True,
-        "reference": describe(ref_config) + " (iree.runtime, local-sync)",
+        "reference": describe(ref_config) + " (iree-run-module, local-sync)",
         "ran": describe(ran),
         "ran_the_emitted_code": ran == config,
         "notes": reasons + report.notes,
         "seed": options.seed,
+        "inputs_file": _file_json(options.inputs) if options.inputs else None,
         "rtol": options.rtol,
         "atol": options.atol,
         "functions": {
