@@ -104,7 +104,7 @@ def check_inputs(fn: Function, inputs) -> list:
         if a.dtype != want or a.shape != shape:
             raise UsageError(f"@{fn.name} input {i} ({v.name}): expected {want} {list(shape)}, "
                              f"got {a.dtype} {list(a.shape)}")
-        out.append(np.ascontiguousarray(a))
+        out.append(np.array(a, order="C"))  # (np.ascontiguousarray makes 0-d arrays 1-d)
     return out
 
 

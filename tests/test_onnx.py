@@ -5,7 +5,6 @@ features real exports have (named values, a symbolic batch, external data,
 uint8 images, old opsets)."""
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -231,7 +230,7 @@ def test_external_data_and_path_independence(tmp_path):
     for where in ("a", "b/deeper"):
         d = tmp_path / where
         d.mkdir(parents=True)
-        path = _save(mlp_model(), d / "mlp.onnx", save_as_external_data=True, all_tensors_to_one_file=True,
+        _save(mlp_model(), d / "mlp.onnx", save_as_external_data=True, all_tensors_to_one_file=True,
                      location="mlp.weights", size_threshold=0)
         assert (d / "mlp.weights").stat().st_size > 64 * 24 * 4
         out = d / "out"

@@ -23,7 +23,7 @@ from ireegen.models import load_model
 from ireegen.modes import make_config
 from ireegen.native_run import STRICT_CFLAGS, build_runner
 from ireegen.parity import parity
-from ireegen.runners import run_in_process
+from ireegen.runners import RunError, run_in_process
 
 RNG = np.random.default_rng(10)
 
@@ -584,3 +584,85 @@ func.func @tick() -> tensor<i32> {
     proc = run_cli("emit", path, "-o", tmp_path / "out", "--execution-model", "runtimeless")
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "keeps changing across calls" in proc.stderr and "@n" in proc.stderr, proc.stderr
+
+
+# ---------------------------------------------------------------------------
+# Host values read from device data (ONNX Slice starts, Pad widths and
+# values, Trilu's k, quantization zero points): the program reads a scalar
+# from a tensor on the host and passes it to a dispatch, fills with it, or
+# checks it.  Runtimeless C reads it at run time (a `scalarN` local).
+
+HOST_VALUES = """
+func.func @mask_below(%x: tensor<16xf32>, %k: tensor<i64>) -> tensor<16xf32> {
+  %kv = tensor.extract %k[] : tensor<i64>
+  %c3 = arith.constant 3 : i64
+  %q = arith.floordivsi %kv, %c3 : i64
+  %limit = arith.index_cast %q : i64 to index
+  %empty = tensor.empty() : tensor<16xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+                       iterator_types = ["parallel"]} ins(%x : tensor<16xf32>) outs(%empty : tensor<16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %i = linalg.index 0 : index
+    %keep = arith.cmpi slt, %i, %limit : index
+    %zero = arith.constant 0.0 : f32
+    %v = arith.select %keep, %in, %zero : f32
+    linalg.yield %v : f32
+  } -> tensor<16xf32>
+  return %r : tensor<16xf32>
+}
+func.func @pad_with(%x: tensor<2x3xf32>, %v: tensor<f32>) -> tensor<4x7xf32> {
+  %pv = tensor.extract %v[] : tensor<f32>
+  %p = tensor.pad %x low[1, 2] high[1, 2] {
+  ^bb0(%i: index, %j: index):
+    tensor.yield %pv : f32
+  } : tensor<2x3xf32> to tensor<4x7xf32>
+  return %p : tensor<4x7xf32>
+}
+func.func @checked_scale(%x: tensor<8xf32>, %s: tensor<i32>) -> tensor<8xf32> {
+  %sv = tensor.extract %s[] : tensor<i32>
+  %c1 = arith.constant 1 : i32
+  %c100 = arith.constant 100 : i32
+  %low = arith.cmpi sge, %sv, %c1 : i32
+  %high = arith.cmpi sle, %sv, %c100 : i32
+  %ok = arith.andi %low, %high : i1
+  cf.assert %ok, "scale must be in [1, 100]"
+  %f = arith.sitofp %sv : i32 to f32
+  %empty = tensor.empty() : tensor<8xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+                       iterator_types = ["parallel"]} ins(%x : tensor<8xf32>) outs(%empty : tensor<8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.mulf %in, %f : f32
+    linalg.yield %m : f32
+  } -> tensor<8xf32>
+  return %r : tensor<8xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("k", [-7, -1, 0, 5, 30, 48, 1 << 40])
+def test_a_value_read_from_an_input_drives_a_dispatch(tmp_path, k):
+    path = _model(tmp_path, "host_values", HOST_VALUES)
+    x, kk = _f32(16), np.array(k, np.int64)
+    limit = k // 3  # floordiv, like arith.floordivsi
+    _check(path, {"mask_below": [x, kk]}, {"mask_below": [np.where(np.arange(16) < limit, x, 0).astype(np.float32)]})
+
+
+def test_a_value_read_from_an_input_is_the_fill_pattern(tmp_path):
+    path = _model(tmp_path, "host_values", HOST_VALUES)
+    x, v = _f32(2, 3), np.array(-2.5, np.float32)
+    _check(path, {"pad_with": [x, v]}, {"pad_with": [np.pad(x, ((1, 1), (2, 2)), constant_values=-2.5)]})
+
+
+def test_an_assert_on_a_value_read_from_an_input_is_checked_at_run_time(tmp_path):
+    path = _model(tmp_path, "host_values", HOST_VALUES)
+    x = _f32(8)
+    _check(path, {"checked_scale": [x, np.array(7, np.int32)]}, {"checked_scale": [x * 7]})
+    out = tmp_path / "out"
+    emit(path, out, make_config("runtimeless"), name="hv", verify=False)
+    source = (out / "hv.c").read_text()
+    assert "IREE_STATUS_FAILED_PRECONDITION" in source and "scale must be in [1, 100]" in source
+    runner = build_runner(out, tmp_path / "build")
+    outputs, _ = runner.call("checked_scale", [x, np.array(100, np.int32)])
+    np.testing.assert_allclose(outputs[0], x * 100, rtol=1e-6)
+    with pytest.raises(RunError, match=r"@checked_scale: scale must be in \[1, 100\]"):
+        runner.call("checked_scale", [x, np.array(101, np.int32)])

@@ -307,3 +307,61 @@ def test_a_failing_c_build_is_an_ireegen_error_row_and_the_rest_still_runs(tmp_p
     report = json.loads(out.read_text())
     assert "runtimeless" in report["ireegen_errors"]
     assert {r["mode"]: r["verdict"] for r in report["rows"]} == {"async": "reference", "inline-static": "ok"}
+
+
+# ---------------------------------------------------------------------------
+# --verify-inputs: models that only accept some input values
+
+FOUR_ONLY = """func.func @times_four(%x: tensor<8xf32>, %s: tensor<i32>) -> tensor<8xf32> {
+  %sv = tensor.extract %s[] : tensor<i32>
+  %c4 = arith.constant 4 : i32
+  %ok = arith.cmpi eq, %sv, %c4 : i32
+  cf.assert %ok, "s must be 4"
+  %f = arith.sitofp %sv : i32 to f32
+  %e = tensor.empty() : tensor<8xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+                       iterator_types = ["parallel"]} ins(%x : tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.mulf %in, %f : f32
+    linalg.yield %m : f32
+  } -> tensor<8xf32>
+  return %r : tensor<8xf32>
+}
+"""
+
+
+@pytest.fixture
+def four_only(tmp_path):
+    path = tmp_path / "four.mlir"
+    path.write_text(FOUR_ONLY)
+    x = np.arange(8, dtype=np.float32)
+    np.savez(tmp_path / "good.npz", input0=x, input1=np.array(4, np.int32))
+    np.savez(tmp_path / "wrong_dtype.npz", input0=x, input1=np.array(4, np.int64))
+    np.savez(tmp_path / "unknown_key.npz", input0=x, scale=np.array(4, np.int32))
+    return path
+
+
+def test_verify_inputs_verify_a_model_that_rejects_drawn_inputs(tmp_path, four_only):
+    drawn = run_cli("emit", four_only, "-o", tmp_path / "drawn", "--execution-model", "runtimeless")
+    assert drawn.returncode == 1 and "s must be 4" in drawn.stderr, drawn.stderr
+    assert not (tmp_path / "drawn").exists()
+    given = run_cli("emit", four_only, "-o", tmp_path / "out", "--execution-model", "runtimeless",
+                    "--verify-inputs", tmp_path / "good.npz")
+    assert given.returncode == 0, given.stderr
+    section = manifest(tmp_path / "out")["verification"]
+    assert section["verified"] and section["inputs_file"]["name"] == "good.npz"
+    assert section["functions"]["times_four"]["inputs"]["distribution"] == "given"
+
+
+@pytest.mark.parametrize("npz, message", [
+    ("wrong_dtype.npz", "input 1 (input1): expected int32 [], got int64 []"),
+    ("unknown_key.npz", "has some inputs of @times_four but not times_four.input1"),
+    ("missing.npz", "not a readable .npz"),
+])
+def test_bad_verify_inputs_are_one_line_errors_before_compiling(tmp_path, four_only, npz, message):
+    result = run_cli("emit", four_only, "-o", tmp_path / "out", "--execution-model", "runtimeless",
+                     "--verify-inputs", tmp_path / npz)
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "--verify-inputs" in lines[0] and message in lines[0], result.stderr
+    assert not (tmp_path / "out").exists()
