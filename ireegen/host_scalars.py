@@ -394,3 +394,96 @@ HELPERS = ("f32_bits", "bits_f32", "f64_bits", "bits_f64")
 def helpers_used(texts) -> list:
     """The HELPERS that any of `texts` calls, in a fixed order."""
     return [name for name in HELPERS if any(f"{name}(" in t for t in texts)]
+
+
+# ---------------------------------------------------------------------------
+# Bounds of run-time integers: (lo, hi) of the signed value, with -inf/inf for
+# an end nothing is known of.  A buffer whose size is a run-time value (a
+# crop whose extent is read from an input, then padded back to a static
+# shape) gets the upper bound of that size in the arena.  The bounds come
+# from the clamps the program itself applies (min/max, select) through +, -,
+# *, division by a constant, casts and util.align; they assume that no
+# arithmetic wraps, so the C checks each size against its bound at run time
+# and fails the call where it does not hold.
+
+UNKNOWN = (-math.inf, math.inf)
+
+
+def _clamp(bounds, bits: int) -> tuple:
+    """`bounds` within what an iN value can hold."""
+    if bits == 1:
+        low, high = 0, 1
+    else:
+        low, high = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+    lo, hi = max(bounds[0], low), min(bounds[1], high)
+    return (lo, hi) if lo <= hi else (low, high)
+
+
+def type_bounds(mlir_type) -> tuple:
+    bits = width(mlir_type)
+    return _clamp(UNKNOWN, bits) if bits else UNKNOWN
+
+
+def known_bounds(value: int, mlir_type) -> tuple:
+    bits = width(mlir_type)
+    v = value if bits == 1 else signed(value, bits)
+    return (v, v)
+
+
+def _product(x, y):
+    return 0 if x == 0 or y == 0 else x * y
+
+
+_MONOTONE_BY_POSITIVE = {"arith.divsi": _trunc_div, "arith.floordivsi": _floor_div, "arith.ceildivsi": _ceil_div,
+                         "arith.divui": operator.floordiv, "arith.ceildivui": _ceil_div}
+
+
+def bounds_binary(name: str, a: tuple, b: tuple, bits: int) -> tuple:
+    """Bounds of `name` on operands bounded by `a` and `b`."""
+    (alo, ahi), (blo, bhi) = a, b
+    if name.endswith("ui") and (alo < 0 or blo < 0):
+        return type_bounds(f"i{bits}")
+    if name in ("arith.addi", "arith.subi", "arith.muli"):
+        function = {"arith.addi": operator.add, "arith.subi": operator.sub, "arith.muli": _product}[name]
+        corners = [function(x, y) for x in (alo, ahi) for y in (blo, bhi)]
+        corners = [c for c in corners if c == c]  # inf - inf
+        if len(corners) < 4:
+            return _clamp(UNKNOWN, bits)
+        return _clamp((min(corners), max(corners)), bits)
+    if name in ("arith.minsi", "arith.minui"):
+        return (min(alo, blo), min(ahi, bhi))
+    if name in ("arith.maxsi", "arith.maxui"):
+        return (max(alo, blo), max(ahi, bhi))
+    if name in _MONOTONE_BY_POSITIVE and blo == bhi and blo > 0:
+        function = _MONOTONE_BY_POSITIVE[name]
+
+        def at(x):
+            return x if math.isinf(x) else function(x, blo)
+
+        return (at(alo), at(ahi))
+    if name == "arith.andi" and blo == bhi and blo >= 0:
+        return (0, blo if alo < 0 else min(ahi, blo))
+    if name == "arith.shrui" and blo == bhi and 0 <= blo < bits and alo >= 0:
+        return (alo // (1 << blo), ahi // (1 << blo) if not math.isinf(ahi) else ahi)
+    return _clamp(UNKNOWN, bits)
+
+
+def bounds_cast(name: str, a: tuple, source_type, result_type) -> tuple:
+    in_bits, out_bits = width(source_type), width(result_type)
+    if not in_bits or not out_bits:
+        return UNKNOWN
+    if name in ("arith.extui", "arith.index_castui") and a[0] < 0:
+        return _clamp((0, (1 << in_bits) - 1), out_bits)
+    if name in ("arith.trunci", "arith.extui", "arith.extsi", "arith.index_cast", "arith.index_castui"):
+        return _clamp(a, out_bits)
+    return _clamp(UNKNOWN, out_bits)
+
+
+def bounds_select(a: tuple, b: tuple) -> tuple:
+    return (min(a[0], b[0]), max(a[1], b[1]))
+
+
+def bounds_align(a: tuple, n: tuple) -> tuple:
+    if n[0] != n[1] or n[0] <= 0 or a[0] < 0:
+        return UNKNOWN
+    return (fold_align(a[0], n[0]), a[1] if math.isinf(a[1]) else fold_align(a[1], n[0]))

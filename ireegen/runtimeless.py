@@ -284,7 +284,9 @@ def _step(step, places, cfn, schedule, exports, prefix: str) -> dict:
             constants_json=[{"expr": c.expr} if isinstance(c, Sym) else c for c in step.constants],
             constants_static=not any(isinstance(c, Sym) for c in step.constants),
             bindings=[ptr(b) for b in step.bindings],
-            lengths=[b.length for b in step.bindings],
+            lengths=[f"(size_t){n.expr}" if isinstance(n, Sym) else n for n in step.lengths]
+            if step.lengths else [b.length for b in step.bindings],
+            lengths_static=not step.lengths,
             places=[_place_json(places[b.alloc.id], b) for b in step.bindings],
         )
     if isinstance(step, Fill):

@@ -51,6 +51,7 @@ class Alloc:
     size: int
     data: bytes | None = None  # constant contents
     alignment: int = 64
+    run_size: "Sym | None" = None  # a run-time size; `size` is then its upper bound
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,10 @@ class Sym:
 
     expr: str
     type: str = "i64"  # the MLIR type
+    # What the interpreter knows of the value: signed (lo, hi), -inf/inf
+    # where unknown (host_scalars).  A buffer whose size is a run-time value
+    # gets its upper bound.
+    bounds: tuple = hs.UNKNOWN
 
 
 @dataclass(frozen=True)
@@ -102,6 +107,7 @@ class Dispatch:
     workgroups: tuple
     constants: list  # int (u32 bits) or Sym
     bindings: list  # of Buf
+    lengths: list | None = None  # each binding's length when one is a run-time value (int or Sym)
 
 
 @dataclass
@@ -231,13 +237,27 @@ class _Interpreter:
     def new_alloc(self, op, size) -> Alloc:
         """A buffer the program allocates: state when an initializer makes
         it (it outlives every call), else a call's transient."""
-        if not isinstance(size, int):
-            self.fail(op, "the size of a buffer depends on a run-time value (dynamic shapes are not supported)")
+        run_size = None
+        if isinstance(size, Sym):
+            run_size, size = size, self.upper_bound(op, size, "the size of a buffer")
         self.allocs += 1
-        alloc = Alloc(self.allocs, "state" if self.initializing else "transient", size)
+        alloc = Alloc(self.allocs, "state" if self.initializing else "transient", size, run_size=run_size)
         if self.initializing:
             self.state.append(alloc)
         return alloc
+
+    _MAX_BOUND = 1 << 30  # bytes: a bound above this is no bound for an arena
+
+    def upper_bound(self, op, value: Sym, what: str) -> int:
+        """The largest value a run-time size can take, from the bounds the
+        interpreter derived (an allocation gets that much); the C checks it
+        before the size is used, as the bounds assume no arithmetic wraps."""
+        if value.bounds[1] > self._MAX_BOUND:
+            self.fail(op, f"{what} depends on a run-time value with no bound the interpreter can derive "
+                          "(dynamic shapes are not supported)")
+        hi = max(int(value.bounds[1]), 0)
+        self.steps.append(Check(f"{value.expr} <= {hi}u", f"a run-time size exceeds its bound of {hi}"))
+        return hi
 
     def known(self, op, value, what: str):
         if isinstance(value, Sym):
@@ -336,7 +356,8 @@ class _Interpreter:
         x, y = a
         predicate, bits = hs.cmpi_predicate(op.attributes["predicate"]), _width(op.operands[0].type)
         if isinstance(x, Sym) or isinstance(y, Sym):
-            return [self.let(op, "i1", hs.c_cmpi(predicate, self.c_operand(op, x, 0), self.c_operand(op, y, 1), bits))]
+            return [self.let(op, "i1", hs.c_cmpi(predicate, self.c_operand(op, x, 0), self.c_operand(op, y, 1), bits),
+                             (0, 1))]
         return [hs.fold_cmpi(predicate, x, y, bits)]
 
     @_handles("arith.cmpf")
@@ -345,15 +366,16 @@ class _Interpreter:
         predicate = hs.cmpf_predicate(op.attributes["predicate"])
         if isinstance(x, Sym) or isinstance(y, Sym):
             return [self.let(op, "i1", hs.c_cmpf(predicate, self.c_operand(op, x, 0), self.c_operand(op, y, 1),
-                                                 op.operands[0].type))]
+                                                 op.operands[0].type), (0, 1))]
         return [hs.fold_cmpf(predicate, x, y)]
 
     @_handles("util.align")
     def op_align(self, op, a):
         x, n = a
         if isinstance(x, Sym) or isinstance(n, Sym):
-            return [self.let(op, str(op.results[0].type), hs.c_align(self.c_operand(op, x, 0),
-                                                                     self.c_operand(op, n, 1)))]
+            mlir_type = op.results[0].type
+            return [self.let(op, str(mlir_type), hs.c_align(self.c_operand(op, x, 0), self.c_operand(op, n, 1)),
+                             hs.bounds_align(self.bounds(x, mlir_type), self.bounds(n, mlir_type)))]
         return [hs.fold_align(x, n)]
 
     @_handles(*hs.FLOAT_UNARY)
@@ -373,7 +395,8 @@ class _Interpreter:
                           "(data-dependent control flow)")
         return [self.let(op, str(op.results[0].type),
                          hs.c_select(cond.expr, self.c_operand(op, x, 1), self.c_operand(op, y, 2),
-                                     op.results[0].type))]
+                                     op.results[0].type),
+                         hs.bounds_select(self.bounds(x, op.results[0].type), self.bounds(y, op.results[0].type)))]
 
     @_handles("arith.index_cast", "arith.index_castui", "arith.trunci", "arith.extui", "arith.extsi",
               "arith.bitcast", "arith.sitofp", "arith.uitofp", "arith.fptosi", "arith.fptoui", "arith.extf",
@@ -492,11 +515,13 @@ class _Interpreter:
 
     @_handles("hal.device.queue.alloca")
     def op_queue_alloca(self, op, a):
-        return [Buf(self.new_alloc(op, a[7]), 0, a[7])]
+        alloc = self.new_alloc(op, a[7])
+        return [Buf(alloc, 0, alloc.size)]
 
     @_handles("hal.allocator.allocate")
     def op_allocate(self, op, a):
-        return [Buf(self.new_alloc(op, a[-1]), 0, a[-1])]
+        alloc = self.new_alloc(op, a[-1])
+        return [Buf(alloc, 0, alloc.size)]
 
     @_handles("hal.ex.file.from_memory")
     def op_file_from_memory(self, op, a):
@@ -512,7 +537,9 @@ class _Interpreter:
 
     @_handles("hal.buffer.length")
     def op_buffer_length(self, op, a):
-        return [self.buf(op, a[0]).length]
+        b = self.buf(op, a[0])
+        whole = b.offset == 0 and b.length == b.alloc.size
+        return [b.alloc.run_size if whole and b.alloc.run_size is not None else b.length]
 
     @_handles("hal.buffer_view.buffer")
     def op_view_buffer(self, op, a):
@@ -550,7 +577,7 @@ class _Interpreter:
         self.scalars += 1
         name = f"scalar{self.scalars}"
         self.steps.append(Load(Buf(b.alloc, b.offset + offset, size), name, c_type))
-        return [Sym(f"({name} & 1u)" if mlir_type == "i1" else name, mlir_type)]
+        return [Sym(f"({name} & 1u)" if mlir_type == "i1" else name, mlir_type, hs.type_bounds(mlir_type))]
 
     @_handles("cf.assert")
     def op_assert(self, op, a):
@@ -627,16 +654,21 @@ class _Interpreter:
             self.fail(op, "a dispatch of an executable the schedule does not know")
         export = function[0][-1]
         workgroups = tuple(w[0] for w in (wx, wy, wz))  # run-time counts are fine
-        bindings = []
+        bindings, run_lengths = [], []
         for b, off, length in zip(buffers, offsets, lengths):
             b = self.buf(op, b)
-            bindings.append(Buf(b.alloc, b.offset + self.known(op, off, "a binding offset"),
-                                self.known(op, length, "a binding length")))
+            offset = self.known(op, off, "a binding offset")
+            bound = self.upper_bound(op, length, "a binding length") if isinstance(length, Sym) else length
+            if offset + bound > b.length:
+                self.fail(op, f"a binding of up to {bound} bytes at {offset} in a buffer of {b.length}")
+            bindings.append(Buf(b.alloc, b.offset + offset, bound))
+            run_lengths.append(length)
         consts = [v if isinstance(v, Sym) else _wrap(v, 32) if isinstance(v, int) else self.fail(
             op, "a dispatch constant that is not an i32") for v in constants]
         if executable[0].symbol not in self.executables:
             self.executables.append(executable[0].symbol)
-        cmd[0].steps.append(Dispatch(executable[0].symbol, export, workgroups, consts, bindings))
+        cmd[0].steps.append(Dispatch(executable[0].symbol, export, workgroups, consts, bindings,
+                                     run_lengths if any(isinstance(n, Sym) for n in run_lengths) else None))
         return []
 
     def record(self, op, steps):
@@ -653,15 +685,16 @@ class _Interpreter:
         return alloc.id in self.slots
 
     # -- host scalars only known at run time
-    def let(self, op, mlir_type: str, expr: str) -> Sym:
-        """A new local of the call, `expr`, computed where the program computes it."""
+    def let(self, op, mlir_type: str, expr: str, bounds=hs.UNKNOWN) -> Sym:
+        """A new local of the call, `expr`, computed where the program computes
+        it; `bounds` are what the interpreter knows of its value."""
         c_type = hs.c_type(mlir_type)
         if c_type is None:
             self.fail(op, f"a run-time host value of type {mlir_type}, which runtimeless C does not compute")
         self.scalars += 1
         name = f"scalar{self.scalars}"
         self.steps.append(Let(name, c_type, expr))
-        return Sym(name, mlir_type)
+        return Sym(name, mlir_type, bounds)
 
     def c_operand(self, op, x, index: int):
         """Operand `index` of `op` for host_scalars: a run-time value's C
@@ -676,8 +709,17 @@ class _Interpreter:
 
     def c_binary(self, op, x, y) -> Sym:
         mlir_type = str(op.results[0].type)
+        bits = _width(mlir_type)
+        bounds = hs.bounds_binary(op.name, self.bounds(x, mlir_type), self.bounds(y, mlir_type), bits) if bits \
+            else hs.UNKNOWN
         return self.let(op, mlir_type, hs.c_binary(op.name, self.c_operand(op, x, 0), self.c_operand(op, y, 1),
-                                                   mlir_type))
+                                                   mlir_type), bounds)
+
+    def bounds(self, x, mlir_type):
+        """What the interpreter knows of an integer: its signed (lo, hi)."""
+        if isinstance(x, Sym):
+            return x.bounds
+        return hs.known_bounds(x, mlir_type) if isinstance(x, int) and _width(mlir_type) else hs.UNKNOWN
 
     def cast(self, op, x):
         source, result = op.operands[0].type, op.results[0].type
@@ -685,7 +727,7 @@ class _Interpreter:
             expr = hs.c_cast(op.name, x.expr, source, result)
             if expr is None:
                 self.fail(op, f"`{op.name}` from {source} to {result} on a run-time value")
-            return self.let(op, str(result), expr)
+            return self.let(op, str(result), expr, hs.bounds_cast(op.name, x.bounds, source, result))
         name, in_bits, out_bits = op.name, _width(source), _width(result)
         if name == "arith.bitcast":
             pairs = {("f32", "i32"): (np.float32, np.uint32), ("i32", "f32"): (np.uint32, np.float32),
@@ -851,7 +893,7 @@ def _fingerprint(fs: FunctionSchedule) -> tuple:
     for step in fs.steps:
         if isinstance(step, Dispatch):
             steps.append(("dispatch", step.executable, step.export, step.workgroups, value(step.constants),
-                          value(step.bindings)))
+                          value(step.bindings), value(step.lengths)))
         elif isinstance(step, Fill):
             steps.append(("fill", value(step.target), step.pattern, step.pattern_size))
         elif isinstance(step, Copy):
@@ -877,7 +919,7 @@ def _without_unused_scalars(steps: list, results: list) -> list:
         if isinstance(x, Check):
             return set(_SCALAR_NAME.findall(x.condition))
         if isinstance(x, Dispatch):
-            return set().union(*(names_in(c) for c in list(x.constants) + list(x.workgroups)))
+            return set().union(*(names_in(c) for c in list(x.constants) + list(x.workgroups) + list(x.lengths or [])))
         if isinstance(x, Fill):
             return names_in(x.pattern)
         return set()
@@ -984,7 +1026,8 @@ def _run_function(interp: _Interpreter, op, fn, slot_of: dict) -> FunctionSchedu
             if c_type is None:
                 raise RuntimelessError(f"{interp.where}: argument {value.name} is a {mlir_type} scalar, which "
                                        "runtimeless C does not take")
-            args.append(Sym(value.name if hs.is_float(mlir_type) else f"({c_type}){value.name}", mlir_type))
+            args.append(Sym(value.name if hs.is_float(mlir_type) else f"({c_type}){value.name}", mlir_type,
+                            hs.type_bounds(mlir_type)))
     values = [View(Buf(x, 0, x.size), tuple(v.shape)) if isinstance(x, Alloc) else x for x, v in zip(args, fn.inputs)]
     interp.steps, interp.stored = [], {}
     results = interp.run_region(op.regions[0], values)

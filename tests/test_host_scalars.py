@@ -133,3 +133,33 @@ def test_float_comparisons_follow_ordered_and_unordered_predicates(tmp_path):
     got = _run_c(cases, tmp_path)
     wrong = [(cases[i][1], e, g) for i, (e, g) in enumerate(zip(expected, got)) if e != g]
     assert not wrong, f"{len(wrong)} of {len(cases)} differ, first: {wrong[:3]}"
+
+
+@pytest.mark.parametrize("bits", [8, 32, 64])
+def test_bounds_contain_every_result_that_does_not_wrap(bits):
+    """The bounds that size run-time buffers hold every value the op can
+    give on operands inside their bounds (where no arithmetic wraps; the C
+    checks the bound at run time for the rest)."""
+    rng = random.Random(bits)
+    names = ["arith.addi", "arith.subi", "arith.muli", "arith.minsi", "arith.maxsi", "arith.minui", "arith.maxui",
+             "arith.divsi", "arith.floordivsi", "arith.ceildivsi", "arith.divui", "arith.andi", "arith.shrui"]
+    for _ in range(300):
+        name = rng.choice(names)
+        a = sorted(rng.randint(-50, 50) for _ in range(2))
+        b = sorted(rng.randint(-50, 50) for _ in range(2))
+        if rng.random() < 0.5:
+            b = [b[0], b[0]]  # a constant, as divisors and masks usually are
+        lo, hi = hs.bounds_binary(name, tuple(a), tuple(b), bits)
+        for _ in range(20):
+            x, y = rng.randint(*a), rng.randint(*b)
+            try:
+                exact = hs.fold_int(name, hs.wrap(x, bits), hs.wrap(y, bits), bits)
+            except ZeroDivisionError:
+                continue
+            value = hs.signed(exact, bits)
+            wide = hs.signed(hs.fold_int(name, hs.wrap(x, 128), hs.wrap(y, 128), 128), 128)
+            if wide == value:  # it did not wrap
+                assert lo <= value <= hi, (name, a, b, x, y, value, (lo, hi))
+    assert hs.bounds_select((0, 3), (-2, 1)) == (-2, 3)
+    assert hs.bounds_align((1, 70), (64, 64)) == (64, 128)
+    assert hs.bounds_binary("arith.minsi", hs.UNKNOWN, (20, 20), bits)[1] == 20
