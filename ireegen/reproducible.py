@@ -2,9 +2,10 @@
 so that a build cache can reuse an output directory made elsewhere.
 
 Emitted bytes depend on the model's bytes, the configuration, the name, the
-extra compiler flags, ireegen's version and the compiler's version, and on
-nothing else (not the model's path, not OUTDIR, not the time): the tests in
-tests/test_reproducible.py check that across checkouts and directories."""
+extra compiler flags, ireegen's version and templates and the compiler's
+version, and on nothing else (not the model's path, not OUTDIR, not the
+time): the tests in tests/test_reproducible.py check that across checkouts
+and directories."""
 
 from __future__ import annotations
 
@@ -12,8 +13,22 @@ import hashlib
 import json
 
 from . import __version__
+from .resources import templates_dir
 
-KEY_SCHEMA = 1
+KEY_SCHEMA = 2
+
+
+def templates_sha256() -> str:
+    """sha256 over the shipped templates: every file under templates_dir() by
+    its relative path and its bytes, in sorted order, so it does not depend on
+    where ireegen is installed (an editable install's edited template counts)."""
+    root = templates_dir()
+    digest = hashlib.sha256()
+    for rel in sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()):
+        data = (root / rel).read_bytes()
+        digest.update(f"{rel}\0{len(data)}\0".encode())
+        digest.update(data)
+    return digest.hexdigest()
 
 
 def content_key_inputs(source_sha256: str, name: str, config, extra_flags, compiler_version: str) -> dict:
@@ -27,6 +42,7 @@ def content_key_inputs(source_sha256: str, name: str, config, extra_flags, compi
         "target": config.target.to_json() if config.target else None,
         "extra_flags": list(extra_flags),
         "ireegen_version": __version__,
+        "templates_sha256": templates_sha256(),
         "compiler_version": compiler_version,
     }
 
