@@ -101,3 +101,23 @@ def test_content_key_covers_the_templates(tmp_path, monkeypatch):
     runtime = copies[1] / "runtime.c.j2"
     runtime.write_bytes(runtime.read_bytes().replace(b"\n", b"\n ", 1))
     assert key() != installed
+
+
+def test_content_key_covers_every_option_that_changes_the_output(tmp_path):
+    """--data-format, --optimize-for, --no-workarounds and --input-shape
+    change what emit writes, so each gives its own key (they once shared one)."""
+    import json
+
+    from ireegen.compiler import find_compiler
+    from ireegen.modes import make_config
+    from ireegen.reproducible import content_key
+
+    keys = {}
+    for flags in ([], ["--data-format", "c"], ["--optimize-for", "size"], ["--no-workarounds"]):
+        out = tmp_path / ("-".join(flags) or "default")
+        assert main(["emit", str(SAMPLES / "mlp" / "mlp.mlir"), "-o", str(out), "--execution-model", "runtimeless",
+                     "--no-verify", *flags]) == 0
+        keys[tuple(flags)] = json.loads((out / "manifest.json").read_text())["content_key"]
+    assert len(set(keys.values())) == len(keys), keys
+    args = (SAMPLES / "mlp" / "mlp.mlir", "mlp", make_config("runtimeless"), [], find_compiler(), True)
+    assert len({content_key(*args), content_key(*args, {"x": (1, 8)}), content_key(*args, {"x": (2, 8)})}) == 3
