@@ -36,9 +36,9 @@ macro(_ireegen_require_runtime target)
     if(NOT IREERuntime_FOUND)
       message(FATAL_ERROR
         "ireegen_add_model(${target}): this execution model needs the IREE runtime C SDK, "
-        "and find_package(IREERuntime CONFIG) found none. Build and install IREE's runtime "
-        "(-DIREE_BUILD_COMPILER=OFF) and configure with "
-        "-DIREERuntime_DIR=<install prefix>/lib/cmake/IREE.")
+        "and find_package(IREERuntime CONFIG) found none. Build IREE's runtime "
+        "(-DIREE_BUILD_COMPILER=OFF; ireegen's docs/iree-runtime.md) and configure with "
+        "-DIREERuntime_DIR=<its build tree or install prefix>/lib/cmake/IREE.")
     endif()
   endif()
 endmacro()

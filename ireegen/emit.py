@@ -97,7 +97,7 @@ def emit(
     if config.execution_model.has_vm_module:
         _check_vm_names(name, model_path, config, functions, module_name)
     verify_inputs = load_verify_inputs(verify, [f.function for f in functions])
-    key = content_key(model_path, name, config, extra_flags, compiler)
+    key = content_key(model_path, name, config, extra_flags, compiler, apply_workarounds, input_shapes)
     # The templates compile while iree-compile runs.
     templates = threading.Thread(target=preload, daemon=True)
     templates.start()

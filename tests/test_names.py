@@ -1,7 +1,8 @@
 """Names are derived from what the templates define: every model function
 whose C names would clash with the generated glue is refused with the
 function named (before compiling, in the VM modes), and awkward but legal
-names give C that compiles warning-free."""
+names give C that compiles warning-free (runtimeless always; the VM modes,
+built with CMake and run, when IREERuntime_DIR names an IREE runtime)."""
 
 import os
 import shutil
@@ -82,3 +83,45 @@ def test_awkward_legal_names_compile_warning_free_runtimeless(tmp_path, capsys):
         proc = subprocess.run(["cc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-c", src, "-I", str(out),
                                "-o", os.devnull], cwd=out, stderr=subprocess.PIPE, text=True)
         assert proc.returncode == 0, proc.stderr
+
+
+# In the VM modes `report_` is refused: its C name is the glue's m_report.
+VM_LEGAL = [n for n in LEGAL if n != "report_"]
+
+
+@pytest.mark.runtime
+@pytest.mark.skipif(not os.environ.get("IREERuntime_DIR"), reason="needs IREERuntime_DIR (an IREE runtime C SDK)")
+@pytest.mark.parametrize("em,mf", [(em, mf) for em in ("async", "inline-static", "inline-dynamic")
+                                   for mf in ("vmfb", "emitc")])
+def test_awkward_legal_names_build_warning_free_and_run_in_vm_modes(tmp_path, em, mf):
+    from test_runtime_c import KNOWN_RUNTIME_BUG_REASON, configure_args, hits_known_runtime_bug
+
+    _model(tmp_path / "x.mlir", VM_LEGAL)
+    calls = "".join(
+        f"  if (m_{n}(model, in, out) != 0) return fail(model, \"{n}\");\n"
+        f"  for (int i = 0; i < 4; ++i) if (out[i] != in[i] * in[i]) return fail(model, \"{n} value\");\n"
+        for n in VM_LEGAL)
+    (tmp_path / "use.c").write_text(
+        '#include <stdio.h>\n#include "m.h"\n'
+        'static int fail(m_t* model, const char* what) {\n'
+        '  fprintf(stderr, "%s: %s\\n", what, m_last_error(model));\n  m_destroy(model);\n  return 1;\n}\n'
+        "int main(void) {\n  m_t* model = NULL;\n"
+        "  iree_status_t status = m_create(iree_allocator_system(), &model);\n"
+        "  if (!iree_status_is_ok(status)) return (int)iree_status_consume_code(status);\n"
+        "  const float in[4] = {1.5f, -2.0f, 3.0f, 0.5f};\n  float out[4];\n" + calls +
+        "  m_destroy(model);\n  return 0;\n}\n")
+    (tmp_path / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.21)\nproject(names C)\nfind_package(ireegen CONFIG REQUIRED)\n"
+        f"ireegen_add_model(lib SRC x.mlir NAME m EXECUTION_MODEL {em} MODULE_FORMAT {mf})\n"
+        "add_executable(use use.c)\ntarget_link_libraries(use PRIVATE lib)\n"
+        "target_compile_options(lib PRIVATE -Wall -Wextra -Werror)\n"
+        "target_compile_options(use PRIVATE -Wall -Wextra -Werror)\n")
+    build = tmp_path / "build"
+    configure = configure_args(tmp_path, build)
+    for cmd in (configure, [configure[0], "--build", build]):
+        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        assert proc.returncode == 0, proc.stdout
+    run = subprocess.run([build / "use"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60)
+    if hits_known_runtime_bug(em, run):
+        pytest.xfail(KNOWN_RUNTIME_BUG_REASON)
+    assert run.returncode == 0, run.stderr

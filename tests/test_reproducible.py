@@ -76,3 +76,48 @@ def test_emitc_ref_copy_order_is_canonical():
     # A group that does not match exactly (assign of another temp) is left alone.
     odd = b.replace("iree_vm_ref_assign(v103,", "iree_vm_ref_assign(v42,")
     assert canonical_ref_copies(odd) == odd
+
+
+def test_content_key_covers_the_templates(tmp_path, monkeypatch):
+    """The key hashes ireegen's templates by relative path and bytes: two
+    copies in different places give the installed templates' key, and one
+    changed byte in one template gives another key."""
+    from ireegen import reproducible
+    from ireegen.compiler import find_compiler
+    from ireegen.modes import make_config
+    from ireegen.resources import templates_dir
+
+    config, compiler = make_config("async"), find_compiler()
+
+    def key():
+        return reproducible.content_key(SAMPLES / "mlp" / "mlp.mlir", "mlp", config, [], compiler)
+
+    installed = key()
+    copies = [tmp_path / "checkout-one" / "templates", tmp_path / "elsewhere" / "a longer path" / "t"]
+    for copy in copies:
+        shutil.copytree(templates_dir(), copy)
+        monkeypatch.setattr(reproducible, "templates_dir", lambda copy=copy: copy)
+        assert key() == installed
+    runtime = copies[1] / "runtime.c.j2"
+    runtime.write_bytes(runtime.read_bytes().replace(b"\n", b"\n ", 1))
+    assert key() != installed
+
+
+def test_content_key_covers_every_option_that_changes_the_output(tmp_path):
+    """--data-format, --optimize-for, --no-workarounds and --input-shape
+    change what emit writes, so each gives its own key (they once shared one)."""
+    import json
+
+    from ireegen.compiler import find_compiler
+    from ireegen.modes import make_config
+    from ireegen.reproducible import content_key
+
+    keys = {}
+    for flags in ([], ["--data-format", "c"], ["--optimize-for", "size"], ["--no-workarounds"]):
+        out = tmp_path / ("-".join(flags) or "default")
+        assert main(["emit", str(SAMPLES / "mlp" / "mlp.mlir"), "-o", str(out), "--execution-model", "runtimeless",
+                     "--no-verify", *flags]) == 0
+        keys[tuple(flags)] = json.loads((out / "manifest.json").read_text())["content_key"]
+    assert len(set(keys.values())) == len(keys), keys
+    args = (SAMPLES / "mlp" / "mlp.mlir", "mlp", make_config("runtimeless"), [], find_compiler(), True)
+    assert len({content_key(*args), content_key(*args, {"x": (1, 8)}), content_key(*args, {"x": (2, 8)})}) == 3
