@@ -34,6 +34,13 @@ LOWERING_FLAGS = ("--compile-to=input", "--iree-torch-emit-async-entry-points=fa
 
 INSTALL_HINT = "pip install 'ireegen[onnx]'"
 
+
+class ImportFailure(UsageError):
+    """IREE's ONNX importer, or its lowering to the input dialect, could not
+    take the model (exit status 2, like every refusal): the model uses what
+    IREE 3.13 does not support, or IREE has a bug.  A class of its own so
+    that callers (the conformance runner) can tell it from ireegen's refusals."""
+
 # ONNX TensorProto element type -> numpy dtype string (the types the C API knows).
 _ONNX_TO_NUMPY = {
     1: "float32",
@@ -244,7 +251,7 @@ def _import_to_torch(model, path: Path) -> str:
             try:
                 super().import_node(node)
             except (onnx_importer.OnnxImportError, NotImplementedError, KeyError, ValueError) as e:
-                raise UsageError(
+                raise ImportFailure(
                     f"{path}: node {node.name or '(unnamed)'!r} ({node.op_type}): IREE's ONNX importer cannot take it: "
                     f"{str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__}"
                 ) from None
@@ -260,7 +267,7 @@ def _import_to_torch(model, path: Path) -> str:
         raise
     except Exception as e:
         text = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise UsageError(f"{path}: IREE's ONNX importer cannot take this model: {text}") from None
+        raise ImportFailure(f"{path}: IREE's ONNX importer cannot take this model: {text}") from None
     return _file_locations(module.get_asm(enable_debug_info=True, large_elements_limit=None), model, path)
 
 
@@ -302,7 +309,7 @@ def _failed_node(stderr: str, model) -> str | None:
     return None
 
 
-def _lowering_error(stderr: str, returncode: int, path: Path, model) -> UsageError:
+def _lowering_error(stderr: str, returncode: int, path: Path, model) -> ImportFailure:
     node = _failed_node(stderr, model)
     where = f"node {node!r}" if node else "the model"
     m = _ILLEGAL_OP_RE.search(stderr)
@@ -311,18 +318,18 @@ def _lowering_error(stderr: str, returncode: int, path: Path, model) -> UsageErr
         domain = proto.domain if proto is not None and proto.domain not in ("", "ai.onnx") else ""
         opset = next((o.version for o in model.opset_import if o.domain in ((domain,) if domain else ("", "ai.onnx"))), 0)
         op = f"{domain}.{m.group('op')}" if domain else m.group("op")
-        return UsageError(f"{path}: {where} ({op}): IREE's ONNX lowering does not support this op "
+        return ImportFailure(f"{path}: {where} ({op}): IREE's ONNX lowering does not support this op "
                           f"as used here ({domain + ' ' if domain else ''}opset {opset})")
     if returncode < 0 or "Stack dump" in stderr:
-        return UsageError(f"{path}: iree-compile crashed while lowering this ONNX model (exit status {returncode}); "
+        return ImportFailure(f"{path}: iree-compile crashed while lowering this ONNX model (exit status {returncode}); "
                           "an IREE bug: simplify the model or report it with the .onnx file")
     first = next((line for line in stderr.splitlines() if "error: " in line), None)
     if first:
         message = first.split("error: ", 1)[1]
         message = re.sub(r'\s*loc\(.*$', "", message)
-        return UsageError(f"{path}: {where}: IREE's ONNX lowering failed: {message[:300]}")
+        return ImportFailure(f"{path}: {where}: IREE's ONNX lowering failed: {message[:300]}")
     first = next((line for line in stderr.splitlines() if line.strip()), f"exit status {returncode}")
-    return UsageError(f"{path}: IREE's ONNX lowering failed: {first.strip()[:300]}")
+    return ImportFailure(f"{path}: IREE's ONNX lowering failed: {first.strip()[:300]}")
 
 
 def lower_onnx(path, input_shapes: dict | None = None, compiler=None) -> tuple:
