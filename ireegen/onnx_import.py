@@ -242,19 +242,31 @@ def _import_to_torch(model, path: Path) -> str:
     from iree.compiler import ir
     from iree.compiler.extras import onnx_importer
 
+    imported = [0]  # top-level nodes imported so far: the index of the next one
+
     class _NamingImporter(onnx_importer.NodeImporter):
-        """Says which node the importer could not take."""
+        """Says which node the importer could not take, and gives an unnamed
+        node a location of its own (_file_locations makes it its number)."""
 
         __slots__ = ()
 
         def import_node(self, node):
+            index, imported[0] = imported[0], imported[0] + 1
+            unnamed = not node.name
+            if unnamed:
+                node.name = f"{_UNNAMED}{index}"
             try:
                 super().import_node(node)
             except (onnx_importer.OnnxImportError, NotImplementedError, KeyError, ValueError) as e:
+                if unnamed:
+                    node.name = ""
                 raise ImportFailure(
-                    f"{path}: node {node.name or '(unnamed)'!r} ({node.op_type}): IREE's ONNX importer cannot take it: "
+                    f"{path}: {_node_text(model, index)}: IREE's ONNX importer cannot take it: "
                     f"{str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__}"
                 ) from None
+            finally:
+                if unnamed:
+                    node.name = ""
 
     context = ir.Context()
     info = onnx_importer.ModelInfo(model)
@@ -272,21 +284,36 @@ def _import_to_torch(model, path: Path) -> str:
 
 
 _NAME_LOC_RE = re.compile(r'loc\("((?:[^"\\]|\\.)*)"\)')
+# The location name an unnamed node imports with, followed by its index;
+# _file_locations makes it an empty name at the node's own line.
+_UNNAMED = "ireegen.unnamed-node."
+
+
+def _node_text(model, index: int) -> str:
+    """`node 'fc1' (Gemm)`, or `node #3 (Gemm)` for an unnamed node (counted from 1)."""
+    node = model.graph.node[index]
+    domain = node.domain if node.domain not in ("", "ai.onnx") else ""
+    op = f"{domain}.{node.op_type}" if domain else node.op_type
+    return f"node {node.name!r} ({op})" if node.name else f"node #{index + 1} ({op})"
 
 
 def _file_locations(text: str, model, path: Path) -> str:
     """Gives each node-name location a file location inside it,
-    `loc("fc1"("model.onnx":<node number>:0))`: diagnostics then name the
-    user's file, and IREE records a real line in the executables' source
-    locations (from a bare name location it records an uninitialised one,
-    which makes outputs differ from run to run)."""
+    `loc("fc1"("model.onnx":<node number>:0))` (an unnamed node's name stays
+    empty, with its own number): diagnostics then name the user's file, and
+    IREE records a real line in the executables' source locations (from a
+    bare name location it records an uninitialised one, which makes outputs
+    differ from run to run)."""
     line_of = {}
     for i, node in enumerate(model.graph.node):
         line_of.setdefault(node.name, i + 1)
     file = path.name.replace("\\", "\\\\").replace('"', '\\"')
 
     def sub(m):
-        return f'loc("{m.group(1)}"("{file}":{line_of.get(m.group(1), 0)}:0))'
+        name = m.group(1)
+        if name.startswith(_UNNAMED) and name[len(_UNNAMED):].isdigit():
+            return f'loc(""("{file}":{int(name[len(_UNNAMED):]) + 1}:0))'
+        return f'loc("{name}"("{file}":{line_of.get(name, 0)}:0))'
 
     return _NAME_LOC_RE.sub(sub, text)
 
@@ -296,33 +323,38 @@ _NODE_RE = re.compile(r'loc\("(?P<node>(?:[^"\\]|\\.)*)"\(')
 _LINE_RE = re.compile(r":(?P<line>\d+):0: error: ")
 
 
-def _failed_node(stderr: str, model) -> str | None:
-    """The ONNX node a lowering diagnostic is about: from the location printed
-    with the op, or from the node number _file_locations put in the line."""
+def _failed_node(stderr: str, model) -> int | None:
+    """The index of the ONNX node a lowering diagnostic is about: from the
+    location printed with the op, or from the node number _file_locations
+    put in the line."""
     first_error = next((line for line in stderr.splitlines() if "error: " in line), "")
     m = _NODE_RE.search(first_error)
-    if m:
-        return m.group("node")
+    if m and m.group("node"):
+        name = m.group("node")
+        return next((i for i, n in enumerate(model.graph.node) if n.name == name), None)
     m = _LINE_RE.search(first_error)
     if m and 0 < int(m.group("line")) <= len(model.graph.node):
-        return model.graph.node[int(m.group("line")) - 1].name
+        return int(m.group("line")) - 1
     return None
 
 
 def _lowering_error(stderr: str, returncode: int, path: Path, model) -> ImportFailure:
-    node = _failed_node(stderr, model)
-    where = f"node {node!r}" if node else "the model"
+    index = _failed_node(stderr, model)
+    where = _node_text(model, index) if index is not None else "the model"
     m = _ILLEGAL_OP_RE.search(stderr)
     if m:
-        proto = next((n for n in model.graph.node if node is not None and n.name == node), None)
+        proto = model.graph.node[index] if index is not None else None
         domain = proto.domain if proto is not None and proto.domain not in ("", "ai.onnx") else ""
         opset = next((o.version for o in model.opset_import if o.domain in ((domain,) if domain else ("", "ai.onnx"))), 0)
-        op = f"{domain}.{m.group('op')}" if domain else m.group("op")
-        return ImportFailure(f"{path}: {where} ({op}): IREE's ONNX lowering does not support this op "
-                          f"as used here ({domain + ' ' if domain else ''}opset {opset})")
+        if index is None:
+            where = f"the model ({domain + '.' if domain else ''}{m.group('op')})"
+        elif proto.op_type != m.group("op"):  # an op of the node's expansion
+            where = f"{where[:-1]}, its {m.group('op')})"
+        return ImportFailure(f"{path}: {where}: IREE's ONNX lowering does not support this op "
+                             f"as used here ({domain + ' ' if domain else ''}opset {opset})")
     if returncode < 0 or "Stack dump" in stderr:
         return ImportFailure(f"{path}: iree-compile crashed while lowering this ONNX model (exit status {returncode}); "
-                          "an IREE bug: simplify the model or report it with the .onnx file")
+                             "an IREE bug: simplify the model or report it with the .onnx file")
     first = next((line for line in stderr.splitlines() if "error: " in line), None)
     if first:
         message = first.split("error: ", 1)[1]

@@ -5,7 +5,6 @@ features real exports have (named values, a symbolic batch, external data,
 uint8 images, old opsets)."""
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -231,8 +230,8 @@ def test_external_data_and_path_independence(tmp_path):
     for where in ("a", "b/deeper"):
         d = tmp_path / where
         d.mkdir(parents=True)
-        path = _save(mlp_model(), d / "mlp.onnx", save_as_external_data=True, all_tensors_to_one_file=True,
-                     location="mlp.weights", size_threshold=0)
+        _save(mlp_model(), d / "mlp.onnx", save_as_external_data=True, all_tensors_to_one_file=True,
+              location="mlp.weights", size_threshold=0)
         assert (d / "mlp.weights").stat().st_size > 64 * 24 * 4
         out = d / "out"
         proc = run_cli("emit", "mlp.onnx", "-o", "out", "--execution-model", "runtimeless",
@@ -278,6 +277,23 @@ def test_unsupported_op_names_the_node(tmp_path):
     assert "node 'normalize_words' (StringNormalizer)" in proc.stderr
     assert str(path) in proc.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_unsupported_op_of_an_unnamed_node_names_its_number(tmp_path):
+    """Exporters and onnx's own node tests leave nodes unnamed: the error
+    counts the node (from 1) instead, from the node's own location."""
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["h"]), helper.make_node("Swish", ["h"], ["y"])],
+        "act",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])],
+    )
+    path = _save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 24)], ir_version=10),
+                 tmp_path / "act.onnx")
+    proc = run_cli("emit", path, "-o", tmp_path / "out")
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr and proc.stderr.strip().count("\n") == 0
+    assert "act.onnx: node #2 (Swish): IREE's ONNX lowering does not support this op" in proc.stderr
 
 
 @pytest.mark.parametrize("content, message", [
