@@ -5,10 +5,14 @@ user's file, flag or ONNX node:
 
 1. load the protobuf with its external data (resolved beside the `.onnx`);
 2. pin symbolic dimensions from `--input-shape NAME=DIMS`;
-3. upgrade opsets older than the importer's lowering handles (MIN_OPSET);
-4. infer shapes, then import into the torch dialect with IREE's importer
+3. infer shapes, then import into the torch dialect with IREE's importer
    (`iree.compiler.extras.onnx_importer`, in-process);
-5. lower to the input dialect with `iree-compile --compile-to=input`.
+4. lower to the input dialect with `iree-compile --compile-to=input`;
+5. if IREE could not import or lower a model older than MIN_OPSET, upgrade
+   it to MIN_OPSET and do 3 and 4 again.  Not before: an upgrade can make
+   a model that lowers as it is worse (Upsample-9 with a `scales` input
+   becomes a Resize whose output size IREE computes at run time, which
+   runtimeless C refuses).
 
 The lowered module carries the ONNX node names as locations (never a file
 path), so it is the same wherever the model or a temporary directory is.
@@ -27,7 +31,8 @@ from pathlib import Path
 from .errors import UsageError
 
 # Oldest default-domain opset whose ops IREE's ONNX lowering (torch-mlir)
-# covers; older models are upgraded with onnx.version_converter first.
+# covers; an older model that IREE cannot take as it is is upgraded to it
+# with onnx.version_converter and lowered again.
 MIN_OPSET = 17
 
 LOWERING_FLAGS = ("--compile-to=input", "--iree-torch-emit-async-entry-points=false", "--mlir-print-debuginfo")
@@ -203,18 +208,20 @@ def _pin_shapes(model, shapes: dict, path: Path) -> None:
                     d.Clear()
 
 
-def _upgrade_opset(model, path: Path):
+def _opset(model) -> int | None:
+    """The model's default-domain opset."""
+    return next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), None)
+
+
+def _upgrade_opset(model, path: Path, failure: ImportFailure):
+    """`model` at MIN_OPSET, after IREE failed to take it as it is
+    (`failure`, re-raised if the upgrade fails)."""
     onnx = require_onnx()
-    version = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), None)
-    if version is None or version >= MIN_OPSET:
-        return model
     try:
         return onnx.version_converter.convert_version(model, MIN_OPSET)
     except Exception as e:
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise UsageError(
-            f"{path}: uses opset {version}; IREE's ONNX import needs {MIN_OPSET} or later and the upgrade failed: {first}"
-        ) from None
+        raise ImportFailure(f"{failure}; upgrading the model to opset {MIN_OPSET} failed too: {first[:200]}") from None
 
 
 def _infer_shapes(model, path: Path):
@@ -371,7 +378,25 @@ def lower_onnx(path, input_shapes: dict | None = None, compiler=None) -> tuple:
     path = Path(path)
     model = _load(path)
     _pin_shapes(model, dict(input_shapes or {}), path)
-    model = _upgrade_opset(model, path)
+    compiler = compiler or find_compiler()
+    try:
+        return _lower(model, path, compiler)
+    except ImportFailure as e:
+        version = _opset(model)
+        if version is None or version >= MIN_OPSET:
+            raise
+        failure = e
+    # IREE's lowering covers opset 17 and later: older ops may have no lowering.
+    upgraded = _upgrade_opset(model, path, failure)
+    try:
+        return _lower(upgraded, path, compiler)
+    except ImportFailure as e:
+        # Say what fails in the model as the user wrote it (the upgrade may add or renumber nodes).
+        raise ImportFailure(f"{failure}; also after upgrading the model to opset {MIN_OPSET}") from e
+
+
+def _lower(model, path: Path, compiler) -> tuple:
+    """Shape inference, IREE's import and the lowering of `model`: (MLIR text, OnnxSignature)."""
     model = _infer_shapes(model, path)
     signature = OnnxSignature(
         model.graph.name,
@@ -379,7 +404,6 @@ def lower_onnx(path, input_shapes: dict | None = None, compiler=None) -> tuple:
         tuple(OnnxValue(o.name, _dtype(o)) for o in model.graph.output),
     )
     torch_mlir = _import_to_torch(model, path)
-    compiler = compiler or find_compiler()
     # stdin and stdout: no file name can end up in the lowered module's locations.
     proc = subprocess.run(
         [compiler.path, "-", "-o", "-", *LOWERING_FLAGS],

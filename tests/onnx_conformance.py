@@ -7,9 +7,10 @@ For every node test that onnx's generators produce
 (`onnx.backend.test.case.node.collect_testcases()`: model, inputs and
 reference outputs in memory, no data files), it writes the model to
 `TEST.onnx` and hands that file to ireegen as it is: ireegen's own ONNX path
-(ireegen/onnx_import.py: opset upgrade, shape inference, IREE's in-process
-importer, `iree-compile --compile-to=input`) imports and lowers it, exactly
-as for `ireegen emit TEST.onnx`.  It runs the model in async, inline-static,
+(ireegen/onnx_import.py: shape inference, IREE's in-process importer,
+`iree-compile --compile-to=input`, and for a model older than opset 17 that
+IREE cannot take as it is, the upgrade to 17 and a second try) imports and
+lowers it, exactly as for `ireegen emit TEST.onnx`.  It runs the model in async, inline-static,
 inline-dynamic and runtimeless through ireegen's parity code path
 (ireegen.parity: the same compile `emit` does, workarounds included) on the
 test's own inputs, and compares every output with ONNX's reference, with
@@ -468,8 +469,9 @@ def render_doc(data: dict) -> str:
         f"The ONNX node tests ({len(tests)} of the {data.get('generated', '?')} that onnx "
         f"{data.get('onnx_version', '?')}'s own generators make: `onnx.backend.test.case.node.collect_testcases()`"
         "), each written to `TEST.onnx` and handed to ireegen as it is: ireegen's own ONNX path "
-        "(ireegen/onnx_import.py, the one `ireegen emit TEST.onnx` takes: opset upgrade to 17, shape "
-        "inference, IREE's in-process importer, `iree-compile --compile-to=input`) imports and lowers it; "
+        "(ireegen/onnx_import.py, the one `ireegen emit TEST.onnx` takes: shape inference, IREE's in-process "
+        "importer, `iree-compile --compile-to=input`, and for a model older than opset 17 that IREE cannot "
+        "take as it is, the upgrade to 17 and a second try) imports and lowers it; "
         "it is run in each execution model through ireegen's parity code path on the test's own inputs, and "
         "compared with ONNX's reference outputs (the test's rtol/atol, 1e-3/1e-7 unless the test says "
         "otherwise, for floats; exact for integers and booleans).",
