@@ -218,10 +218,37 @@ def _upgrade_opset(model, path: Path, failure: ImportFailure):
     (`failure`, re-raised if the upgrade fails)."""
     onnx = require_onnx()
     try:
-        return onnx.version_converter.convert_version(model, MIN_OPSET)
+        upgraded = onnx.version_converter.convert_version(model, MIN_OPSET)
     except Exception as e:
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise ImportFailure(f"{failure}; upgrading the model to opset {MIN_OPSET} failed too: {first[:200]}") from None
+    # The converter may change the interface (Scan 8 -> 9 drops the batch
+    # dimension of every input and output): the C API would not be the model's.
+    before, after = _interface(model), _interface(upgraded)
+    if before != after:
+        def text(v):
+            shape = "unknown shape" if v[2] is None else "[" + ", ".join(str(d) for d in v[2]) + "]"
+            return f"{_ONNX_TO_NUMPY.get(v[1], f'type {v[1]}')} {shape}"
+
+        changed = next((f"{a[0]}: {text(a)} -> {b[0] + ': ' if b[0] != a[0] else ''}{text(b)}"
+                        for a, b in zip(before, after) if a != b),
+                       f"{len(before)} inputs and outputs -> {len(after)}")
+        raise ImportFailure(f"{failure}; upgrading the model to opset {MIN_OPSET} would change its inputs or "
+                            f"outputs ({changed})")
+    return upgraded
+
+
+def _interface(model) -> list:
+    """(name, element type, shape) of each graph input and output."""
+
+    def dims(v):
+        t = v.type.tensor_type
+        if not v.type.HasField("tensor_type") or not t.HasField("shape"):
+            return None
+        return tuple(d.dim_value if d.HasField("dim_value") else (d.dim_param or "?") for d in t.shape.dim)
+
+    return [(v.name, v.type.tensor_type.elem_type, dims(v))
+            for v in list(_effective_inputs(model)) + list(model.graph.output)]
 
 
 def _infer_shapes(model, path: Path):
