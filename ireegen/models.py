@@ -130,14 +130,14 @@ def load_model(path, input_shapes: dict | None = None, compiler=None) -> LoadedM
 def _load_onnx(path: Path, input_shapes, compiler) -> LoadedModel:
     from iree.compiler import ir
 
-    from .onnx_import import lower_onnx
+    from .onnx_import import ImportFailure, lower_onnx
 
     text, onnx_sig = lower_onnx(path, input_shapes, compiler)
     context = ir.Context()
     try:
         module = ir.Module.parse(text, context)
     except ir.MLIRError as e:  # the lowering's own output: not the user's fault
-        raise UsageError(f"{path}: IREE's ONNX lowering wrote MLIR it cannot read back:\n{_format_mlir_error(e)}") from None
+        raise ImportFailure(f"{path}: IREE's ONNX lowering wrote MLIR it cannot read back:\n{_format_mlir_error(e)}") from None
     functions = []
     for f in read_functions(module, path):
         if f.name == onnx_sig.function and len(f.inputs) == len(onnx_sig.inputs) \

@@ -5,10 +5,14 @@ user's file, flag or ONNX node:
 
 1. load the protobuf with its external data (resolved beside the `.onnx`);
 2. pin symbolic dimensions from `--input-shape NAME=DIMS`;
-3. upgrade opsets older than the importer's lowering handles (MIN_OPSET);
-4. infer shapes, then import into the torch dialect with IREE's importer
+3. infer shapes, then import into the torch dialect with IREE's importer
    (`iree.compiler.extras.onnx_importer`, in-process);
-5. lower to the input dialect with `iree-compile --compile-to=input`.
+4. lower to the input dialect with `iree-compile --compile-to=input`;
+5. if IREE could not import or lower a model older than MIN_OPSET, upgrade
+   it to MIN_OPSET and do 3 and 4 again.  Not before: an upgrade can make
+   a model that lowers as it is worse (Upsample-9 with a `scales` input
+   becomes a Resize whose output size IREE computes at run time, which
+   runtimeless C refuses).
 
 The lowered module carries the ONNX node names as locations (never a file
 path), so it is the same wherever the model or a temporary directory is.
@@ -27,12 +31,20 @@ from pathlib import Path
 from .errors import UsageError
 
 # Oldest default-domain opset whose ops IREE's ONNX lowering (torch-mlir)
-# covers; older models are upgraded with onnx.version_converter first.
+# covers; an older model that IREE cannot take as it is is upgraded to it
+# with onnx.version_converter and lowered again.
 MIN_OPSET = 17
 
 LOWERING_FLAGS = ("--compile-to=input", "--iree-torch-emit-async-entry-points=false", "--mlir-print-debuginfo")
 
 INSTALL_HINT = "pip install 'ireegen[onnx]'"
+
+
+class ImportFailure(UsageError):
+    """IREE's ONNX importer, or its lowering to the input dialect, could not
+    take the model (exit status 2, like every refusal): the model uses what
+    IREE 3.13 does not support, or IREE has a bug.  A class of its own so
+    that callers (the conformance runner) can tell it from ireegen's refusals."""
 
 # ONNX TensorProto element type -> numpy dtype string (the types the C API knows).
 _ONNX_TO_NUMPY = {
@@ -196,18 +208,47 @@ def _pin_shapes(model, shapes: dict, path: Path) -> None:
                     d.Clear()
 
 
-def _upgrade_opset(model, path: Path):
+def _opset(model) -> int | None:
+    """The model's default-domain opset."""
+    return next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), None)
+
+
+def _upgrade_opset(model, path: Path, failure: ImportFailure):
+    """`model` at MIN_OPSET, after IREE failed to take it as it is
+    (`failure`, re-raised if the upgrade fails)."""
     onnx = require_onnx()
-    version = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), None)
-    if version is None or version >= MIN_OPSET:
-        return model
     try:
-        return onnx.version_converter.convert_version(model, MIN_OPSET)
+        upgraded = onnx.version_converter.convert_version(model, MIN_OPSET)
     except Exception as e:
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise UsageError(
-            f"{path}: uses opset {version}; IREE's ONNX import needs {MIN_OPSET} or later and the upgrade failed: {first}"
-        ) from None
+        raise ImportFailure(f"{failure}; upgrading the model to opset {MIN_OPSET} failed too: {first[:200]}") from None
+    # The converter may change the interface (Scan 8 -> 9 drops the batch
+    # dimension of every input and output): the C API would not be the model's.
+    before, after = _interface(model), _interface(upgraded)
+    if before != after:
+        def text(v):
+            shape = "unknown shape" if v[2] is None else "[" + ", ".join(str(d) for d in v[2]) + "]"
+            return f"{_ONNX_TO_NUMPY.get(v[1], f'type {v[1]}')} {shape}"
+
+        changed = next((f"{a[0]}: {text(a)} -> {b[0] + ': ' if b[0] != a[0] else ''}{text(b)}"
+                        for a, b in zip(before, after) if a != b),
+                       f"{len(before)} inputs and outputs -> {len(after)}")
+        raise ImportFailure(f"{failure}; upgrading the model to opset {MIN_OPSET} would change its inputs or "
+                            f"outputs ({changed})")
+    return upgraded
+
+
+def _interface(model) -> list:
+    """(name, element type, shape) of each graph input and output."""
+
+    def dims(v):
+        t = v.type.tensor_type
+        if not v.type.HasField("tensor_type") or not t.HasField("shape"):
+            return None
+        return tuple(d.dim_value if d.HasField("dim_value") else (d.dim_param or "?") for d in t.shape.dim)
+
+    return [(v.name, v.type.tensor_type.elem_type, dims(v))
+            for v in list(_effective_inputs(model)) + list(model.graph.output)]
 
 
 def _infer_shapes(model, path: Path):
@@ -235,19 +276,31 @@ def _import_to_torch(model, path: Path) -> str:
     from iree.compiler import ir
     from iree.compiler.extras import onnx_importer
 
+    imported = [0]  # top-level nodes imported so far: the index of the next one
+
     class _NamingImporter(onnx_importer.NodeImporter):
-        """Says which node the importer could not take."""
+        """Says which node the importer could not take, and gives an unnamed
+        node a location of its own (_file_locations makes it its number)."""
 
         __slots__ = ()
 
         def import_node(self, node):
+            index, imported[0] = imported[0], imported[0] + 1
+            unnamed = not node.name
+            if unnamed:
+                node.name = f"{_UNNAMED}{index}"
             try:
                 super().import_node(node)
             except (onnx_importer.OnnxImportError, NotImplementedError, KeyError, ValueError) as e:
-                raise UsageError(
-                    f"{path}: node {node.name or '(unnamed)'!r} ({node.op_type}): IREE's ONNX importer cannot take it: "
+                if unnamed:
+                    node.name = ""
+                raise ImportFailure(
+                    f"{path}: {_node_text(model, index)}: IREE's ONNX importer cannot take it: "
                     f"{str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__}"
                 ) from None
+            finally:
+                if unnamed:
+                    node.name = ""
 
     context = ir.Context()
     info = onnx_importer.ModelInfo(model)
@@ -260,26 +313,41 @@ def _import_to_torch(model, path: Path) -> str:
         raise
     except Exception as e:
         text = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise UsageError(f"{path}: IREE's ONNX importer cannot take this model: {text}") from None
+        raise ImportFailure(f"{path}: IREE's ONNX importer cannot take this model: {text}") from None
     return _file_locations(module.get_asm(enable_debug_info=True, large_elements_limit=None), model, path)
 
 
 _NAME_LOC_RE = re.compile(r'loc\("((?:[^"\\]|\\.)*)"\)')
+# The location name an unnamed node imports with, followed by its index;
+# _file_locations makes it an empty name at the node's own line.
+_UNNAMED = "ireegen.unnamed-node."
+
+
+def _node_text(model, index: int) -> str:
+    """`node 'fc1' (Gemm)`, or `node #3 (Gemm)` for an unnamed node (counted from 1)."""
+    node = model.graph.node[index]
+    domain = node.domain if node.domain not in ("", "ai.onnx") else ""
+    op = f"{domain}.{node.op_type}" if domain else node.op_type
+    return f"node {node.name!r} ({op})" if node.name else f"node #{index + 1} ({op})"
 
 
 def _file_locations(text: str, model, path: Path) -> str:
     """Gives each node-name location a file location inside it,
-    `loc("fc1"("model.onnx":<node number>:0))`: diagnostics then name the
-    user's file, and IREE records a real line in the executables' source
-    locations (from a bare name location it records an uninitialised one,
-    which makes outputs differ from run to run)."""
+    `loc("fc1"("model.onnx":<node number>:0))` (an unnamed node's name stays
+    empty, with its own number): diagnostics then name the user's file, and
+    IREE records a real line in the executables' source locations (from a
+    bare name location it records an uninitialised one, which makes outputs
+    differ from run to run)."""
     line_of = {}
     for i, node in enumerate(model.graph.node):
         line_of.setdefault(node.name, i + 1)
     file = path.name.replace("\\", "\\\\").replace('"', '\\"')
 
     def sub(m):
-        return f'loc("{m.group(1)}"("{file}":{line_of.get(m.group(1), 0)}:0))'
+        name = m.group(1)
+        if name.startswith(_UNNAMED) and name[len(_UNNAMED):].isdigit():
+            return f'loc(""("{file}":{int(name[len(_UNNAMED):]) + 1}:0))'
+        return f'loc("{name}"("{file}":{line_of.get(name, 0)}:0))'
 
     return _NAME_LOC_RE.sub(sub, text)
 
@@ -289,40 +357,45 @@ _NODE_RE = re.compile(r'loc\("(?P<node>(?:[^"\\]|\\.)*)"\(')
 _LINE_RE = re.compile(r":(?P<line>\d+):0: error: ")
 
 
-def _failed_node(stderr: str, model) -> str | None:
-    """The ONNX node a lowering diagnostic is about: from the location printed
-    with the op, or from the node number _file_locations put in the line."""
+def _failed_node(stderr: str, model) -> int | None:
+    """The index of the ONNX node a lowering diagnostic is about: from the
+    location printed with the op, or from the node number _file_locations
+    put in the line."""
     first_error = next((line for line in stderr.splitlines() if "error: " in line), "")
     m = _NODE_RE.search(first_error)
-    if m:
-        return m.group("node")
+    if m and m.group("node"):
+        name = m.group("node")
+        return next((i for i, n in enumerate(model.graph.node) if n.name == name), None)
     m = _LINE_RE.search(first_error)
     if m and 0 < int(m.group("line")) <= len(model.graph.node):
-        return model.graph.node[int(m.group("line")) - 1].name
+        return int(m.group("line")) - 1
     return None
 
 
-def _lowering_error(stderr: str, returncode: int, path: Path, model) -> UsageError:
-    node = _failed_node(stderr, model)
-    where = f"node {node!r}" if node else "the model"
+def _lowering_error(stderr: str, returncode: int, path: Path, model) -> ImportFailure:
+    index = _failed_node(stderr, model)
+    where = _node_text(model, index) if index is not None else "the model"
     m = _ILLEGAL_OP_RE.search(stderr)
     if m:
-        proto = next((n for n in model.graph.node if node is not None and n.name == node), None)
+        proto = model.graph.node[index] if index is not None else None
         domain = proto.domain if proto is not None and proto.domain not in ("", "ai.onnx") else ""
         opset = next((o.version for o in model.opset_import if o.domain in ((domain,) if domain else ("", "ai.onnx"))), 0)
-        op = f"{domain}.{m.group('op')}" if domain else m.group("op")
-        return UsageError(f"{path}: {where} ({op}): IREE's ONNX lowering does not support this op "
-                          f"as used here ({domain + ' ' if domain else ''}opset {opset})")
+        if index is None:
+            where = f"the model ({domain + '.' if domain else ''}{m.group('op')})"
+        elif proto.op_type != m.group("op"):  # an op of the node's expansion
+            where = f"{where[:-1]}, its {m.group('op')})"
+        return ImportFailure(f"{path}: {where}: IREE's ONNX lowering does not support this op "
+                             f"as used here ({domain + ' ' if domain else ''}opset {opset})")
     if returncode < 0 or "Stack dump" in stderr:
-        return UsageError(f"{path}: iree-compile crashed while lowering this ONNX model (exit status {returncode}); "
-                          "an IREE bug: simplify the model or report it with the .onnx file")
+        return ImportFailure(f"{path}: iree-compile crashed while lowering this ONNX model (exit status {returncode}); "
+                             "an IREE bug: simplify the model or report it with the .onnx file")
     first = next((line for line in stderr.splitlines() if "error: " in line), None)
     if first:
         message = first.split("error: ", 1)[1]
         message = re.sub(r'\s*loc\(.*$', "", message)
-        return UsageError(f"{path}: {where}: IREE's ONNX lowering failed: {message[:300]}")
+        return ImportFailure(f"{path}: {where}: IREE's ONNX lowering failed: {message[:300]}")
     first = next((line for line in stderr.splitlines() if line.strip()), f"exit status {returncode}")
-    return UsageError(f"{path}: IREE's ONNX lowering failed: {first.strip()[:300]}")
+    return ImportFailure(f"{path}: IREE's ONNX lowering failed: {first.strip()[:300]}")
 
 
 def lower_onnx(path, input_shapes: dict | None = None, compiler=None) -> tuple:
@@ -332,7 +405,25 @@ def lower_onnx(path, input_shapes: dict | None = None, compiler=None) -> tuple:
     path = Path(path)
     model = _load(path)
     _pin_shapes(model, dict(input_shapes or {}), path)
-    model = _upgrade_opset(model, path)
+    compiler = compiler or find_compiler()
+    try:
+        return _lower(model, path, compiler)
+    except ImportFailure as e:
+        version = _opset(model)
+        if version is None or version >= MIN_OPSET:
+            raise
+        failure = e
+    # IREE's lowering covers opset 17 and later: older ops may have no lowering.
+    upgraded = _upgrade_opset(model, path, failure)
+    try:
+        return _lower(upgraded, path, compiler)
+    except ImportFailure as e:
+        # Say what fails in the model as the user wrote it (the upgrade may add or renumber nodes).
+        raise ImportFailure(f"{failure}; also after upgrading the model to opset {MIN_OPSET}") from e
+
+
+def _lower(model, path: Path, compiler) -> tuple:
+    """Shape inference, IREE's import and the lowering of `model`: (MLIR text, OnnxSignature)."""
     model = _infer_shapes(model, path)
     signature = OnnxSignature(
         model.graph.name,
@@ -340,7 +431,6 @@ def lower_onnx(path, input_shapes: dict | None = None, compiler=None) -> tuple:
         tuple(OnnxValue(o.name, _dtype(o)) for o in model.graph.output),
     )
     torch_mlir = _import_to_torch(model, path)
-    compiler = compiler or find_compiler()
     # stdin and stdout: no file name can end up in the lowered module's locations.
     proc = subprocess.run(
         [compiler.path, "-", "-o", "-", *LOWERING_FLAGS],

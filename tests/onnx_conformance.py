@@ -5,13 +5,20 @@
 
 For every node test that onnx's generators produce
 (`onnx.backend.test.case.node.collect_testcases()`: model, inputs and
-reference outputs in memory, no data files), it lowers the model with IREE's
-own importer (tests/onnx_lowering.py), runs it in async, inline-static,
+reference outputs in memory, no data files), it writes the model to
+`TEST.onnx` and hands that file to ireegen as it is: ireegen's own ONNX path
+(ireegen/onnx_import.py: shape inference, IREE's in-process importer,
+`iree-compile --compile-to=input`, and for a model older than opset 17 that
+IREE cannot take as it is, the upgrade to 17 and a second try) imports and
+lowers it, exactly as for `ireegen emit TEST.onnx`.  It runs the model in async, inline-static,
 inline-dynamic and runtimeless through ireegen's parity code path
 (ireegen.parity: the same compile `emit` does, workarounds included) on the
 test's own inputs, and compares every output with ONNX's reference, with
 ONNX's backend-test tolerances (the test's rtol/atol, 1e-3/1e-7 by default,
-for floats; exact for integers and booleans).
+for floats; exact for integers and booleans).  An import or lowering that
+IREE cannot do is ireegen's ImportFailure (a one-line error, exit status 2
+from the CLI): `import-failure`.  tests/onnx_emit_cli.py runs the CLI
+itself, `ireegen emit TEST.onnx`, on every node test.
 
 Each test x mode gets one status (STATUSES below).  Every mode, async
 included, runs through iree-run-module or the runtimeless runner in a child
@@ -49,9 +56,6 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from onnx_lowering import LoweringError, lower_onnx  # noqa: E402
 
 MODES = ("async", "inline-static", "inline-dynamic", "runtimeless")
 STATUS_FILE = ROOT / "tests" / "onnx_conformance_status.json"
@@ -61,7 +65,8 @@ DOC_FILE = ROOT / "docs" / "onnx-conformance.md"
 STATUSES = {
     "pass": "the mode's outputs equal ONNX's reference (within the test's tolerance)",
     "refused": "ireegen refused the model with a one-line reason (exit status 2)",
-    "import-failure": "IREE's importer (iree-import-onnx, or its lowering to the input dialect) failed",
+    "import-failure": "IREE's ONNX importer, or its lowering to the input dialect, failed in ireegen's ONNX "
+                      "path (a one-line error, exit status 2)",
     "compile-failure": "iree-compile failed for this execution model",
     "c-build-failure": "ireegen's generated C did not compile (-Wall -Wextra -Werror)",
     "run-error": "the compiled module or runtimeless program failed at run time",
@@ -229,12 +234,14 @@ def judge(got, want, rtol: float, atol: float, shapes_only: bool = False) -> Mod
     return ModeResult("pass")
 
 
-def run_modes(mlir: Path, inputs: list, outputs: list, rtol: float, atol: float, modes, workdir: Path,
+def run_modes(model_path: Path, inputs: list, outputs: list, rtol: float, atol: float, modes, workdir: Path,
               shapes_only: bool = False) -> dict:
-    """Compiles `mlir` for each mode with ireegen's parity code path, runs it
-    on `inputs` and judges it against `outputs`; mode -> ModeResult."""
+    """Loads `model_path` (a `.onnx`: imported and lowered by ireegen) and
+    compiles it for each mode with ireegen's parity code path, runs it on
+    `inputs` and judges it against `outputs`; mode -> ModeResult."""
     from ireegen.errors import CompileError, IreegenError
     from ireegen.models import load_model
+    from ireegen.onnx_import import ImportFailure
     from ireegen.parity import IreegenFailure, Toolchain, prepare_mode
     from ireegen.compiler import find_compiler
     from ireegen.runners import RunError, find_runtime_tools
@@ -244,7 +251,9 @@ def run_modes(mlir: Path, inputs: list, outputs: list, rtol: float, atol: float,
     results = {}
     async_outputs = None
     try:
-        model = load_model(mlir)
+        model = load_model(model_path, compiler=toolchain.compiler)
+    except ImportFailure as e:  # IREE's importer or lowering: what IREE cannot take
+        return {m: ModeResult("import-failure", one_line(e)) for m in modes}
     except IreegenError as e:
         return {m: ModeResult("refused", one_line(e)) for m in modes}
     except Exception as e:  # noqa: BLE001 - a traceback is what we are looking for
@@ -260,7 +269,7 @@ def run_modes(mlir: Path, inputs: list, outputs: list, rtol: float, atol: float,
         modedir = workdir / mode
         modedir.mkdir()
         try:
-            prepared = prepare_mode(mode, model, mlir, (), toolchain, modedir, True)
+            prepared = prepare_mode(mode, model, model_path, (), toolchain, modedir, True)
         except IreegenFailure as e:  # ireegen's own C did not build
             results[mode] = ModeResult("c-build-failure", one_line(str(e).split("\n", 2)[-1]))
             continue
@@ -307,25 +316,19 @@ def run_modes(mlir: Path, inputs: list, outputs: list, rtol: float, atol: float,
 
 
 def run_case(case: Case, modes=MODES) -> TestResult:
-    """Lowers and runs one test in every mode; never raises."""
-    import onnx
-
+    """Writes the test's model to TEST.onnx and runs that file in every
+    mode through ireegen's own ONNX path; never raises."""
     start, cpu_start = time.monotonic(), cpu_time()
     result = TestResult(case.name)
     with tempfile.TemporaryDirectory(prefix=f"onnx-{case.name[:40]}-") as tmp:
         tmp = Path(tmp)
         onnx_path = tmp / f"{case.name}.onnx"
-        onnx.save(onnx.load_from_string(case.model), onnx_path)
+        onnx_path.write_bytes(case.model)  # the serialized ModelProto, as onnx.save writes it
         try:
-            mlir = lower_onnx(onnx_path, tmp / f"{case.name}.mlir")
-        except LoweringError as e:
-            result.modes = {m: ModeResult("import-failure", one_line(str(e))) for m in modes}
-        else:
-            try:
-                result.modes = run_modes(mlir, case.inputs, case.outputs, case.rtol, case.atol, modes, tmp,
-                                         shapes_only=case.op_type in RANDOM_OPS)
-            except Exception as e:  # noqa: BLE001 - the runner's own bug, reported per test
-                result.modes = {m: ModeResult("crash", crash_reason(e)) for m in modes}
+            result.modes = run_modes(onnx_path, case.inputs, case.outputs, case.rtol, case.atol, modes, tmp,
+                                     shapes_only=case.op_type in RANDOM_OPS)
+        except Exception as e:  # noqa: BLE001 - the runner's own bug, reported per test
+            result.modes = {m: ModeResult("crash", crash_reason(e)) for m in modes}
     result.seconds = time.monotonic() - start
     result.cpu_seconds = cpu_time() - cpu_start
     return result
@@ -423,12 +426,15 @@ def statuses_of(results: dict) -> dict:
 
 
 def write_status(results: dict, ci: list, meta: dict, path=STATUS_FILE) -> None:
+    """Updates the statuses of the tests in `results` and the keys in `meta`;
+    the other tests and keys keep theirs."""
     data = load_status(path)
     tests = dict(data.get("tests", {}))
     tests.update(statuses_of(results))
+    kept = {k: v for k, v in data.items() if k not in ("about", "ci_subset", "tests")}
     data = {"about": "Statuses of the ONNX node tests per execution model; regenerate with "
                      "`python tests/onnx_conformance.py --subset all --write-status --write-doc`.",
-            **meta, "ci_subset": ci, "tests": dict(sorted(tests.items()))}
+            **kept, **meta, "ci_subset": ci, "tests": dict(sorted(tests.items()))}
     Path(path).write_text(json.dumps(data, indent=1) + "\n")
 
 
@@ -465,11 +471,13 @@ def render_doc(data: dict) -> str:
         "",
         f"The ONNX node tests ({len(tests)} of the {data.get('generated', '?')} that onnx "
         f"{data.get('onnx_version', '?')}'s own generators make: `onnx.backend.test.case.node.collect_testcases()`"
-        "), lowered with IREE's importer "
-        "(`iree-import-onnx`, then `iree-compile --compile-to=input`; tests/onnx_lowering.py), run in each "
-        "execution model through ireegen's parity code path on the test's own inputs, and compared with ONNX's "
-        "reference outputs (the test's rtol/atol, 1e-3/1e-7 unless the test says otherwise, for floats; exact "
-        "for integers and booleans).",
+        "), each written to `TEST.onnx` and handed to ireegen as it is: ireegen's own ONNX path "
+        "(ireegen/onnx_import.py, the one `ireegen emit TEST.onnx` takes: shape inference, IREE's in-process "
+        "importer, `iree-compile --compile-to=input`, and for a model older than opset 17 that IREE cannot "
+        "take as it is, the upgrade to 17 and a second try) imports and lowers it; "
+        "it is run in each execution model through ireegen's parity code path on the test's own inputs, and "
+        "compared with ONNX's reference outputs (the test's rtol/atol, 1e-3/1e-7 unless the test says "
+        "otherwise, for floats; exact for integers and booleans).",
         "",
         f"IREE {data.get('iree_version', '?')}. The last run took {data.get('cpu_minutes', '?')} CPU-minutes for "
         f"{data.get('tests_run', '?')} tests (half that in wall time on 2 idle cores; the pool runs 2 tests at a "
@@ -604,9 +612,10 @@ def main(argv=None) -> int:
         print("  " + line)
     if args.write_status:
         meta = versions()
-        meta["tests_run"] = len(results)
-        meta["cpu_minutes"] = round(cpu / 60, 1)
         meta["generated"] = len(cases)
+        if len(results) == len(cases):  # the cost of a full run; a partial run keeps the last full one's
+            meta["tests_run"] = len(results)
+            meta["cpu_minutes"] = round(cpu / 60, 1)
         write_status(results, ci, meta)
         print(f"wrote {STATUS_FILE}")
     if args.write_doc:

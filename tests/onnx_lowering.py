@@ -7,11 +7,12 @@ needs the `onnx` package) writes the torch dialect; `iree-compile
 --compile-to=input --iree-torch-emit-async-entry-points=false` lowers that to
 the linalg/util input that `ireegen emit` takes.
 
-The conformance runner (tests/onnx_conformance.py), the digits sample
-(samples/digits/make_digits.py) and the peers benchmark
-(benchmarks/peers.py) all lower through this function, so when ireegen takes
-`.onnx` itself (models.py), this is the only place to switch: return the
-.onnx path unchanged and let ireegen do the rest.
+ireegen takes `.onnx` itself (ireegen/onnx_import.py, which imports
+in-process and adds node locations), and the conformance runner
+(tests/onnx_conformance.py) goes through that path.  What still lowers
+through this function: the committed samples/digits/digits.mlir
+(samples/digits/make_digits.py; tests/test_digits.py checks it is exactly
+what the CLI importer makes) and the peers benchmark (benchmarks/peers.py).
 """
 
 from __future__ import annotations

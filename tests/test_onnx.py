@@ -231,7 +231,7 @@ def test_external_data_and_path_independence(tmp_path):
         d = tmp_path / where
         d.mkdir(parents=True)
         _save(mlp_model(), d / "mlp.onnx", save_as_external_data=True, all_tensors_to_one_file=True,
-                     location="mlp.weights", size_threshold=0)
+              location="mlp.weights", size_threshold=0)
         assert (d / "mlp.weights").stat().st_size > 64 * 24 * 4
         out = d / "out"
         proc = run_cli("emit", "mlp.onnx", "-o", "out", "--execution-model", "runtimeless",
@@ -269,6 +269,56 @@ def test_old_opset_is_upgraded(tmp_path):
     assert report.results["async"]["old"][0].shape == (1, 2, 4)
 
 
+def test_old_opset_that_lowers_as_it_is_keeps_its_opset(tmp_path):
+    """Upsample-9 with a `scales` input lowers as it is, with the declared
+    output shape; upgraded to 17 it would be a Resize whose output size IREE
+    computes at run time, which runtimeless C refuses."""
+    graph = helper.make_graph(
+        [helper.make_node("Upsample", ["x", "scales"], ["y"], name="up", mode="nearest")],
+        "up",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 2, 2]),
+         helper.make_tensor_value_info("scales", TensorProto.FLOAT, [4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1, 4, 6])],
+    )
+    path = _save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 9)], ir_version=4),
+                 tmp_path / "up.onnx")
+    proc = run_cli("emit", path, "-o", tmp_path / "out", "--execution-model", "runtimeless")
+    assert proc.returncode == 0, proc.stderr
+    assert "const float* x, const float* scales, float* y" in (tmp_path / "out" / "up.h").read_text()
+
+
+def test_old_opset_upgrade_that_changes_the_interface_is_refused(tmp_path):
+    """IREE has no lowering for Scan-8, and onnx's converter drops Scan-8's
+    batch dimension from the graph's inputs and outputs: the C API would not
+    be the model's, so ireegen refuses it, naming both."""
+    body = helper.make_graph(
+        [helper.make_node("Add", ["sum_in", "next"], ["sum_out"]),
+         helper.make_node("Identity", ["sum_out"], ["scan_out"])],
+        "body",
+        [helper.make_tensor_value_info("sum_in", TensorProto.FLOAT, [2]),
+         helper.make_tensor_value_info("next", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("sum_out", TensorProto.FLOAT, [2]),
+         helper.make_tensor_value_info("scan_out", TensorProto.FLOAT, [2])],
+    )
+    graph = helper.make_graph(
+        [helper.make_node("Scan", ["", "initial", "x"], ["y", "z"], name="scan", num_scan_inputs=1, body=body)],
+        "cumsum",
+        [helper.make_tensor_value_info("initial", TensorProto.FLOAT, [1, 2]),
+         helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2]),
+         helper.make_tensor_value_info("z", TensorProto.FLOAT, [1, 3, 2])],
+    )
+    path = _save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 8)], ir_version=4),
+                 tmp_path / "scan.onnx")
+    proc = run_cli("emit", path, "-o", tmp_path / "out")
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr and proc.stderr.strip().count("\n") == 0
+    assert "node 'scan' (Scan): IREE's ONNX lowering does not support this op as used here (opset 8); " \
+           "upgrading the model to opset 17 would change its inputs or outputs " \
+           "(initial: float32 [1, 2] -> float32 [2])" in proc.stderr
+    assert not (tmp_path / "out").exists()
+
+
 def test_unsupported_op_names_the_node(tmp_path):
     path = _save(unsupported_model(), tmp_path / "text.onnx")
     proc = run_cli("emit", path, "-o", tmp_path / "out")
@@ -277,6 +327,23 @@ def test_unsupported_op_names_the_node(tmp_path):
     assert "node 'normalize_words' (StringNormalizer)" in proc.stderr
     assert str(path) in proc.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_unsupported_op_of_an_unnamed_node_names_its_number(tmp_path):
+    """Exporters and onnx's own node tests leave nodes unnamed: the error
+    counts the node (from 1) instead, from the node's own location."""
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["h"]), helper.make_node("Swish", ["h"], ["y"])],
+        "act",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])],
+    )
+    path = _save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 24)], ir_version=10),
+                 tmp_path / "act.onnx")
+    proc = run_cli("emit", path, "-o", tmp_path / "out")
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr and proc.stderr.strip().count("\n") == 0
+    assert "act.onnx: node #2 (Swish): IREE's ONNX lowering does not support this op" in proc.stderr
 
 
 @pytest.mark.parametrize("content, message", [

@@ -1,13 +1,16 @@
 """CI: the ONNX node tests, fixed subset (one test per operator, listed in
 tests/onnx_conformance_status.json), in all four execution models, against
-ONNX's reference outputs.  See tests/onnx_conformance.py.
+ONNX's reference outputs.  Each test's model goes in as `TEST.onnx`,
+through ireegen's own ONNX import (ireegen/onnx_import.py).  See
+tests/onnx_conformance.py.
 
 Fails on any crash (a Python traceback from ireegen), wrong number or
 generated-C build failure, and on any status that differs from the
 committed file: a fix shows up as a change too, so that the file and
 docs/onnx-conformance.md stay true.  The pool has 2 workers.  Measured:
-8.1 CPU-minutes (about 4.5 min on 2 idle cores), 16 min wall on 2 cores
-with a load average of 12."""
+6.5 CPU-minutes (about 3.5 min on 2 idle cores; 8.1 when the import went
+through the iree-import-onnx CLI), 16 min wall with 1 worker on 2 cores
+with a load average of 5."""
 
 import pytest
 
