@@ -51,3 +51,20 @@ def test_statuses_are_the_committed_ones(run):
                       f"If the change is intended, regenerate the file and docs/onnx-conformance.md:\n"
                       f"    {REGENERATE}\n(or, for these tests only: python tests/onnx_conformance.py --tests NAME... "
                       f"--write-status --write-doc)\n" + "\n".join(diff))
+
+
+def test_emit_cli_on_node_tests():
+    """tests/onnx_emit_cli.py: the plain `ireegen emit TEST.onnx` on node
+    tests, one IREE can lower and one it cannot (docs/onnx.md has the counts
+    of a run over all of them)."""
+    import onnx_emit_cli
+
+    cases = oc.collect_cases({"test_abs", "test_adam"})
+    ok = onnx_emit_cli.run_one("test_abs", cases["test_abs"].model, "async")
+    assert ok["exit"] == 0 and not ok["traceback"], ok
+    no = onnx_emit_cli.run_one("test_adam", cases["test_adam"].model, "async")
+    assert no["exit"] == 2 and no["error_lines"] == 1 and not no["traceback"], no
+    assert "test_adam.onnx: node #1 (ai.onnx.preview.training.Adam): IREE's ONNX lowering does not support" \
+        in no["message"]
+    text, odd = onnx_emit_cli.summarize([ok, no])
+    assert odd == 0 and "exit 0: 1, exit 2: 1; tracebacks: 0" in text
