@@ -213,7 +213,7 @@ def _opset(model) -> int | None:
     return next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), None)
 
 
-def _upgrade_opset(model, path: Path, failure: ImportFailure):
+def _upgrade_opset(model, failure: ImportFailure):
     """`model` at MIN_OPSET, after IREE failed to take it as it is
     (`failure`, re-raised if the upgrade fails)."""
     onnx = require_onnx()
@@ -414,7 +414,7 @@ def lower_onnx(path, input_shapes: dict | None = None, compiler=None) -> tuple:
             raise
         failure = e
     # IREE's lowering covers opset 17 and later: older ops may have no lowering.
-    upgraded = _upgrade_opset(model, path, failure)
+    upgraded = _upgrade_opset(model, failure)
     try:
         return _lower(upgraded, path, compiler)
     except ImportFailure as e:
