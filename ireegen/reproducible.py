@@ -1,7 +1,8 @@
 """The content key of an emit: one hash of everything the output depends on,
 so that a build cache can reuse an output directory made elsewhere.
 
-Emitted bytes depend on the model's bytes (and --input-shape), the
+Emitted bytes depend on the model's bytes (an ONNX model's external data
+files included, and --input-shape), the
 configuration (modes, target, --optimize-for, --data-format), the name, the
 extra compiler flags, whether IREE workarounds apply, ireegen's version and
 templates and the compiler's version, and on nothing else (not the model's
@@ -16,7 +17,7 @@ import json
 from . import __version__
 from .resources import templates_dir
 
-KEY_SCHEMA = 2
+KEY_SCHEMA = 3
 
 
 def templates_sha256() -> str:
@@ -32,11 +33,29 @@ def templates_sha256() -> str:
     return digest.hexdigest()
 
 
+def external_data_sha256(model_path) -> dict:
+    """An ONNX model's external data files (weights beside the .onnx), by
+    their path relative to the model and their sha256; {} for other models."""
+    from pathlib import Path
+
+    from .outputs import sha256_of
+
+    model_path = Path(model_path)
+    if model_path.suffix != ".onnx":
+        return {}
+    from .onnx_import import model_dependencies
+
+    return {f.relative_to(model_path.parent).as_posix() if f.is_relative_to(model_path.parent) else f.name:
+            sha256_of(f) for f in model_dependencies(model_path)[1:]}
+
+
 def content_key_inputs(source_sha256: str, name: str, config, extra_flags, compiler_version: str,
-                       apply_workarounds: bool = True, input_shapes: dict | None = None) -> dict:
+                       apply_workarounds: bool = True, input_shapes: dict | None = None,
+                       external_data: dict | None = None) -> dict:
     return {
         "schema": KEY_SCHEMA,
         "source_sha256": source_sha256,
+        "external_data_sha256": dict(sorted((external_data or {}).items())),
         "input_shapes": {k: list(v) for k, v in (input_shapes or {}).items()},
         "name": name,
         "execution_model": config.execution_model.name,
@@ -58,6 +77,6 @@ def content_key(model_path, name, config, extra_flags, compiler, apply_workaroun
     from .outputs import sha256_of
 
     inputs = content_key_inputs(sha256_of(model_path), name, config, extra_flags, compiler.version,
-                                apply_workarounds, input_shapes)
+                                apply_workarounds, input_shapes, external_data_sha256(model_path))
     text = json.dumps(inputs, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()

@@ -248,6 +248,22 @@ def test_external_data_and_path_independence(tmp_path):
     manifest = json.loads((outs[0] / "manifest.json").read_text())
     assert manifest["source"]["external_data"][0]["file"] == "mlp.weights"
 
+    # The content key follows the weights file, not only the .onnx.
+    from ireegen.compiler import find_compiler
+    from ireegen.modes import make_config
+    from ireegen.reproducible import content_key
+
+    def key(d):
+        return content_key(d / "mlp.onnx", "mlp", make_config("runtimeless"), [], find_compiler(),
+                           input_shapes={"image": (2, 64)})
+
+    assert key(tmp_path / "a") == key(tmp_path / "b" / "deeper") == manifest["content_key"]
+    weights = tmp_path / "b" / "deeper" / "mlp.weights"
+    data = bytearray(weights.read_bytes())
+    data[-1] ^= 1
+    weights.write_bytes(bytes(data))
+    assert key(tmp_path / "b" / "deeper") != manifest["content_key"]
+
     x = np.random.default_rng(5).standard_normal((2, 64)).astype(np.float32)
     report = parity(tmp_path / "a" / "mlp.onnx", modes=["async"], input_shapes={"image": (2, 64)},
                     inputs={"predict": [x]}, reference="onnxruntime", rtol=1e-4, atol=1e-5)
