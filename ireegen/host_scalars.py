@@ -44,6 +44,13 @@ _UINT_C = {1: "uint8_t", 8: "uint8_t", 16: "uint16_t", 32: "uint32_t", 64: "uint
 _INT_C = {8: "int8_t", 16: "int16_t", 32: "int32_t", 64: "int64_t"}
 
 
+def byte_size(mlir_type) -> int:
+    """Bytes of a host scalar in device memory (i1 takes a byte); 0 for other types."""
+    s = str(mlir_type)
+    bits = width(s) or {"f32": 32, "f64": 64}.get(s, 0)
+    return 1 if bits == 1 else bits // 8
+
+
 def c_type(mlir_type) -> str | None:
     """The C type that holds a host scalar of `mlir_type` (None: none does)."""
     s = str(mlir_type)
@@ -184,6 +191,35 @@ def fold_float_unary(name: str, x: float, mlir_type) -> float:
     return round_float(float(function(x)) if x >= 0 or name != "math.sqrt" else math.nan, mlir_type)
 
 
+# Bitcasts between a float and the integer of its width: (C helper, numpy types)
+_BITCASTS = {("f32", "i32"): ("f32_bits", np.float32, np.uint32), ("i32", "f32"): ("bits_f32", np.uint32, np.float32),
+             ("f64", "i64"): ("f64_bits", np.float64, np.uint64), ("i64", "f64"): ("bits_f64", np.uint64, np.float64)}
+
+
+def fold_cast(name: str, x, source_type, result_type):
+    """A cast of a known value; raises ValueError for a float that has no
+    integer (NaN, infinity)."""
+    source, result = str(source_type), str(result_type)
+    in_bits, out_bits = width(source), width(result)
+    if name == "arith.bitcast":
+        if (source, result) not in _BITCASTS:
+            return x
+        _, source_np, result_np = _BITCASTS[source, result]
+        value = np.array(x, source_np).view(result_np)[()]
+        return float(value) if is_float(result) else int(value)
+    if name in ("arith.sitofp", "arith.uitofp"):
+        return round_float(float(signed(x, in_bits) if name == "arith.sitofp" else x), result)
+    if name in ("arith.fptosi", "arith.fptoui"):
+        if not math.isfinite(x):
+            raise ValueError(f"`{name}` of {x}")
+        return wrap(int(x), out_bits)
+    if name in ("arith.extf", "arith.truncf"):
+        return round_float(x, result)
+    if name == "arith.extsi" or (name == "arith.index_cast" and out_bits > in_bits):
+        return wrap(signed(x, in_bits), out_bits)
+    return wrap(x, out_bits)
+
+
 def fold_align(x: int, n: int) -> int:
     """util.align: x rounded up to a multiple of n."""
     return -(-x // n) * n if n else x
@@ -257,14 +293,14 @@ def c_binary(name: str, a, b, mlir_type) -> str:
     if name in _C_FLOAT:
         return _C_FLOAT[name].format(a=_float(a, mlir_type), b=_float(b, mlir_type))
     bits = width(mlir_type)
-    b_negative = str(int(signed(b, bits) < 0)) if isinstance(b, int) else f"({_s(b, bits)} < 0)"
-    expr = _C_INT[name].format(a=_plain(a, bits), b=_plain(b, bits), ua=_u(a, bits), ub=_u(b, bits), sa=_s(a, bits),
-                               sb=_s(b, bits), n=bits, b_negative=b_negative)
     if name in _MIN_MAX:
         predicate, first = _MIN_MAX[name]
         settled = _settled(predicate, a, b, bits)
         if settled is not None:  # one side always wins
             return _plain(a if settled == first else b, bits)
+    b_negative = str(int(signed(b, bits) < 0)) if isinstance(b, int) else f"({_s(b, bits)} < 0)"
+    expr = _C_INT[name].format(a=_plain(a, bits), b=_plain(b, bits), ua=_u(a, bits), ub=_u(b, bits), sa=_s(a, bits),
+                               sb=_s(b, bits), n=bits, b_negative=b_negative)
     if name in _DIVISIONS:
         expr = _guarded_division(name, a, b, bits, expr)
     return truncate(expr, bits)
@@ -298,16 +334,18 @@ def truncate(expr: str, bits: int) -> str:
     return f"({_UINT_C[bits]})({expr})"
 
 
+def _value_range(bits: int, is_signed: bool = True) -> tuple:
+    """The values an iN holds, read as signed or as unsigned."""
+    return (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if is_signed else (0, (1 << bits) - 1)
+
+
 def _settled(predicate: str, a, b, bits: int) -> int | None:
     """The result of comparing a run-time value with a literal when it is
     the same for every value of the run-time side (C warns of such
     comparisons: -Wtype-limits), else None."""
     if isinstance(a, int) == isinstance(b, int):
         return None
-    if predicate[0] == "s":
-        low, high = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
-    else:
-        low, high = 0, (1 << bits) - 1
+    low, high = _value_range(bits, predicate[0] == "s")
     literal = a if isinstance(a, int) else b
     literal = signed(literal, bits) if predicate[0] == "s" else wrap(literal, bits)
     compare = _CMP_PYTHON[_CMP_OPERATOR[predicate.lstrip("su")]]
@@ -366,10 +404,8 @@ def c_cast(name: str, a: str, source_type, result_type) -> str | None:
     source, result = str(source_type), str(result_type)
     in_bits, out_bits = width(source), width(result)
     if name == "arith.bitcast":
-        helper = {("f32", "i32"): "f32_bits", ("i32", "f32"): "bits_f32",
-                  ("f64", "i64"): "f64_bits", ("i64", "f64"): "bits_f64"}.get((source, result))
-        if helper:
-            return f"{helper}({a})"
+        if (source, result) in _BITCASTS:
+            return f"{_BITCASTS[source, result][0]}({a})"
         return a if in_bits == out_bits and in_bits else None
     if name in ("arith.trunci", "arith.extui", "arith.index_castui") or (
             name == "arith.index_cast" and out_bits <= in_bits):
@@ -388,7 +424,7 @@ def c_cast(name: str, a: str, source_type, result_type) -> str | None:
 
 
 # Helpers the C may call (runtimeless.c.j2 defines the ones a model uses).
-HELPERS = ("f32_bits", "bits_f32", "f64_bits", "bits_f64")
+HELPERS = tuple(helper for helper, _, _ in _BITCASTS.values())
 
 
 def helpers_used(texts) -> list:
@@ -410,11 +446,9 @@ UNKNOWN = (-math.inf, math.inf)
 
 
 def _clamp(bounds, bits: int) -> tuple:
-    """`bounds` within what an iN value can hold."""
-    if bits == 1:
-        low, high = 0, 1
-    else:
-        low, high = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+    """`bounds` within what an iN value can hold (an i1 as 0 or 1, as the
+    C holds it)."""
+    low, high = (0, 1) if bits == 1 else _value_range(bits)
     lo, hi = max(bounds[0], low), min(bounds[1], high)
     return (lo, hi) if lo <= hi else (low, high)
 

@@ -24,6 +24,7 @@ RuntimelessError naming the function and the op.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 
@@ -175,7 +176,7 @@ class Schedule:
 _MAX_STEPS = 1_000_000  # interpreted ops per function, against runaway loops
 
 
-_width, _wrap, _signed = hs.width, hs.wrap, hs.signed
+_width, _wrap = hs.width, hs.wrap
 
 
 # Ops that only order work or describe buffers; the serial schedule needs none.
@@ -567,15 +568,13 @@ class _Interpreter:
         # (buffer, offset): a scalar the host reads once the work before it is done
         b = self.buf(op, a[0])
         mlir_type = str(op.results[0].type)
-        c_type = hs.c_type(mlir_type)
-        size = 1 if mlir_type == "i1" else (_width(mlir_type) or {"f32": 32, "f64": 64}.get(mlir_type, 0)) // 8
+        c_type, size = hs.c_type(mlir_type), hs.byte_size(mlir_type)
         if c_type is None or not size:
             self.fail(op, f"the program reads a {mlir_type} from device data, which runtimeless C does not read")
         offset = self.known(op, a[1], "the offset of a read of device data")
         if offset < 0 or offset + size > b.length:
             self.fail(op, f"a read of {size} bytes at {offset} from a buffer of {b.length}")
-        self.scalars += 1
-        name = f"scalar{self.scalars}"
+        name = self.new_scalar_name()
         self.steps.append(Load(Buf(b.alloc, b.offset + offset, size), name, c_type))
         return [Sym(f"({name} & 1u)" if mlir_type == "i1" else name, mlir_type, hs.type_bounds(mlir_type))]
 
@@ -691,17 +690,21 @@ class _Interpreter:
         c_type = hs.c_type(mlir_type)
         if c_type is None:
             self.fail(op, f"a run-time host value of type {mlir_type}, which runtimeless C does not compute")
-        self.scalars += 1
-        name = f"scalar{self.scalars}"
+        name = self.new_scalar_name()
         self.steps.append(Let(name, c_type, expr))
         return Sym(name, mlir_type, bounds)
+
+    def new_scalar_name(self) -> str:
+        """The C local of the next run-time scalar: scalar1, scalar2, ... per function."""
+        self.scalars += 1
+        return f"scalar{self.scalars}"
 
     def c_operand(self, op, x, index: int):
         """Operand `index` of `op` for host_scalars: a run-time value's C
         expression, or the known value itself (written as a literal)."""
         if isinstance(x, Sym):
             return x.expr
-        if isinstance(x, float) and (x != x or x in (float("inf"), float("-inf"))):
+        if isinstance(x, float) and not math.isfinite(x):
             self.fail(op, "a non-finite host constant next to a run-time value")
         if not isinstance(x, (int, float)) or hs.c_type(op.operands[index].type) is None:
             self.fail(op, "an operand that is not a host scalar")
@@ -728,26 +731,10 @@ class _Interpreter:
             if expr is None:
                 self.fail(op, f"`{op.name}` from {source} to {result} on a run-time value")
             return self.let(op, str(result), expr, hs.bounds_cast(op.name, x.bounds, source, result))
-        name, in_bits, out_bits = op.name, _width(source), _width(result)
-        if name == "arith.bitcast":
-            pairs = {("f32", "i32"): (np.float32, np.uint32), ("i32", "f32"): (np.uint32, np.float32),
-                     ("f64", "i64"): (np.float64, np.uint64), ("i64", "f64"): (np.uint64, np.float64)}
-            pair = pairs.get((str(source), str(result)))
-            if pair:
-                value = np.array(x, pair[0]).view(pair[1])[()]
-                return float(value) if hs.is_float(result) else int(value)
-            return x
-        if name in ("arith.sitofp", "arith.uitofp"):
-            return hs.round_float(float(_signed(x, in_bits) if name == "arith.sitofp" else x), result)
-        if name in ("arith.fptosi", "arith.fptoui"):
-            if x != x or x in (float("inf"), float("-inf")):
-                self.fail(op, f"`{name}` of {x}")
-            return _wrap(int(x), out_bits)
-        if name in ("arith.extf", "arith.truncf"):
-            return hs.round_float(x, result)
-        if name in ("arith.extsi",) or (name == "arith.index_cast" and out_bits > in_bits):
-            return _wrap(_signed(x, in_bits), out_bits)
-        return _wrap(x, out_bits)
+        try:
+            return hs.fold_cast(op.name, x, source, result)
+        except ValueError as e:
+            self.fail(op, str(e))
 
 
 def _written(step) -> list:
@@ -924,7 +911,7 @@ def _without_unused_scalars(steps: list, results: list) -> list:
             return names_in(x.pattern)
         return set()
 
-    used = set().union(set(), *(names_in(r) for r in results))
+    used = set().union(*(names_in(r) for r in results))
     kept = []
     for step in reversed(steps):
         if isinstance(step, (Load, Let)) and step.name not in used:
