@@ -23,7 +23,7 @@ from .faults import fault_point
 from .progress import progress
 from .render import banner, preload, render
 from .verify import VerifyOptions, load_verify_inputs, verify as verify_output
-from .reproducible import content_key
+from .reproducible import content_key, source_json
 from .symbols import check_generated
 from .targets import check_target
 
@@ -97,7 +97,8 @@ def emit(
     if config.execution_model.has_vm_module:
         _check_vm_names(name, model_path, config, functions, module_name)
     verify_inputs = load_verify_inputs(verify, [f.function for f in functions])
-    key = content_key(model_path, name, config, extra_flags, compiler, apply_workarounds, input_shapes)
+    source = source_json(model_path, input_shapes)
+    key = content_key(model_path, name, config, extra_flags, compiler, apply_workarounds, input_shapes, source)
     # The templates compile while iree-compile runs.
     templates = threading.Thread(target=preload, daemon=True)
     templates.start()
@@ -134,7 +135,7 @@ def emit(
             "ireegen_version": __version__,
             "name": name,
             "vm_module_name": module_name,
-            "source": _source_json(model_path, input_shapes),
+            "source": source,
             "execution_model": config.execution_model.name,
             "iree_execution_model": config.execution_model.iree_name,
             "executable_format": config.executable_format.name,
@@ -159,19 +160,6 @@ def emit(
         progress("writing", str(outdir))
         commit(staging, outdir, list(files.values()), manifest)
     return EmitResult(outdir, name, sorted(files.values()) + [MANIFEST], manifest)
-
-
-def _source_json(model_path: Path, input_shapes) -> dict:
-    out = {"file": model_path.name, "sha256": sha256_of(model_path)}
-    if model_path.suffix == ".onnx":
-        from .onnx_import import model_dependencies
-
-        data = model_dependencies(model_path)[1:]
-        if data:
-            out["external_data"] = [{"file": f.name, "sha256": sha256_of(f)} for f in data]
-        if input_shapes:
-            out["input_shapes"] = {k: list(v) for k, v in sorted(input_shapes.items())}
-    return out
 
 
 # Files whose file-scope names are checked for clashes (the byte blocks and

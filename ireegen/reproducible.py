@@ -33,20 +33,25 @@ def templates_sha256() -> str:
     return digest.hexdigest()
 
 
-def external_data_sha256(model_path) -> dict:
-    """An ONNX model's external data files (weights beside the .onnx), by
-    their path relative to the model and their sha256; {} for other models."""
+def source_json(model_path, input_shapes=None) -> dict:
+    """The model as the manifest describes it, and the key hashes it: its
+    file name and sha256, an ONNX model's external data files (weights
+    beside the .onnx) and its pinned input shapes."""
     from pathlib import Path
 
     from .outputs import sha256_of
 
     model_path = Path(model_path)
-    if model_path.suffix != ".onnx":
-        return {}
-    from .onnx_import import model_dependencies
+    out = {"file": model_path.name, "sha256": sha256_of(model_path)}
+    if model_path.suffix == ".onnx":
+        from .onnx_import import model_dependencies
 
-    return {f.relative_to(model_path.parent).as_posix() if f.is_relative_to(model_path.parent) else f.name:
-            sha256_of(f) for f in model_dependencies(model_path)[1:]}
+        data = model_dependencies(model_path)[1:]
+        if data:
+            out["external_data"] = [{"file": f.name, "sha256": sha256_of(f)} for f in data]
+        if input_shapes:
+            out["input_shapes"] = {k: list(v) for k, v in sorted(input_shapes.items())}
+    return out
 
 
 def content_key_inputs(source_sha256: str, name: str, config, extra_flags, compiler_version: str,
@@ -72,11 +77,13 @@ def content_key_inputs(source_sha256: str, name: str, config, extra_flags, compi
     }
 
 
-def content_key(model_path, name, config, extra_flags, compiler, apply_workarounds=True, input_shapes=None) -> str:
-    """sha256 over the canonical JSON of content_key_inputs()."""
-    from .outputs import sha256_of
-
-    inputs = content_key_inputs(sha256_of(model_path), name, config, extra_flags, compiler.version,
-                                apply_workarounds, input_shapes, external_data_sha256(model_path))
+def content_key(model_path, name, config, extra_flags, compiler, apply_workarounds=True, input_shapes=None,
+                source: dict | None = None) -> str:
+    """sha256 over the canonical JSON of content_key_inputs(); `source` is
+    source_json()'s description of the model, when the caller has it."""
+    source = source or source_json(model_path, input_shapes)
+    external_data = {d["file"]: d["sha256"] for d in source.get("external_data", [])}
+    inputs = content_key_inputs(source["sha256"], name, config, extra_flags, compiler.version,
+                                apply_workarounds, input_shapes, external_data)
     text = json.dumps(inputs, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()

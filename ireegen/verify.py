@@ -26,7 +26,7 @@ from pathlib import Path
 from .compile_model import compile_model
 from .errors import IreegenError, UsageError
 from .modes import Config, make_config
-from .outputs import MANIFEST, manifest_text
+from .outputs import MANIFEST, manifest_text, sha256_of
 from .parity import REFERENCE, Report, module_subject, run_subjects, runner_subject
 from .runners import RunError
 from .toolchains import runs_natively
@@ -128,9 +128,7 @@ def _runtimeless_subject(model_path, name, config, staging, manifest, extra_flag
 
 def _file_json(path) -> dict:
     """A file by name and content (never its directory: manifests are path-independent)."""
-    import hashlib
-
-    return {"name": Path(path).name, "sha256": hashlib.sha256(Path(path).read_bytes()).hexdigest()}
+    return {"name": Path(path).name, "sha256": sha256_of(Path(path))}
 
 
 def _built_runner(outdir, build_dir):
