@@ -42,8 +42,11 @@ def main() -> int:
     args = p.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        models = args.models or [ROOT / "samples" / "mlp" / "mlp.mlir", ROOT / "tests" / "models" / "cnn.mlir",
-                                 write_large_mlp(tmp / "mlp_256x6.mlir", width=256, layers=6)]
+        models = args.models or [
+            ROOT / "samples" / "mlp" / "mlp.mlir",
+            ROOT / "tests" / "models" / "cnn.mlir",
+            write_large_mlp(tmp / "mlp_256x6.mlir", width=256, layers=6),
+        ]
         print("| model | mode | emit --no-verify s | emit (verified) s | verification s | ratio |")
         print("|---|---|---|---|---|---|")
         for model in models:

@@ -16,8 +16,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from ireegen.compiler import find_compiler  # noqa: E402
-from ireegen.modes import make_config  # noqa: E402
+from ireegen.compile.compiler import find_compiler  # noqa: E402
+from ireegen.config.modes import make_config  # noqa: E402
 
 DEFAULT_MODELS = [ROOT / "samples" / "simple_mul" / "simple_mul.mlir", ROOT / "samples" / "mlp" / "mlp.mlir"]
 
@@ -28,17 +28,21 @@ def write_large_mlp(path: Path, width: int = 256, layers: int = 6) -> Path:
     import numpy as np
 
     rng = np.random.default_rng(0)
-    lines = [f"func.func @predict(%x: tensor<4x{width}xf32>) -> tensor<4x{width}xf32> {{",
-             "  %zero = arith.constant 0.0 : f32",
-             f"  %e = tensor.empty() : tensor<4x{width}xf32>",
-             f"  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x{width}xf32>) -> tensor<4x{width}xf32>"]
+    lines = [
+        f"func.func @predict(%x: tensor<4x{width}xf32>) -> tensor<4x{width}xf32> {{",
+        "  %zero = arith.constant 0.0 : f32",
+        f"  %e = tensor.empty() : tensor<4x{width}xf32>",
+        f"  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x{width}xf32>) -> tensor<4x{width}xf32>",
+    ]
     value = "%x"
     for i in range(layers):
         w = rng.standard_normal((width, width)).astype(np.float32) * 0.05
         dense = "[" + ", ".join("[" + ", ".join(f"{v:.6e}" for v in row) + "]" for row in w) + "]"
         lines.append(f"  %w{i} = arith.constant dense<{dense}> : tensor<{width}x{width}xf32>")
-        lines.append(f"  %m{i} = linalg.matmul ins({value}, %w{i} : tensor<4x{width}xf32>, tensor<{width}x{width}xf32>)"
-                     f" outs(%f : tensor<4x{width}xf32>) -> tensor<4x{width}xf32>")
+        lines.append(
+            f"  %m{i} = linalg.matmul ins({value}, %w{i} : tensor<4x{width}xf32>, tensor<{width}x{width}xf32>)"
+            f" outs(%f : tensor<4x{width}xf32>) -> tensor<4x{width}xf32>"
+        )
         lines.append(f"  %r{i} = arith.maximumf %m{i}, %f : tensor<4x{width}xf32>")
         value = f"%r{i}"
     lines += [f"  return {value} : tensor<4x{width}xf32>", "}"]
@@ -54,8 +58,13 @@ def timed(cmd) -> float:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("models", nargs="*", type=Path, default=DEFAULT_MODELS,
-                        help="default: the samples and a generated 6x256x256 MLP")
+    parser.add_argument(
+        "models",
+        nargs="*",
+        type=Path,
+        default=DEFAULT_MODELS,
+        help="default: the samples and a generated 6x256x256 MLP",
+    )
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--execution-model", default="async")
     args = parser.parse_args()
@@ -69,8 +78,17 @@ def main() -> int:
             models.append(write_large_mlp(Path(tmp) / "mlp_large.mlir"))
         for model in models:
             bare = [compiler.path, str(model), "-o", f"{tmp}/bare.vmfb", *config.compile_flags()]
-            emit = [sys.executable, "-m", "ireegen", "emit", str(model), "-o", f"{tmp}/out",
-                    "--execution-model", args.execution_model]
+            emit = [
+                sys.executable,
+                "-m",
+                "ireegen",
+                "emit",
+                str(model),
+                "-o",
+                f"{tmp}/out",
+                "--execution-model",
+                args.execution_model,
+            ]
             timed(bare), timed(emit)  # warm the page cache
             t_bare, t_emit = [], []
             for _ in range(args.repeat):

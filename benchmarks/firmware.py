@@ -23,21 +23,25 @@ sys.path.insert(0, str(ROOT / "tests" / "models"))
 
 from corpus import CASES  # noqa: E402
 
-from ireegen.baremetal import emulator_command  # noqa: E402
-from ireegen.cores import CORES  # noqa: E402
+from ireegen.cbuild.baremetal import emulator_command  # noqa: E402
+from ireegen.cbuild.footprint import measure  # noqa: E402
+from ireegen.cbuild.native_run import build_runner, check_inputs, find_function  # noqa: E402
+from ireegen.config.cores import CORES  # noqa: E402
+from ireegen.config.modes import make_config  # noqa: E402
 from ireegen.emit import emit  # noqa: E402
-from ireegen.footprint import measure  # noqa: E402
-from ireegen.modes import make_config  # noqa: E402
-from ireegen.native_run import build_runner, check_inputs, find_function  # noqa: E402
 
-SAMPLES = {"sample-mlp": ROOT / "samples" / "mlp" / "mlp.mlir", "sample-simple_mul": ROOT / "samples" / "simple_mul" / "simple_mul.mlir"}
-from ireegen.modes import OPTIMIZE_FOR  # noqa: E402
+SAMPLES = {
+    "sample-mlp": ROOT / "samples" / "mlp" / "mlp.mlir",
+    "sample-simple_mul": ROOT / "samples" / "simple_mul" / "simple_mul.mlir",
+}
+from ireegen.config.modes import OPTIMIZE_FOR  # noqa: E402
 
 
 def plugin(workdir: Path) -> Path:
     lib = workdir / "libinsn_count.so"
-    subprocess.run(["cc", "-shared", "-fPIC", "-O2", str(ROOT / "benchmarks" / "qemu_insn_count.c"), "-o", str(lib)],
-                   check=True)
+    subprocess.run(
+        ["cc", "-shared", "-fPIC", "-O2", str(ROOT / "benchmarks" / "qemu_insn_count.c"), "-o", str(lib)], check=True
+    )
     return lib
 
 
@@ -57,7 +61,9 @@ def instructions(runner, function, inputs, repeat, plugin_lib) -> float:
         out = subprocess.run(cmd, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=600)
         if out.returncode != 0:
             raise RuntimeError(out.stdout)
-        counts.append(int(next(line.split()[1] for line in out.stdout.splitlines() if line.startswith("instructions "))))
+        counts.append(
+            int(next(line.split()[1] for line in out.stdout.splitlines() if line.startswith("instructions ")))
+        )
     return (counts[1] - counts[0]) / repeat
 
 
@@ -84,19 +90,35 @@ def main() -> int:
                 function, inputs = call.function, call.inputs
             for flags_name in args.optimize_for:
                 work = Path(tmp) / f"{model}-{flags_name}"
-                emit(path, work / "out", make_config("runtimeless", target_cpu=args.cpu, optimize_for=flags_name),
-                     name=model.replace("-", "_"))
+                emit(
+                    path,
+                    work / "out",
+                    make_config("runtimeless", target_cpu=args.cpu, optimize_for=flags_name),
+                    name=model.replace("-", "_"),
+                )
                 size = measure(work / "out")
                 runner = build_runner(work / "out", work / "build", cflags=("-std=c11", "-Os"))
                 insns = instructions(runner, function, inputs, args.repeat, lib)
-                rows.append({"model": model, "optimize_for": flags_name, "flash": size["flash"], "ram": size["ram"],
-                             "instructions": insns})
-                print(f"{model:18} {flags_name:10} flash {size['flash']['total']:7,} B (exe {size['flash']['executables']:6,}, "
-                      f"glue {size['flash']['glue']:5,}, const {size['flash']['constants']:7,})  "
-                      f"RAM {size['ram']['total']:7,} B (arena {size['ram']['arena']:7,}, stack {size['ram']['stack']})  "
-                      f"{insns:12,.0f} instructions/inference", flush=True)
-    print(f"\n{args.cpu} on qemu-system-arm {emulator_command(CORES[args.cpu])[2]}; objects at -Os; instructions counted "
-          f"by benchmarks/qemu_insn_count.c ((repeat {args.repeat}+1) - (repeat 1)) / {args.repeat}")
+                rows.append(
+                    {
+                        "model": model,
+                        "optimize_for": flags_name,
+                        "flash": size["flash"],
+                        "ram": size["ram"],
+                        "instructions": insns,
+                    }
+                )
+                print(
+                    f"{model:18} {flags_name:10} flash {size['flash']['total']:7,} B (exe {size['flash']['executables']:6,}, "
+                    f"glue {size['flash']['glue']:5,}, const {size['flash']['constants']:7,})  "
+                    f"RAM {size['ram']['total']:7,} B (arena {size['ram']['arena']:7,}, stack {size['ram']['stack']})  "
+                    f"{insns:12,.0f} instructions/inference",
+                    flush=True,
+                )
+    print(
+        f"\n{args.cpu} on qemu-system-arm {emulator_command(CORES[args.cpu])[2]}; objects at -Os; instructions counted "
+        f"by benchmarks/qemu_insn_count.c ((repeat {args.repeat}+1) - (repeat 1)) / {args.repeat}"
+    )
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=2) + "\n")
     return 0

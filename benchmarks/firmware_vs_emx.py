@@ -27,12 +27,12 @@ sys.path.insert(0, str(ROOT / "samples" / "mlp"))
 import make_mlp  # noqa: E402
 from firmware import instructions, plugin  # noqa: E402
 
-from ireegen import baremetal  # noqa: E402
-from ireegen.cores import CORES  # noqa: E402
+from ireegen.cbuild import baremetal  # noqa: E402
+from ireegen.cbuild.footprint import SIZE_CFLAGS, linked_sizes, measure  # noqa: E402
+from ireegen.cbuild.native_run import build_runner  # noqa: E402
+from ireegen.config.cores import CORES  # noqa: E402
+from ireegen.config.modes import make_config  # noqa: E402
 from ireegen.emit import emit  # noqa: E402
-from ireegen.footprint import SIZE_CFLAGS, linked_sizes, measure  # noqa: E402
-from ireegen.modes import make_config  # noqa: E402
-from ireegen.native_run import build_runner  # noqa: E402
 
 CPU = "cortex-m4"
 CORE = CORES[CPU]
@@ -59,20 +59,36 @@ def onnx_model(path: Path) -> None:
 
     w1, b1, w2, b2 = make_mlp.weights()
     graph = helper.make_graph(
-        [helper.make_node("Gemm", ["x", "w1", "b1"], ["h"]), helper.make_node("Relu", ["h"], ["r"]),
-         helper.make_node("Gemm", ["r", "w2", "b2"], ["y"])],
-        "mlp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 8])],
+        [
+            helper.make_node("Gemm", ["x", "w1", "b1"], ["h"]),
+            helper.make_node("Relu", ["h"], ["r"]),
+            helper.make_node("Gemm", ["r", "w2", "b2"], ["y"]),
+        ],
+        "mlp",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 8])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 4])],
-        [numpy_helper.from_array(a, n) for a, n in ((w1, "w1"), (b1, "b1"), (w2, "w2"), (b2, "b2"))])
+        [numpy_helper.from_array(a, n) for a, n in ((w1, "w1"), (b1, "b1"), (w2, "w2"), (b2, "b2"))],
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
     onnx.save(model, path)
 
 
 def run_count(elf: Path, lib: Path) -> tuple:
-    cmd = [*baremetal.emulator_command(CORE), "-plugin", str(lib), "-d", "plugin", "-semihosting-config",
-           "enable=on,target=native", "-kernel", str(elf)]
-    out = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120, check=True).stdout
+    cmd = [
+        *baremetal.emulator_command(CORE),
+        "-plugin",
+        str(lib),
+        "-d",
+        "plugin",
+        "-semihosting-config",
+        "enable=on,target=native",
+        "-kernel",
+        str(elf),
+    ]
+    out = subprocess.run(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120, check=True
+    ).stdout
     numbers = [float(w) for w in out.split() if not w.startswith("instructions")][:-1]
     count = int(next(line.split()[1] for line in out.splitlines() if line.startswith("instructions ")))
     return numbers, count
@@ -81,8 +97,11 @@ def run_count(elf: Path, lib: Path) -> tuple:
 def emx(work: Path, lib: Path) -> dict:
     work.mkdir(parents=True)
     onnx_model(work / "mlp.onnx")
-    subprocess.run(["emx-onnx-cgen", "compile", str(work / "mlp.onnx"), str(work / "mlp_emx.c")], check=True,
-                   stdout=subprocess.DEVNULL)
+    subprocess.run(
+        ["emx-onnx-cgen", "compile", str(work / "mlp.onnx"), str(work / "mlp_emx.c")],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
     obj = work / "mlp_emx.o"
     subprocess.run([CC, *FLAGS, *SIZE_CFLAGS, "-c", str(work / "mlp_emx.c"), "-o", str(obj)], check=True)
     sizes, _ = linked_sizes(CC, FLAGS, {"emx": obj}, ["model"])
@@ -91,8 +110,22 @@ def emx(work: Path, lib: Path) -> dict:
     for repeat in (1, 21):
         (work / "harness.c").write_text(HARNESS)
         elf = work / f"emx{repeat}.elf"
-        subprocess.run([CC, *FLAGS, "-Os", f"-DREPEAT={repeat}", str(work / "harness.c"), str(obj),
-                        *map(str, sources), *link, "-lm", "-o", str(elf)], check=True)
+        subprocess.run(
+            [
+                CC,
+                *FLAGS,
+                "-Os",
+                f"-DREPEAT={repeat}",
+                str(work / "harness.c"),
+                str(obj),
+                *map(str, sources),
+                *link,
+                "-lm",
+                "-o",
+                str(elf),
+            ],
+            check=True,
+        )
         numbers, count = run_count(elf, lib)
         counts.append(count)
     np.testing.assert_allclose(numbers, make_mlp.reference(X).ravel(), rtol=1e-5, atol=1e-6)
@@ -106,22 +139,44 @@ def main() -> int:
         lib = plugin(tmp)
         for goal in ("speed", "size"):
             out = tmp / goal / "out"
-            emit(ROOT / "samples" / "mlp" / "mlp.mlir", out, make_config("runtimeless", target_cpu=CPU,
-                                                                         optimize_for=goal), name="mlp")
+            emit(
+                ROOT / "samples" / "mlp" / "mlp.mlir",
+                out,
+                make_config("runtimeless", target_cpu=CPU, optimize_for=goal),
+                name="mlp",
+            )
             runner = build_runner(out, tmp / goal / "build", cflags=("-std=c11", "-Os"))
             insns = instructions(runner, "predict", [X], 20, lib)
             for messages in (True, False):
                 objects = []
                 if not messages:
                     obj = tmp / goal / "mlp_quiet.o"
-                    subprocess.run([CC, *FLAGS, *SIZE_CFLAGS, "-DMLP_NO_ERROR_MESSAGES", f"-I{out}", "-c",
-                                    str(out / "mlp.c"), "-o", str(obj)], check=True)
+                    subprocess.run(
+                        [
+                            CC,
+                            *FLAGS,
+                            *SIZE_CFLAGS,
+                            "-DMLP_NO_ERROR_MESSAGES",
+                            f"-I{out}",
+                            "-c",
+                            str(out / "mlp.c"),
+                            "-o",
+                            str(obj),
+                        ],
+                        check=True,
+                    )
                     objects = [obj]
                 report = measure(out, objects)
                 label = f"runtimeless, --optimize-for {goal}" + ("" if messages else ", MLP_NO_ERROR_MESSAGES")
-                rows.append((label, report["flash"]["total"], insns,
-                             f"kernels {report['flash']['executables']:,} + glue {report['flash']['glue']:,} + "
-                             f"constants {report['flash']['constants']:,}"))
+                rows.append(
+                    (
+                        label,
+                        report["flash"]["total"],
+                        insns,
+                        f"kernels {report['flash']['executables']:,} + glue {report['flash']['glue']:,} + "
+                        f"constants {report['flash']['constants']:,}",
+                    )
+                )
         e = emx(tmp / "emx", lib)
         rows.append(("emx-onnx-cgen 1.4 (Gemm, Relu, Gemm)", e["flash"], e["instructions"], "code and weights"))
     print(f"{'sample MLP on ' + CPU:56} {'flash B':>8} {'instr./inference':>17}  detail")

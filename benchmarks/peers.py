@@ -53,18 +53,21 @@ sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from onnx_lowering import lower_onnx  # noqa: E402
-from runtimeless import (benchmark_module_inputs, compile_c, first_line, measure_sizes, time_async,  # noqa: E402
-                         section_sizes)
+from runtimeless import benchmark_module_inputs, compile_c, first_line, measure_sizes, section_sizes, time_async  # noqa: E402
 
+from ireegen.cbuild.native_run import build_runner  # noqa: E402
+from ireegen.check.runners import find_runtime_tools  # noqa: E402
+from ireegen.config.modes import make_config  # noqa: E402
 from ireegen.emit import emit  # noqa: E402
-from ireegen.modes import make_config  # noqa: E402
-from ireegen.native_run import build_runner  # noqa: E402
-from ireegen.runners import find_runtime_tools  # noqa: E402
 
 CC = "cc"
 PEERS = ("runtimeless", "async", "onnxruntime", "emx")
-LABELS = {"runtimeless": "ireegen runtimeless C", "async": "ireegen async (iree-benchmark-module)",
-          "onnxruntime": "ONNX Runtime (1 thread)", "emx": "emx-onnx-cgen C"}
+LABELS = {
+    "runtimeless": "ireegen runtimeless C",
+    "async": "ireegen async (iree-benchmark-module)",
+    "onnxruntime": "ONNX Runtime (1 thread)",
+    "emx": "emx-onnx-cgen C",
+}
 RTOL, ATOL = 1e-4, 1e-5
 SEED = 7
 CPU_FLAGS = {"generic": [], "host": ["-march=native"]}  # cc flags per --cpu
@@ -99,8 +102,9 @@ def _onnx_model(name, nodes, inputs, outputs, initializers):
     from onnx import helper
 
     graph = helper.make_graph(nodes, name, inputs, outputs, initializer=initializers)
-    model = helper.make_model(graph, producer_name="ireegen benchmarks/peers.py",
-                              opset_imports=[helper.make_opsetid("", 17)])
+    model = helper.make_model(
+        graph, producer_name="ireegen benchmarks/peers.py", opset_imports=[helper.make_opsetid("", 17)]
+    )
     model.ir_version = 8
     onnx.checker.check_model(model)
     return model
@@ -114,15 +118,24 @@ def mlp_model():
     sizes = (784, 128, 64, 10)
     inits, nodes, x = [], [], "x"
     for i, (a, b) in enumerate(zip(sizes, sizes[1:])):
-        inits += [numpy_helper.from_array((rng.standard_normal((a, b)) * (2 / a) ** 0.5).astype(np.float32), f"w{i}"),
-                  numpy_helper.from_array((rng.standard_normal(b) * 0.1).astype(np.float32), f"b{i}")]
-        nodes += [helper.make_node("MatMul", [x, f"w{i}"], [f"m{i}"]),
-                  helper.make_node("Add", [f"m{i}", f"b{i}"], [f"a{i}" if i < 2 else "y"])]
+        inits += [
+            numpy_helper.from_array((rng.standard_normal((a, b)) * (2 / a) ** 0.5).astype(np.float32), f"w{i}"),
+            numpy_helper.from_array((rng.standard_normal(b) * 0.1).astype(np.float32), f"b{i}"),
+        ]
+        nodes += [
+            helper.make_node("MatMul", [x, f"w{i}"], [f"m{i}"]),
+            helper.make_node("Add", [f"m{i}", f"b{i}"], [f"a{i}" if i < 2 else "y"]),
+        ]
         if i < 2:
             nodes.append(helper.make_node("Relu", [f"a{i}"], [f"h{i}"]))
             x = f"h{i}"
-    return _onnx_model("mlp", nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 784])],
-                       [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 10])], inits)
+    return _onnx_model(
+        "mlp",
+        nodes,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 784])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 10])],
+        inits,
+    )
 
 
 def cnn_model():
@@ -138,8 +151,14 @@ def cnn_model():
     def b(name, n):
         return numpy_helper.from_array((rng.standard_normal(n) * 0.1).astype(np.float32), name)
 
-    inits = [w("c1w", 8, 1, 3, 3), b("c1b", 8), w("c2w", 16, 8, 3, 3), b("c2b", 16), w("fw", 10, 16 * 7 * 7),
-             b("fb", 10)]
+    inits = [
+        w("c1w", 8, 1, 3, 3),
+        b("c1b", 8),
+        w("c2w", 16, 8, 3, 3),
+        b("c2b", 16),
+        w("fw", 10, 16 * 7 * 7),
+        b("fb", 10),
+    ]
     nodes = [
         helper.make_node("Conv", ["x", "c1w", "c1b"], ["c1"], pads=[1, 1, 1, 1]),
         helper.make_node("Relu", ["c1"], ["r1"]),
@@ -150,8 +169,13 @@ def cnn_model():
         helper.make_node("Flatten", ["p2"], ["f"]),
         helper.make_node("Gemm", ["f", "fw", "fb"], ["y"], transB=1),
     ]
-    return _onnx_model("cnn", nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 28, 28])],
-                       [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 10])], inits)
+    return _onnx_model(
+        "cnn",
+        nodes,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 28, 28])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 10])],
+        inits,
+    )
 
 
 def elementwise_model():
@@ -160,9 +184,11 @@ def elementwise_model():
     from onnx import TensorProto, helper, numpy_helper
 
     rng = np.random.default_rng(SEED)
-    inits = [numpy_helper.from_array(rng.standard_normal(256).astype(np.float32), "a"),
-             numpy_helper.from_array(rng.standard_normal(256).astype(np.float32), "b"),
-             numpy_helper.from_array(np.array(0.5, np.float32), "half")]
+    inits = [
+        numpy_helper.from_array(rng.standard_normal(256).astype(np.float32), "a"),
+        numpy_helper.from_array(rng.standard_normal(256).astype(np.float32), "b"),
+        numpy_helper.from_array(np.array(0.5, np.float32), "half"),
+    ]
     nodes = [
         helper.make_node("Mul", ["x", "a"], ["xa"]),
         helper.make_node("Add", ["xa", "b"], ["xab"]),
@@ -177,9 +203,13 @@ def elementwise_model():
         helper.make_node("Mul", ["ax", "half"], ["hx"]),
         helper.make_node("Sub", ["tse", "hx"], ["y"]),
     ]
-    return _onnx_model("elementwise", nodes,
-                       [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64, 256])],
-                       [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 64, 256])], inits)
+    return _onnx_model(
+        "elementwise",
+        nodes,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64, 256])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 64, 256])],
+        inits,
+    )
 
 
 def digits_model():
@@ -194,9 +224,13 @@ MODELS = {"digits": digits_model, "mlp": mlp_model, "cnn": cnn_model, "elementwi
 def identity_model():
     from onnx import TensorProto, helper
 
-    return _onnx_model("identity", [helper.make_node("Identity", ["x"], ["y"])],
-                       [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
-                       [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])], [])
+    return _onnx_model(
+        "identity",
+        [helper.make_node("Identity", ["x"], ["y"])],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])],
+        [],
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -312,18 +346,38 @@ class Emx:
         self.workdir, self.inputs, self.outputs = workdir, inputs, outputs
         self.c_file = workdir / "model.c"
         tool = Path(sys.executable).parent / "emx-onnx-cgen"
-        proc = subprocess.run([str(tool if tool.exists() else "emx-onnx-cgen"), "compile", "--color", "never",
-                               "--large-weight-threshold", "0", "--large-temp-threshold", "0",
-                               "--model-name", "model", str(onnx_path), str(self.c_file)],
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        proc = subprocess.run(
+            [
+                str(tool if tool.exists() else "emx-onnx-cgen"),
+                "compile",
+                "--color",
+                "never",
+                "--large-weight-threshold",
+                "0",
+                "--large-temp-threshold",
+                "0",
+                "--model-name",
+                "model",
+                str(onnx_path),
+                str(self.c_file),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
         if proc.returncode != 0 or not self.c_file.exists():
             raise RuntimeError("emx-onnx-cgen: " + (first_error_line(proc.stdout) or f"exit {proc.returncode}"))
         count = len(inputs) + len(outputs)
         harness = workdir / "harness.c"
-        harness.write_text(EMX_HARNESS.format(
-            params=", ".join(["const void*"] * len(inputs) + ["void*"] * len(outputs)),
-            sizes=", ".join(str(a.nbytes) for a in inputs + outputs), count=count, inputs=len(inputs),
-            args=", ".join(f"buffers[{i}]" for i in range(count))))
+        harness.write_text(
+            EMX_HARNESS.format(
+                params=", ".join(["const void*"] * len(inputs) + ["void*"] * len(outputs)),
+                sizes=", ".join(str(a.nbytes) for a in inputs + outputs),
+                count=count,
+                inputs=len(inputs),
+                args=", ".join(f"buffers[{i}]" for i in range(count)),
+            )
+        )
         self.program = workdir / "emx_model"
         self.cflags = list(cflags)
         compile_c(["-std=c11", "-O2", *self.cflags, harness, self.c_file, "-lm", "-o", self.program])
@@ -334,8 +388,13 @@ class Emx:
             files.append(self.workdir / f"in{i}.bin")
             files[-1].write_bytes(np.ascontiguousarray(x).tobytes())
         outs = [self.workdir / f"out{i}.bin" for i in range(len(self.outputs))]
-        proc = subprocess.run([self.program, str(repeat), *files, *outs], stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, text=True, timeout=600)
+        proc = subprocess.run(
+            [self.program, str(repeat), *files, *outs],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            timeout=600,
+        )
         if proc.returncode != 0:
             raise RuntimeError(f"emx harness exited {proc.returncode}: {proc.stdout.strip()[:200]}")
         ns = float(proc.stdout.split("ns_per_call")[1].split()[0])
@@ -360,7 +419,8 @@ def code_data(s: dict) -> dict:
 def same(got: list, want: list) -> bool:
     return len(got) == len(want) and all(
         np.asarray(g).shape == np.asarray(w).shape and np.allclose(g, w, rtol=RTOL, atol=ATOL)
-        for g, w in zip(got, want))
+        for g, w in zip(got, want)
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -371,15 +431,20 @@ def benchmark(name: str, workdir: Path, rounds: int, seconds: float, baseline_ns
     import onnx
 
     model = MODELS[name]()
-    result = Result(name, (MODELS[name].__doc__ or "samples/digits: 64 -> 32 (relu) -> 10, trained").strip()
-                    .splitlines()[0], sorted({n.op_type for n in model.graph.node}))
+    result = Result(
+        name,
+        (MODELS[name].__doc__ or "samples/digits: 64 -> 32 (relu) -> 10, trained").strip().splitlines()[0],
+        sorted({n.op_type for n in model.graph.node}),
+    )
     workdir.mkdir(parents=True, exist_ok=True)
     onnx_path = workdir / f"{name}.onnx"
     onnx.save(model, onnx_path)
     mlir = lower_onnx(onnx_path, workdir / f"{name}.mlir")
     rng = np.random.default_rng(SEED)
-    inputs = [rng.standard_normal([d.dim_value for d in i.type.tensor_type.shape.dim]).astype(np.float32)
-              for i in model.graph.input]
+    inputs = [
+        rng.standard_normal([d.dim_value for d in i.type.tensor_type.shape.dim]).astype(np.float32)
+        for i in model.graph.input
+    ]
     ort_session = OnnxRuntime(onnx_path)
     reference = ort_session.run(inputs)
     function = model.graph.name
@@ -452,26 +517,38 @@ def fmt(v, spec=".0f", width=9) -> str:
 
 
 def print_table(results: list, rounds: int) -> None:
-    print(f"\nLatency, CPU ns per call (best of {rounds} rounds); ratio = runtimeless / best peer "
-          "(ONNX Runtime or emx-onnx-cgen; < 1: ireegen faster)")
-    print(f"{'model':<12} {'runtimeless':>11} {'async':>9} {'onnxrt':>9} {'emx':>9} {'best peer':>11} "
-          f"{'ratio':>6} {'rl/async':>8} {'calls':>7}")
+    print(
+        f"\nLatency, CPU ns per call (best of {rounds} rounds); ratio = runtimeless / best peer "
+        "(ONNX Runtime or emx-onnx-cgen; < 1: ireegen faster)"
+    )
+    print(
+        f"{'model':<12} {'runtimeless':>11} {'async':>9} {'onnxrt':>9} {'emx':>9} {'best peer':>11} "
+        f"{'ratio':>6} {'rl/async':>8} {'calls':>7}"
+    )
     for r in results:
         peer, best = r.best_peer()
         rl = r.ns.get("runtimeless")
-        print(f"{r.model:<12} {fmt(rl, '.0f', 11)} {fmt(r.ns.get('async'))} {fmt(r.ns.get('onnxruntime'))} "
-              f"{fmt(r.ns.get('emx'))} {peer or '-':>11} {fmt(rl / best if rl and best else None, '.2f', 6)} "
-              f"{fmt(rl / r.ns['async'] if rl and r.ns.get('async') else None, '.2f', 8)} {r.repeat:>7}")
-    print("\nSize, bytes (code = .text, data = .rodata + .data, at -Os; runtimeless = NAME.c + constants + "
-          "IREE's executables)")
-    print(f"{'model':<12} {'rl.code':>8} {'rl.data':>8} {'rl.total':>9} {'emx.code':>9} {'emx.data':>9} "
-          f"{'emx.total':>9} {'rl/emx':>7}")
+        print(
+            f"{r.model:<12} {fmt(rl, '.0f', 11)} {fmt(r.ns.get('async'))} {fmt(r.ns.get('onnxruntime'))} "
+            f"{fmt(r.ns.get('emx'))} {peer or '-':>11} {fmt(rl / best if rl and best else None, '.2f', 6)} "
+            f"{fmt(rl / r.ns['async'] if rl and r.ns.get('async') else None, '.2f', 8)} {r.repeat:>7}"
+        )
+    print(
+        "\nSize, bytes (code = .text, data = .rodata + .data, at -Os; runtimeless = NAME.c + constants + "
+        "IREE's executables)"
+    )
+    print(
+        f"{'model':<12} {'rl.code':>8} {'rl.data':>8} {'rl.total':>9} {'emx.code':>9} {'emx.data':>9} "
+        f"{'emx.total':>9} {'rl/emx':>7}"
+    )
     for r in results:
         rl, ex = r.sizes.get("runtimeless"), r.sizes.get("emx")
         tot = lambda s: s["code"] + s["data"] if s else None  # noqa: E731
-        print(f"{r.model:<12} {fmt(rl and rl['code'], 'd', 8)} {fmt(rl and rl['data'], 'd', 8)} "
-              f"{fmt(tot(rl), 'd', 9)} {fmt(ex and ex['code'], 'd', 9)} {fmt(ex and ex['data'], 'd', 9)} "
-              f"{fmt(tot(ex), 'd', 9)} {fmt(tot(rl) / tot(ex) if rl and ex else None, '.2f', 7)}")
+        print(
+            f"{r.model:<12} {fmt(rl and rl['code'], 'd', 8)} {fmt(rl and rl['data'], 'd', 8)} "
+            f"{fmt(tot(rl), 'd', 9)} {fmt(ex and ex['code'], 'd', 9)} {fmt(ex and ex['data'], 'd', 9)} "
+            f"{fmt(tot(ex), 'd', 9)} {fmt(tot(rl) / tot(ex) if rl and ex else None, '.2f', 7)}"
+        )
     for r in results:
         for peer, message in sorted(r.errors.items()):
             print(f"{r.model}: {peer}: {message}")
@@ -487,8 +564,7 @@ def to_json(results: list, meta: dict) -> dict:
         d["runtimeless_over_best_peer"] = rl / best if rl and best else None
         d["runtimeless_over_async"] = rl / r.ns["async"] if rl and r.ns.get("async") else None
         rs, es = r.sizes.get("runtimeless"), r.sizes.get("emx")
-        d["runtimeless_size_over_emx"] = ((rs["code"] + rs["data"]) / (es["code"] + es["data"])
-                                          if rs and es else None)
+        d["runtimeless_size_over_emx"] = (rs["code"] + rs["data"]) / (es["code"] + es["data"]) if rs and es else None
         out.append(d)
     return {**meta, "models": out}
 
@@ -500,8 +576,9 @@ def write_chart(runs: dict, path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, len(runs) + 1, figsize=(5.2 * len(runs) + 4, 4.4),
-                             gridspec_kw={"width_ratios": [3] * len(runs) + [2]})
+    fig, axes = plt.subplots(
+        1, len(runs) + 1, figsize=(5.2 * len(runs) + 4, 4.4), gridspec_kw={"width_ratios": [3] * len(runs) + [2]}
+    )
     colors = {"runtimeless": "#1b9e77", "async": "#7570b3", "onnxruntime": "#d95f02", "emx": "#e7298a"}
     width = 0.2
     for ax, (cpu, results) in zip(axes, runs.items()):
@@ -518,8 +595,9 @@ def write_chart(runs: dict, path: Path) -> None:
     cpu, results = list(runs.items())[-1]
     x = np.arange(len(results))
     for i, peer in enumerate(("runtimeless", "emx")):
-        values = [sum(r.sizes[peer][k] for k in ("code", "data")) / 1024 if peer in r.sizes else np.nan
-                  for r in results]
+        values = [
+            sum(r.sizes[peer][k] for k in ("code", "data")) / 1024 if peer in r.sizes else np.nan for r in results
+        ]
         bx.bar(x + (i - 0.5) * 0.35, values, 0.35, label=LABELS[peer], color=colors[peer])
     bx.set_yscale("log")
     bx.set_xticks(x, [r.model for r in results])
@@ -538,12 +616,18 @@ def main() -> int:
     parser.add_argument("--json", type=Path, help="write the figures here (e.g. docs/peers.json)")
     parser.add_argument("--png", type=Path, help="write the bar chart here (e.g. docs/peers.png)")
     parser.add_argument("--build-dir", type=Path, help="keep the generated files here (default: a temp dir)")
-    parser.add_argument("--cpu", nargs="+", choices=tuple(CPU_FLAGS), default=list(CPU_FLAGS),
-                        help="CPU(s) of IREE's executables and of the C (default: generic host, one run each)")
+    parser.add_argument(
+        "--cpu",
+        nargs="+",
+        choices=tuple(CPU_FLAGS),
+        default=list(CPU_FLAGS),
+        help="CPU(s) of IREE's executables and of the C (default: generic host, one run each)",
+    )
     args = parser.parse_args()
     import onnx
     import onnxruntime as ort
-    from ireegen.compiler import find_compiler
+
+    from ireegen.compile.compiler import find_compiler
 
     build = args.build_dir or Path(tempfile.mkdtemp(prefix="ireegen-peers-"))
     runs = {}
@@ -554,13 +638,21 @@ def main() -> int:
         floor = OnnxRuntime(identity)
         floor.bind([np.zeros(1, np.float32)])
         baseline = min(floor.time(20000) for _ in range(5))  # thread CPU ns of a near-empty call
-        meta = {"iree_compile": find_compiler().version, "onnxruntime": ort.__version__,
-                "emx_onnx_cgen": _version("emx-onnx-cgen"), "cc": _cc_version(), "rounds": args.rounds,
-                "measure": "CPU ns per call, best of the rounds", "host_cpu": _host_cpu(),
-                "onnxruntime_python_loop_floor_ns": round(baseline, 1)}
-        print(f"iree-compile {meta['iree_compile']}; onnxruntime {meta['onnxruntime']}; emx-onnx-cgen "
-              f"{meta['emx_onnx_cgen']}; {meta['cc']}; {meta['host_cpu']}; "
-              f"ONNX Runtime's Python loop floor {baseline:.0f} ns")
+        meta = {
+            "iree_compile": find_compiler().version,
+            "onnxruntime": ort.__version__,
+            "emx_onnx_cgen": _version("emx-onnx-cgen"),
+            "cc": _cc_version(),
+            "rounds": args.rounds,
+            "measure": "CPU ns per call, best of the rounds",
+            "host_cpu": _host_cpu(),
+            "onnxruntime_python_loop_floor_ns": round(baseline, 1),
+        }
+        print(
+            f"iree-compile {meta['iree_compile']}; onnxruntime {meta['onnxruntime']}; emx-onnx-cgen "
+            f"{meta['emx_onnx_cgen']}; {meta['cc']}; {meta['host_cpu']}; "
+            f"ONNX Runtime's Python loop floor {baseline:.0f} ns"
+        )
         for cpu in args.cpu:
             runs[cpu] = []
             for name in args.models:

@@ -39,13 +39,13 @@ sys.path.insert(0, str(ROOT / "tests" / "models"))
 
 from corpus import CASES  # noqa: E402
 
-from ireegen.compiler import find_compiler  # noqa: E402
+from ireegen.cbuild.native_run import build_runner  # noqa: E402
+from ireegen.check.runners import find_runtime_tools  # noqa: E402
+from ireegen.compile.compiler import find_compiler  # noqa: E402
+from ireegen.config.modes import make_config  # noqa: E402
 from ireegen.emit import emit  # noqa: E402
-from ireegen.modes import make_config  # noqa: E402
-from ireegen.native_run import build_runner  # noqa: E402
-from ireegen.runners import find_runtime_tools  # noqa: E402
-from ireegen.schedule import RuntimelessError  # noqa: E402
-from ireegen.signature import NUMPY_TO_C  # noqa: E402
+from ireegen.frontend.signature import NUMPY_TO_C  # noqa: E402
+from ireegen.runtimeless.schedule import RuntimelessError  # noqa: E402
 
 CC = "cc"
 BARE_TOLERANCE = 1.05  # goal: runtimeless within 5% of the bare dispatch calls
@@ -319,11 +319,15 @@ def bare_program_source(manifest: dict, function, inputs) -> str:
         f"static uint8_t* inputs[{max(len(tensor_inputs), 1)}];",
         f"static uint8_t* outputs[{max(len(function.outputs), 1)}];",
         "static const size_t input_sizes[] = {" + (", ".join(str(v.byte_size) for v in tensor_inputs) or "0") + "};",
-        "static const size_t output_sizes[] = {" + (", ".join(str(v.byte_size) for v in function.outputs) or "0")
+        "static const size_t output_sizes[] = {"
+        + (", ".join(str(v.byte_size) for v in function.outputs) or "0")
         + "};",
     ]
-    globals_ += [f"static const {NUMPY_TO_C[v.dtype][0]} {v.name} = {c_scalar(x, v.dtype)};"
-                 for v, x in zip(function.inputs, inputs) if not v.is_tensor]
+    globals_ += [
+        f"static const {NUMPY_TO_C[v.dtype][0]} {v.name} = {c_scalar(x, v.dtype)};"
+        for v, x in zip(function.inputs, inputs)
+        if not v.is_tensor
+    ]
     scratch_half = max([s.get("fill", 0) for s in steps] + [s.get("copy", 0) for s in steps] + [64])
     tables, setup, timed = [], [], []
     dispatch_index = 0
@@ -341,20 +345,27 @@ def bare_program_source(manifest: dict, function, inputs) -> str:
             tables.append(f"static uint32_t constants_{i}[{len(constants)}];")
             setup += [f"  constants_{i}[{j}] = {c_constant(c)};" for j, c in enumerate(constants)]
         tables.append(f"static void* bindings_{i}[{len(bindings)}];")
-        tables.append(f"static const size_t lengths_{i}[{len(bindings)}] = "
-                      "{" + ", ".join(str(b["length"]) for b in bindings) + "};")
+        tables.append(
+            f"static const size_t lengths_{i}[{len(bindings)}] = "
+            "{" + ", ".join(str(b["length"]) for b in bindings) + "};"
+        )
         setup += [f"  bindings_{i}[{j}] = {binding_pointer(b, name, tensor_slot)};" for j, b in enumerate(bindings)]
         x, y, z = s["workgroups"]
         setup.append(
-            f"  if (prepare(&dispatches[{i}], {s['library']}, \"{s['dispatch']}\", {x}, {y}, {z}, "
+            f'  if (prepare(&dispatches[{i}], {s["library"]}, "{s["dispatch"]}", {x}, {y}, {z}, '
             f"{f'constants_{i}' if constants else 'NULL'}, {len(constants)}, bindings_{i}, lengths_{i}, "
             f"{len(bindings)}) != 0) {{\n"
-            f"    fprintf(stderr, \"{s['dispatch']}: not found in the executables\\n\");\n    return 1;\n  }}")
+            f'    fprintf(stderr, "{s["dispatch"]}: not found in the executables\\n");\n    return 1;\n  }}'
+        )
         timed.append(f"  if (run_dispatch(&dispatches[{i}]) != 0) return 1;  // {s['dispatch']}")
     source = BARE_PROLOGUE.format(
-        function=function.name, program="bare_dispatch", name=name,
-        queries="\n".join(f"const ireegen_library_header_t** {q}(uint32_t, const ireegen_environment_t*);"
-                          for q in section["abi"]["library_queries"]),
+        function=function.name,
+        program="bare_dispatch",
+        name=name,
+        queries="\n".join(
+            f"const ireegen_library_header_t** {q}(uint32_t, const ireegen_environment_t*);"
+            for q in section["abi"]["library_queries"]
+        ),
         dispatch_slots=max(dispatch_index, 1),
     )
     source += "\n".join(globals_ + tables) + "\n"
@@ -362,8 +373,10 @@ def bare_program_source(manifest: dict, function, inputs) -> str:
     source += "\n".join(timed + ["  return 0;", "}"]) + "\n"
     source += BARE_MAIN.format(
         argc=2 + len(tensor_inputs) + len(function.outputs),
-        arena_size=section["arena"]["functions"][function.name]["size"], scratch_half=scratch_half,
-        input_count=len(tensor_inputs), output_count=len(function.outputs),
+        arena_size=section["arena"]["functions"][function.name]["size"],
+        scratch_half=scratch_half,
+        input_count=len(tensor_inputs),
+        output_count=len(function.outputs),
         setup="\n".join(setup),
     )
     return source
@@ -379,8 +392,18 @@ def build_bare_program(runtimeless_dir: Path, build_dir: Path, function, inputs)
     c_file.write_text(source)
     program = build_dir / "bare_dispatch"
     name = manifest["name"]
-    compile_c(["-O2", f"-I{runtimeless_dir}", c_file, constants_source(runtimeless_dir, manifest),
-               runtimeless_dir / f"{name}_executables.o", "-lm", "-o", program])
+    compile_c(
+        [
+            "-O2",
+            f"-I{runtimeless_dir}",
+            c_file,
+            constants_source(runtimeless_dir, manifest),
+            runtimeless_dir / f"{name}_executables.o",
+            "-lm",
+            "-o",
+            program,
+        ]
+    )
     return program, scratch_steps
 
 
@@ -403,13 +426,19 @@ def time_bare(program: Path, function, inputs, repeat: int, workdir: Path) -> tu
             in_files.append(workdir / f"in{i}.bin")
             in_files[-1].write_bytes(np.ascontiguousarray(x, dtype=v.dtype).tobytes())
     out_files = [workdir / f"out{i}.bin" for i in range(len(function.outputs))]
-    proc = subprocess.run([program, str(repeat), *in_files, *out_files], stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, text=True, timeout=600)
+    proc = subprocess.run(
+        [program, str(repeat), *in_files, *out_files],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=600,
+    )
     if proc.returncode != 0:
         raise RuntimeError(proc.stdout.strip() or f"bare program exited with {proc.returncode}")
     ns = float(proc.stdout.split("ns_per_iteration")[1].split()[0])
-    outputs = [np.frombuffer(f.read_bytes(), dtype=v.dtype).reshape(v.shape)
-               for f, v in zip(out_files, function.outputs)]
+    outputs = [
+        np.frombuffer(f.read_bytes(), dtype=v.dtype).reshape(v.shape) for f, v in zip(out_files, function.outputs)
+    ]
     return ns, outputs
 
 
@@ -430,13 +459,21 @@ def benchmark_module_inputs(inputs, workdir: Path) -> list:
 TIME_UNITS_NS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
 
 
-def time_async(tool: Path, vmfb: Path, function: str, input_flags: list, repeat: int,
-               clock: str = "real_time") -> float:
+def time_async(
+    tool: Path, vmfb: Path, function: str, input_flags: list, repeat: int, clock: str = "real_time"
+) -> float:
     """iree-benchmark-module, local-sync, `repeat` iterations: ns per iteration
     of `clock` (real_time, or cpu_time)."""
-    cmd = [str(tool), f"--module={vmfb}", "--device=local-sync", f"--function={function}", *input_flags,
-           f"--benchmark_min_time={repeat}x", "--benchmark_format=json"]
-    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=600)
+    cmd = [
+        str(tool),
+        f"--module={vmfb}",
+        "--device=local-sync",
+        f"--function={function}",
+        *input_flags,
+        f"--benchmark_min_time={repeat}x",
+        "--benchmark_format=json",
+    ]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     if proc.returncode != 0:
         raise RuntimeError((proc.stderr or proc.stdout).strip() or f"iree-benchmark-module exited {proc.returncode}")
     runs = [b for b in json.loads(proc.stdout)["benchmarks"] if b.get("run_type") == "iteration"]
@@ -492,8 +529,12 @@ def measure_latency(case, runtimeless_dir: Path, build_dir: Path, tool: Path, re
             setattr(latency, f"{key}_ns", min(values))
     checked = outputs_to_check(runtimeless_dir, call.function)
     if runtimeless_outputs is not None and bare_outputs is not None and checked and not latency.scratch_steps:
-        latency.same_outputs = all(np.array_equal(np.asarray(runtimeless_outputs[i]).view(np.uint8),
-                                                  np.asarray(bare_outputs[i]).view(np.uint8)) for i in checked)
+        latency.same_outputs = all(
+            np.array_equal(
+                np.asarray(runtimeless_outputs[i]).view(np.uint8), np.asarray(bare_outputs[i]).view(np.uint8)
+            )
+            for i in checked
+        )
     return latency
 
 
@@ -514,8 +555,9 @@ def section_sizes(obj: Path) -> dict:
     """{"text", "rodata", "data", "bss"} bytes of an object, from `size -A`.
     .rodata counts .rodata.* and .data.rel.ro*; .eh_frame, .comment and debug
     sections are not counted."""
-    proc = subprocess.run(["size", "-A", str(obj)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          text=True, check=True)
+    proc = subprocess.run(
+        ["size", "-A", str(obj)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, check=True
+    )
     totals = {"text": 0, "rodata": 0, "data": 0, "bss": 0}
     for line in proc.stdout.splitlines()[2:]:
         parts = line.split()
@@ -584,10 +626,14 @@ def goal(met) -> str:
 
 
 def print_latency(results: list, repeat: int, rounds: int) -> None:
-    print(f"\n1. Latency, ns per inference (best of {rounds} rounds of {repeat} calls; same = bare program's "
-          "in-place outputs equal runtimeless's)")
-    print(f"{'model':<15} {'function':<12} {'runtimeless':>11} {'bare':>9} {'async':>9} "
-          f"{'rl/bare':>7} {'rl/async':>8} {'<=1.05':>6} {'<async':>6} {'same':>4}  notes")
+    print(
+        f"\n1. Latency, ns per inference (best of {rounds} rounds of {repeat} calls; same = bare program's "
+        "in-place outputs equal runtimeless's)"
+    )
+    print(
+        f"{'model':<15} {'function':<12} {'runtimeless':>11} {'bare':>9} {'async':>9} "
+        f"{'rl/bare':>7} {'rl/async':>8} {'<=1.05':>6} {'<async':>6} {'same':>4}  notes"
+    )
     for r in results:
         if r.error:
             print(f"{r.model:<15} {r.function:<12} error: {r.error}")
@@ -597,17 +643,23 @@ def print_latency(results: list, repeat: int, rounds: int) -> None:
         notes = [f"bare does {n} {kind} in scratch" for kind, n in sorted(lat.scratch_steps.items())]
         notes += [f"{k} error: {m}" for k, m in sorted(lat.errors.items())]
         same = "-" if lat.same_outputs is None else ("yes" if lat.same_outputs else "no")
-        print(f"{r.model:<15} {r.function:<12} {fmt(lat.runtimeless_ns, '.1f', 11)} {fmt(lat.bare_ns, '.1f', 9)} "
-              f"{fmt(lat.async_ns, '.1f', 9)} {fmt(lat.vs_bare, '.3f', 7)} {fmt(lat.vs_async, '.3f', 8)} "
-              f"{goal(None if lat.vs_bare is None else lat.vs_bare <= BARE_TOLERANCE):>6} "
-              f"{goal(None if lat.vs_async is None else lat.vs_async < 1.0):>6} {same:>4}  {'; '.join(notes)}")
+        print(
+            f"{r.model:<15} {r.function:<12} {fmt(lat.runtimeless_ns, '.1f', 11)} {fmt(lat.bare_ns, '.1f', 9)} "
+            f"{fmt(lat.async_ns, '.1f', 9)} {fmt(lat.vs_bare, '.3f', 7)} {fmt(lat.vs_async, '.3f', 8)} "
+            f"{goal(None if lat.vs_bare is None else lat.vs_bare <= BARE_TOLERANCE):>6} "
+            f"{goal(None if lat.vs_async is None else lat.vs_async < 1.0):>6} {same:>4}  {'; '.join(notes)}"
+        )
 
 
 def print_sizes(results: list) -> None:
-    print("\n2. Sizes, bytes (.rodata includes .rodata.* and .data.rel.ro*; library = "
-          "NAME.c at -Os + constants + executables; overhead = NAME.c .text+.rodata)")
-    print(f"{'model':<15} {'exe.text':>8} {'exe.ro':>7} {'exe.bss':>7} {'lib.text':>8} {'lib.ro':>7} "
-          f"{'lib.data':>8} {'lib.bss':>7} {'overhead':>8} {'<4KiB':>5}")
+    print(
+        "\n2. Sizes, bytes (.rodata includes .rodata.* and .data.rel.ro*; library = "
+        "NAME.c at -Os + constants + executables; overhead = NAME.c .text+.rodata)"
+    )
+    print(
+        f"{'model':<15} {'exe.text':>8} {'exe.ro':>7} {'exe.bss':>7} {'lib.text':>8} {'lib.ro':>7} "
+        f"{'lib.data':>8} {'lib.bss':>7} {'overhead':>8} {'<4KiB':>5}"
+    )
     for r in results:
         if r.latency is None:
             continue
@@ -615,22 +667,29 @@ def print_sizes(results: list) -> None:
             print(f"{r.model:<15} error: {r.sizes_error}")
             continue
         e, lib = r.sizes.executables, r.sizes.library
-        print(f"{r.model:<15} {e['text']:>8} {e['rodata']:>7} {e['bss']:>7} {lib['text']:>8} {lib['rodata']:>7} "
-              f"{lib['data']:>8} {lib['bss']:>7} {r.sizes.overhead:>8} {goal(r.sizes.overhead < OVERHEAD_LIMIT):>5}")
+        print(
+            f"{r.model:<15} {e['text']:>8} {e['rodata']:>7} {e['bss']:>7} {lib['text']:>8} {lib['rodata']:>7} "
+            f"{lib['data']:>8} {lib['bss']:>7} {r.sizes.overhead:>8} {goal(r.sizes.overhead < OVERHEAD_LIMIT):>5}"
+        )
 
 
 def print_arena(results: list) -> None:
-    print("\n3. Arena, bytes (model: arena.size / size_aligned_io; per function: size, size_aligned_io, "
-          "sum_of_buffers)")
-    print(f"{'model':<15} {'function':<12} {'arena':>7} {'alig.io':>7} {'fn.size':>7} {'fn.alig.io':>10} "
-          f"{'sum_bufs':>8} {'alig.io/sum':>11}")
+    print(
+        "\n3. Arena, bytes (model: arena.size / size_aligned_io; per function: size, size_aligned_io, sum_of_buffers)"
+    )
+    print(
+        f"{'model':<15} {'function':<12} {'arena':>7} {'alig.io':>7} {'fn.size':>7} {'fn.alig.io':>10} "
+        f"{'sum_bufs':>8} {'alig.io/sum':>11}"
+    )
     for r in results:
         if not r.arena:
             continue
         for fn, a in sorted(r.arena["functions"].items()):
-            print(f"{r.model:<15} {fn:<12} {r.arena['size']:>7} {r.arena['size_aligned_io']:>7} {a['size']:>7} "
-                  f"{a['size_aligned_io']:>10} {a['sum_of_buffers']:>8} "
-                  f"{fmt(ratio(a['size_aligned_io'], a['sum_of_buffers']), '.2f', 11)}")
+            print(
+                f"{r.model:<15} {fn:<12} {r.arena['size']:>7} {r.arena['size_aligned_io']:>7} {a['size']:>7} "
+                f"{a['size_aligned_io']:>10} {a['sum_of_buffers']:>8} "
+                f"{fmt(ratio(a['size_aligned_io'], a['sum_of_buffers']), '.2f', 11)}"
+            )
 
 
 def print_summary(results: list) -> None:
@@ -642,15 +701,22 @@ def print_summary(results: list) -> None:
 
     def tally(label: str, values: list) -> None:
         known = [v for v in values if v is not None]
-        print(f"goal {label}: {sum(known)}/{len(known)} models"
-              + (f" ({len(values) - len(known)} not measured)" if len(known) < len(values) else ""))
+        print(
+            f"goal {label}: {sum(known)}/{len(known)} models"
+            + (f" ({len(values) - len(known)} not measured)" if len(known) < len(values) else "")
+        )
 
-    tally("runtimeless within 5% of bare dispatch",
-          [None if r.latency.vs_bare is None else r.latency.vs_bare <= BARE_TOLERANCE for r in measured])
-    tally("runtimeless faster than async local-sync",
-          [None if r.latency.vs_async is None else r.latency.vs_async < 1.0 for r in measured])
-    tally("code overhead under 4 KiB",
-          [None if r.sizes is None else r.sizes.overhead < OVERHEAD_LIMIT for r in measured])
+    tally(
+        "runtimeless within 5% of bare dispatch",
+        [None if r.latency.vs_bare is None else r.latency.vs_bare <= BARE_TOLERANCE for r in measured],
+    )
+    tally(
+        "runtimeless faster than async local-sync",
+        [None if r.latency.vs_async is None else r.latency.vs_async < 1.0 for r in measured],
+    )
+    tally(
+        "code overhead under 4 KiB", [None if r.sizes is None else r.sizes.overhead < OVERHEAD_LIMIT for r in measured]
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -673,8 +739,10 @@ def main() -> int:
 
     tool = find_runtime_tools().bin_dir / "iree-benchmark-module"
     config = make_config("runtimeless")
-    print(f"iree-compile {find_compiler().version}; target {config.target.triple} cpu {config.target.cpu}; "
-          f"{CC} -O2; {args.repeat} calls x {args.rounds} rounds")
+    print(
+        f"iree-compile {find_compiler().version}; target {config.target.triple} cpu {config.target.cpu}; "
+        f"{CC} -O2; {args.repeat} calls x {args.rounds} rounds"
+    )
     build_root = args.build_dir or Path(tempfile.mkdtemp(prefix="ireegen-bench-runtimeless-"))
     build_root.mkdir(parents=True, exist_ok=True)
     try:

@@ -31,11 +31,11 @@ sys.path.insert(0, str(ROOT / "samples" / "mlp"))
 
 import make_mlp  # noqa: E402
 
-from ireegen.data_source import write_data_source  # noqa: E402
+from ireegen.cbuild.native_run import build_runner  # noqa: E402
+from ireegen.cgen.data_source import write_data_source  # noqa: E402
+from ireegen.config.modes import make_config  # noqa: E402
 from ireegen.emit import emit  # noqa: E402
-from ireegen.layout import output_files  # noqa: E402
-from ireegen.modes import make_config  # noqa: E402
-from ireegen.native_run import build_runner  # noqa: E402
+from ireegen.output.layout import output_files  # noqa: E402
 
 GOAL_SECONDS = 2.0
 GOAL_RSS_MB = 100.0
@@ -72,10 +72,21 @@ def write_time(blob: bytes, form: str, work: Path) -> float:
     work.mkdir(parents=True, exist_ok=True)
     context = {"banner": "// benchmark", "name": "w", "size": len(blob)}
     start = time.perf_counter()
-    write_data_source(work, form, f"w_module_data.{'S' if form == 'asm' else 'c'}", "w.bin", blob,
-                      symbol="w_module_data", size_symbol="w_module_size", alignment=64, description=["benchmark"],
-                      section_macro="W_MODULE_DATA_SECTION", macro="W", c_template="module_data.c.j2",
-                      context=context)
+    write_data_source(
+        work,
+        form,
+        f"w_module_data.{'S' if form == 'asm' else 'c'}",
+        "w.bin",
+        blob,
+        symbol="w_module_data",
+        size_symbol="w_module_size",
+        alignment=64,
+        description=["benchmark"],
+        section_macro="W_MODULE_DATA_SECTION",
+        macro="W",
+        c_template="module_data.c.j2",
+        context=context,
+    )
     return time.perf_counter() - start
 
 
@@ -94,8 +105,10 @@ def main(argv=None) -> int:
         tmp = Path(tmp)
         model = tmp / "wmlp.mlir"
         model.write_text(make_mlp.mlir(sizes, args.batch, hex_weights=True))
-        print(f"MLP {sizes[0]} -> {sizes[1]} -> {sizes[2]}, batch {args.batch}: {weights_bytes / 1e6:.2f} MB of "
-              f"weights; compiler: {args.cc} -O2 -c; {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}")
+        print(
+            f"MLP {sizes[0]} -> {sizes[1]} -> {sizes[2]}, batch {args.batch}: {weights_bytes / 1e6:.2f} MB of "
+            f"weights; compiler: {args.cc} -O2 -c; {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}"
+        )
         for mode, role in MODES.items():
             for form in FORMS:
                 out = tmp / f"{mode}-{form}"
@@ -105,8 +118,17 @@ def main(argv=None) -> int:
                 emit_s = time.perf_counter() - start
                 source = out / output_files("wmlp", config)[role]
                 seconds, rss = compile_one(args.cc, source, out, tmp / f"{mode}-{form}.o")
-                rows.append(dict(mode=mode, form=form, source=source.name, source_bytes=source.stat().st_size,
-                                 emit_s=emit_s, compile_s=seconds, compile_rss_mb=rss))
+                rows.append(
+                    dict(
+                        mode=mode,
+                        form=form,
+                        source=source.name,
+                        source_bytes=source.stat().st_size,
+                        emit_s=emit_s,
+                        compile_s=seconds,
+                        compile_rss_mb=rss,
+                    )
+                )
                 runs[mode, form] = out
         blob = (runs["runtimeless", "asm"] / "wmlp_constants.bin").read_bytes()
         writes = {form: write_time(blob, form, tmp / f"write-{form}") for form in FORMS}
@@ -119,24 +141,42 @@ def main(argv=None) -> int:
         error = float(np.abs(got[0] - want).max())
         scale = float(np.abs(want).max())
 
-    print(f"\n{'mode':12} {'form':5} {'source':22} {'source MB':>10} {'emit s':>8} {'compile s':>10} {'peak RSS MB':>12}")
+    print(
+        f"\n{'mode':12} {'form':5} {'source':22} {'source MB':>10} {'emit s':>8} {'compile s':>10} {'peak RSS MB':>12}"
+    )
     for r in rows:
-        print(f"{r['mode']:12} {r['form']:5} {r['source']:22} {r['source_bytes'] / 1e6:10.2f} {r['emit_s']:8.2f} "
-              f"{r['compile_s']:10.2f} {r['compile_rss_mb']:12.1f}")
+        print(
+            f"{r['mode']:12} {r['form']:5} {r['source']:22} {r['source_bytes'] / 1e6:10.2f} {r['emit_s']:8.2f} "
+            f"{r['compile_s']:10.2f} {r['compile_rss_mb']:12.1f}"
+        )
     print(f"\nwriting the data file alone ({len(blob) / 1e6:.2f} MB): asm {writes['asm']:.3f} s, c {writes['c']:.3f} s")
     goal_met = True
     for mode in MODES:
         a, c = (next(r for r in rows if r["mode"] == mode and r["form"] == f) for f in FORMS)
         met = a["compile_s"] < GOAL_SECONDS and a["compile_rss_mb"] < GOAL_RSS_MB
         goal_met &= met
-        print(f"{mode}: c/asm compile time {c['compile_s'] / a['compile_s']:.0f}x, peak RSS "
-              f"{c['compile_rss_mb'] / a['compile_rss_mb']:.0f}x, source size "
-              f"{c['source_bytes'] / a['source_bytes']:.0f}x; goal (asm < {GOAL_SECONDS:g} s and < {GOAL_RSS_MB:g} MB) "
-              f"{'met' if met else 'NOT met'}")
+        print(
+            f"{mode}: c/asm compile time {c['compile_s'] / a['compile_s']:.0f}x, peak RSS "
+            f"{c['compile_rss_mb'] / a['compile_rss_mb']:.0f}x, source size "
+            f"{c['source_bytes'] / a['source_bytes']:.0f}x; goal (asm < {GOAL_SECONDS:g} s and < {GOAL_RSS_MB:g} MB) "
+            f"{'met' if met else 'NOT met'}"
+        )
     print(f"runtimeless asm library on one input: max |error| vs numpy {error:.2e} (max |output| {scale:.1f})")
     if args.json:
-        Path(args.json).write_text(json.dumps(dict(sizes=sizes, weights_bytes=weights_bytes, rows=rows, writes=writes,
-                                                   max_error=error, goal_met=goal_met), indent=2) + "\n")
+        Path(args.json).write_text(
+            json.dumps(
+                dict(
+                    sizes=sizes,
+                    weights_bytes=weights_bytes,
+                    rows=rows,
+                    writes=writes,
+                    max_error=error,
+                    goal_met=goal_met,
+                ),
+                indent=2,
+            )
+            + "\n"
+        )
     return 0
 
 

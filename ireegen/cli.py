@@ -7,9 +7,9 @@ import json
 import sys
 from pathlib import Path
 
-from . import __version__
-from .errors import IreegenError, UsageError
-from .modes import DATA_FORMATS, EXECUTABLE_FORMATS, EXECUTION_MODELS, MODULE_FORMATS
+from ireegen import __version__
+from ireegen.common.errors import IreegenError, UsageError
+from ireegen.config.modes import DATA_FORMATS, EXECUTABLE_FORMATS, EXECUTION_MODELS, MODULE_FORMATS
 
 
 class _Parser(argparse.ArgumentParser):
@@ -30,17 +30,25 @@ def _add_mode_args(p) -> None:
         help=f"one of {', '.join(EXECUTABLE_FORMATS)} (default embedded-elf; vmvx for inline-static, "
         "static-library for runtimeless)",
     )
-    p.add_argument("--module-format", default=None,
-                   help=f"one of {', '.join(MODULE_FORMATS)} (default vmfb; runtimeless has none)")
-    p.add_argument("--data-format", default=None,
-                   help=f"one of {', '.join(DATA_FORMATS)}: how the runtimeless constants and the vmfb module "
-                   "bytes are written; asm (default) is a .S that .incbin's a binary file beside it and needs a "
-                   "GNU-style assembler (gcc, clang); c is a C array for any compiler (default for *-msvc triples)")
+    p.add_argument(
+        "--module-format", default=None, help=f"one of {', '.join(MODULE_FORMATS)} (default vmfb; runtimeless has none)"
+    )
+    p.add_argument(
+        "--data-format",
+        default=None,
+        help=f"one of {', '.join(DATA_FORMATS)}: how the runtimeless constants and the vmfb module "
+        "bytes are written; asm (default) is a .S that .incbin's a binary file beside it and needs a "
+        "GNU-style assembler (gcc, clang); c is a C array for any compiler (default for *-msvc triples)",
+    )
     p.add_argument("--target-triple", help="LLVM target triple of the executables (default: the host's)")
     p.add_argument("--target-cpu", help="target CPU (default generic; 'host' for this machine)")
     p.add_argument("--target-cpu-features", help="target CPU features, e.g. +avx2 (default none)")
-    p.add_argument("--optimize-for", default="speed", choices=("speed", "size"),
-                   help="size: smaller kernels, more instructions (one 32-bit lane per vector); default speed")
+    p.add_argument(
+        "--optimize-for",
+        default="speed",
+        choices=("speed", "size"),
+        help="size: smaller kernels, more instructions (one 32-bit lane per vector); default speed",
+    )
     p.add_argument(
         "--iree-flag",
         action="append",
@@ -53,12 +61,17 @@ def _add_mode_args(p) -> None:
 
 
 def _add_input_shape_arg(p) -> None:
-    p.add_argument("--input-shape", action="append", default=[], metavar="NAME=DIMS",
-                   help="pin the symbolic dimensions of ONNX input NAME, e.g. image=1x1x28x28 (repeatable)")
+    p.add_argument(
+        "--input-shape",
+        action="append",
+        default=[],
+        metavar="NAME=DIMS",
+        help="pin the symbolic dimensions of ONNX input NAME, e.g. image=1x1x28x28 (repeatable)",
+    )
 
 
 def _input_shapes(args) -> dict:
-    from .onnx_import import parse_input_shapes
+    from ireegen.frontend.onnx_import import parse_input_shapes
 
     return parse_input_shapes(getattr(args, "input_shape", None))
 
@@ -100,23 +113,48 @@ def build_parser() -> argparse.ArgumentParser:
     emit.add_argument("--name", help="C prefix of every symbol (default: from the model's file name)")
     _add_input_shape_arg(emit)
     _add_mode_args(emit)
-    emit.add_argument("--no-verify", action="store_true",
-                      help="do not run the emitted code against async before writing it (default: verify, and "
-                      "refuse with exit status 1 if any output differs)")
-    emit.add_argument("--no-workarounds", action="store_true",
-                      help="compile exactly as iree-compile would, without ireegen's workarounds for IREE bugs "
-                      "(to reproduce a bug; verification still checks the result)")
-    emit.add_argument("--verify-inputs", type=Path, metavar="X.npz",
-                      help="verify on these inputs instead of drawn ones (arrays named <input> or "
-                      "<function>.<input>): for models that only accept some input values, such as sizes or "
-                      "scales")
-    emit.add_argument("--verify-seed", type=int, default=0, metavar="N",
-                      help="seed of the verification's generated inputs (default: %(default)s)")
-    emit.add_argument("--verify-rtol", type=float, default=1e-4, metavar="R",
-                      help="relative tolerance of the verification (default: %(default)s)")
-    emit.add_argument("--verify-atol", type=float, default=1e-5, metavar="A",
-                      help="absolute tolerance of the verification, relative to each output's largest magnitude "
-                      "(default: %(default)s)")
+    emit.add_argument(
+        "--no-verify",
+        action="store_true",
+        help="do not run the emitted code against async before writing it (default: verify, and "
+        "refuse with exit status 1 if any output differs)",
+    )
+    emit.add_argument(
+        "--no-workarounds",
+        action="store_true",
+        help="compile exactly as iree-compile would, without ireegen's workarounds for IREE bugs "
+        "(to reproduce a bug; verification still checks the result)",
+    )
+    emit.add_argument(
+        "--verify-inputs",
+        type=Path,
+        metavar="X.npz",
+        help="verify on these inputs instead of drawn ones (arrays named <input> or "
+        "<function>.<input>): for models that only accept some input values, such as sizes or "
+        "scales",
+    )
+    emit.add_argument(
+        "--verify-seed",
+        type=int,
+        default=0,
+        metavar="N",
+        help="seed of the verification's generated inputs (default: %(default)s)",
+    )
+    emit.add_argument(
+        "--verify-rtol",
+        type=float,
+        default=1e-4,
+        metavar="R",
+        help="relative tolerance of the verification (default: %(default)s)",
+    )
+    emit.add_argument(
+        "--verify-atol",
+        type=float,
+        default=1e-5,
+        metavar="A",
+        help="absolute tolerance of the verification, relative to each output's largest magnitude "
+        "(default: %(default)s)",
+    )
 
     resolve = sub.add_parser("resolve", help="(for ireegen's CMake functions) validate options, print CMake set()s")
     resolve.add_argument("--name", required=True)
@@ -126,64 +164,101 @@ def build_parser() -> argparse.ArgumentParser:
     _add_mode_args(resolve)
 
     par = sub.add_parser(
-        "parity", help="check that the execution models give the same answers as async",
+        "parity",
+        help="check that the execution models give the same answers as async",
         description="Compiles MODEL in several execution models, runs each on the same inputs and compares "
         "every output with async. Exit status: 0 every mode agrees; 1 a mode computes different numbers, "
         "fails at run time, or ireegen itself failed for it; 2 a usage error, or a mode that does not "
-        "compile or is refused (the other modes still run).")
+        "compile or is refused (the other modes still run).",
+    )
     par.add_argument("model", help="the model: .mlir, .mlirbc or .onnx")
-    par.add_argument("--execution-models", default="async,inline-static,inline-dynamic",
-                     help="comma-separated, from async, inline-static, inline-dynamic, runtimeless "
-                     "(default: the first three; async is always the reference)")
+    par.add_argument(
+        "--execution-models",
+        default="async,inline-static,inline-dynamic",
+        help="comma-separated, from async, inline-static, inline-dynamic, runtimeless "
+        "(default: the first three; async is always the reference)",
+    )
     par.add_argument("--function", help="only this function (default: every exported function)")
-    par.add_argument("--inputs", metavar="X.npz",
-                     help="inputs as an .npz with arrays named <function>.<input> (or <input>, or input<i>, "
-                     "when the model has one function; names as `ireegen info` shows them); every key must "
-                     "match and every input be there. Default: seeded random inputs, redrawn until async's "
-                     "outputs are not degenerate")
-    par.add_argument("--expected", metavar="REF.npz",
-                     help="reference outputs, <function>.<output> (or <output>): every mode, async included, "
-                     "is also compared with them")
-    par.add_argument("--save-outputs", metavar="DIR",
-                     help="write every mode's outputs as DIR/<mode>/<function>.<output>.npy "
-                     "(and the inputs used as DIR/inputs/...)")
+    par.add_argument(
+        "--inputs",
+        metavar="X.npz",
+        help="inputs as an .npz with arrays named <function>.<input> (or <input>, or input<i>, "
+        "when the model has one function; names as `ireegen info` shows them); every key must "
+        "match and every input be there. Default: seeded random inputs, redrawn until async's "
+        "outputs are not degenerate",
+    )
+    par.add_argument(
+        "--expected",
+        metavar="REF.npz",
+        help="reference outputs, <function>.<output> (or <output>): every mode, async included, "
+        "is also compared with them",
+    )
+    par.add_argument(
+        "--save-outputs",
+        metavar="DIR",
+        help="write every mode's outputs as DIR/<mode>/<function>.<output>.npy (and the inputs used as DIR/inputs/...)",
+    )
     par.add_argument("--rtol", type=float, default=1e-5, help="relative tolerance (default: %(default)s)")
     par.add_argument("--atol", type=float, default=1e-6, help="absolute tolerance (default: %(default)s)")
     par.add_argument("--seed", type=int, default=0, help="seed of the generated inputs (default: %(default)s)")
-    par.add_argument("--reference", default="async", choices=("async", "onnxruntime"),
-                     help="what every mode is also compared with: async (default), or ONNX Runtime for an "
-                     ".onnx model")
+    par.add_argument(
+        "--reference",
+        default="async",
+        choices=("async", "onnxruntime"),
+        help="what every mode is also compared with: async (default), or ONNX Runtime for an .onnx model",
+    )
     _add_input_shape_arg(par)
     par.add_argument("--json", metavar="REPORT", help="also write the report as JSON")
     par.add_argument("--iree-flag", action="append", default=[], metavar="FLAG", help="pass FLAG to iree-compile")
     par.add_argument("--iree-compile", help="iree-compile of the IREE release to check (default: installed)")
     par.add_argument("--iree-runtime-bin", help="directory with that release's iree-run-module")
     par.add_argument("--iree-venv", help="a virtual environment with that release's iree-base-compiler/runtime")
-    par.add_argument("--no-workarounds", action="store_true",
-                     help="compile exactly as iree-compile would, without ireegen's workarounds and refusals")
-    par.add_argument("--target-triple", help="runtimeless only: build and run its C for this triple "
-                     "(e.g. thumbv7em-none-eabihf, run under qemu-system-arm); the other modes run on the host")
+    par.add_argument(
+        "--no-workarounds",
+        action="store_true",
+        help="compile exactly as iree-compile would, without ireegen's workarounds and refusals",
+    )
+    par.add_argument(
+        "--target-triple",
+        help="runtimeless only: build and run its C for this triple "
+        "(e.g. thumbv7em-none-eabihf, run under qemu-system-arm); the other modes run on the host",
+    )
     par.add_argument("--target-cpu", help="runtimeless only: target CPU (e.g. cortex-m55)")
     par.add_argument("--emulator", help="runtimeless only: command that runs target programs")
 
-    run = sub.add_parser("run", help="build an emitted runtimeless directory for its target and call a function",
-                         epilog=_EXIT_CODES_RUN, formatter_class=argparse.RawDescriptionHelpFormatter)
+    run = sub.add_parser(
+        "run",
+        help="build an emitted runtimeless directory for its target and call a function",
+        epilog=_EXIT_CODES_RUN,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     run.add_argument("outdir", help="a directory written by `emit --execution-model runtimeless`")
     run.add_argument("--function", required=True, help="the exported function to call (see `ireegen info OUTDIR`)")
-    run.add_argument("--input", action="append", default=[],
-                     help="@x.npy, or a number for a scalar, in order; or NAME=@x.npy with the input's name "
-                     "(repeatable)")
+    run.add_argument(
+        "--input",
+        action="append",
+        default=[],
+        help="@x.npy, or a number for a scalar, in order; or NAME=@x.npy with the input's name (repeatable)",
+    )
     run.add_argument("--output", action="append", default=[], help="@y.npy to write a result to (repeatable)")
     run.add_argument("--cc", help="C compiler (default: cc, or the target's Debian cross gcc)")
-    run.add_argument("--emulator", help="command that runs target programs (default: qemu-user for foreign Linux "
-                     "targets; for Cortex-M, qemu-system-arm -M <board of the core> -nographic)")
+    run.add_argument(
+        "--emulator",
+        help="command that runs target programs (default: qemu-user for foreign Linux "
+        "targets; for Cortex-M, qemu-system-arm -M <board of the core> -nographic)",
+    )
     run.add_argument("--build-dir", help="where to build the runner (default: a temporary directory)")
     run.add_argument("--misaligned", action="store_true", help="pass tensors that are not 64-byte aligned")
 
     size = sub.add_parser("size", help="print a runtimeless model's flash and RAM on its target")
     size.add_argument("outdir", help="a directory written by `emit --execution-model runtimeless`")
-    size.add_argument("--objects", nargs="+", default=[], metavar="OBJ",
-                      help="the built NAME.c/NAME_constants.c objects (default: compiled here at -Os)")
+    size.add_argument(
+        "--objects",
+        nargs="+",
+        default=[],
+        metavar="OBJ",
+        help="the built NAME.c/NAME_constants.c objects (default: compiled here at -Os)",
+    )
     size.add_argument("--cc", help="C compiler (default: the target's, e.g. arm-none-eabi-gcc)")
     size.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
 
@@ -196,7 +271,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _config_from_args(args):
-    from .modes import make_config
+    from ireegen.config.modes import make_config
 
     return make_config(
         args.execution_model,
@@ -211,9 +286,9 @@ def _config_from_args(args):
 
 
 def _cmd_emit(args) -> int:
-    from .compiler import find_compiler
-    from .emit import emit
-    from .verify import VerifyOptions
+    from ireegen.check.verify import VerifyOptions
+    from ireegen.compile.compiler import find_compiler
+    from ireegen.emit import emit
 
     config = _config_from_args(args)
     input_shapes = _input_shapes(args)
@@ -224,21 +299,28 @@ def _cmd_emit(args) -> int:
         name=args.name,
         extra_flags=args.iree_flag,
         compiler=find_compiler(args.iree_compile),
-        verify=VerifyOptions(not args.no_verify, args.verify_seed, args.verify_rtol, args.verify_atol,
-                             args.verify_inputs),
+        verify=VerifyOptions(
+            not args.no_verify, args.verify_seed, args.verify_rtol, args.verify_atol, args.verify_inputs
+        ),
         apply_workarounds=not args.no_workarounds,
         input_shapes=input_shapes,
     )
-    print(f"ireegen: wrote {len(result.files)} files for {result.name} to {result.outdir} "
-          f"({_verification_summary(result.manifest['verification'])})")
+    print(
+        f"ireegen: wrote {len(result.files)} files for {result.name} to {result.outdir} "
+        f"({_verification_summary(result.manifest['verification'])})"
+    )
     return 0
 
 
 def _verification_summary(section: dict) -> str:
     if not section.get("verified"):
         return "not verified: --no-verify"
-    errors = [o["max_abs_error"] for f in section.get("functions", {}).values() for o in f["outputs"].values()
-              if o["max_abs_error"] is not None]
+    errors = [
+        o["max_abs_error"]
+        for f in section.get("functions", {}).values()
+        for o in f["outputs"].values()
+        if o["max_abs_error"] is not None
+    ]
     if "functions" not in section:
         return "the reference configuration itself"
     worst = f"max abs error {max(errors):.3g}" if errors else "no outputs"
@@ -246,16 +328,15 @@ def _verification_summary(section: dict) -> str:
     return f"verified against async{twin}: {worst}"
 
 
-
 def _cmd_resolve(args) -> int:
-    from .cmake_resolve import resolve
-    from .compile_model import check_extra_flags
+    from ireegen.cmake_resolve import resolve
+    from ireegen.compile.compile_model import check_extra_flags
 
     config = _config_from_args(args)
     check_extra_flags(args.iree_flag)
     input_shapes = _input_shapes(args)
     if input_shapes:
-        from .onnx_import import check_input_shapes
+        from ireegen.frontend.onnx_import import check_input_shapes
 
         if not args.src or Path(args.src).suffix != ".onnx":
             raise UsageError("INPUT_SHAPES (--input-shape): applies to .onnx models only")
@@ -265,8 +346,8 @@ def _cmd_resolve(args) -> int:
 
 
 def _cmd_parity(args) -> int:
-    from .compile_model import check_extra_flags
-    from .parity import parity, toolchain_from, write_json
+    from ireegen.compile.compile_model import check_extra_flags
+    from ireegen.parity import parity, toolchain_from, write_json
 
     if args.json and not Path(args.json).parent.is_dir():
         raise UsageError(f"--json {args.json}: directory {Path(args.json).parent} does not exist")
@@ -300,8 +381,8 @@ def _cmd_parity(args) -> int:
 def _cmd_run(args) -> int:
     import numpy as np
 
-    from .native_run import build_runner, find_function, load_manifest, manifest_functions, parse_input
-    from .runners import RunError
+    from ireegen.cbuild.native_run import build_runner, find_function, load_manifest, manifest_functions, parse_input
+    from ireegen.check.runners import RunError
 
     manifest = load_manifest(args.outdir)
     fn = find_function(manifest_functions(manifest), args.function)
@@ -344,13 +425,15 @@ def _cmd_run(args) -> int:
 
 
 def _cmd_size(args) -> int:
-    from .footprint import measure, table
+    from ireegen.cbuild.footprint import measure, table
 
     report = measure(args.outdir, args.objects, args.cc)
     print(table(report))
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=2) + "\n")
     return 0
+
+
 def _order_inputs(texts, fn, manifest) -> list:
     """--input values in the function's order: positional, or all as
     NAME=VALUE with the model's or the C name of each input."""
@@ -371,19 +454,21 @@ def _order_inputs(texts, fn, manifest) -> list:
             raise UsageError(f"--input: @{fn.name} also needs {', '.join(missing)}")
         return ordered
     if len(texts) != len(fn.inputs):
-        raise UsageError(f"--input: @{fn.name} takes {len(fn.inputs)} inputs "
-                         f"({', '.join(v.name for v in fn.inputs)}), got {len(texts)}")
+        raise UsageError(
+            f"--input: @{fn.name} takes {len(fn.inputs)} inputs "
+            f"({', '.join(v.name for v in fn.inputs)}), got {len(texts)}"
+        )
     return list(texts)
 
 
 def _cmd_info(args) -> int:
-    from .c_api import build_functions
-    from .naming import check_name, default_name
-    from .signature import Function
+    from ireegen.cgen.c_api import build_functions
+    from ireegen.cgen.naming import check_name, default_name
+    from ireegen.frontend.signature import Function
 
     path = Path(args.model_or_outdir)
     if path.is_dir():
-        from .outputs import read_manifest_path
+        from ireegen.output.outputs import read_manifest_path
 
         manifest_path = read_manifest_path(path)
         if not manifest_path.is_file():
@@ -395,15 +480,26 @@ def _cmd_info(args) -> int:
         except (ValueError, KeyError, TypeError) as e:
             raise UsageError(f"{manifest_path}: not a valid ireegen manifest ({e})") from None
         target = manifest.get("target") or {}
-        target_text = (f", {target.get('triple')} (cpu {target.get('cpu')}"
-                       + (f", features {target['features']}" if target.get("features") else "") + ")") if target else ""
-        header = (f"{manifest['name']}: {manifest['execution_model']}, {manifest['executable_format']}{target_text}, "
-                  f"{manifest['module_format'] or 'no VM module'}")
+        target_text = (
+            (
+                f", {target.get('triple')} (cpu {target.get('cpu')}"
+                + (f", features {target['features']}" if target.get("features") else "")
+                + ")"
+            )
+            if target
+            else ""
+        )
+        header = (
+            f"{manifest['name']}: {manifest['execution_model']}, {manifest['executable_format']}{target_text}, "
+            f"{manifest['module_format'] or 'no VM module'}"
+        )
     else:
-        from .models import load_model
+        from ireegen.compile.compiler import find_compiler
+        from ireegen.frontend.models import load_model
 
         name = check_name(args.name) if args.name else default_name(path)
-        functions = list(load_model(path, _input_shapes(args)).functions)
+        compiler = find_compiler() if path.suffix == ".onnx" else None
+        functions = list(load_model(path, _input_shapes(args), compiler).functions)
         header = f"{path} (C prefix {name})"
     c_functions = build_functions(name, functions, str(path))
     if args.json:
@@ -416,7 +512,9 @@ def _cmd_info(args) -> int:
         for kind, values in (("in ", f.inputs), ("out", f.outputs)):
             for v in values:
                 shape = "x".join("?" if d is None else str(d) for d in v.value.shape) or "scalar"
-                print(f"    {kind} {v.source_name}: {v.value.dtype} [{shape}]  C {v.c_type} {v.name}, macros {v.macro}_*")
+                print(
+                    f"    {kind} {v.source_name}: {v.value.dtype} [{shape}]  C {v.c_type} {v.name}, macros {v.macro}_*"
+                )
     return 0
 
 
@@ -443,7 +541,7 @@ def _main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(join_separated_values(list(sys.argv[1:] if argv is None else argv)))
     if args.cmake_dir:
-        from .resources import cmake_dir
+        from ireegen.common.resources import cmake_dir
 
         print(cmake_dir())
         return 0
@@ -452,8 +550,14 @@ def _main(argv=None) -> int:
         print("ireegen: error: a command is required (emit, info, parity, run, resolve)", file=sys.stderr)
         return 2
     try:
-        commands = {"emit": _cmd_emit, "info": _cmd_info, "resolve": _cmd_resolve, "parity": _cmd_parity,
-                    "run": _cmd_run, "size": _cmd_size}
+        commands = {
+            "emit": _cmd_emit,
+            "info": _cmd_info,
+            "resolve": _cmd_resolve,
+            "parity": _cmd_parity,
+            "run": _cmd_run,
+            "size": _cmd_size,
+        }
         return commands[args.command](args)
     except IreegenError as e:
         print(f"ireegen: error: {e}", file=sys.stderr)

@@ -10,26 +10,27 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .compiler import find_compiler
-from .layout import asm_sources, c_sources, data_blobs, link_libraries, output_files, runtime_targets
-from .modes import Config
-from .naming import check_name
-from .outputs import MANIFEST
-from .resources import templates_dir
+from ireegen.cgen.naming import check_name
+from ireegen.common.resources import package_dir, templates_dir
+from ireegen.compile.compiler import find_compiler
+from ireegen.config.modes import Config
+from ireegen.output.layout import asm_sources, c_sources, data_blobs, link_libraries, output_files, runtime_targets
+from ireegen.output.outputs import MANIFEST
 
 
 def _cmake_list(values) -> str:
     for v in values:
         if ";" in str(v) or '"' in str(v):
-            raise ValueError(f"path with ; or \" cannot pass through CMake: {v}")
+            raise ValueError(f'path with ; or " cannot pass through CMake: {v}')
     return ";".join(str(v) for v in values)
 
 
 def generator_files() -> list:
     """The files whose change means generated code may change: ireegen's own
     sources and templates."""
-    package = Path(__file__).resolve().parent
-    files = sorted(package.glob("*.py")) + sorted(templates_dir().glob("*.j2")) + sorted(templates_dir().glob("*.h"))
+    files = (
+        sorted(package_dir().rglob("*.py")) + sorted(templates_dir().glob("*.j2")) + sorted(templates_dir().glob("*.h"))
+    )
     return [p.as_posix() for p in files]
 
 
@@ -49,7 +50,7 @@ def model_files(src) -> list:
         return []
     src = Path(src)
     if src.suffix == ".onnx":
-        from .onnx_import import model_dependencies
+        from ireegen.frontend.onnx_import import model_dependencies
 
         return [p.as_posix() for p in model_dependencies(src)]
     return [src.as_posix()]
@@ -66,7 +67,9 @@ def resolve(name: str, config: Config, outdir: Path, compiler_path: str | None, 
         "EXECUTABLE_FORMAT": config.executable_format.name,
         "MODULE_FORMAT": config.module_format or "no VM module",
         "TARGET_TRIPLE": config.target.triple if config.target else "",
-        "OUTPUTS": _cmake_list([(outdir / f).as_posix() for f in sorted(files.values())] + [(outdir / MANIFEST).as_posix()]),
+        "OUTPUTS": _cmake_list(
+            [(outdir / f).as_posix() for f in sorted(files.values())] + [(outdir / MANIFEST).as_posix()]
+        ),
         "SOURCES": _cmake_list([(outdir / f).as_posix() for f in c_sources(files)]),
         "DATA_FORMAT": config.data_format or "",
         "ASM_SOURCES": _cmake_list([(outdir / f).as_posix() for f in asm_sources(files)]),

@@ -8,28 +8,26 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import __version__
-from .c_api import build_functions
-from .data_source import write_data_source
-from .layout import link_libraries, output_files
-from .compiler import Compiler, find_compiler
-from .models import check_model_path, load_model
-from .modes import Config
-from .naming import check_name, default_name
-from .outputs import MANIFEST, commit, sha256_of, staging_dir
-from .errors import UsageError
-from .compile_model import check_extra_flags, compile_model, vm_module_name
-from .faults import fault_point
-from .progress import progress
-from .render import banner, preload, render
-from .verify import VerifyOptions, load_verify_inputs, verify as verify_output
-from .reproducible import content_key, source_json
-from .symbols import check_generated
-from .targets import check_target
+from ireegen import __version__
+from ireegen.cgen.c_api import build_functions
+from ireegen.cgen.naming import check_name, default_name
+from ireegen.cgen.render import preload
+from ireegen.cgen.symbols import check_generated
+from ireegen.cgen.vm_glue import RUNTIME_API, SCANNED_ROLES, check_vm_names, header_context, summary, write_vm_sources
+from ireegen.check.verify import VerifyOptions, load_verify_inputs
+from ireegen.check.verify import verify as verify_output
+from ireegen.common.errors import UsageError
+from ireegen.common.faults import fault_point
+from ireegen.common.progress import progress
+from ireegen.compile.compile_model import check_extra_flags, compile_model, vm_module_name
+from ireegen.compile.compiler import Compiler, find_compiler
+from ireegen.config.modes import Config
+from ireegen.config.targets import check_target
+from ireegen.frontend.models import check_model_path, load_model
+from ireegen.output.layout import link_libraries, output_files
+from ireegen.output.outputs import MANIFEST, commit, sha256_of, staging_dir
+from ireegen.output.reproducible import content_key, source_json
 
-RUNTIME_API = "IREE 3.12 and 3.13 (device groups, async proactor pools)"
-ERROR_CAPACITY = 512
-MODULE_DATA_ALIGNMENT = 64  # the bytecode module is used in place; IREE wants it 64-byte aligned
 
 @dataclass
 class EmitResult:
@@ -45,7 +43,7 @@ def module_dependencies(module_path: Path, module_format: str) -> list:
         text = module_path.read_text()
         m = re.search(r"_dependencies_\[\] = \{(.*?)\};", text)
         return re.findall(r'\{"(\w+)", \d+\}', m.group(1)) if m else []
-    from .runners import find_runtime_tools
+    from ireegen.check.runners import find_runtime_tools
 
     tool = find_runtime_tools().dump_module
     out = subprocess.run(
@@ -90,20 +88,33 @@ def emit(
     functions = build_functions(name, model.functions, str(model_path))
     module_name = vm_module_name(name)
     if not config.execution_model.has_vm_module:
-        from .runtimeless import check_functions
+        from ireegen.runtimeless.lower import check_functions
 
         check_functions(functions, str(model_path))
 
     if config.execution_model.has_vm_module:
-        _check_vm_names(name, model_path, config, functions, module_name)
+        check_vm_names(name, model_path, config, functions, module_name)
     verify_inputs = load_verify_inputs(verify, [f.function for f in functions])
+
+    def emit_twin(twin: Config, twin_outdir: Path) -> None:
+        emit(
+            model_path,
+            twin_outdir,
+            twin,
+            name=name,
+            extra_flags=extra_flags,
+            compiler=compiler,
+            verify=VerifyOptions(enabled=False),
+            input_shapes=input_shapes,
+        )
+
     source = source_json(model_path, input_shapes)
     key = content_key(model_path, name, config, extra_flags, compiler, apply_workarounds, input_shapes, source)
     # The templates compile while iree-compile runs.
     templates = threading.Thread(target=preload, daemon=True)
     templates.start()
     with staging_dir(outdir) as staging:
-        progress("compiling", f"{model_path.name} with iree-compile ({_summary(config)})")
+        progress("compiling", f"{model_path.name} with iree-compile ({summary(config)})")
         compiled = compile_model(model, name, config, extra_flags, compiler, staging, apply_workarounds)
         fault_point("after-compile")
         progress("rendering", "C sources")
@@ -113,22 +124,43 @@ def emit(
         flags = compiled.flags
         extra_manifest = {}
         if not config.execution_model.has_vm_module:
-            from .runtimeless import write_sources
+            from ireegen.runtimeless.lower import write_sources
 
-            context = dict(_header_context(name, model_path, config), source=model_path.name)
+            context = dict(header_context(name, model_path, config), source=model_path.name)
             extra_manifest["runtimeless"] = write_sources(
-                staging, name, files, functions, staging / module_file, context, link_libraries(config),
-                config.data_format)
+                staging,
+                name,
+                files,
+                functions,
+                staging / module_file,
+                context,
+                link_libraries(config),
+                config.data_format,
+            )
             dependencies, library_queries = [], extra_manifest["runtimeless"]["abi"]["library_queries"]
         else:
             static_object = files.get("executables-object")
             library_queries = _library_queries(staging / files["executables-header"]) if static_object else []
             dependencies = module_dependencies(staging / module_file, config.module_format)
-            _write_vm_sources(staging, name, model_path, config, files, functions, module_name, dependencies,
-                              library_queries, module_file)
+            write_vm_sources(
+                staging,
+                name,
+                model_path,
+                config,
+                files,
+                functions,
+                module_name,
+                dependencies,
+                library_queries,
+                module_file,
+            )
 
-        check_generated({f: (staging / f).read_text() for r, f in files.items() if r in _SCANNED_ROLES},
-                        functions, name, str(model_path))
+        check_generated(
+            {f: (staging / f).read_text() for r, f in files.items() if r in SCANNED_ROLES},
+            functions,
+            name,
+            str(model_path),
+        )
         fault_point("after-render")
         manifest = {
             "content_key": key,
@@ -154,118 +186,22 @@ def emit(
                 for role, f in sorted(files.items(), key=lambda item: item[1])
             ],
         }
-        manifest["verification"] = verify_output(model, model_path, name, config, staging, module_file, manifest,
-                                                 functions, extra_flags, compiler, verify, apply_workarounds,
-                                                 input_shapes, verify_inputs)
+        manifest["verification"] = verify_output(
+            model,
+            model_path,
+            name,
+            config,
+            staging,
+            module_file,
+            manifest,
+            functions,
+            extra_flags,
+            compiler,
+            verify,
+            apply_workarounds,
+            emit_twin,
+            verify_inputs,
+        )
         progress("writing", str(outdir))
         commit(staging, outdir, list(files.values()), manifest)
     return EmitResult(outdir, name, sorted(files.values()) + [MANIFEST], manifest)
-
-
-# Files whose file-scope names are checked for clashes (the byte blocks and
-# the compiler's own EmitC are left out: their names are fixed suffixes
-# naming.RESERVED_SUFFIXES keeps free, or contain `__`).
-_SCANNED_ROLES = ("api-header", "runtime-source", "module-emitc-source", "executables-header", "abi-header")
-
-
-def _check_vm_names(name, model_path, config, functions, module_name) -> None:
-    """Renders the VM-mode glue before compiling (what the compile adds,
-    dependencies and library queries, does not change its names) and
-    refuses clashing names before any work is done."""
-    files = output_files(name, config)
-    context = _template_context(name, model_path, config, files, functions, module_name, [], [])
-    texts = {files["api-header"]: render("api.h.j2", **context),
-             files["runtime-source"]: render("runtime.c.j2", header=files["api-header"], **context)}
-    check_generated(texts, functions, name, str(model_path))
-
-
-def _header_context(name, model_path, config) -> dict:
-    """What every mode's generated files open with."""
-    return dict(banner=banner(model_path.name), guard=f"{name.upper()}_IREEGEN_H_", summary=_summary(config))
-
-
-def _summary(config) -> str:
-    target = config.target
-    return (
-        f"{config.execution_model.name} execution model, {config.executable_format.name} executables"
-        + (f" for {target.triple} (cpu {target.cpu})" if target else "")
-        + (f", {config.module_format} module" if config.module_format else ", no VM module")
-    )
-
-
-def _write_vm_sources(staging, name, model_path, config, files, functions, module_name, dependencies,
-                      library_queries, module_file) -> None:
-    context = _template_context(name, model_path, config, files, functions, module_name, dependencies, library_queries)
-    header = files["api-header"]
-    (staging / header).write_text(render("api.h.j2", **context))
-    (staging / files["runtime-source"]).write_text(render("runtime.c.j2", header=header, **context))
-    if config.module_format == "vmfb":
-        data = (staging / module_file).read_bytes()
-        write_data_source(
-            staging, config.data_format, files["module-data-source"], files["module"], data,
-            symbol=f"{name}_module_data", size_symbol=f"{name}_module_size", alignment=MODULE_DATA_ALIGNMENT,
-            description=[f"The VM bytecode module of `{name}` ({len(data)} bytes), used in place."],
-            section_macro=f"{name.upper()}_MODULE_DATA_SECTION", macro=name.upper(),
-            c_template="module_data.c.j2", context=dict(context, size=len(data)), write_blob=False)
-    else:
-        text = render("module_emitc.c.j2", module_header=module_file, **context)
-        (staging / files["module-emitc-source"]).write_text(text)
-
-
-def _template_context(name, model_path, config, files, functions, module_name, dependencies, library_queries) -> dict:
-    em = config.execution_model.name
-    fmt = config.executable_format.name
-    loader = em != "inline-static"
-    needs_vmvx = "vmvx" in dependencies
-    includes = ["iree/vm/api.h", "iree/modules/hal/types.h"]
-    if config.module_format == "vmfb":
-        includes.append("iree/vm/bytecode/module.h")
-    else:
-        includes.append(files["module-emitc"])
-    if em == "async":
-        includes += [
-            "iree/async/frontier_tracker.h",
-            "iree/async/util/proactor_pool.h",
-            "iree/base/threading/numa.h",
-            "iree/hal/drivers/local_sync/sync_device.h",
-            "iree/modules/hal/module.h",
-        ]
-        register_types = ["iree_hal_module_register_all_types"]
-    else:
-        includes.append("iree/modules/hal/inline/module.h")
-        register_types = ["iree_hal_module_register_inline_types"]
-        if em == "inline-dynamic":
-            includes.append("iree/modules/hal/loader/module.h")
-            register_types.append("iree_hal_module_register_loader_types")
-    if loader:
-        includes.append(
-            {
-                "embedded-elf": "iree/hal/local/loaders/embedded_elf_loader.h",
-                "static-library": "iree/hal/local/loaders/static_library_loader.h",
-                "vmvx": "iree/hal/local/loaders/vmvx_module_loader.h",
-            }[fmt]
-        )
-        if fmt == "static-library":
-            includes.append(files["executables-header"])
-    if needs_vmvx:
-        includes.append("iree/modules/vmvx/module.h")
-    return dict(
-        _header_context(name, model_path, config),
-        name=name,
-        runtime_api=RUNTIME_API,
-        functions=functions,
-        any_typed=any(f.typed for f in functions),
-        execution_model=em,
-        executable_format=fmt,
-        module_format=config.module_format,
-        module_data_source=files.get("module-data-source"),
-        vm_module_name=module_name,
-        includes=includes,
-        loader=loader,
-        library_queries=library_queries,
-        needs_vmvx_module=needs_vmvx,
-        register_types=register_types,
-        max_modules=4,
-        error_capacity=ERROR_CAPACITY,
-        vm_c_types={"i32": "int32_t", "i64": "int64_t", "f32": "float", "f64": "double"},
-    )

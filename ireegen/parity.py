@@ -20,229 +20,41 @@ from __future__ import annotations
 
 import json
 import tempfile
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
-from .compile_model import compile_model
-from .compiler import Compiler, find_compiler
-from .progress import progress
-from .errors import IreegenError, UsageError
-from .inputs import InputChoice, choose_inputs, given_inputs
-from .models import load_model
-from .modes import EXECUTION_MODELS, make_config
-from .runners import RunError, RuntimeTools, find_runtime_tools, run_with_tool
-from .signature import Function
+from ireegen.cbuild.native_run import build_runner
+from ireegen.check.compare import run_subjects
+from ireegen.check.given_arrays import load_expected, load_inputs
+from ireegen.check.report import REFERENCE, Report
+from ireegen.check.runners import RuntimeTools, find_runtime_tools
+from ireegen.check.subjects import Subject, module_subject, onnxruntime_outputs, require_onnxruntime, runner_subject
+from ireegen.common.errors import IreegenError, RunError, UsageError
+from ireegen.common.progress import progress
+from ireegen.compile.compile_model import compile_model
+from ireegen.compile.compiler import Compiler, find_compiler
+from ireegen.config.modes import EXECUTION_MODELS, make_config
+from ireegen.emit import emit
+from ireegen.frontend.models import load_model
 
-REFERENCE = "async"
 REFERENCES = ("async", "onnxruntime")  # --reference: what every mode is also compared with
 DEFAULT_MODES = ("async", "inline-static", "inline-dynamic")
-EXPECTED = "expected"  # the name of reference outputs given with --expected
 
-# verdict -> does it fail the run (exit 1)?
-VERDICTS = {
-    "reference": False,
-    "ok": False,
-    "no-reference": False,
-    "mismatch": True,
-    "run-error": True,
-    "ireegen-error": True,
-}
-
-
-@dataclass
-class Row:
-    function: str
-    output: str
-    mode: str
-    max_abs_error: float | None
-    max_rel_error: float | None
-    verdict: str  # a VERDICTS key
-    message: str = ""
-    against: str = REFERENCE  # what the mode is compared with: async, or expected
-    dtype: str = ""
-    shape: list | None = None
-    value_range: list | None = None  # [min, max] of this mode's output (finite values)
+__all__ = [
+    "DEFAULT_MODES",
+    "REFERENCES",
+    "Report",
+    "Toolchain",
+    "assert_parity",
+    "parity",
+    "prepare_mode",
+    "toolchain_from",
+    "write_json",
+    "write_outputs",
+]
 
 
-@dataclass
-class Subject:
-    """One thing to run: a mode's compiled module or built runner."""
-
-    label: str
-    run: Callable  # (Function, inputs) -> outputs; raises RunError
-
-
-@dataclass
-class Report:
-    model: str
-    compiler_version: str
-    runtime: str
-    modes: list
-    rows: list = field(default_factory=list)
-    reference: str = REFERENCE
-    compile_errors: dict = field(default_factory=dict)  # mode -> message (refused or does not compile)
-    ireegen_errors: dict = field(default_factory=dict)  # mode -> message (ireegen itself failed)
-    inputs: dict = field(default_factory=dict)  # function -> InputChoice
-    results: dict = field(default_factory=dict)  # mode -> function -> outputs (not in the JSON)
-
-    @property
-    def exit_code(self) -> int:
-        if self.compile_errors:
-            return 2
-        failed = any(VERDICTS.get(r.verdict, True) for r in self.rows) or self.ireegen_errors
-        return 1 if failed else 0
-
-    @property
-    def agrees(self) -> bool:
-        return self.exit_code == 0
-
-    @property
-    def notes(self) -> list:
-        return [c.note for c in self.inputs.values() if c.note]
-
-    def to_json(self) -> dict:
-        return {
-            "model": self.model,
-            "compiler_version": self.compiler_version,
-            "runtime": self.runtime,
-            "modes": self.modes,
-            "reference": self.reference,
-            "exit_code": self.exit_code,
-            "compile_errors": self.compile_errors,
-            "ireegen_errors": self.ireegen_errors,
-            "inputs": {f: c.to_json() for f, c in self.inputs.items()},
-            "notes": self.notes,
-            "rows": [asdict(r) for r in self.rows],
-        }
-
-    def table(self) -> str:
-        header = ("function", "output", "mode", "vs", "max abs err", "max rel err", "range", "verdict")
-        lines = [header]
-        for r in self.rows:
-            lines.append((r.function, r.output, r.mode, "-" if r.verdict == "reference" else r.against,
-                          _fmt(r.max_abs_error), _fmt(r.max_rel_error), _fmt_range(r.value_range), r.verdict))
-        widths = [max(len(str(line[i])) for line in lines) for i in range(len(header))]
-        text = [
-            f"parity of {self.model} (compiler {self.compiler_version}, runtime {self.runtime})",
-            "  ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip(),
-            "  ".join("-" * w for w in widths),
-        ]
-        text += ["  ".join(str(c).ljust(w) for c, w in zip(line, widths)).rstrip() for line in lines[1:]]
-        text += [_inputs_line(c) for c in self.inputs.values()]
-        text += [f"note: {n}" for n in self.notes]
-        seen = set()
-        for r in self.rows:
-            if r.message and (r.mode, r.function) not in seen:
-                seen.add((r.mode, r.function))
-                text.append(f"{r.mode} @{r.function}: {r.message.strip().splitlines()[0][:300]}")
-        for mode, message in self.ireegen_errors.items():
-            text.append(f"{mode}: ireegen error: {message.strip()[:2000]}")
-        for mode, message in self.compile_errors.items():
-            text.append(f"{mode}: does not compile: {message.strip()[:2000]}")
-        return "\n".join(text)
-
-
-def _fmt(v) -> str:
-    return "-" if v is None else f"{v:.3g}"
-
-
-def _fmt_range(r) -> str:
-    return "-" if not r else f"[{_fmt(r[0])}, {_fmt(r[1])}]"
-
-
-def _inputs_line(c: InputChoice) -> str:
-    if c.distribution == "given":
-        return f"inputs @{c.function}: given"
-    tried = f" (after {', '.join(c.tried)} gave degenerate outputs)" if c.tried else ""
-    return f"inputs @{c.function}: {c.distribution}, seed {c.seed}{tried}"
-
-
-# ---------------------------------------------------------------------------
-# Given arrays: --inputs and --expected
-
-
-def _load_npz(path: Path, flag: str):
-    try:
-        data = np.load(path, allow_pickle=False)
-    except (OSError, ValueError, EOFError) as e:
-        raise UsageError(f"{flag} {path}: not a readable .npz ({e})") from None
-    if not hasattr(data, "files"):
-        raise UsageError(f"{flag} {path}: is a single .npy array, not an .npz of named arrays")
-    try:
-        return {k: data[k] for k in data.files}
-    except (OSError, ValueError, EOFError) as e:
-        raise UsageError(f"{flag} {path}: not a readable .npz ({e})") from None
-
-
-def _match_arrays(arrays: dict, functions, values_of, flag: str, what: str) -> dict:
-    """Maps `<function>.<name>` keys (or `<name>` when the model has one
-    function) to each function's values, strictly: every key must match, and
-    a function gets all of its values or none."""
-    single = len(functions) == 1
-    out, used = {}, set()
-    for f in functions:
-        found = []
-        for i, v in enumerate(values_of(f)):
-            positional = f"{what[:-1]}{i}"  # input0, output1, ...: the names of models without names
-            keys = (f"{f.name}.{v.name}", f"{f.name}.{positional}", v.name if single else None,
-                    positional if single else None)
-            for key in keys:
-                if key is not None and key in arrays:
-                    found.append(arrays[key])
-                    used.add(key)
-                    break
-            else:
-                found.append(None)
-        present = [x is not None for x in found]
-        if all(present):
-            out[f.name] = found
-        elif any(present):
-            missing = [f"{f.name}.{v.name}" for v, x in zip(values_of(f), found) if x is None]
-            raise UsageError(f"{flag}: has some {what} of @{f.name} but not {', '.join(missing)}")
-    unknown = sorted(set(arrays) - used)
-    if unknown:
-        names = [f"{f.name}.{v.name}" for f in functions for v in values_of(f)]
-        raise UsageError(f"{flag}: key {unknown[0]!r} names no {what[:-1]} of the model "
-                         f"(expected keys like {', '.join(names[:6])})")
-    return out
-
-
-def load_inputs(path: Path, functions, flag: str = "--inputs") -> dict:
-    """An .npz with arrays named `<function>.<input>` (or `<input>` when the
-    model has one function); function -> list of arrays, each checked
-    against the input's type and shape."""
-    from .native_run import check_inputs
-
-    out = _match_arrays(_load_npz(Path(path), flag), functions, lambda f: f.inputs, f"{flag} {path}", "inputs")
-    for f in functions:
-        if f.name not in out and f.inputs:
-            raise UsageError(f"{flag} {path}: has no inputs for @{f.name} "
-                             f"(add {', '.join(f'{f.name}.{v.name}' for v in f.inputs)})")
-        if f.name in out and all(v.is_static for v in f.inputs):
-            try:
-                out[f.name] = check_inputs(f, out[f.name])
-            except UsageError as e:
-                raise UsageError(f"{flag} {path}: {e}") from None
-    return out
-
-
-def load_expected(path: Path, functions) -> dict:
-    """Reference outputs: `<function>.<output>` (or `<output>`); function -> list."""
-    out = _match_arrays(_load_npz(Path(path), "--expected"), functions, lambda f: f.outputs,
-                        f"--expected {path}", "outputs")
-    if not out:
-        raise UsageError(f"--expected {path}: holds no output of the model")
-    return out
-
-
-# ---------------------------------------------------------------------------
-# Modes
-
-
-@dataclass
 class Toolchain:
     """The IREE release to check against."""
 
@@ -273,72 +85,34 @@ def toolchain_from(iree_compile=None, iree_runtime_bin=None, iree_venv=None) -> 
     return Toolchain(find_compiler(iree_compile), runtime)
 
 
-def module_subject(label: str, vmfb: Path, runtime: RuntimeTools | None) -> Subject:
-    """A compiled VM module, run by iree-run-module in a child process."""
-
-    def run(function: Function, inputs):
-        # The VM checks element types: hand it the module's (int8 for an ONNX
-        # uint8 value, same bytes) and give the caller's dtype back.
-        inputs = [_as_dtype(x, v.module_dtype) for x, v in zip(inputs, function.inputs)]
-        results = run_with_tool(vmfb, function.name, inputs, function.outputs, runtime)
-        return [_as_dtype(r, v.dtype) for r, v in zip(results, function.outputs)]
-
-    return Subject(label, run)
-
-
-def _as_dtype(x, dtype: str):
-    """`x` reinterpreted as `dtype` when only the signedness differs."""
-    if not isinstance(x, np.ndarray) or dtype == "bfloat16" or x.dtype == np.dtype(dtype):
-        return x
-    if x.dtype.kind in "iu" and np.dtype(dtype).kind in "iu" and x.dtype.itemsize == np.dtype(dtype).itemsize:
-        return x.view(dtype)
-    return x
-
-
-def _require_onnxruntime():
-    try:
-        import onnxruntime
-    except ImportError:
-        raise UsageError("--reference onnxruntime needs the onnxruntime package: "
-                         "pip install 'ireegen[onnxruntime]'") from None
-    return onnxruntime
-
-
-def onnxruntime_outputs(model_path, function: Function, inputs) -> list:
-    """The reference provider for --reference onnxruntime: runs the .onnx
-    model in ONNX Runtime (CPU) on `inputs`, fed and read by ONNX name."""
-    ort = _require_onnxruntime()
-    options = ort.SessionOptions()
-    options.log_severity_level = 3
-    try:
-        session = ort.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
-        feeds = {v.name: np.asarray(x) for v, x in zip(function.inputs, inputs)}
-        return session.run([v.name for v in function.outputs], feeds)
-    except Exception as e:  # noqa: BLE001 - onnxruntime raises its own exception types
-        raise RunError(f"onnxruntime: {str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__}") \
-            from None
-
-
-def runner_subject(label: str, runner) -> Subject:
-    """A built runtimeless runner (native_run.Runner)."""
-    return Subject(label, lambda function, inputs: runner.call(function.name, inputs)[0])
-
-
-def prepare_mode(mode: str, model, model_path, extra_flags, toolchain: Toolchain, workdir: Path,
-                 apply_workarounds: bool, runtimeless_target: dict | None = None,
-                 input_shapes: dict | None = None) -> Subject:
+def prepare_mode(
+    mode: str,
+    model,
+    model_path,
+    extra_flags,
+    toolchain: Toolchain,
+    workdir: Path,
+    apply_workarounds: bool,
+    runtimeless_target: dict | None = None,
+    input_shapes: dict | None = None,
+) -> Subject:
     """Compiles one mode with its default formats for the host; runtimeless
     for `runtimeless_target` (triple, cpu, emulator; default the host)."""
     config = make_config(mode)
     if not config.execution_model.has_vm_module:
-        from .emit import emit
-        from .native_run import build_runner
-
         target = runtimeless_target or {}
         config = make_config(mode, target_triple=target.get("triple"), target_cpu=target.get("cpu"))
         # Parity compares the modes itself: no need for emit's own verification.
-        emit(model_path, workdir / "out", config, name="parity", extra_flags=extra_flags,
-             compiler=toolchain.compiler, verify=False, input_shapes=input_shapes)
+        emit(
+            model_path,
+            workdir / "out",
+            config,
+            name="parity",
+            extra_flags=extra_flags,
+            compiler=toolchain.compiler,
+            verify=False,
+            input_shapes=input_shapes,
+        )
         try:
             runner = build_runner(workdir / "out", workdir / "build", emulator=target.get("emulator"))
         except RunError as e:
@@ -353,132 +127,6 @@ class IreegenFailure(Exception):
 
 
 # ---------------------------------------------------------------------------
-# Comparing
-
-
-def _errors(got: np.ndarray, want: np.ndarray):
-    if got.dtype == bool or want.dtype == bool:
-        got, want = got.astype(np.int64), want.astype(np.int64)
-    got64, want64 = got.astype(np.float64), want.astype(np.float64)
-    if got64.size == 0:
-        return 0.0, 0.0
-    diff = np.abs(got64 - want64)
-    same_nonfinite = (got64 == want64) | (np.isnan(got64) & np.isnan(want64))
-    diff = np.where(same_nonfinite, 0.0, diff)
-    abs_err = float(np.nanmax(diff)) if not np.isnan(diff).all() else float("nan")
-    rel = diff / np.maximum(np.abs(want64), np.finfo(np.float64).tiny)
-    rel_err = float(np.nanmax(np.where(diff == 0, 0.0, rel)))
-    return abs_err, rel_err
-
-
-def value_range(x) -> list | None:
-    a = np.asarray(x)
-    if a.size == 0 or a.dtype.kind not in "iufb":
-        return None
-    if a.dtype.kind == "f":
-        a = a[np.isfinite(a)]
-        if a.size == 0:
-            return None
-    return [float(a.min()), float(a.max())]
-
-
-def compare(function: str, output: str, mode: str, got, want, rtol: float, atol: float,
-            against: str = REFERENCE, scale_atol: bool = False) -> Row:
-    """One output against its reference.  With `scale_atol`, `atol` is
-    relative to the reference's largest magnitude (at least 1): float
-    results of a different vectorization or FMA contraction differ by a few
-    ulps of the largest value, which a fixed atol mistakes for an error
-    near zero."""
-    got = np.asarray(got)
-    described = dict(dtype=str(got.dtype), shape=list(got.shape), value_range=value_range(got))
-    if want is None:
-        return Row(function, output, mode, None, None, "no-reference", against=against, **described)
-    want = np.asarray(want)
-    if got.shape != want.shape:
-        return Row(function, output, mode, None, None, "mismatch", f"shape {got.shape} != {want.shape}",
-                   against=against, **described)
-    abs_err, rel_err = _errors(got, want)
-    if scale_atol and want.dtype.kind == "f" and want.size:
-        finite = np.abs(want[np.isfinite(want)])
-        atol *= max(1.0, float(finite.max()) if finite.size else 1.0)
-    if want.dtype.kind in "iub" and got.dtype.kind in "iub":
-        same = np.array_equal(got.astype(np.int64), want.astype(np.int64))
-    else:
-        same = np.allclose(got.astype(np.float64), want.astype(np.float64), rtol=rtol, atol=atol, equal_nan=True)
-    return Row(function, output, mode, abs_err, rel_err, "ok" if same else "mismatch", against=against,
-               **described)
-
-
-def run_subjects(report: Report, functions, subjects: dict, given: dict, seed: int, rtol: float, atol: float,
-                 expected: dict | None = None, extra_reference=None, scale_atol: bool = False) -> Report:
-    """Runs every subject on every function and adds the rows.  `subjects`
-    maps each mode to its Subject (the reference, async, first); modes
-    missing from it were reported as compile or ireegen errors already.
-    `expected` (function -> outputs) and `extra_reference` (a Subject, e.g.
-    ONNX Runtime) are further references every mode is compared with."""
-    expected = dict(expected or {})
-    reference = subjects.get(REFERENCE)
-    for f in functions:
-        run_reference = (lambda inputs, f=f: reference.run(f, inputs)) if reference else None
-        if f.name in given:
-            choice = given_inputs(f, given[f.name], run_reference)
-        elif run_reference is not None:
-            choice = choose_inputs(f, seed, run_reference)
-        else:  # no reference to judge the draws by: the first draw
-            choice = choose_inputs(f, seed, _no_reference)
-        report.inputs[f.name] = choice
-        others = []  # (name, outputs) of the further references
-        if f.name in expected:
-            others.append((EXPECTED, expected[f.name]))
-        if extra_reference is not None:
-            try:
-                others.append((extra_reference.label, extra_reference.run(f, choice.inputs)))
-            except RunError as e:
-                report.rows.append(Row(f.name, "*", extra_reference.label, None, None, "run-error", str(e)))
-        failures, broken = {}, {}
-        for mode in report.modes:
-            subject = subjects.get(mode)
-            if subject is None:
-                continue
-            if mode == REFERENCE and choice.reference_outputs is not None:
-                report.results.setdefault(mode, {})[f.name] = choice.reference_outputs
-                continue
-            progress("running", f"@{f.name} in {mode}")
-            try:
-                report.results.setdefault(mode, {})[f.name] = subject.run(f, choice.inputs)
-            except RunError as e:
-                failures[mode] = str(e)
-            except IreegenError as e:
-                broken[mode] = str(e)
-            except Exception as e:  # noqa: BLE001 - one mode's failure is its row, not the end of the run
-                broken[mode] = f"{type(e).__name__}: {e}"
-        ref_out = report.results.get(REFERENCE, {}).get(f.name)
-        for mode in report.modes:
-            results = report.results.get(mode, {}).get(f.name)
-            for i, v in enumerate(f.outputs):
-                if mode in failures:
-                    report.rows.append(Row(f.name, v.name, mode, None, None, "run-error", failures[mode]))
-                elif mode in broken:
-                    report.rows.append(Row(f.name, v.name, mode, None, None, "ireegen-error", broken[mode]))
-                elif results is None:
-                    continue  # did not compile: reported in compile_errors / ireegen_errors
-                elif mode == REFERENCE:
-                    got = np.asarray(results[i])
-                    report.rows.append(Row(f.name, v.name, mode, 0.0, 0.0, "reference", dtype=str(got.dtype),
-                                           shape=list(got.shape), value_range=value_range(got)))
-                else:
-                    want = ref_out[i] if ref_out is not None and i < len(ref_out) else None
-                    report.rows.append(compare(f.name, v.name, mode, results[i], want, rtol, atol,
-                                               scale_atol=scale_atol))
-                for against, outputs in others:
-                    if results is not None:
-                        report.rows.append(compare(f.name, v.name, mode, results[i], outputs[i], rtol, atol,
-                                                   against=against))
-    return report
-
-
-def _no_reference(inputs):
-    raise RunError("no reference")
 
 
 def parity(
@@ -512,7 +160,7 @@ def parity(
     if reference == "onnxruntime":
         if Path(model_path).suffix != ".onnx":
             raise UsageError(f"--reference onnxruntime: needs an .onnx model, not {model_path}")
-        _require_onnxruntime()  # a missing package fails now, not after compiling
+        require_onnxruntime()  # a missing package fails now, not after compiling
     for m in modes:
         if m not in EXECUTION_MODELS:
             raise UsageError(f"--execution-models {m!r}: unknown; choose from {', '.join(EXECUTION_MODELS)}")
@@ -540,8 +188,17 @@ def parity(
             workdir.mkdir()
             progress("compiling", f"{Path(model_path).name} for {mode}")
             try:
-                subjects[mode] = prepare_mode(mode, model, model_path, extra_flags, toolchain, workdir,
-                                              apply_workarounds, runtimeless_target, input_shapes)
+                subjects[mode] = prepare_mode(
+                    mode,
+                    model,
+                    model_path,
+                    extra_flags,
+                    toolchain,
+                    workdir,
+                    apply_workarounds,
+                    runtimeless_target,
+                    input_shapes,
+                )
             except IreegenError as e:
                 report.compile_errors[mode] = str(e)
             except IreegenFailure as e:

@@ -27,7 +27,7 @@ def resolve_model_path(model_path, test_file) -> Path:
 
 @pytest.fixture
 def ireegen_parity(request):
-    from .parity import assert_parity
+    from ireegen.parity import assert_parity
 
     def check(model_path, **kwargs):
         __tracebackhide__ = True

@@ -23,8 +23,7 @@ def run_cli(*args, cwd=None):
     """Runs `python -m ireegen ...` as a user would; returns CompletedProcess."""
     return subprocess.run(
         [sys.executable, "-m", "ireegen", *map(str, args)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        capture_output=True,
         text=True,
         cwd=cwd,
     )

@@ -7,7 +7,7 @@ For every node test that onnx's generators produce
 (`onnx.backend.test.case.node.collect_testcases()`: model, inputs and
 reference outputs in memory, no data files), it writes the model to
 `TEST.onnx` and hands that file to ireegen as it is: ireegen's own ONNX path
-(ireegen/onnx_import.py: shape inference, IREE's in-process importer,
+(ireegen/frontend/onnx_import.py: shape inference, IREE's in-process importer,
 `iree-compile --compile-to=input`, and for a model older than opset 17 that
 IREE cannot take as it is, the upgrade to 17 and a second try) imports and
 lowers it, exactly as for `ireegen emit TEST.onnx`.  It runs the model in async, inline-static,
@@ -66,17 +66,17 @@ STATUSES = {
     "pass": "the mode's outputs equal ONNX's reference (within the test's tolerance)",
     "refused": "ireegen refused the model with a one-line reason (exit status 2)",
     "import-failure": "IREE's ONNX importer, or its lowering to the input dialect, failed in ireegen's ONNX "
-                      "path (a one-line error, exit status 2)",
+    "path (a one-line error, exit status 2)",
     "compile-failure": "iree-compile failed for this execution model",
     "c-build-failure": "ireegen's generated C did not compile (-Wall -Wextra -Werror)",
     "run-error": "the compiled module or runtimeless program failed at run time",
     "iree-wrong": "IREE's own async run computes other numbers than ONNX's reference, and this mode agrees "
-                  "with async: a bug in IREE's import or compiler, not in ireegen",
+    "with async: a bug in IREE's import or compiler, not in ireegen",
     "verify-refused": "it computes other numbers than async (an IREE bug in this execution model): parity "
-                      "reports the mismatch, and `emit` refuses it at verification (exit status 1), so ireegen "
-                      "never ships it",
+    "reports the mismatch, and `emit` refuses it at verification (exit status 1), so ireegen "
+    "never ships it",
     "wrong": "it ran and computed numbers (or shapes) other than ONNX's reference and than async's, and emit's "
-             "verification would not catch it",
+    "verification would not catch it",
     "crash": "a Python traceback from ireegen, or a child process that died",
 }
 # What CI never accepts, whatever the committed file says.
@@ -122,8 +122,15 @@ def collect_cases(names=None) -> dict:
             continue
         inputs, outputs = (_arrays(x) for x in c.data_sets[0])
         nodes = c.model.graph.node
-        cases[c.name] = Case(c.name, nodes[0].op_type if nodes else "", c.model.SerializeToString(),
-                             list(inputs), list(outputs), float(c.rtol), float(c.atol))
+        cases[c.name] = Case(
+            c.name,
+            nodes[0].op_type if nodes else "",
+            c.model.SerializeToString(),
+            list(inputs),
+            list(outputs),
+            float(c.rtol),
+            float(c.atol),
+        )
     return dict(sorted(cases.items()))
 
 
@@ -165,8 +172,12 @@ class TestResult:
     cpu_seconds: float = 0.0  # CPU time of the worker and its children: what it costs an idle machine
 
     def to_json(self) -> dict:
-        return {"name": self.name, "seconds": round(self.seconds, 2), "cpu_seconds": round(self.cpu_seconds, 2),
-                "modes": {m: r.to_json() for m, r in self.modes.items()}}
+        return {
+            "name": self.name,
+            "seconds": round(self.seconds, 2),
+            "cpu_seconds": round(self.cpu_seconds, 2),
+            "modes": {m: r.to_json() for m, r in self.modes.items()},
+        }
 
 
 def one_line(text: str, limit: int = 160) -> str:
@@ -185,8 +196,9 @@ def one_line(text: str, limit: int = 160) -> str:
 
 def crash_reason(e: BaseException) -> str:
     """The exception and the innermost ireegen frame it came from."""
-    frames = [f for f in traceback.extract_tb(e.__traceback__) if "ireegen" in f.filename] or \
-        traceback.extract_tb(e.__traceback__)[-1:]
+    frames = [f for f in traceback.extract_tb(e.__traceback__) if "ireegen" in f.filename] or traceback.extract_tb(
+        e.__traceback__
+    )[-1:]
     where = f" at {Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else ""
     return one_line(f"{type(e).__name__}: {e}{where}")
 
@@ -234,17 +246,25 @@ def judge(got, want, rtol: float, atol: float, shapes_only: bool = False) -> Mod
     return ModeResult("pass")
 
 
-def run_modes(model_path: Path, inputs: list, outputs: list, rtol: float, atol: float, modes, workdir: Path,
-              shapes_only: bool = False) -> dict:
+def run_modes(
+    model_path: Path,
+    inputs: list,
+    outputs: list,
+    rtol: float,
+    atol: float,
+    modes,
+    workdir: Path,
+    shapes_only: bool = False,
+) -> dict:
     """Loads `model_path` (a `.onnx`: imported and lowered by ireegen) and
     compiles it for each mode with ireegen's parity code path, runs it on
     `inputs` and judges it against `outputs`; mode -> ModeResult."""
-    from ireegen.errors import CompileError, IreegenError
-    from ireegen.models import load_model
-    from ireegen.onnx_import import ImportFailure
+    from ireegen.check.runners import RunError, find_runtime_tools
+    from ireegen.common.errors import CompileError, IreegenError
+    from ireegen.compile.compiler import find_compiler
+    from ireegen.frontend.models import load_model
+    from ireegen.frontend.onnx_import import ImportFailure
     from ireegen.parity import IreegenFailure, Toolchain, prepare_mode
-    from ireegen.compiler import find_compiler
-    from ireegen.runners import RunError, find_runtime_tools
 
     # Every mode runs in a child process (iree-run-module, or the runtimeless runner).
     toolchain = Toolchain(find_compiler(), find_runtime_tools())
@@ -262,8 +282,12 @@ def run_modes(model_path: Path, inputs: list, outputs: list, rtol: float, atol: 
     if len(model.functions) != 1:
         return {m: ModeResult("refused", f"{len(model.functions)} public functions, expected 1") for m in modes}
     if len(function.inputs) != len(inputs):
-        return {m: ModeResult("import-failure", f"lowered function takes {len(function.inputs)} inputs, "
-                              f"the test gives {len(inputs)}") for m in modes}
+        return {
+            m: ModeResult(
+                "import-failure", f"lowered function takes {len(function.inputs)} inputs, the test gives {len(inputs)}"
+            )
+            for m in modes
+        }
     args = [to_signature(x, v.dtype) for x, v in zip(inputs, function.inputs)]
     for mode in modes:
         modedir = workdir / mode
@@ -305,8 +329,10 @@ def run_modes(model_path: Path, inputs: list, outputs: list, rtol: float, atol: 
         if mode == "async":
             # async is IREE's own compiler and runtime, which ireegen only configures.
             results[mode].status = "iree-wrong"
-        elif results.get("async", ModeResult("")).status == "iree-wrong" and \
-                judge(got, async_outputs, rtol, atol).status == "pass":
+        elif (
+            results.get("async", ModeResult("")).status == "iree-wrong"
+            and judge(got, async_outputs, rtol, atol).status == "pass"
+        ):
             results[mode].status = "iree-wrong"  # wrong exactly as IREE's async is
         elif async_outputs is not None and judge(got, async_outputs, rtol, atol, shapes_only).status != "pass":
             # What parity reports as a mismatch, emit refuses: its verification
@@ -325,8 +351,16 @@ def run_case(case: Case, modes=MODES) -> TestResult:
         onnx_path = tmp / f"{case.name}.onnx"
         onnx_path.write_bytes(case.model)  # the serialized ModelProto, as onnx.save writes it
         try:
-            result.modes = run_modes(onnx_path, case.inputs, case.outputs, case.rtol, case.atol, modes, tmp,
-                                     shapes_only=case.op_type in RANDOM_OPS)
+            result.modes = run_modes(
+                onnx_path,
+                case.inputs,
+                case.outputs,
+                case.rtol,
+                case.atol,
+                modes,
+                tmp,
+                shapes_only=case.op_type in RANDOM_OPS,
+            )
         except Exception as e:  # noqa: BLE001 - the runner's own bug, reported per test
             result.modes = {m: ModeResult("crash", crash_reason(e)) for m in modes}
     result.seconds = time.monotonic() - start
@@ -338,8 +372,10 @@ def cpu_time() -> float:
     """CPU seconds of this process and its finished children."""
     import resource
 
-    return sum(u.ru_utime + u.ru_stime for u in (resource.getrusage(resource.RUSAGE_SELF),
-                                                 resource.getrusage(resource.RUSAGE_CHILDREN)))
+    return sum(
+        u.ru_utime + u.ru_stime
+        for u in (resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN))
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -356,12 +392,17 @@ def _worker(name: str, modes) -> dict:
 
 
 def result_from_json(d: dict) -> TestResult:
-    return TestResult(d["name"], {m: ModeResult(r["status"], r.get("reason", "")) for m, r in d["modes"].items()},
-                      d.get("seconds", 0.0), d.get("cpu_seconds", 0.0))
+    return TestResult(
+        d["name"],
+        {m: ModeResult(r["status"], r.get("reason", "")) for m, r in d["modes"].items()},
+        d.get("seconds", 0.0),
+        d.get("cpu_seconds", 0.0),
+    )
 
 
-def run_cases(cases: dict, names, jobs: int = 2, modes=MODES, progress=None, results_file=None,
-              run_missing: bool = True) -> dict:
+def run_cases(
+    cases: dict, names, jobs: int = 2, modes=MODES, progress=None, results_file=None, run_missing: bool = True
+) -> dict:
     """name -> TestResult for `names`, `jobs` at a time.  A test whose child
     process dies is retried alone; if it dies again it is a crash in every
     mode.  With `results_file`, results are appended as JSON lines as they
@@ -432,9 +473,14 @@ def write_status(results: dict, ci: list, meta: dict, path=STATUS_FILE) -> None:
     tests = dict(data.get("tests", {}))
     tests.update(statuses_of(results))
     kept = {k: v for k, v in data.items() if k not in ("about", "ci_subset", "tests")}
-    data = {"about": "Statuses of the ONNX node tests per execution model; regenerate with "
-                     "`python tests/onnx_conformance.py --subset all --write-status --write-doc`.",
-            **kept, **meta, "ci_subset": ci, "tests": dict(sorted(tests.items()))}
+    data = {
+        "about": "Statuses of the ONNX node tests per execution model; regenerate with "
+        "`python tests/onnx_conformance.py --subset all --write-status --write-doc`.",
+        **kept,
+        **meta,
+        "ci_subset": ci,
+        "tests": dict(sorted(tests.items())),
+    }
     Path(path).write_text(json.dumps(data, indent=1) + "\n")
 
 
@@ -446,8 +492,10 @@ def status_diff(results: dict, committed: dict) -> list:
         for mode, r in t.modes.items():
             before = was.get(mode, {}).get("status") if was else None
             if before != r.status:
-                lines.append(f"{name} {mode}: {before or 'not in the file'} -> {r.status}"
-                             + (f" ({r.reason})" if r.reason else ""))
+                lines.append(
+                    f"{name} {mode}: {before or 'not in the file'} -> {r.status}"
+                    + (f" ({r.reason})" if r.reason else "")
+                )
     return lines
 
 
@@ -472,7 +520,7 @@ def render_doc(data: dict) -> str:
         f"The ONNX node tests ({len(tests)} of the {data.get('generated', '?')} that onnx "
         f"{data.get('onnx_version', '?')}'s own generators make: `onnx.backend.test.case.node.collect_testcases()`"
         "), each written to `TEST.onnx` and handed to ireegen as it is: ireegen's own ONNX path "
-        "(ireegen/onnx_import.py, the one `ireegen emit TEST.onnx` takes: shape inference, IREE's in-process "
+        "(ireegen/frontend/onnx_import.py, the one `ireegen emit TEST.onnx` takes: shape inference, IREE's in-process "
         "importer, `iree-compile --compile-to=input`, and for a model older than opset 17 that IREE cannot "
         "take as it is, the upgrade to 17 and a second try) imports and lowers it; "
         "it is run in each execution model through ireegen's parity code path on the test's own inputs, and "
@@ -489,9 +537,15 @@ def render_doc(data: dict) -> str:
         "one per operator, and fails on any crash, wrong number or C build failure, and on any status that "
         "differs from the committed file.",
         "",
-        *([f"**Partial run**: {len(tests)} of {data.get('generated')} tests have a status (the CI subset first, "
-           "then in name order); the command above fills in the rest.", ""]
-          if data.get("generated") and len(tests) < data["generated"] else []),
+        *(
+            [
+                f"**Partial run**: {len(tests)} of {data.get('generated')} tests have a status (the CI subset first, "
+                "then in name order); the command above fills in the rest.",
+                "",
+            ]
+            if data.get("generated") and len(tests) < data["generated"]
+            else []
+        ),
         "## Summary",
         "",
         "| status | meaning | " + " | ".join(MODES) + " |",
@@ -505,11 +559,13 @@ def render_doc(data: dict) -> str:
     for m in MODES[1:]:
         missing = sorted(passed["async"] - passed[m])
         by_status = Counter(tests[n][m]["status"] for n in missing)
-        lines.append(f"- {m}: {len(missing)}" + (" (" + ", ".join(f"{k} {v}" for k, v in by_status.most_common())
-                                                  + ")" if missing else ""))
+        lines.append(
+            f"- {m}: {len(missing)}"
+            + (" (" + ", ".join(f"{k} {v}" for k, v in by_status.most_common()) + ")" if missing else "")
+        )
     lines += ["", "## Most common reasons", ""]
     reasons, modes_of = Counter(), {}
-    for name, t in tests.items():
+    for t in tests.values():
         seen = set()
         for m, r in t.items():
             if r["status"] != "pass":
@@ -522,13 +578,20 @@ def render_doc(data: dict) -> str:
     for (s, reason), n in reasons.most_common(40):
         modes = ", ".join(m for m in MODES if m in modes_of[(s, reason)])
         lines.append(f"| {s} | {'all' if modes == ', '.join(MODES) else modes} | {n} | {_cell(reason)} |")
-    lines += ["", "## Every test", "",
-              "A cell is the status; reasons for the first non-passing mode are in the last column.", "",
-              "| test | " + " | ".join(MODES) + " | reason |", "|---|" + "---|" * len(MODES) + "---|"]
+    lines += [
+        "",
+        "## Every test",
+        "",
+        "A cell is the status; reasons for the first non-passing mode are in the last column.",
+        "",
+        "| test | " + " | ".join(MODES) + " | reason |",
+        "|---|" + "---|" * len(MODES) + "---|",
+    ]
     for name, t in tests.items():
         reason = next((f"{m}: {t[m].get('reason', '')}" for m in MODES if m in t and t[m]["status"] != "pass"), "")
-        lines.append(f"| {name} | " + " | ".join(t.get(m, {}).get("status", "-") for m in MODES)
-                     + f" | {_cell(reason)} |")
+        lines.append(
+            f"| {name} | " + " | ".join(t.get(m, {}).get("status", "-") for m in MODES) + f" | {_cell(reason)} |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -550,7 +613,8 @@ def _cell(text: str) -> str:
 
 def versions() -> dict:
     import onnx
-    from ireegen.compiler import find_compiler
+
+    from ireegen.compile.compiler import find_compiler
 
     return {"onnx_version": onnx.__version__, "iree_version": find_compiler().version.split(" @")[0]}
 
@@ -562,8 +626,11 @@ def main(argv=None) -> int:
     parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
     parser.add_argument("--modes", default=",".join(MODES), help="comma-separated (default: all four)")
     parser.add_argument("--results", type=Path, help="append results here as JSON lines; resume from it")
-    parser.add_argument("--no-run", action="store_true",
-                        help="run nothing: take the results already in --results (e.g. of an interrupted run)")
+    parser.add_argument(
+        "--no-run",
+        action="store_true",
+        help="run nothing: take the results already in --results (e.g. of an interrupted run)",
+    )
     parser.add_argument("--write-status", action="store_true", help=f"update {STATUS_FILE.relative_to(ROOT)}")
     parser.add_argument("--write-doc", action="store_true", help=f"regenerate {DOC_FILE.relative_to(ROOT)}")
     parser.add_argument("--doc-only", action="store_true", help="only regenerate the document from the file")
@@ -587,8 +654,11 @@ def main(argv=None) -> int:
         names = args.tests
     else:
         names = ci if args.subset == "ci" else list(cases)
-    print(f"{len(names)} tests ({len(cases)} generated, CI subset {len(ci)}), modes {', '.join(modes)}, "
-          f"{args.jobs} jobs; collected in {time.monotonic() - start:.0f} s", flush=True)
+    print(
+        f"{len(names)} tests ({len(cases)} generated, CI subset {len(ci)}), modes {', '.join(modes)}, "
+        f"{args.jobs} jobs; collected in {time.monotonic() - start:.0f} s",
+        flush=True,
+    )
 
     def progress(r: TestResult, n: int, total: int) -> None:
         cells = " ".join(f"{m}={x.status}" for m, x in r.modes.items())
@@ -601,8 +671,10 @@ def main(argv=None) -> int:
     committed = load_status().get("tests", {})
     table = counts(statuses_of(results))
     cpu = sum(r.cpu_seconds for r in results.values())
-    print(f"\n{len(results)} tests in {elapsed / 60:.1f} min wall ({args.jobs} jobs); "
-          f"{cpu / 60:.1f} CPU-min in the tests ({cpu / 60 / args.jobs:.1f} min on {args.jobs} idle cores)")
+    print(
+        f"\n{len(results)} tests in {elapsed / 60:.1f} min wall ({args.jobs} jobs); "
+        f"{cpu / 60:.1f} CPU-min in the tests ({cpu / 60 / args.jobs:.1f} min on {args.jobs} idle cores)"
+    )
     print(f"{'status':<16}" + "".join(f"{m:>16}" for m in modes))
     for s in STATUSES:
         print(f"{s:<16}" + "".join(f"{table[m][s]:>16}" for m in modes))

@@ -48,11 +48,20 @@ MAX_NAME_LENGTH = 64
 def emit_cli(path: Path, outdir: Path, execution_model: str, *options) -> dict:
     """`python -m ireegen emit PATH -o OUTDIR --execution-model M [options]`:
     {exit, traceback, message, error_lines}."""
-    cmd = [sys.executable, "-m", "ireegen", "emit", str(path), "-o", str(outdir),
-           "--execution-model", execution_model, *options]
+    cmd = [
+        sys.executable,
+        "-m",
+        "ireegen",
+        "emit",
+        str(path),
+        "-o",
+        str(outdir),
+        "--execution-model",
+        execution_model,
+        *options,
+    ]
     try:
-        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=TIMEOUT,
-                              cwd=path.parent)
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT, cwd=path.parent)
         code, stderr = proc.returncode, proc.stderr
     except subprocess.TimeoutExpired as e:
         code, stderr = "timeout", e.stderr.decode(errors="replace") if isinstance(e.stderr, bytes) else (e.stderr or "")
@@ -84,8 +93,9 @@ def run_one(name: str, model: bytes, execution_model: str) -> dict:
         onnx.save(onnx.load_from_string(model), path)
         result = {"name": name, **emit_cli(path, Path(tmp) / "out", execution_model)}
         if result["exit"] == 2 and len(name) > MAX_NAME_LENGTH and "pass --name" in result["message"]:
-            result["with_name"] = emit_cli(path, Path(tmp) / "out", execution_model,
-                                           "--name", name[:MAX_NAME_LENGTH].rstrip("_"))
+            result["with_name"] = emit_cli(
+                path, Path(tmp) / "out", execution_model, "--name", name[:MAX_NAME_LENGTH].rstrip("_")
+            )
     result["seconds"] = round(time.monotonic() - start, 2)
     return result
 
@@ -94,8 +104,12 @@ def blur(message: str) -> str:
     """A one-line error with the test's details (names, ops, numbers, IR) blurred, to group by."""
     r = message.removeprefix("ireegen: error: ")
     r = re.sub(r"test_\w+", "TEST", r)
-    r = re.sub(r"(the model|node '[^']*') \([\w.]+\): (IREE's ONNX lowering does not support this op as used "
-               r"here) \(.*\)$", r"\1 (OP): \2", r)
+    r = re.sub(
+        r"(the model|node '[^']*') \([\w.]+\): (IREE's ONNX lowering does not support this op as used "
+        r"here) \(.*\)$",
+        r"\1 (OP): \2",
+        r,
+    )
     r = re.sub(r"node '[^']*'", "node 'NAME'", r)
     r = re.split(r": %| \"|: \"| that was explicitly", r)[0]
     r = re.sub(r"\d+", "N", r)
@@ -115,13 +129,18 @@ def summarize(results: list) -> tuple:
     out = []
     for title, rs in (("the plain command", results), ("with --name where the file name is too long", final)):
         by_exit = Counter(str(r["exit"]) for r in rs)
-        out.append(f"{len(rs)} tests, {title}: " + ", ".join(f"exit {k}: {v}" for k, v in sorted(by_exit.items()))
-                   + f"; tracebacks: {sum(r['traceback'] for r in rs)}")
+        out.append(
+            f"{len(rs)} tests, {title}: "
+            + ", ".join(f"exit {k}: {v}" for k, v in sorted(by_exit.items()))
+            + f"; tracebacks: {sum(r['traceback'] for r in rs)}"
+        )
         if not renamed:
             break
     if renamed:
-        out.append(f"({len(renamed)} file names longer than {MAX_NAME_LENGTH} characters: refused with "
-                   "\"pass --name\", then run with --name)")
+        out.append(
+            f"({len(renamed)} file names longer than {MAX_NAME_LENGTH} characters: refused with "
+            '"pass --name", then run with --name)'
+        )
     for code in (1, 2):
         reasons = Counter(blur(r["message"]) for r in final if r["exit"] == code)
         if reasons:
@@ -155,8 +174,9 @@ def main(argv=None) -> int:
                 if r["name"] in cases:
                     done[r["name"]] = r
     todo = [n for n in names if n not in done]
-    print(f"{len(names)} tests, {len(done)} already in {args.results}, {len(todo)} to run, {args.jobs} jobs",
-          flush=True)
+    print(
+        f"{len(names)} tests, {len(done)} already in {args.results}, {len(todo)} to run, {args.jobs} jobs", flush=True
+    )
     out = open(args.results, "a") if args.results else None
     try:
         # Threads are enough: each test's work is a child process.
@@ -168,10 +188,13 @@ def main(argv=None) -> int:
                 if out:
                     out.write(json.dumps(r) + "\n")
                     out.flush()
-                print(f"[{i}/{len(todo)}] {r['name']} exit {r['exit']} ({r['seconds']:.1f} s)"
-                      + (" TRACEBACK" if r["traceback"] else "") + (f": {r['message']}" if r["exit"] else "")
-                      + (f" -- with --name: exit {r['with_name']['exit']}" if "with_name" in r else ""),
-                      flush=True)
+                print(
+                    f"[{i}/{len(todo)}] {r['name']} exit {r['exit']} ({r['seconds']:.1f} s)"
+                    + (" TRACEBACK" if r["traceback"] else "")
+                    + (f": {r['message']}" if r["exit"] else "")
+                    + (f" -- with --name: exit {r['with_name']['exit']}" if "with_name" in r else ""),
+                    flush=True,
+                )
     finally:
         if out:
             out.close()

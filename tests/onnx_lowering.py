@@ -7,7 +7,7 @@ needs the `onnx` package) writes the torch dialect; `iree-compile
 --compile-to=input --iree-torch-emit-async-entry-points=false` lowers that to
 the linalg/util input that `ireegen emit` takes.
 
-ireegen takes `.onnx` itself (ireegen/onnx_import.py, which imports
+ireegen takes `.onnx` itself (ireegen/frontend/onnx_import.py, which imports
 in-process and adds node locations), and the conformance runner
 (tests/onnx_conformance.py) goes through that path.  What still lowers
 through this function: the committed samples/digits/digits.mlir
@@ -74,8 +74,7 @@ def lower_onnx(onnx_path, mlir_path, timeout: float = 300) -> Path:
     try:
         for stage, cmd in steps:
             try:
-                proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                      timeout=timeout)
+                proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout)
             except subprocess.TimeoutExpired:
                 raise LoweringError(stage, f"timed out after {timeout:.0f} s") from None
             if proc.returncode != 0:

@@ -2,7 +2,6 @@
 traceback and no output directory."""
 
 import pytest
-
 from conftest import SAMPLES, run_cli
 
 SIMPLE = SAMPLES / "simple_mul" / "simple_mul.mlir"
@@ -61,8 +60,10 @@ def test_bad_name(tmp_path, name):
 @pytest.mark.parametrize(
     "args,words",
     [
-        (["--execution-model", "inline-static", "--executable-format", "static-library"],
-         ["--execution-model inline-static cannot use --executable-format static-library", "vmvx"]),
+        (
+            ["--execution-model", "inline-static", "--executable-format", "static-library"],
+            ["--execution-model inline-static cannot use --executable-format static-library", "vmvx"],
+        ),
         (["--execution-model", "eager"], ["--execution-model 'eager'", "async, inline-static, inline-dynamic"]),
         (["--module-format", "so"], ["--module-format 'so'", "vmfb, emitc"]),
         (["--iree-flag=--iree-execution-model=inline-static"], ["use --execution-model"]),

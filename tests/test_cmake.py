@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import SAMPLES, run_cli
 
 GENERATORS = [g for g, tool in (("Ninja", "ninja"), ("Unix Makefiles", "make")) if shutil.which(tool)]
@@ -45,16 +44,30 @@ class Project:
 
     def configure(self, *defs):
         proc = subprocess.run(
-            [CMAKE, "-G", self.generator, "-S", self.src, "-B", self.build_dir, f"-Direegen_DIR={cmake_dir()}",
-             f"-DIREEGEN_PYTHON_EXECUTABLE={sys.executable}", *defs],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            [
+                CMAKE,
+                "-G",
+                self.generator,
+                "-S",
+                self.src,
+                "-B",
+                self.build_dir,
+                f"-Direegen_DIR={cmake_dir()}",
+                f"-DIREEGEN_PYTHON_EXECUTABLE={sys.executable}",
+                *defs,
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
             # find_package() also searches $IREERuntime_DIR, set when the opt-in runtime tests run.
-            env={k: v for k, v in os.environ.items() if k != "IREERuntime_DIR"})
+            env={k: v for k, v in os.environ.items() if k != "IREERuntime_DIR"},
+        )
         return proc
 
     def build(self, *args, check=True):
-        proc = subprocess.run([CMAKE, "--build", self.build_dir, *args], stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, text=True)
+        proc = subprocess.run(
+            [CMAKE, "--build", self.build_dir, *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        )
         if check:
             assert proc.returncode == 0, proc.stdout
         return proc, sorted(GENERATED.findall(proc.stdout))
@@ -110,13 +123,13 @@ def test_incremental_rebuilds_run_exactly_the_affected_models(tmp_path, generato
     assert p.build()[1] == []
 
     # Upgrading ireegen (its templates or sources) re-runs every model.
-    from ireegen.resources import templates_dir
+    from ireegen.common.resources import templates_dir
 
     os.utime(templates_dir() / "api.h.j2")
     assert p.build()[1] == ["m1", "m2"]
 
     # A new IREE compiler (pip replaces its files) re-runs every model.
-    from ireegen.compiler import find_compiler
+    from ireegen.compile.compiler import find_compiler
 
     os.utime(find_compiler().path)
     assert p.build()[1] == ["m1", "m2"]
@@ -147,27 +160,35 @@ def test_failed_generation_is_never_taken_for_up_to_date(tmp_path, generator):
 def test_parallel_build_of_four_models(tmp_path, generator):
     models = {f"m{i}": SIMPLE.replace("@simple_mul", f"@fn{i}") for i in range(4)}
     p = Project(tmp_path, generator, models)
-    p.write({"m1": "EXECUTION_MODEL inline-static", "m2": "MODULE_FORMAT emitc",
-             "m3": "EXECUTABLE_FORMAT static-library"})
+    p.write(
+        {"m1": "EXECUTION_MODEL inline-static", "m2": "MODULE_FORMAT emitc", "m3": "EXECUTABLE_FORMAT static-library"}
+    )
     assert p.configure().returncode == 0
     proc, ran = p.build("-j4")
     assert ran == ["m0", "m1", "m2", "m3"]
     for i in range(4):
-        assert f"@fn{i}" in (p.build_dir / "ireegen" / f"m{i}" / "manifest.json").read_text().replace('"name": "fn', '"name": "@fn')
+        assert f"@fn{i}" in (p.build_dir / "ireegen" / f"m{i}" / "manifest.json").read_text().replace(
+            '"name": "fn', '"name": "@fn'
+        )
     assert p.build("-j4")[1] == []
 
 
 @pytest.mark.parametrize(
     "args,message",
     [
-        ("SRC m1.mlir BOGUS 1", "unknown argument(s) BOGUS 1; the keywords are SRC NAME EXECUTION_MODEL "
-         "EXECUTABLE_FORMAT MODULE_FORMAT DATA_FORMAT TARGET_TRIPLE TARGET_CPU TARGET_CPU_FEATURES OUTPUT_DIR "
-         "CONSTANTS_SECTION ARENA_SECTION OPTIMIZE_FOR VERIFY VERIFY_INPUTS FLAGS INPUT_SHAPES GENERATE_ONLY"),
+        (
+            "SRC m1.mlir BOGUS 1",
+            "unknown argument(s) BOGUS 1; the keywords are SRC NAME EXECUTION_MODEL "
+            "EXECUTABLE_FORMAT MODULE_FORMAT DATA_FORMAT TARGET_TRIPLE TARGET_CPU TARGET_CPU_FEATURES OUTPUT_DIR "
+            "CONSTANTS_SECTION ARENA_SECTION OPTIMIZE_FOR VERIFY VERIFY_INPUTS FLAGS INPUT_SHAPES GENERATE_ONLY",
+        ),
         ("NAME x", "SRC <model file> is required"),
         ("SRC missing.mlir", "missing.mlir does not exist"),
         ("SRC m1.mlir VERIFY_INPUTS nothere.npz", "VERIFY_INPUTS"),
-        ("SRC m1.mlir EXECUTION_MODEL inline-static EXECUTABLE_FORMAT static-library",
-         "inline-static cannot use --executable-format static-library"),
+        (
+            "SRC m1.mlir EXECUTION_MODEL inline-static EXECUTABLE_FORMAT static-library",
+            "inline-static cannot use --executable-format static-library",
+        ),
         ("SRC m1.mlir NAME 9lives", "not a C identifier"),
         ("SRC m1.mlir FLAGS --output-format=vm-asm", "ireegen sets --output-format itself"),
         ("SRC m1.mlir DATA_FORMAT hex", "--data-format 'hex': unknown data format"),
@@ -178,22 +199,25 @@ def test_configure_time_validation(tmp_path, args, message, target="t1"):
     p = Project(tmp_path, GENERATORS[0], {"m1": SIMPLE})
     (p.src / "CMakeLists.txt").write_text(
         "cmake_minimum_required(VERSION 3.21)\nproject(t NONE)\nfind_package(ireegen CONFIG REQUIRED)\n"
-        f"ireegen_add_model({target} {args})\n")
+        f"ireegen_add_model({target} {args})\n"
+    )
     proc = p.configure()
     assert proc.returncode != 0
     assert message in " ".join(proc.stdout.split()), proc.stdout
 
 
 def test_target_named_like_a_system_library_is_refused(tmp_path):
-    test_configure_time_validation(tmp_path, "SRC m1.mlir EXECUTION_MODEL runtimeless",
-                                   "m is the name of a system library (libm)", target="m")
+    test_configure_time_validation(
+        tmp_path, "SRC m1.mlir EXECUTION_MODEL runtimeless", "m is the name of a system library (libm)", target="m"
+    )
 
 
 def test_runtime_mode_without_runtime_says_how_to_get_one(tmp_path):
     p = Project(tmp_path, GENERATORS[0], {"m1": SIMPLE})
     (p.src / "CMakeLists.txt").write_text(
         "cmake_minimum_required(VERSION 3.21)\nproject(t C)\nfind_package(ireegen CONFIG REQUIRED)\n"
-        "ireegen_add_model(t1 SRC m1.mlir)\n")
+        "ireegen_add_model(t1 SRC m1.mlir)\n"
+    )
     proc = p.configure("-DIREERuntime_DIR=/nonexistent")
     assert proc.returncode != 0
     assert "IREERuntime_DIR" in proc.stdout and "IREE runtime" in " ".join(proc.stdout.split())
@@ -213,10 +237,25 @@ def test_cross_toolchain_sets_the_default_triple(tmp_path):
 def _build_sample_runtimeless(tmp_path, sample, *defs):
     build = tmp_path / "build"
     configure = subprocess.run(
-        [CMAKE, "-G", GENERATORS[0], "-S", SAMPLES / sample, "-B", build, f"-Direegen_DIR={cmake_dir()}",
-         f"-DIREEGEN_PYTHON_EXECUTABLE={sys.executable}", "-DEXECUTION_MODEL=runtimeless",
-         "-DIREERuntime_DIR=/nonexistent", "-DCMAKE_BUILD_TYPE=Release", *defs],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        [
+            CMAKE,
+            "-G",
+            GENERATORS[0],
+            "-S",
+            SAMPLES / sample,
+            "-B",
+            build,
+            f"-Direegen_DIR={cmake_dir()}",
+            f"-DIREEGEN_PYTHON_EXECUTABLE={sys.executable}",
+            "-DEXECUTION_MODEL=runtimeless",
+            "-DIREERuntime_DIR=/nonexistent",
+            "-DCMAKE_BUILD_TYPE=Release",
+            *defs,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     assert configure.returncode == 0, configure.stdout
     # CMake reports IREERuntime_DIR unused: no find_package(IREERuntime).
     assert "not used by the project" in configure.stdout and "IREERuntime_DIR" in configure.stdout
@@ -255,8 +294,9 @@ def test_sample_builds_and_runs_runtimeless_without_an_iree_runtime(tmp_path, sa
 def _rebuilt(build):
     """What a build did: the sources it compiled, 'mlp_library' and
     'mlp_demo' when it linked them, and any model it regenerated."""
-    log = subprocess.run([CMAKE, "--build", build], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                         check=True).stdout
+    log = subprocess.run(
+        [CMAKE, "--build", build], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, check=True
+    ).stdout
     done = re.findall(r"Building \w+ object \S*?([\w.]+\.[cS])\.o", log)
     done += ["mlp_library" for _ in re.findall(r"Linking C static library", log)]
     done += ["mlp_demo" for _ in re.findall(r"Linking C executable", log)]
@@ -266,8 +306,8 @@ def _rebuilt(build):
 def test_sample_builds_with_the_c_array_fallback(tmp_path):
     """DATA_FORMAT c: the constants as a C array, for compilers without a
     GNU-style assembler step; same program, same numbers."""
-    from conftest import sample_cases
     import numpy as np
+    from conftest import sample_cases
 
     build = _build_sample_runtimeless(tmp_path, "mlp", "-DDATA_FORMAT=c")
     manifest = (build / "ireegen" / "mlp" / "manifest.json").read_text()
@@ -277,18 +317,21 @@ def test_sample_builds_with_the_c_array_fallback(tmp_path):
     assert _rebuilt(build) == []
 
 
-@pytest.mark.skipif(not shutil.which("aarch64-linux-gnu-gcc") or not shutil.which("qemu-aarch64"),
-                    reason="no aarch64 cross gcc / qemu-user")
+@pytest.mark.skipif(
+    not shutil.which("aarch64-linux-gnu-gcc") or not shutil.which("qemu-aarch64"),
+    reason="no aarch64 cross gcc / qemu-user",
+)
 def test_sample_cross_builds_runtimeless_for_aarch64(tmp_path):
     """A cross toolchain file alone picks the executables' target triple."""
     toolchain = tmp_path / "aarch64.cmake"
     toolchain.write_text(
         "set(CMAKE_SYSTEM_NAME Linux)\nset(CMAKE_SYSTEM_PROCESSOR aarch64)\n"
-        "set(CMAKE_C_COMPILER aarch64-linux-gnu-gcc)\nset(CMAKE_EXE_LINKER_FLAGS_INIT -static)\n")
+        "set(CMAKE_C_COMPILER aarch64-linux-gnu-gcc)\nset(CMAKE_EXE_LINKER_FLAGS_INIT -static)\n"
+    )
     build = _build_sample_runtimeless(tmp_path, "mlp", f"-DCMAKE_TOOLCHAIN_FILE={toolchain}")
     out = subprocess.run(["qemu-aarch64", build / "mlp_demo"], stdout=subprocess.PIPE, text=True, check=True)
-    from conftest import sample_cases
     import numpy as np
+    from conftest import sample_cases
 
     _, _, _, expected = sample_cases()["mlp"]
     np.testing.assert_allclose(np.array(out.stdout.split(), np.float32), expected[0].ravel(), rtol=1e-4, atol=1e-5)

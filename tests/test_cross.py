@@ -7,10 +7,9 @@ import sys
 
 import numpy as np
 import pytest
-
 from conftest import SAMPLES, sample_cases
 
-from ireegen.resources import cmake_dir
+from ireegen.common.resources import cmake_dir
 
 CMAKE = shutil.which("cmake")
 
@@ -22,10 +21,22 @@ def test_shipped_toolchain_file_cross_builds_and_runs(tmp_path, arch):
     toolchain = cmake_dir() / "toolchains" / f"{arch}-linux-gnu.cmake"
     build = tmp_path / "build"
     configure = subprocess.run(
-        [CMAKE, "-S", SAMPLES / "mlp", "-B", build, f"-DCMAKE_TOOLCHAIN_FILE={toolchain}",
-         f"-Direegen_DIR={cmake_dir()}", f"-DIREEGEN_PYTHON_EXECUTABLE={sys.executable}",
-         "-DEXECUTION_MODEL=runtimeless", "-DCMAKE_BUILD_TYPE=Release"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        [
+            CMAKE,
+            "-S",
+            SAMPLES / "mlp",
+            "-B",
+            build,
+            f"-DCMAKE_TOOLCHAIN_FILE={toolchain}",
+            f"-Direegen_DIR={cmake_dir()}",
+            f"-DIREEGEN_PYTHON_EXECUTABLE={sys.executable}",
+            "-DEXECUTION_MODEL=runtimeless",
+            "-DCMAKE_BUILD_TYPE=Release",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     assert configure.returncode == 0, configure.stdout
     proc = subprocess.run([CMAKE, "--build", build], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     assert proc.returncode == 0, proc.stdout

@@ -13,12 +13,11 @@ import subprocess
 
 import numpy as np
 import pytest
-
 from conftest import SAMPLES, run_cli, sample_cases
 
+from ireegen.cbuild.native_run import STRICT_CFLAGS, build_runner
+from ireegen.config.modes import make_config
 from ireegen.emit import emit
-from ireegen.modes import make_config
-from ireegen.native_run import STRICT_CFLAGS, build_runner
 
 MLP = SAMPLES / "mlp" / "mlp.mlir"
 # name -> (C compiler, flags, program prefix); only those installed run.
@@ -44,8 +43,9 @@ def sections(obj):
     """name -> (file offset, size, flags, alignment) from readelf."""
     out = subprocess.run(["readelf", "-SW", obj], stdout=subprocess.PIPE, text=True, check=True).stdout
     found = {}
-    for m in re.finditer(r"\]\s+(\S+)\s+\S+\s+[0-9a-f]+\s+([0-9a-f]+)\s+([0-9a-f]+)\s+\S+\s+([A-Z]*)\s+\d+\s+\d+\s+(\d+)",
-                         out):
+    for m in re.finditer(
+        r"\]\s+(\S+)\s+\S+\s+[0-9a-f]+\s+([0-9a-f]+)\s+([0-9a-f]+)\s+\S+\s+([A-Z]*)\s+\d+\s+\d+\s+(\d+)", out
+    ):
         found[m.group(1)] = (int(m.group(2), 16), int(m.group(3), 16), m.group(4), int(m.group(5)))
     return found
 
@@ -62,8 +62,11 @@ def symbols(obj):
 def compile_object(cc, flags, source, outdir, obj, cwd, extra=()):
     """Compiles from `cwd`, which is not `outdir`: the blob is found through
     -I alone, as in a build tree."""
-    subprocess.run([cc, *flags, *STRICT_CFLAGS, "-fdata-sections", *extra, f"-I{outdir}", "-c", str(source),
-                    "-o", str(obj)], check=True, cwd=cwd)
+    subprocess.run(
+        [cc, *flags, *STRICT_CFLAGS, "-fdata-sections", *extra, f"-I{outdir}", "-c", str(source), "-o", str(obj)],
+        check=True,
+        cwd=cwd,
+    )
 
 
 def check_data_object(obj, symbol, data, alignment, size_symbol=None, size_t_bytes=8):
@@ -167,9 +170,10 @@ def test_module_data_object_holds_the_vmfb_and_runs(emitted, tmp_path, toolchain
     main.write_text(
         "#include <stdint.h>\n#include <stdio.h>\n"
         "extern const uint8_t mlp_module_data[];\nextern const size_t mlp_module_size;\n"
-        "int main(int argc, char** argv) {\n  (void)argc;\n  FILE* f = fopen(argv[1], \"wb\");\n"
+        'int main(int argc, char** argv) {\n  (void)argc;\n  FILE* f = fopen(argv[1], "wb");\n'
         "  fwrite(mlp_module_data, 1, mlp_module_size, f);\n  fclose(f);\n"
-        "  printf(\"%u\\n\", (unsigned)((uintptr_t)mlp_module_data % 64));\n  return 0;\n}\n")
+        '  printf("%u\\n", (unsigned)((uintptr_t)mlp_module_data % 64));\n  return 0;\n}\n'
+    )
     program = tmp_path / "program"
     subprocess.run([cc, *flags, *STRICT_CFLAGS, str(main), str(obj), "-o", str(program)], check=True)
     dump = tmp_path / "dump.bin"
@@ -199,8 +203,12 @@ def test_a_blob_of_another_size_is_an_assembler_error(emitted, tmp_path):
     out = tmp_path / "out"
     shutil.copytree(emitted("runtimeless", "asm"), out)
     (out / "mlp_constants.bin").write_bytes(b"\0" * 100)
-    proc = subprocess.run(["cc", f"-I{out}", "-c", str(out / "mlp_constants.S"), "-o", str(tmp_path / "x.o")],
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.run(
+        ["cc", f"-I{out}", "-c", str(out / "mlp_constants.S"), "-o", str(tmp_path / "x.o")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     assert proc.returncode != 0 and "mlp_constants.bin is not the 512-byte file" in proc.stdout
 
 
@@ -215,15 +223,23 @@ def test_runtimeless_runs_in_both_forms(emitted, tmp_path, data_format):
 def test_run_cli_under_qemu_aarch64(tmp_path):
     _toolchain("aarch64")
     out = tmp_path / "out"
-    proc = run_cli("emit", MLP, "-o", out, "--execution-model", "runtimeless",
-                   "--target-triple", "aarch64-unknown-linux-gnu")
+    proc = run_cli(
+        "emit", MLP, "-o", out, "--execution-model", "runtimeless", "--target-triple", "aarch64-unknown-linux-gnu"
+    )
     assert proc.returncode == 0, proc.stderr
     assert (out / "mlp_constants.S").is_file() and (out / "mlp_constants.bin").is_file()
     _, function, inputs, expected = sample_cases()["mlp"]
     np.save(tmp_path / "x.npy", inputs[0])
     # From another working directory: the assembler finds the blob by -I.
-    proc = run_cli("run", out, "--function", function, f"--input=@{tmp_path / 'x.npy'}",
-                   f"--output=@{tmp_path / 'y.npy'}", cwd=SAMPLES)
+    proc = run_cli(
+        "run",
+        out,
+        "--function",
+        function,
+        f"--input=@{tmp_path / 'x.npy'}",
+        f"--output=@{tmp_path / 'y.npy'}",
+        cwd=SAMPLES,
+    )
     assert proc.returncode == 0, proc.stderr
     np.testing.assert_allclose(np.load(tmp_path / "y.npy"), expected[0], rtol=1e-4, atol=1e-5)
 
@@ -286,8 +302,23 @@ def test_mach_o_and_coff_objects(emitted, tmp_path, target):
     out = emitted("async", "asm")
     vmfb = (out / "mlp.vmfb").read_bytes()
     obj = tmp_path / "module_data.o"
-    subprocess.run([sys.executable, "-m", "ziglang", "cc", "-target", target, f"-I{out}", "-c",
-                    str(out / "mlp_module_data.S"), "-o", str(obj)], check=True, cwd=tmp_path)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ziglang",
+            "cc",
+            "-target",
+            target,
+            f"-I{out}",
+            "-c",
+            str(out / "mlp_module_data.S"),
+            "-o",
+            str(obj),
+        ],
+        check=True,
+        cwd=tmp_path,
+    )
     prefix = "_" if target.startswith(("x86-", "x86_64-macos", "aarch64-macos")) else ""
     raw = obj.read_bytes()
     if target.endswith("macos"):

@@ -7,12 +7,11 @@ import json
 
 import numpy as np
 import pytest
-
 from conftest import run_cli, sample_cases
 from test_modes import all_combinations
 
-from ireegen.runners import run_in_process, run_with_tool
-from ireegen.signature import Function, function_from_declaration
+from ireegen.check.runners import run_in_process, run_with_tool
+from ireegen.frontend.signature import Function, function_from_declaration
 
 CASES = sample_cases()
 COMBINATIONS = list(all_combinations())
@@ -33,8 +32,9 @@ def emitted(tmp_path_factory):
             em, fmt, mf = combo
             out = tmp_path_factory.mktemp(f"{sample}-{_id(combo)}")
             model = CASES[sample][0]
-            proc = run_cli("emit", model, "-o", out, "--execution-model", em, "--executable-format", fmt,
-                           "--module-format", mf)
+            proc = run_cli(
+                "emit", model, "-o", out, "--execution-model", em, "--executable-format", fmt, "--module-format", mf
+            )
             assert proc.returncode == 0, proc.stderr
             cache[key] = out
         return cache[key]
@@ -109,16 +109,24 @@ def test_emitted_module_computes_numpy_reference(emitted, sample, combo):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.parametrize("combo", [("async", "embedded-elf", "vmfb"), ("inline-static", "vmvx", "emitc"),
-                                   ("inline-dynamic", "static-library", "vmfb")], ids=_id)
+@pytest.mark.parametrize(
+    "combo",
+    [
+        ("async", "embedded-elf", "vmfb"),
+        ("inline-static", "vmvx", "emitc"),
+        ("inline-dynamic", "static-library", "vmfb"),
+    ],
+    ids=_id,
+)
 def test_emit_is_deterministic(tmp_path, combo):
     model = CASES["mlp"][0]
     em, fmt, mf = combo
     outs = []
     for i in range(2):
         out = tmp_path / f"run{i}"
-        proc = run_cli("emit", model, "-o", out, "--execution-model", em, "--executable-format", fmt,
-                       "--module-format", mf)
+        proc = run_cli(
+            "emit", model, "-o", out, "--execution-model", em, "--executable-format", fmt, "--module-format", mf
+        )
         assert proc.returncode == 0, proc.stderr
         outs.append({p.name: p.read_bytes() for p in sorted(out.iterdir())})
     assert outs[0].keys() == outs[1].keys()

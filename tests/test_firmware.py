@@ -12,21 +12,22 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from conftest import SAMPLES, run_cli, sample_cases
 from test_parity import corpus
 from test_runtimeless import ACCEPTED
 
-from ireegen.cores import CORES
+from ireegen.cbuild.native_run import build_runner
+from ireegen.check.runners import RunError
+from ireegen.common.errors import UsageError
+from ireegen.config.cores import CORES
+from ireegen.config.modes import make_config
 from ireegen.emit import emit
-from ireegen.errors import UsageError
-from ireegen.modes import make_config
-from ireegen.native_run import build_runner
-from ireegen.runners import RunError
 
 TOOLS = {"arm": ("arm-none-eabi-gcc", "qemu-system-arm"), "riscv": ("riscv64-unknown-elf-gcc", "qemu-system-riscv32")}
-PACKAGES = {"arm": "gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm",
-            "riscv": "gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf qemu-system-misc"}
+PACKAGES = {
+    "arm": "gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm",
+    "riscv": "gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf qemu-system-misc",
+}
 
 
 def _require_tools(family="arm"):
@@ -50,9 +51,11 @@ def test_target_cpu_picks_triple_and_float_abi(cpu):
 
 
 def test_inconsistent_cortex_m_targets_are_refused():
-    for triple, cpu, needle in (("thumbv7m-none-eabihf", "cortex-m3", "has no FPU"),
-                                ("thumbv7em-none-eabihf", "cortex-m3", "implements thumbv7m"),
-                                ("thumbv7em-none-eabihf", "cortex-a53", "not a Cortex-M core")):
+    for triple, cpu, needle in (
+        ("thumbv7m-none-eabihf", "cortex-m3", "has no FPU"),
+        ("thumbv7em-none-eabihf", "cortex-m3", "implements thumbv7m"),
+        ("thumbv7em-none-eabihf", "cortex-a53", "not a Cortex-M core"),
+    ):
         with pytest.raises(UsageError, match=needle):
             make_config("runtimeless", target_triple=triple, target_cpu=cpu)
     # eabi on a core with an FPU is softfp: FP instructions, integer-register calls.
@@ -66,8 +69,10 @@ def test_cmake_toolchain_file_matches_the_core_table(tmp_path):
     toolchain = run_cli("--cmake-dir").stdout.strip() + "/toolchains/arm-none-eabi.cmake"
     for cpu, core in CORES.items():
         script = tmp_path / "print.cmake"
-        script.write_text(f'cmake_policy(SET CMP0126 NEW)\nset(IREEGEN_CORTEX_M_CPU {cpu})\ninclude("{toolchain}")\n'
-                          'message("${IREEGEN_TARGET_TRIPLE}|${IREEGEN_TARGET_CPU}|${IREEGEN_CORTEX_M_FLAGS}")\n')
+        script.write_text(
+            f'cmake_policy(SET CMP0126 NEW)\nset(IREEGEN_CORTEX_M_CPU {cpu})\ninclude("{toolchain}")\n'
+            'message("${IREEGEN_TARGET_TRIPLE}|${IREEGEN_TARGET_CPU}|${IREEGEN_CORTEX_M_FLAGS}")\n'
+        )
         out = subprocess.run(["cmake", "-P", str(script)], stderr=subprocess.PIPE, text=True, check=True).stderr
         triple, got_cpu, flags = out.strip().split("|")
         assert (triple, got_cpu) == (core.default_triple, cpu)
@@ -76,7 +81,8 @@ def test_cmake_toolchain_file_matches_the_core_table(tmp_path):
 
 # Every accepted corpus model on the Cortex-M4F; two models on every other core.
 CASES = [("cortex-m4", n) for n in ACCEPTED] + [
-    (cpu, n) for cpu in sorted(set(CORES) - {"cortex-m4", "cortex-m0"}) for n in ("mlp", "cnn")]
+    (cpu, n) for cpu in sorted(set(CORES) - {"cortex-m4", "cortex-m0"}) for n in ("mlp", "cnn")
+]
 
 
 @pytest.fixture(scope="module")
@@ -130,8 +136,9 @@ def test_failures_and_exit_status_come_back_over_semihosting(built):
     with pytest.raises(RunError, match="is not aligned"):
         runner.call(call.function, call.inputs, aligned_io_arena=True, misaligned=True)
     # --emulator picks another board: Cortex-M4F code on the M3 of mps2-an385 faults.
-    wrong = build_runner(runner.outdir, runner.build_dir / "m3",
-                         emulator="qemu-system-arm -M mps2-an385 -nographic -monitor none")
+    wrong = build_runner(
+        runner.outdir, runner.build_dir / "m3", emulator="qemu-system-arm -M mps2-an385 -nographic -monitor none"
+    )
     with pytest.raises(RunError, match="HardFault"):
         wrong.call(call.function, call.inputs)
 
@@ -139,14 +146,26 @@ def test_failures_and_exit_status_come_back_over_semihosting(built):
 def test_parity_and_size_cli_for_a_bare_metal_target(tmp_path):
     _require_tools()
     model = corpus.CASES["mlp"].path
-    proc = run_cli("parity", model, "--execution-models", "runtimeless", "--target-cpu", "cortex-m33",
-                   "--rtol", "1e-4", "--atol", "1e-5")
+    proc = run_cli(
+        "parity",
+        model,
+        "--execution-models",
+        "runtimeless",
+        "--target-cpu",
+        "cortex-m33",
+        "--rtol",
+        "1e-4",
+        "--atol",
+        "1e-5",
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "runtimeless" in proc.stdout and "ok" in proc.stdout
 
     out = tmp_path / "out"
-    assert run_cli("emit", model, "-o", out, "--execution-model", "runtimeless",
-                   "--target-cpu", "cortex-m4").returncode == 0
+    assert (
+        run_cli("emit", model, "-o", out, "--execution-model", "runtimeless", "--target-cpu", "cortex-m4").returncode
+        == 0
+    )
     proc = run_cli("size", out, "--json", tmp_path / "size.json")
     assert proc.returncode == 0, proc.stderr
     report = json.loads((tmp_path / "size.json").read_text())
@@ -165,16 +184,44 @@ def test_firmware_sample_builds_and_runs_under_qemu(tmp_path, cpu):
         pytest.skip("cmake or ninja not installed")
     cmake_dir = run_cli("--cmake-dir").stdout.strip()
     build = tmp_path / "build"
-    subprocess.run(["cmake", "-G", "Ninja", "-S", SAMPLES / "firmware", "-B", build,
-                    f"--toolchain={cmake_dir}/toolchains/arm-none-eabi.cmake", f"-DIREEGEN_CORTEX_M_CPU={cpu}",
-                    f"-Direegen_DIR={cmake_dir}", f"-DIREEGEN_PYTHON_EXECUTABLE={sys.executable}"],
-                   check=True, stdout=subprocess.PIPE)
+    subprocess.run(
+        [
+            "cmake",
+            "-G",
+            "Ninja",
+            "-S",
+            SAMPLES / "firmware",
+            "-B",
+            build,
+            f"--toolchain={cmake_dir}/toolchains/arm-none-eabi.cmake",
+            f"-DIREEGEN_CORTEX_M_CPU={cpu}",
+            f"-Direegen_DIR={cmake_dir}",
+            f"-DIREEGEN_PYTHON_EXECUTABLE={sys.executable}",
+        ],
+        check=True,
+        stdout=subprocess.PIPE,
+    )
     log = subprocess.run(["cmake", "--build", build], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     assert log.returncode == 0, log.stdout
     assert "flash" in log.stdout and "arena" in log.stdout  # the build-time footprint
-    run = subprocess.run(["qemu-system-arm", "-M", CORES[cpu].qemu_machine, "-nographic", "-monitor", "none",
-                          "-semihosting-config", "enable=on,target=native", "-kernel", build / "firmware.elf"],
-                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120)
+    run = subprocess.run(
+        [
+            "qemu-system-arm",
+            "-M",
+            CORES[cpu].qemu_machine,
+            "-nographic",
+            "-monitor",
+            "none",
+            "-semihosting-config",
+            "enable=on,target=native",
+            "-kernel",
+            build / "firmware.elf",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=120,
+    )
     assert run.returncode == 0, run.stdout
     numbers = [float(w) for w in run.stdout.split()]
     _, _, _, expected = sample_cases()["mlp"]
@@ -190,21 +237,57 @@ def test_optimize_for_size_and_quiet_glue(tmp_path):
     assert "--iree-llvmcpu-target-vector-width-in-bytes=4" in flags
     with pytest.raises(UsageError, match="--optimize-for size only applies"):
         make_config("async", "vmvx", optimize_for="size")
-    proc = run_cli("emit", SAMPLES / "mlp" / "mlp.mlir", "-o", tmp_path / "out", "--execution-model", "runtimeless",
-                   "--optimize-for", "fast")
+    proc = run_cli(
+        "emit",
+        SAMPLES / "mlp" / "mlp.mlir",
+        "-o",
+        tmp_path / "out",
+        "--execution-model",
+        "runtimeless",
+        "--optimize-for",
+        "fast",
+    )
     assert proc.returncode == 2 and "--optimize-for" in proc.stderr
     out = tmp_path / "out"
     emit(SAMPLES / "mlp" / "mlp.mlir", out, make_config("runtimeless"), name="mlp")
-    for define, present in (("-DMLP_NO_ERROR_MESSAGES", False), ("-DMLP_CONSTANTS_SECTION=\".rodata.w\"", True)):
+    for define, present in (("-DMLP_NO_ERROR_MESSAGES", False), ('-DMLP_CONSTANTS_SECTION=".rodata.w"', True)):
         obj = tmp_path / "mlp.o"
-        subprocess.run(["cc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-Os", define, f"-I{out}", "-c",
-                        str(out / "mlp.c"), "-o", str(obj)], check=True)
+        subprocess.run(
+            [
+                "cc",
+                "-std=c11",
+                "-Wall",
+                "-Wextra",
+                "-Werror",
+                "-Os",
+                define,
+                f"-I{out}",
+                "-c",
+                str(out / "mlp.c"),
+                "-o",
+                str(obj),
+            ],
+            check=True,
+        )
         assert (b"library ABI is not version" in obj.read_bytes()) == present
     # The section macro places the weights in both data forms: .S (default) and C.
     out_c = tmp_path / "out-c"
     emit(SAMPLES / "mlp" / "mlp.mlir", out_c, make_config("runtimeless", data_format="c"), name="mlp", verify=False)
     for source in (out / "mlp_constants.S", out_c / "mlp_constants.c"):
-        subprocess.run(["cc", "-Wall", "-Wextra", "-Werror", '-DMLP_CONSTANTS_SECTION=".rodata.w"', f"-I{source.parent}",
-                        "-c", str(source), "-o", str(tmp_path / "c.o")], check=True)
+        subprocess.run(
+            [
+                "cc",
+                "-Wall",
+                "-Wextra",
+                "-Werror",
+                '-DMLP_CONSTANTS_SECTION=".rodata.w"',
+                f"-I{source.parent}",
+                "-c",
+                str(source),
+                "-o",
+                str(tmp_path / "c.o"),
+            ],
+            check=True,
+        )
         sections = subprocess.run(["objdump", "-h", str(tmp_path / "c.o")], stdout=subprocess.PIPE, text=True).stdout
         assert ".rodata.w" in sections, source.name

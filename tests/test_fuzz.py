@@ -13,7 +13,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from conftest import SAMPLES
 
 from ireegen.cli import main
@@ -48,20 +47,30 @@ def _mutate(rng, data: bytes) -> bytes:
         if op == "flip":
             data[i] = rng.randrange(256)
         elif op == "delete":
-            del data[i:i + rng.randint(1, 40)]
+            del data[i : i + rng.randint(1, 40)]
         elif op == "insert":
             data[i:i] = rng.choice([b"{", b"}", b"%", b"tensor<", b"\x00", b"\xff\xfe", b"@", b"(", b"?x", b"-1x"])
         elif op == "dup":
             j = rng.randrange(len(data))
-            data[i:i] = data[min(i, j):max(i, j)][:200]
+            data[i:i] = data[min(i, j) : max(i, j)][:200]
         elif op == "digit":  # shapes, constants, indices: often still parses
             digits = [k for k, c in enumerate(data) if 48 <= c <= 57]
             if digits:
                 data[rng.choice(digits)] = rng.choice(b"0123456789")
         elif op == "word":  # another element type or op of the same dialect
             text = bytes(data)
-            a, b = rng.choice([(b"f32", b"f16"), (b"f32", b"i32"), (b"f32", b"bf16"), (b"f32", b"f64"),
-                               (b"mulf", b"addf"), (b"i32", b"i1"), (b"tensor<", b"tensor<?x"), (b"f32", b"i8")])
+            a, b = rng.choice(
+                [
+                    (b"f32", b"f16"),
+                    (b"f32", b"i32"),
+                    (b"f32", b"bf16"),
+                    (b"f32", b"f64"),
+                    (b"mulf", b"addf"),
+                    (b"i32", b"i1"),
+                    (b"tensor<", b"tensor<?x"),
+                    (b"f32", b"i8"),
+                ]
+            )
             data = bytearray(text.replace(a, b, rng.randint(1, 3)))
         else:
             del data[i:]
@@ -92,8 +101,10 @@ def test_mutated_models_emit(tmp_path, capsys, seed):
         model.write_bytes(data)
         if check(capsys, ["info", model])[0] != 0:
             continue  # does not parse: covered above
-        check(capsys, ["emit", model, "-o", tmp_path / f"out{n}", "--execution-model", mode[0],
-                       "--executable-format", mode[1]])
+        check(
+            capsys,
+            ["emit", model, "-o", tmp_path / f"out{n}", "--execution-model", mode[0], "--executable-format", mode[1]],
+        )
         done += 1
         if done == 3:
             break
@@ -125,8 +136,19 @@ def _garbage_arrays(tmp_path, rng):
 @pytest.fixture(scope="module")
 def runtimeless_out(tmp_path_factory):
     out = tmp_path_factory.mktemp("rl") / "out"
-    assert main(["emit", str(SAMPLES / "simple_mul" / "simple_mul.mlir"), "-o", str(out),
-                 "--execution-model", "runtimeless"]) == 0
+    assert (
+        main(
+            [
+                "emit",
+                str(SAMPLES / "simple_mul" / "simple_mul.mlir"),
+                "-o",
+                str(out),
+                "--execution-model",
+                "runtimeless",
+            ]
+        )
+        == 0
+    )
     return out
 
 
@@ -141,12 +163,33 @@ def test_garbage_inputs(tmp_path, capsys, runtimeless_out):
             renamed = f.with_suffix(".npz")
             if f != renamed:
                 renamed.write_bytes(f.read_bytes())
-            check(capsys, ["parity", SAMPLES / "simple_mul" / "simple_mul.mlir", "--execution-models", "async",
-                           "--inputs", renamed])
+            check(
+                capsys,
+                [
+                    "parity",
+                    SAMPLES / "simple_mul" / "simple_mul.mlir",
+                    "--execution-models",
+                    "async",
+                    "--inputs",
+                    renamed,
+                ],
+            )
 
 
-ODD_NAMES = ["with space.mlir", "ünïcödé.mlir", "new\nline.mlir", "-dash.mlir", "x" * 250 + ".mlir", ".hidden.mlir",
-             "a.b.c.mlir", "semi;colon.mlir", "quote\"d.mlir", "back\\slash.mlir", "$(echo hi).mlir", "*.mlir"]
+ODD_NAMES = [
+    "with space.mlir",
+    "ünïcödé.mlir",
+    "new\nline.mlir",
+    "-dash.mlir",
+    "x" * 250 + ".mlir",
+    ".hidden.mlir",
+    "a.b.c.mlir",
+    "semi;colon.mlir",
+    'quote"d.mlir',
+    "back\\slash.mlir",
+    "$(echo hi).mlir",
+    "*.mlir",
+]
 
 
 def test_odd_paths(tmp_path, capsys):
@@ -177,30 +220,56 @@ def test_every_flag_with_a_wrong_value(tmp_path, capsys, runtimeless_out):
     liar.write_text("#!/bin/sh\necho IREE compiler version 9.9\nexit 0\n")
     liar.chmod(0o755)
     emit_cases = [
-        ["--execution-model", "bogus"], ["--execution-model", ""], ["--executable-format", "elf"],
-        ["--module-format", "vm-c"], ["--execution-model", "runtimeless", "--module-format", "vmfb"],
+        ["--execution-model", "bogus"],
+        ["--execution-model", ""],
+        ["--executable-format", "elf"],
+        ["--module-format", "vm-c"],
+        ["--execution-model", "runtimeless", "--module-format", "vmfb"],
         ["--execution-model", "inline-static", "--executable-format", "embedded-elf"],
-        ["--target-triple", "aarch64"], ["--target-triple", "mips-unknown-linux-gnu"], ["--target-triple", ""],
-        ["--target-triple", "x86_64-unknown-linux-gnu", "--target-cpu", "cortex-m4"], ["--target-cpu", "\x01"],
-        ["--executable-format", "vmvx", "--target-cpu", "generic"], ["--name", "9x"], ["--name", "int"],
-        ["--name", "a__b"], ["--name", "n" * 65], ["--name", ""], ["--iree-flag", "nodash"],
-        ["--iree-flag", "--output-format=vm-c"], ["--iree-flag=-o"], ["--iree-flag", "--no-such-flag=1"],
-        ["--iree-flag", "--iree-opt-level=O9"], ["--iree-compile", not_exec], ["--iree-compile", liar],
-        ["--iree-compile", tmp_path], ["--iree-compile", "no-such-iree-compile"], ["--bogus-flag"],
+        ["--target-triple", "aarch64"],
+        ["--target-triple", "mips-unknown-linux-gnu"],
+        ["--target-triple", ""],
+        ["--target-triple", "x86_64-unknown-linux-gnu", "--target-cpu", "cortex-m4"],
+        ["--target-cpu", "\x01"],
+        ["--executable-format", "vmvx", "--target-cpu", "generic"],
+        ["--name", "9x"],
+        ["--name", "int"],
+        ["--name", "a__b"],
+        ["--name", "n" * 65],
+        ["--name", ""],
+        ["--iree-flag", "nodash"],
+        ["--iree-flag", "--output-format=vm-c"],
+        ["--iree-flag=-o"],
+        ["--iree-flag", "--no-such-flag=1"],
+        ["--iree-flag", "--iree-opt-level=O9"],
+        ["--iree-compile", not_exec],
+        ["--iree-compile", liar],
+        ["--iree-compile", tmp_path],
+        ["--iree-compile", "no-such-iree-compile"],
+        ["--bogus-flag"],
     ]
     for flags in emit_cases:
         check(capsys, ["emit", model, "-o", tmp_path / "out", *flags])
     parity_cases = [
-        ["--rtol", "abc"], ["--atol", "-"], ["--seed", "x"], ["--execution-models", "bogus"],
-        ["--execution-models", ","], ["--function", "nope"], ["--inputs", tmp_path / "missing.npz"],
-        ["--json", "/missing/dir/r.json"], ["--iree-runtime-bin", tmp_path], ["--iree-venv", tmp_path],
+        ["--rtol", "abc"],
+        ["--atol", "-"],
+        ["--seed", "x"],
+        ["--execution-models", "bogus"],
+        ["--execution-models", ","],
+        ["--function", "nope"],
+        ["--inputs", tmp_path / "missing.npz"],
+        ["--json", "/missing/dir/r.json"],
+        ["--iree-runtime-bin", tmp_path],
+        ["--iree-venv", tmp_path],
     ]
     for flags in parity_cases:
         check(capsys, ["parity", model, "--execution-models", "async", *flags])
     x = tmp_path / "x.npy"
     np.save(x, np.ones(4, np.float32))
     run_cases = [
-        ["--function", "nope"], ["--function", "simple_mul"], ["--function", "simple_mul", "--input", "1.5"],
+        ["--function", "nope"],
+        ["--function", "simple_mul"],
+        ["--function", "simple_mul", "--input", "1.5"],
         ["--function", "simple_mul", "--input", f"@{x}", "--input", "@/missing.npy"],
         ["--function", "simple_mul", "--input", f"@{x}", "--input", f"@{x}", "--output", "y.npy"],
         ["--function", "simple_mul", "--input", f"@{x}", "--input", f"@{x}", "--output", "@/missing/dir/y.npy"],
@@ -217,14 +286,16 @@ def test_every_flag_with_a_wrong_value(tmp_path, capsys, runtimeless_out):
     check(capsys, [])
 
 
-@pytest.mark.parametrize("argv", [
-    ["emit", "/nonexistent.mlir", "-o", "/tmp/x"],
-    ["emit", str(SAMPLES / "simple_mul" / "simple_mul.mlir"), "-o", "/proc/ireegen", "--executable-format", "vmvx"],
-    ["info", "/dev/null"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["emit", "/nonexistent.mlir", "-o", "/tmp/x"],
+        ["emit", str(SAMPLES / "simple_mul" / "simple_mul.mlir"), "-o", "/proc/ireegen", "--executable-format", "vmvx"],
+        ["info", "/dev/null"],
+    ],
+)
 def test_real_processes(argv):
-    proc = subprocess.run([sys.executable, "-m", "ireegen", *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          text=True)
+    proc = subprocess.run([sys.executable, "-m", "ireegen", *argv], capture_output=True, text=True)
     assert proc.returncode == 2 and proc.stderr.strip() and "Traceback" not in proc.stderr, proc.stderr
 
 
@@ -232,9 +303,11 @@ def test_parser_crash_is_a_message(tmp_path, capsys):
     """The Python bindings' parser segfaults on this (iree-opt says "expected
     '['"): found by this fuzz test."""
     model = tmp_path / "t.mlir"
-    model.write_text("func.func @f(%x: tensor<3x5xi32>) -> tensor<5x3xi32> {\n"
-                     "  %e = tensor.empty() : tensor<5x3xi32>\n"
-                     "  %t = linalg.transpose ins(%x : tensor<3x5xi32>) outs(%e : tensor<5x3xi32>) "
-                     "permutation = ([1, 0]\n  return %t : tensor<5x3xi32>\n}\n")
+    model.write_text(
+        "func.func @f(%x: tensor<3x5xi32>) -> tensor<5x3xi32> {\n"
+        "  %e = tensor.empty() : tensor<5x3xi32>\n"
+        "  %t = linalg.transpose ins(%x : tensor<3x5xi32>) outs(%e : tensor<5x3xi32>) "
+        "permutation = ([1, 0]\n  return %t : tensor<5x3xi32>\n}\n"
+    )
     status, err = check(capsys, ["info", model])
     assert status == 2 and "t.mlir:3:" in err and "expected '['" in err, err

@@ -1,5 +1,5 @@
 """The C that runtimeless emits for host scalars only known at run time
-(ireegen/host_scalars.py) computes what the interpreter folds at emit time.
+(ireegen/runtimeless/host_scalars.py) computes what the interpreter folds at emit time.
 
 Every integer op, comparison and cast is compiled with gcc, under
 -Wall -Wextra -Werror and UBSan (no recovery), on edge values and seeded
@@ -15,7 +15,7 @@ import subprocess
 
 import pytest
 
-from ireegen import host_scalars as hs
+from ireegen.runtimeless.lower import host_scalars as hs
 
 CC = shutil.which("gcc") or shutil.which("cc")
 pytestmark = pytest.mark.skipif(CC is None, reason="needs a C compiler")
@@ -47,8 +47,22 @@ def _run_c(cases: list, tmp_path) -> list:
     source = tmp_path / "scalars.c"
     source.write_text("\n".join(lines) + "\n")
     exe = tmp_path / "scalars"
-    subprocess.run([CC, "-std=c11", "-O0", "-Wall", "-Wextra", "-Werror", "-fsanitize=undefined",
-                    "-fno-sanitize-recover=all", str(source), "-o", str(exe)], check=True)
+    subprocess.run(
+        [
+            CC,
+            "-std=c11",
+            "-O0",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            "-fsanitize=undefined",
+            "-fno-sanitize-recover=all",
+            str(source),
+            "-o",
+            str(exe),
+        ],
+        check=True,
+    )
     out = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout.split()
     return [int(x) for x in out]
 
@@ -73,13 +87,19 @@ def test_integer_ops_compute_what_the_interpreter_folds(bits, tmp_path):
     for name in _c_ops():
         for x in values:
             for y in values:
-                if name in ("arith.divsi", "arith.floordivsi", "arith.ceildivsi") and bits > 1 and \
-                        hs.signed(x, bits) == -(1 << (bits - 1)) and hs.signed(y, bits) == -1:
+                if (
+                    name in ("arith.divsi", "arith.floordivsi", "arith.ceildivsi")
+                    and bits > 1
+                    and hs.signed(x, bits) == -(1 << (bits - 1))
+                    and hs.signed(y, bits) == -1
+                ):
                     want = hs.wrap(-hs.signed(x, bits), bits)  # MLIR: undefined; C: the wrapped negation
                 else:
                     want = _expected_binary(name, x, y, bits)
-                decls = [f"volatile {ctype} a = {x}u;" if x < 1 << 32 else f"volatile {ctype} a = UINT64_C({x});",
-                         f"volatile {ctype} b = {y}u;" if y < 1 << 32 else f"volatile {ctype} b = UINT64_C({y});"]
+                decls = [
+                    f"volatile {ctype} a = {x}u;" if x < 1 << 32 else f"volatile {ctype} a = UINT64_C({x});",
+                    f"volatile {ctype} b = {y}u;" if y < 1 << 32 else f"volatile {ctype} b = UINT64_C({y});",
+                ]
                 # b at run time, then b known at emit time (a literal).
                 cases.append((decls + ["(void)a;", "(void)b;"], hs.c_binary(name, "a", "b", f"i{bits}")))
                 expected.append(want)
@@ -98,9 +118,12 @@ def test_comparisons_and_casts(bits, tmp_path):
     cases, expected = [], []
     for x in values:
         for y in values:
-            decls = [f"volatile {ctype} a = {x}u;" if x < 1 << 32 else f"volatile {ctype} a = UINT64_C({x});",
-                     f"volatile {ctype} b = {y}u;" if y < 1 << 32 else f"volatile {ctype} b = UINT64_C({y});",
-                     "(void)a;", "(void)b;"]
+            decls = [
+                f"volatile {ctype} a = {x}u;" if x < 1 << 32 else f"volatile {ctype} a = UINT64_C({x});",
+                f"volatile {ctype} b = {y}u;" if y < 1 << 32 else f"volatile {ctype} b = UINT64_C({y});",
+                "(void)a;",
+                "(void)b;",
+            ]
             for predicate in ("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"):
                 cases.append((decls, hs.c_cmpi(predicate, "a", "b", bits)))
                 expected.append(hs.fold_cmpi(predicate, x, y, bits))
@@ -125,8 +148,14 @@ def test_float_comparisons_follow_ordered_and_unordered_predicates(tmp_path):
     predicates = [p for p, _ in hs._CMPF]
     for x in values:
         for y in values:
-            decls = ["volatile float zero = 0.0f;", f"volatile float a = {x};", f"volatile float b = {y};",
-                     "(void)zero;", "(void)a;", "(void)b;"]
+            decls = [
+                "volatile float zero = 0.0f;",
+                f"volatile float a = {x};",
+                f"volatile float b = {y};",
+                "(void)zero;",
+                "(void)a;",
+                "(void)b;",
+            ]
             for predicate in predicates:
                 cases.append((decls, hs.c_cmpf(predicate, "a", "b", "f32")))
                 expected.append(hs.fold_cmpf(predicate, python[x], python[y]))
@@ -141,8 +170,21 @@ def test_bounds_contain_every_result_that_does_not_wrap(bits):
     give on operands inside their bounds (where no arithmetic wraps; the C
     checks the bound at run time for the rest)."""
     rng = random.Random(bits)
-    names = ["arith.addi", "arith.subi", "arith.muli", "arith.minsi", "arith.maxsi", "arith.minui", "arith.maxui",
-             "arith.divsi", "arith.floordivsi", "arith.ceildivsi", "arith.divui", "arith.andi", "arith.shrui"]
+    names = [
+        "arith.addi",
+        "arith.subi",
+        "arith.muli",
+        "arith.minsi",
+        "arith.maxsi",
+        "arith.minui",
+        "arith.maxui",
+        "arith.divsi",
+        "arith.floordivsi",
+        "arith.ceildivsi",
+        "arith.divui",
+        "arith.andi",
+        "arith.shrui",
+    ]
     for _ in range(300):
         name = rng.choice(names)
         a = sorted(rng.randint(-50, 50) for _ in range(2))

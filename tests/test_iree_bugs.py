@@ -10,7 +10,6 @@ import sys
 
 import numpy as np
 import pytest
-
 from conftest import ROOT, run_cli
 
 from ireegen.parity import parity
@@ -26,6 +25,8 @@ def corpus():
         sys.modules["corpus"] = module
         spec.loader.exec_module(module)
     return sys.modules["corpus"]
+
+
 INLINE = ("inline-static", "inline-dynamic")
 
 
@@ -38,8 +39,13 @@ def _inline_verdicts(report):
 ALLOCATION_REPROS = {
     "inline_shared_allocation": {"main": [np.ones((4, 16), np.float32), np.ones((16, 16), np.float32)]},
     "inline_shared_allocation_loop": {"main": [np.asarray(3e-7, np.float32), np.asarray(700, np.float32)]},
-    "inline_shared_allocation_argmax": {"main": [np.asarray(
-        [[[0, 5, 1, 2], [3, 1, 4, 1], [9, 2, 6, 5]], [[3, 5, 8, 9], [7, 9, 3, 2], [3, 8, 4, 6]]], np.float32)]},
+    "inline_shared_allocation_argmax": {
+        "main": [
+            np.asarray(
+                [[[0, 5, 1, 2], [3, 1, 4, 1], [9, 2, 6, 5]], [[3, 5, 8, 9], [7, 9, 3, 2], [3, 8, 4, 6]]], np.float32
+            )
+        ]
+    },
 }
 
 
@@ -73,8 +79,14 @@ def test_each_failure_class_is_the_allocation_bug(name, corpus):
     is checked against numpy in test_parity's corpus test."""
     case = corpus.CASES[name]
     call = case.calls[0]
-    report = parity(case.path, inputs={call.function: call.inputs}, rtol=case.rtol, atol=case.atol,
-                    modes=("async",) + INLINE, apply_workarounds=("inline-constants",))
+    report = parity(
+        case.path,
+        inputs={call.function: call.inputs},
+        rtol=case.rtol,
+        atol=case.atol,
+        modes=("async",) + INLINE,
+        apply_workarounds=("inline-constants",),
+    )
     verdicts = _inline_verdicts(report)
     assert all("mismatch" in v for v in verdicts.values()), report.table()
     for got, want in zip(report.results["async"][call.function], call.expected):
@@ -95,8 +107,9 @@ def test_manifest_records_both_inline_workarounds(tmp_path, corpus):
 @pytest.mark.parametrize("execution_model", ["async", "inline-static", "inline-dynamic"])
 def test_emitc_refuses_host_control_flow(tmp_path, corpus, model, execution_model):
     out = tmp_path / "out"
-    proc = run_cli("emit", corpus.CASES[model].path, "-o", out, "--module-format", "emitc",
-                   "--execution-model", execution_model)
+    proc = run_cli(
+        "emit", corpus.CASES[model].path, "-o", out, "--module-format", "emitc", "--execution-model", execution_model
+    )
     assert proc.returncode == 2, proc.stdout + proc.stderr
     line = proc.stderr.strip()
     assert len(line.splitlines()) == 1 and "Traceback" not in line
@@ -112,14 +125,14 @@ def test_emitc_without_control_flow_is_not_refused(tmp_path, corpus):
 
 
 def test_control_flow_inside_a_linalg_body_is_device_code(tmp_path):
-    from ireegen.models import load_model
-    from ireegen.refusals import functions_with_control_flow
+    from ireegen.compile.refusals import functions_with_control_flow
+    from ireegen.frontend.models import load_model
 
     model = tmp_path / "m.mlir"
     model.write_text(
         "func.func @clip(%x: tensor<8xf32>) -> tensor<8xf32> {\n"
         "  %r = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>],\n"
-        "                      iterator_types = [\"parallel\"]} ins(%x : tensor<8xf32>) outs(%x : tensor<8xf32>) {\n"
+        '                      iterator_types = ["parallel"]} ins(%x : tensor<8xf32>) outs(%x : tensor<8xf32>) {\n'
         "  ^bb0(%a: f32, %o: f32):\n"
         "    %z = arith.constant 0.0 : f32\n"
         "    %neg = arith.cmpf olt, %a, %z : f32\n"
@@ -139,11 +152,11 @@ def test_control_flow_inside_a_linalg_body_is_device_code(tmp_path):
 def test_no_workarounds_skips_the_emitc_refusal(tmp_path, corpus):
     """apply_workarounds=False skips refusals too, so the raw compiler's
     EmitC output can still be produced (compile only: no runtime SDK here)."""
-    from ireegen.compile_model import compile_model
-    from ireegen.compiler import find_compiler
-    from ireegen.errors import UsageError
-    from ireegen.models import load_model
-    from ireegen.modes import make_config
+    from ireegen.common.errors import UsageError
+    from ireegen.compile.compile_model import compile_model
+    from ireegen.compile.compiler import find_compiler
+    from ireegen.config.modes import make_config
+    from ireegen.frontend.models import load_model
 
     config = make_config("async", module_format="emitc")
     model = load_model(corpus.CASES["unstructured_loop"].path)

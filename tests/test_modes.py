@@ -2,8 +2,8 @@
 
 import pytest
 
-from ireegen.errors import UsageError
-from ireegen.modes import EXECUTION_MODELS, host_triple, make_config
+from ireegen.common.errors import UsageError
+from ireegen.config.modes import EXECUTION_MODELS, host_triple, make_config
 
 
 def all_combinations():

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from conftest import run_cli
 
 onnx = pytest.importorskip("onnx")
@@ -64,8 +63,9 @@ def conv_model():
     ]
     graph = helper.make_graph(
         [
-            helper.make_node("Conv", ["input.1", "conv.weight", "conv.bias"], ["c"], name="/conv/Conv",
-                             kernel_shape=[3, 3]),
+            helper.make_node(
+                "Conv", ["input.1", "conv.weight", "conv.bias"], ["c"], name="/conv/Conv", kernel_shape=[3, 3]
+            ),
             helper.make_node("Relu", ["c"], ["r"], name="/relu/Relu"),
             helper.make_node("MaxPool", ["r"], ["p"], name="/pool/MaxPool", kernel_shape=[2, 2], strides=[2, 2]),
             helper.make_node("Flatten", ["p"], ["f"], name="/Flatten"),
@@ -89,10 +89,14 @@ def uint8_model():
         ],
         "preprocess",
         [helper.make_tensor_value_info("pixels", TensorProto.UINT8, [2, 4])],
-        [helper.make_tensor_value_info("scaled", TensorProto.FLOAT, [2, 4]),
-         helper.make_tensor_value_info("bumped", TensorProto.UINT8, [2, 4])],
-        [numpy_helper.from_array(np.array(1 / 255, np.float32), "scale"),
-         numpy_helper.from_array(np.array(1, np.uint8), "one")],
+        [
+            helper.make_tensor_value_info("scaled", TensorProto.FLOAT, [2, 4]),
+            helper.make_tensor_value_info("bumped", TensorProto.UINT8, [2, 4]),
+        ],
+        [
+            numpy_helper.from_array(np.array(1 / 255, np.float32), "scale"),
+            numpy_helper.from_array(np.array(1, np.uint8), "one"),
+        ],
     )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=IR_VERSION)
 
@@ -140,20 +144,31 @@ def test_mlp_dynamic_batch_named_against_onnxruntime_and_reference(tmp_path):
     --input-shape; the C API uses the ONNX names."""
     path = _save(mlp_model(), tmp_path / "digits.onnx")
     x = np.random.default_rng(3).standard_normal((5, 64)).astype(np.float32)
-    report = parity(path, modes=["async", "inline-static", "inline-dynamic", "runtimeless"],
-                    input_shapes={"image": (5, 64)}, inputs={"predict": [x]}, reference="onnxruntime",
-                    rtol=1e-4, atol=1e-5)
+    report = parity(
+        path,
+        modes=["async", "inline-static", "inline-dynamic", "runtimeless"],
+        input_shapes={"image": (5, 64)},
+        inputs={"predict": [x]},
+        reference="onnxruntime",
+        rtol=1e-4,
+        atol=1e-5,
+    )
     _check(report)
     # Every mode, async included, is compared with ONNX Runtime as well as with async.
     assert {r.mode for r in report.rows if r.against == "onnxruntime" and r.verdict == "ok"} == {
-        "async", "inline-static", "inline-dynamic", "runtimeless"}
+        "async",
+        "inline-static",
+        "inline-dynamic",
+        "runtimeless",
+    }
     want = _reference(path, {"image": x})[0]
     for mode in ("async", "runtimeless"):
         np.testing.assert_allclose(report.results[mode]["predict"][0], want, rtol=1e-4, atol=1e-5)
 
     out = tmp_path / "out"
-    proc = run_cli("emit", path, "-o", out, "--name", "digits", "--execution-model", "runtimeless",
-                   "--input-shape", "image=1x64")
+    proc = run_cli(
+        "emit", path, "-o", out, "--name", "digits", "--execution-model", "runtimeless", "--input-shape", "image=1x64"
+    )
     assert proc.returncode == 0, proc.stderr
     header = (out / "digits.h").read_text()
     assert "int digits_predict(digits_t* model, const float* image, float* logits);" in header
@@ -164,8 +179,14 @@ def test_mlp_dynamic_batch_named_against_onnxruntime_and_reference(tmp_path):
     assert manifest["source"]["input_shapes"] == {"image": [1, 64]}
     fn = manifest["functions"][0]
     assert (fn["name"], fn["c_symbol"], fn["c_macro_prefix"]) == ("predict", "digits_predict", "DIGITS_PREDICT")
-    assert fn["inputs"][0] == {"name": "image", "dtype": "float32", "shape": [1, 64], "kind": "tensor",
-                               "c_name": "image", "c_macro_prefix": "DIGITS_PREDICT_IMAGE"}
+    assert fn["inputs"][0] == {
+        "name": "image",
+        "dtype": "float32",
+        "shape": [1, 64],
+        "kind": "tensor",
+        "c_name": "image",
+        "c_macro_prefix": "DIGITS_PREDICT_IMAGE",
+    }
 
     # Without --input-shape the batch is dynamic: a buffer-view call, and runtimeless refuses it.
     info = run_cli("info", path)
@@ -184,11 +205,18 @@ def test_conv_with_pytorch_style_names(tmp_path):
     assert "out 18: float32 [1x5]  C float v_18, macros CNN_MAIN_GRAPH_V_18_*" in info.stdout
     x = np.random.default_rng(4).standard_normal((1, 1, 8, 8)).astype(np.float32)
     np.savez(tmp_path / "in.npz", **{"input.1": x})
-    report = parity(path, modes=["async", "runtimeless"], inputs_file=tmp_path / "in.npz",
-                    reference="onnxruntime", rtol=1e-4, atol=1e-5)
+    report = parity(
+        path,
+        modes=["async", "runtimeless"],
+        inputs_file=tmp_path / "in.npz",
+        reference="onnxruntime",
+        rtol=1e-4,
+        atol=1e-5,
+    )
     _check(report)
-    np.testing.assert_allclose(report.results["runtimeless"]["main_graph"][0],
-                               _reference(path, {"input.1": x})[0], rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(
+        report.results["runtimeless"]["main_graph"][0], _reference(path, {"input.1": x})[0], rtol=1e-4, atol=1e-5
+    )
 
 
 def test_uint8_stays_unsigned_end_to_end(tmp_path):
@@ -206,8 +234,18 @@ def test_uint8_stays_unsigned_end_to_end(tmp_path):
 
     pixels = np.array([[0, 1, 127, 128], [200, 254, 255, 17]], np.uint8)  # >127: wrong if read as int8
     np.save(tmp_path / "pixels.npy", pixels)
-    run = run_cli("run", out, "--function", "preprocess", "--input", f"pixels=@{tmp_path / 'pixels.npy'}",
-                  "--output", f"@{tmp_path / 'scaled.npy'}", "--output", f"@{tmp_path / 'bumped.npy'}")
+    run = run_cli(
+        "run",
+        out,
+        "--function",
+        "preprocess",
+        "--input",
+        f"pixels=@{tmp_path / 'pixels.npy'}",
+        "--output",
+        f"@{tmp_path / 'scaled.npy'}",
+        "--output",
+        f"@{tmp_path / 'bumped.npy'}",
+    )
     assert run.returncode == 0, run.stderr
     scaled, bumped = np.load(tmp_path / "scaled.npy"), np.load(tmp_path / "bumped.npy")
     want_scaled, want_bumped = _reference(path, {"pixels": pixels})
@@ -216,8 +254,7 @@ def test_uint8_stays_unsigned_end_to_end(tmp_path):
     np.testing.assert_allclose(scaled, want_scaled, rtol=1e-6)
     assert scaled[1, 2] == pytest.approx(1.0)
 
-    report = parity(path, modes=["async", "runtimeless"], inputs={"preprocess": [pixels]},
-                    reference="onnxruntime")
+    report = parity(path, modes=["async", "runtimeless"], inputs={"preprocess": [pixels]}, reference="onnxruntime")
     _check(report)
     assert report.results["async"]["preprocess"][1].dtype == np.uint8
     np.testing.assert_array_equal(report.results["async"]["preprocess"][1], want_bumped)
@@ -230,12 +267,19 @@ def test_external_data_and_path_independence(tmp_path):
     for where in ("a", "b/deeper"):
         d = tmp_path / where
         d.mkdir(parents=True)
-        _save(mlp_model(), d / "mlp.onnx", save_as_external_data=True, all_tensors_to_one_file=True,
-              location="mlp.weights", size_threshold=0)
+        _save(
+            mlp_model(),
+            d / "mlp.onnx",
+            save_as_external_data=True,
+            all_tensors_to_one_file=True,
+            location="mlp.weights",
+            size_threshold=0,
+        )
         assert (d / "mlp.weights").stat().st_size > 64 * 24 * 4
         out = d / "out"
-        proc = run_cli("emit", "mlp.onnx", "-o", "out", "--execution-model", "runtimeless",
-                       "--input-shape", "image=2x64", cwd=d)
+        proc = run_cli(
+            "emit", "mlp.onnx", "-o", "out", "--execution-model", "runtimeless", "--input-shape", "image=2x64", cwd=d
+        )
         assert proc.returncode == 0, proc.stderr
         outs.append(out)
     files = sorted(p.name for p in outs[0].iterdir())
@@ -249,13 +293,14 @@ def test_external_data_and_path_independence(tmp_path):
     assert manifest["source"]["external_data"][0]["file"] == "mlp.weights"
 
     # The content key follows the weights file, not only the .onnx.
-    from ireegen.compiler import find_compiler
-    from ireegen.modes import make_config
-    from ireegen.reproducible import content_key
+    from ireegen.compile.compiler import find_compiler
+    from ireegen.config.modes import make_config
+    from ireegen.output.reproducible import content_key
 
     def key(d):
-        return content_key(d / "mlp.onnx", "mlp", make_config("runtimeless"), [], find_compiler(),
-                           input_shapes={"image": (2, 64)})
+        return content_key(
+            d / "mlp.onnx", "mlp", make_config("runtimeless"), [], find_compiler(), input_shapes={"image": (2, 64)}
+        )
 
     assert key(tmp_path / "a") == key(tmp_path / "b" / "deeper") == manifest["content_key"]
     weights = tmp_path / "b" / "deeper" / "mlp.weights"
@@ -265,8 +310,15 @@ def test_external_data_and_path_independence(tmp_path):
     assert key(tmp_path / "b" / "deeper") != manifest["content_key"]
 
     x = np.random.default_rng(5).standard_normal((2, 64)).astype(np.float32)
-    report = parity(tmp_path / "a" / "mlp.onnx", modes=["async"], input_shapes={"image": (2, 64)},
-                    inputs={"predict": [x]}, reference="onnxruntime", rtol=1e-4, atol=1e-5)
+    report = parity(
+        tmp_path / "a" / "mlp.onnx",
+        modes=["async"],
+        input_shapes={"image": (2, 64)},
+        inputs={"predict": [x]},
+        reference="onnxruntime",
+        rtol=1e-4,
+        atol=1e-5,
+    )
     _check(report)
 
     (tmp_path / "a" / "mlp.weights").unlink()
@@ -279,8 +331,9 @@ def test_external_data_and_path_independence(tmp_path):
 def test_old_opset_is_upgraded(tmp_path):
     path = _save(old_opset_model(), tmp_path / "old.onnx")
     x = np.random.default_rng(6).standard_normal((2, 3)).astype(np.float32)
-    report = parity(path, modes=["async", "runtimeless"], inputs={"old": [x]}, reference="onnxruntime",
-                    rtol=1e-5, atol=1e-6)
+    report = parity(
+        path, modes=["async", "runtimeless"], inputs={"old": [x]}, reference="onnxruntime", rtol=1e-5, atol=1e-6
+    )
     _check(report)
     assert report.results["async"]["old"][0].shape == (1, 2, 4)
 
@@ -292,12 +345,15 @@ def test_old_opset_that_lowers_as_it_is_keeps_its_opset(tmp_path):
     graph = helper.make_graph(
         [helper.make_node("Upsample", ["x", "scales"], ["y"], name="up", mode="nearest")],
         "up",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 2, 2]),
-         helper.make_tensor_value_info("scales", TensorProto.FLOAT, [4])],
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 2, 2]),
+            helper.make_tensor_value_info("scales", TensorProto.FLOAT, [4]),
+        ],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1, 4, 6])],
     )
-    path = _save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 9)], ir_version=4),
-                 tmp_path / "up.onnx")
+    path = _save(
+        helper.make_model(graph, opset_imports=[helper.make_opsetid("", 9)], ir_version=4), tmp_path / "up.onnx"
+    )
     proc = run_cli("emit", path, "-o", tmp_path / "out", "--execution-model", "runtimeless")
     assert proc.returncode == 0, proc.stderr
     assert "const float* x, const float* scales, float* y" in (tmp_path / "out" / "up.h").read_text()
@@ -308,30 +364,43 @@ def test_old_opset_upgrade_that_changes_the_interface_is_refused(tmp_path):
     batch dimension from the graph's inputs and outputs: the C API would not
     be the model's, so ireegen refuses it, naming both."""
     body = helper.make_graph(
-        [helper.make_node("Add", ["sum_in", "next"], ["sum_out"]),
-         helper.make_node("Identity", ["sum_out"], ["scan_out"])],
+        [
+            helper.make_node("Add", ["sum_in", "next"], ["sum_out"]),
+            helper.make_node("Identity", ["sum_out"], ["scan_out"]),
+        ],
         "body",
-        [helper.make_tensor_value_info("sum_in", TensorProto.FLOAT, [2]),
-         helper.make_tensor_value_info("next", TensorProto.FLOAT, [2])],
-        [helper.make_tensor_value_info("sum_out", TensorProto.FLOAT, [2]),
-         helper.make_tensor_value_info("scan_out", TensorProto.FLOAT, [2])],
+        [
+            helper.make_tensor_value_info("sum_in", TensorProto.FLOAT, [2]),
+            helper.make_tensor_value_info("next", TensorProto.FLOAT, [2]),
+        ],
+        [
+            helper.make_tensor_value_info("sum_out", TensorProto.FLOAT, [2]),
+            helper.make_tensor_value_info("scan_out", TensorProto.FLOAT, [2]),
+        ],
     )
     graph = helper.make_graph(
         [helper.make_node("Scan", ["", "initial", "x"], ["y", "z"], name="scan", num_scan_inputs=1, body=body)],
         "cumsum",
-        [helper.make_tensor_value_info("initial", TensorProto.FLOAT, [1, 2]),
-         helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 2])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2]),
-         helper.make_tensor_value_info("z", TensorProto.FLOAT, [1, 3, 2])],
+        [
+            helper.make_tensor_value_info("initial", TensorProto.FLOAT, [1, 2]),
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 2]),
+        ],
+        [
+            helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2]),
+            helper.make_tensor_value_info("z", TensorProto.FLOAT, [1, 3, 2]),
+        ],
     )
-    path = _save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 8)], ir_version=4),
-                 tmp_path / "scan.onnx")
+    path = _save(
+        helper.make_model(graph, opset_imports=[helper.make_opsetid("", 8)], ir_version=4), tmp_path / "scan.onnx"
+    )
     proc = run_cli("emit", path, "-o", tmp_path / "out")
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr and proc.stderr.strip().count("\n") == 0
-    assert "node 'scan' (Scan): IREE's ONNX lowering does not support this op as used here (opset 8); " \
-           "upgrading the model to opset 17 would change its inputs or outputs " \
-           "(initial: float32 [1, 2] -> float32 [2])" in proc.stderr
+    assert (
+        "node 'scan' (Scan): IREE's ONNX lowering does not support this op as used here (opset 8); "
+        "upgrading the model to opset 17 would change its inputs or outputs "
+        "(initial: float32 [1, 2] -> float32 [2])" in proc.stderr
+    )
     assert not (tmp_path / "out").exists()
 
 
@@ -354,18 +423,22 @@ def test_unsupported_op_of_an_unnamed_node_names_its_number(tmp_path):
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])],
     )
-    path = _save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 24)], ir_version=10),
-                 tmp_path / "act.onnx")
+    path = _save(
+        helper.make_model(graph, opset_imports=[helper.make_opsetid("", 24)], ir_version=10), tmp_path / "act.onnx"
+    )
     proc = run_cli("emit", path, "-o", tmp_path / "out")
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr and proc.stderr.strip().count("\n") == 0
     assert "act.onnx: node #2 (Swish): IREE's ONNX lowering does not support this op" in proc.stderr
 
 
-@pytest.mark.parametrize("content, message", [
-    (b"\x08\x01", "junk.onnx: the ONNX graph has no outputs"),  # a valid but empty ModelProto
-    (b"hello, not protobuf", "junk.onnx: not a readable ONNX model"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (b"\x08\x01", "junk.onnx: the ONNX graph has no outputs"),  # a valid but empty ModelProto
+        (b"hello, not protobuf", "junk.onnx: not a readable ONNX model"),
+    ],
+)
 def test_not_a_model(tmp_path, content, message):
     (tmp_path / "junk.onnx").write_bytes(content)
     proc = run_cli("emit", tmp_path / "junk.onnx", "-o", tmp_path / "out")
@@ -373,14 +446,17 @@ def test_not_a_model(tmp_path, content, message):
     assert not (tmp_path / "out").exists()
 
 
-@pytest.mark.parametrize("flag, message", [
-    ("foo=1x64", "--input-shape foo: "),
-    ("image=1x", "--input-shape 'image=1x': dimensions must be positive integers"),
-    ("image", "--input-shape 'image': expected NAME=DIMS"),
-    ("image=0x64", "dimensions must be positive integers"),
-    ("image=1x1x64", "--input-shape image: "),
-    ("image=1x32", "--input-shape image: dimension 1 of image is fixed at 64"),
-])
+@pytest.mark.parametrize(
+    "flag, message",
+    [
+        ("foo=1x64", "--input-shape foo: "),
+        ("image=1x", "--input-shape 'image=1x': dimensions must be positive integers"),
+        ("image", "--input-shape 'image': expected NAME=DIMS"),
+        ("image=0x64", "dimensions must be positive integers"),
+        ("image=1x1x64", "--input-shape image: "),
+        ("image=1x32", "--input-shape image: dimension 1 of image is fixed at 64"),
+    ],
+)
 def test_input_shape_errors(tmp_path, flag, message):
     path = _save(mlp_model(), tmp_path / "m.onnx")
     proc = run_cli("info", path, "--input-shape", flag)
@@ -394,11 +470,14 @@ def test_input_shape_on_mlir_and_missing_packages(tmp_path, samples):
     path = _save(mlp_model(), tmp_path / "m.onnx")
     for blocked, argv, hint in (
         ("onnx", ["info", str(path)], "pip install 'ireegen[onnx]'"),
-        ("onnxruntime", ["parity", str(path), "--reference", "onnxruntime", "--input-shape", "image=1x64"],
-         "pip install 'ireegen[onnxruntime]'"),
+        (
+            "onnxruntime",
+            ["parity", str(path), "--reference", "onnxruntime", "--input-shape", "image=1x64"],
+            "pip install 'ireegen[onnxruntime]'",
+        ),
     ):
         code = f"import sys; sys.modules[{blocked!r}] = None; from ireegen.cli import main; sys.exit(main({argv!r}))"
-        proc = subprocess.run([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
         assert proc.returncode == 2, proc.stderr
         assert hint in proc.stderr and proc.stderr.strip().count("\n") == 0
 
@@ -434,8 +513,18 @@ def test_mlir_names_sanitized_and_clash_free(tmp_path):
     assert [v["name"] for v in fn["inputs"]][:2] == ["model", "int"]
     rng = np.random.default_rng(7)
     inputs = [rng.standard_normal(2).astype(np.float32) for _ in range(7)]
-    np.savez(tmp_path / "in.npz", **{"f.model": inputs[0], "f.int": inputs[1], "a.b": inputs[2], "A_B": inputs[3],
-                                     "input4": inputs[4], "x_data": inputs[5], "f.input6": inputs[6]})
+    np.savez(
+        tmp_path / "in.npz",
+        **{
+            "f.model": inputs[0],
+            "f.int": inputs[1],
+            "a.b": inputs[2],
+            "A_B": inputs[3],
+            "input4": inputs[4],
+            "x_data": inputs[5],
+            "f.input6": inputs[6],
+        },
+    )
     report = parity(path, modes=["async", "runtimeless"], inputs_file=tmp_path / "in.npz")
     _check(report)
     want = sum(inputs[:6])
@@ -462,17 +551,30 @@ NINJA = shutil.which("ninja")
 def test_cmake_src_onnx_rebuilds_when_model_or_weights_change(tmp_path):
     src, build = tmp_path / "src", tmp_path / "build"
     src.mkdir()
-    save = dict(save_as_external_data=True, all_tensors_to_one_file=True, location="digits.weights",
-                size_threshold=0)
+    save = dict(save_as_external_data=True, all_tensors_to_one_file=True, location="digits.weights", size_threshold=0)
     _save(mlp_model(), src / "digits.onnx", **save)
     (src / "CMakeLists.txt").write_text(
         "cmake_minimum_required(VERSION 3.21)\nproject(t NONE)\nfind_package(ireegen CONFIG REQUIRED)\n"
         "ireegen_add_model(digits SRC digits.onnx EXECUTION_MODEL runtimeless INPUT_SHAPES image=1x64 "
-        "GENERATE_ONLY)\n")
+        "GENERATE_ONLY)\n"
+    )
     cmake_dir = run_cli("--cmake-dir").stdout.strip()
-    conf = subprocess.run([CMAKE, "-G", "Ninja", "-S", src, "-B", build, f"-Direegen_DIR={cmake_dir}",
-                           f"-DIREEGEN_PYTHON_EXECUTABLE={sys.executable}"],
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    conf = subprocess.run(
+        [
+            CMAKE,
+            "-G",
+            "Ninja",
+            "-S",
+            src,
+            "-B",
+            build,
+            f"-Direegen_DIR={cmake_dir}",
+            f"-DIREEGEN_PYTHON_EXECUTABLE={sys.executable}",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     assert conf.returncode == 0, conf.stdout
 
     def build_log():
@@ -515,9 +617,16 @@ def _mobilenet_like(torch):
 
     def block(cin, cout, stride, expand=4):
         mid = cin * expand
-        return nn.Sequential(nn.Conv2d(cin, mid, 1, bias=False), nn.BatchNorm2d(mid), nn.ReLU6(),
-                             nn.Conv2d(mid, mid, 3, stride, 1, groups=mid, bias=False), nn.BatchNorm2d(mid),
-                             nn.ReLU6(), nn.Conv2d(mid, cout, 1, bias=False), nn.BatchNorm2d(cout))
+        return nn.Sequential(
+            nn.Conv2d(cin, mid, 1, bias=False),
+            nn.BatchNorm2d(mid),
+            nn.ReLU6(),
+            nn.Conv2d(mid, mid, 3, stride, 1, groups=mid, bias=False),
+            nn.BatchNorm2d(mid),
+            nn.ReLU6(),
+            nn.Conv2d(mid, cout, 1, bias=False),
+            nn.BatchNorm2d(cout),
+        )
 
     class Residual(nn.Module):
         def __init__(self, c):
@@ -531,8 +640,15 @@ def _mobilenet_like(torch):
         def __init__(self):
             super().__init__()
             self.stem = nn.Sequential(nn.Conv2d(3, 16, 3, 2, 1, bias=False), nn.BatchNorm2d(16), nn.ReLU6())
-            self.body = nn.Sequential(block(16, 24, 2), Residual(24), block(24, 32, 2), Residual(32), Residual(32),
-                                      block(32, 64, 2), Residual(64))
+            self.body = nn.Sequential(
+                block(16, 24, 2),
+                Residual(24),
+                block(24, 32, 2),
+                Residual(32),
+                Residual(32),
+                block(32, 64, 2),
+                Residual(64),
+            )
             self.head = nn.Linear(64, 100)
 
         def forward(self, image):
@@ -559,15 +675,30 @@ def test_pytorch_route(tmp_path, dynamo):
     net = _mobilenet_like(torch)
     x = torch.randn(1, 3, 96, 96)
     path = tmp_path / "net.onnx"
-    torch.onnx.export(net, (x,), str(path), input_names=["image"], output_names=["probs"],
-                      dynamic_axes={"image": {0: "batch"}, "probs": {0: "batch"}}, opset_version=18, dynamo=dynamo)
+    torch.onnx.export(
+        net,
+        (x,),
+        str(path),
+        input_names=["image"],
+        output_names=["probs"],
+        dynamic_axes={"image": {0: "batch"}, "probs": {0: "batch"}},
+        opset_version=18,
+        dynamo=dynamo,
+    )
     out = tmp_path / "out"
     proc = run_cli("emit", path, "-o", out, "--execution-model", "runtimeless", "--input-shape", "image=1x3x96x96")
     assert proc.returncode == 0, proc.stderr
     assert "const float* image, float* probs" in (out / "net.h").read_text()
     fn = json.loads((out / "manifest.json").read_text())["functions"][0]["name"]
-    report = parity(path, modes=["async", "runtimeless"], input_shapes={"image": (1, 3, 96, 96)},
-                    inputs={fn: [x.numpy()]}, reference="onnxruntime", rtol=1e-4, atol=1e-6)
+    report = parity(
+        path,
+        modes=["async", "runtimeless"],
+        input_shapes={"image": (1, 3, 96, 96)},
+        inputs={fn: [x.numpy()]},
+        reference="onnxruntime",
+        rtol=1e-4,
+        atol=1e-6,
+    )
     _check(report)
     with torch.no_grad():
         want = net(x).numpy()

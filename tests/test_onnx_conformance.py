@@ -1,7 +1,7 @@
 """CI: the ONNX node tests, fixed subset (one test per operator, listed in
 tests/onnx_conformance_status.json), in all four execution models, against
 ONNX's reference outputs.  Each test's model goes in as `TEST.onnx`,
-through ireegen's own ONNX import (ireegen/onnx_import.py).  See
+through ireegen's own ONNX import (ireegen/frontend/onnx_import.py).  See
 tests/onnx_conformance.py.
 
 Fails on any crash (a Python traceback from ireegen), wrong number or
@@ -39,18 +39,24 @@ def test_subset_is_fixed_and_large_enough():
 
 def test_no_crash_wrong_number_or_bad_c(run):
     _, results = run
-    bad = [f"{name} {mode}: {r.status}: {r.reason}" for name, t in sorted(results.items())
-           for mode, r in t.modes.items() if r.status in oc.FAILURES]
+    bad = [
+        f"{name} {mode}: {r.status}: {r.reason}"
+        for name, t in sorted(results.items())
+        for mode, r in t.modes.items()
+        if r.status in oc.FAILURES
+    ]
     assert not bad, f"{len(bad)} test x mode failures:\n" + "\n".join(bad)
 
 
 def test_statuses_are_the_committed_ones(run):
     committed, results = run
     diff = oc.status_diff(results, committed["tests"])
-    assert not diff, (f"{len(diff)} statuses differ from tests/onnx_conformance_status.json (committed -> now).\n"
-                      f"If the change is intended, regenerate the file and docs/onnx-conformance.md:\n"
-                      f"    {REGENERATE}\n(or, for these tests only: python tests/onnx_conformance.py --tests NAME... "
-                      f"--write-status --write-doc)\n" + "\n".join(diff))
+    assert not diff, (
+        f"{len(diff)} statuses differ from tests/onnx_conformance_status.json (committed -> now).\n"
+        f"If the change is intended, regenerate the file and docs/onnx-conformance.md:\n"
+        f"    {REGENERATE}\n(or, for these tests only: python tests/onnx_conformance.py --tests NAME... "
+        f"--write-status --write-doc)\n" + "\n".join(diff)
+    )
 
 
 def test_emit_cli_on_node_tests():
@@ -64,7 +70,9 @@ def test_emit_cli_on_node_tests():
     assert ok["exit"] == 0 and not ok["traceback"], ok
     no = onnx_emit_cli.run_one("test_adam", cases["test_adam"].model, "async")
     assert no["exit"] == 2 and no["error_lines"] == 1 and not no["traceback"], no
-    assert "test_adam.onnx: node #1 (ai.onnx.preview.training.Adam): IREE's ONNX lowering does not support" \
+    assert (
+        "test_adam.onnx: node #1 (ai.onnx.preview.training.Adam): IREE's ONNX lowering does not support"
         in no["message"]
+    )
     text, odd = onnx_emit_cli.summarize([ok, no])
     assert odd == 0 and "exit 0: 1, exit 2: 1; tracebacks: 0" in text

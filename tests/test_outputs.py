@@ -12,12 +12,11 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import SAMPLES
 
 from ireegen.cli import main
-from ireegen.faults import POINTS
-from ireegen.outputs import STAGING_PREFIX
+from ireegen.common.faults import POINTS
+from ireegen.output.outputs import STAGING_PREFIX
 
 SIMPLE = SAMPLES / "simple_mul" / "simple_mul.mlir"
 MLP = SAMPLES / "mlp" / "mlp.mlir"
@@ -26,9 +25,12 @@ NEW = ("--executable-format", "static-library")  # a different set of files
 
 
 def emit(out, *flags, env=None, model=SIMPLE):
-    return subprocess.run([sys.executable, "-m", "ireegen", "emit", str(model), "-o", str(out), *flags],
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                          env=dict(os.environ, **(env or {})))
+    return subprocess.run(
+        [sys.executable, "-m", "ireegen", "emit", str(model), "-o", str(out), *flags],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, **(env or {})),
+    )
 
 
 def snapshot(out):
@@ -118,8 +120,12 @@ def test_outdir_is_a_mount_point(tmp_path, old_and_new):
     old, new = old_and_new
     mnt = tmp_path / "mnt"
     mnt.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", str(mnt)],
-                      stderr=subprocess.DEVNULL).returncode != 0:
+    if (
+        subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", str(mnt)], stderr=subprocess.DEVNULL
+        ).returncode
+        != 0
+    ):
         pytest.skip("cannot mount a tmpfs here (needs root)")
     try:
         for flags, expected in ((OLD, old), (NEW, new)):
@@ -151,9 +157,12 @@ def _children(pid):
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGKILL])
 def test_signal_during_compile_stops_iree_compile(tmp_path, sig):
     out = tmp_path / "out"
-    proc = subprocess.Popen([sys.executable, "-m", "ireegen", "emit", str(MLP), "-o", str(out),
-                             "--execution-model", "inline-dynamic"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ireegen", "emit", str(MLP), "-o", str(out), "--execution-model", "inline-dynamic"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 60
     compiles = []
     while not compiles and time.monotonic() < deadline and proc.poll() is None:
@@ -165,8 +174,9 @@ def test_signal_during_compile_stops_iree_compile(tmp_path, sig):
     assert "Traceback" not in err
     time.sleep(0.5)
     for pid in compiles:
-        assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2], \
+        assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2], (
             "iree-compile kept running"
+        )
     if sig != signal.SIGKILL:
         assert proc.returncode in (128 + sig, 130, -sig)
         assert not out.exists()  # this emit created it and made nothing
@@ -177,9 +187,26 @@ def test_signal_during_compile_stops_iree_compile(tmp_path, sig):
 def test_concurrent_emits(tmp_path):
     out = tmp_path / "out"
     env = dict(os.environ, IREEGEN_FAULT="commit-file:sleep=0.3")
-    procs = [subprocess.Popen([sys.executable, "-m", "ireegen", "emit", str(SIMPLE), "-o", str(out), "--name",
-                               f"model{i}", *(OLD if i % 2 else NEW)], stderr=subprocess.PIPE, text=True, env=env)
-             for i in range(4)]
+    procs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "ireegen",
+                "emit",
+                str(SIMPLE),
+                "-o",
+                str(out),
+                "--name",
+                f"model{i}",
+                *(OLD if i % 2 else NEW),
+            ],
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for i in range(4)
+    ]
     for p in procs:
         assert p.wait(timeout=120) == 0, p.stderr.read()
     manifest = assert_consistent(out)

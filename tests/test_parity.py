@@ -8,7 +8,6 @@ import sys
 
 import numpy as np
 import pytest
-
 from conftest import ROOT, SAMPLES, run_cli
 
 from ireegen.parity import assert_parity, parity
@@ -40,8 +39,7 @@ def test_corpus_model_agrees_in_every_execution_model(name):
     first_calls = {}
     for call in case.calls:
         first_calls.setdefault(call.function, call)
-    report = parity(case.path, inputs={f: c.inputs for f, c in first_calls.items()}, rtol=case.rtol,
-                    atol=case.atol)
+    report = parity(case.path, inputs={f: c.inputs for f, c in first_calls.items()}, rtol=case.rtol, atol=case.atol)
     assert report.exit_code == 0, report.table()
     assert set(report.results) == {"async", "inline-static", "inline-dynamic"}
     # async itself computes the numpy reference, so agreement means right numbers.
@@ -54,7 +52,7 @@ def test_corpus_model_agrees_in_every_execution_model(name):
 
 def test_raw_compiler_still_loses_inline_constants():
     """IREE 3.11-3.13 drop non-splat constants in inline modules.  When this
-    test fails, IREE has fixed it: drop ireegen.workarounds' inline fix for
+    test fails, IREE has fixed it: drop ireegen.compile.workarounds' inline fix for
     the fixed versions and update docs/known-iree-issues.md."""
     report = parity(MLP, apply_workarounds=False)
     inline = [r for r in report.rows if r.mode != "async"]
@@ -71,8 +69,9 @@ def test_cli_divergence_exit_status_table_and_json(tmp_path):
     assert proc.returncode == 1, proc.stderr
     assert "Traceback" not in proc.stderr
     lines = proc.stdout.splitlines()
-    assert any(line.split() == ["predict", "output0", "inline-static", "async", "-", "-", "-", "run-error"]
-               for line in lines), proc.stdout
+    assert any(
+        line.split() == ["predict", "output0", "inline-static", "async", "-", "-", "-", "run-error"] for line in lines
+    ), proc.stdout
     report = json.loads(out.read_text())
     assert report["exit_code"] == 1
     verdicts = {r["mode"]: r["verdict"] for r in report["rows"]}
@@ -129,7 +128,12 @@ def test_assert_parity_api_and_pytest_fixture(ireegen_parity):
 def test_pytest_plugin_fails_a_user_test_with_the_report(tmp_path):
     test = tmp_path / "test_user.py"
     test.write_text(f"def test_model(ireegen_parity):\n    ireegen_parity({str(MLP)!r}, apply_workarounds=False)\n")
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(test)],
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=tmp_path)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(test)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        cwd=tmp_path,
+    )
     assert proc.returncode == 1, proc.stdout
     assert "execution models disagree" in proc.stdout and "source_buffer is null" in proc.stdout

@@ -15,11 +15,17 @@ def test_relative_model_beside_the_test_file(tmp_path):
     tests.mkdir(parents=True)
     shutil.copy(SAMPLES / "simple_mul" / "simple_mul.mlir", tests / "model.mlir")
     (tests / "test_user.py").write_text(
-        "def test_model(ireegen_parity):\n    assert ireegen_parity('model.mlir', modes=['async']).agrees\n")
+        "def test_model(ireegen_parity):\n    assert ireegen_parity('model.mlir', modes=['async']).agrees\n"
+    )
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tests)],
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=elsewhere)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tests)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        cwd=elsewhere,
+    )
     assert proc.returncode == 0, proc.stdout
     assert "1 passed" in proc.stdout
 

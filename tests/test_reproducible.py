@@ -8,12 +8,11 @@ import os
 import shutil
 
 import pytest
-
 from conftest import SAMPLES
 from test_modes import all_combinations
 
 from ireegen.cli import main
-from ireegen.emitc_order import canonical_ref_copies
+from ireegen.compile.emitc_order import canonical_ref_copies
 
 CONFIGS = [c for c in all_combinations()] + [("runtimeless", "static-library", None)]
 
@@ -64,8 +63,13 @@ def test_emitc_ref_copy_order_is_canonical():
         lines = []
         for n, (src, _) in enumerate(pairs):
             t, v, s = f"v{100 + 3 * n}", f"v{99 + 3 * n}", f"v{101 + 3 * n}"
-            lines += ["  ;", f"  {t} = &{v};", f"  {s} = sizeof(iree_vm_ref_t);", f"  memset({t}, 0, {s});",
-                      f"  iree_vm_ref_retain({src}, {t});"]
+            lines += [
+                "  ;",
+                f"  {t} = &{v};",
+                f"  {s} = sizeof(iree_vm_ref_t);",
+                f"  memset({t}, 0, {s});",
+                f"  iree_vm_ref_retain({src}, {t});",
+            ]
         lines += [f"  iree_vm_ref_assign(v{100 + 3 * n}, {dst});" for n, (_, dst) in enumerate(pairs)]
         return "label1:\n" + "\n".join(lines) + "\n  goto label2;\n"
 
@@ -82,10 +86,10 @@ def test_content_key_covers_the_templates(tmp_path, monkeypatch):
     """The key hashes ireegen's templates by relative path and bytes: two
     copies in different places give the installed templates' key, and one
     changed byte in one template gives another key."""
-    from ireegen import reproducible
-    from ireegen.compiler import find_compiler
-    from ireegen.modes import make_config
-    from ireegen.resources import templates_dir
+    from ireegen.common.resources import templates_dir
+    from ireegen.compile.compiler import find_compiler
+    from ireegen.config.modes import make_config
+    from ireegen.output import reproducible
 
     config, compiler = make_config("async"), find_compiler()
 
@@ -108,15 +112,28 @@ def test_content_key_covers_every_option_that_changes_the_output(tmp_path):
     change what emit writes, so each gives its own key (they once shared one)."""
     import json
 
-    from ireegen.compiler import find_compiler
-    from ireegen.modes import make_config
-    from ireegen.reproducible import content_key
+    from ireegen.compile.compiler import find_compiler
+    from ireegen.config.modes import make_config
+    from ireegen.output.reproducible import content_key
 
     keys = {}
     for flags in ([], ["--data-format", "c"], ["--optimize-for", "size"], ["--no-workarounds"]):
         out = tmp_path / ("-".join(flags) or "default")
-        assert main(["emit", str(SAMPLES / "mlp" / "mlp.mlir"), "-o", str(out), "--execution-model", "runtimeless",
-                     "--no-verify", *flags]) == 0
+        assert (
+            main(
+                [
+                    "emit",
+                    str(SAMPLES / "mlp" / "mlp.mlir"),
+                    "-o",
+                    str(out),
+                    "--execution-model",
+                    "runtimeless",
+                    "--no-verify",
+                    *flags,
+                ]
+            )
+            == 0
+        )
         keys[tuple(flags)] = json.loads((out / "manifest.json").read_text())["content_key"]
     assert len(set(keys.values())) == len(keys), keys
     args = (SAMPLES / "mlp" / "mlp.mlir", "mlp", make_config("runtimeless"), [], find_compiler(), True)

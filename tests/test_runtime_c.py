@@ -14,7 +14,6 @@ import sys
 
 import numpy as np
 import pytest
-
 from conftest import SAMPLES, run_cli, sample_cases
 from test_modes import all_combinations
 
@@ -34,21 +33,35 @@ DEMOS = {"simple_mul": "simple_mul_demo", "mlp": "mlp_demo"}
 # stack contents, dies of SIGBUS/SIGSEGV in the shim.  pip's 3.13.0 runtime
 # (iree-run-module) runs the same modules correctly.
 KNOWN_RUNTIME_BUG = "signature mismatch; while invoking native function hal_loader.executable.dispatch"
-KNOWN_RUNTIME_BUG_REASON = ("this IREE runtime predates iree-org/iree#24827: its hal_loader misreads "
-                            "executable.dispatch's arguments (docs/known-iree-issues.md, 2)")
+KNOWN_RUNTIME_BUG_REASON = (
+    "this IREE runtime predates iree-org/iree#24827: its hal_loader misreads "
+    "executable.dispatch's arguments (docs/known-iree-issues.md, 2)"
+)
 
 
 def hits_known_runtime_bug(execution_model, run):
     """Whether a failed run is the hal_loader bug above, not ireegen's."""
     return execution_model == "inline-dynamic" and (
-        KNOWN_RUNTIME_BUG in run.stderr or run.returncode in (-signal.SIGBUS, -signal.SIGSEGV))
+        KNOWN_RUNTIME_BUG in run.stderr or run.returncode in (-signal.SIGBUS, -signal.SIGSEGV)
+    )
 
 
 def configure_args(source, build, *defs):
     """cmake's configure command for a project using ireegen and this runtime."""
-    return [_cmake(), "-G", "Ninja", "-S", source, "-B", build, f"-DIREERuntime_DIR={RUNTIME_DIR}",
-            f"-Direegen_DIR={run_cli('--cmake-dir').stdout.strip()}", f"-DIREEGEN_PYTHON_EXECUTABLE={sys.executable}",
-            "-DCMAKE_BUILD_TYPE=Release", *defs]
+    return [
+        _cmake(),
+        "-G",
+        "Ninja",
+        "-S",
+        source,
+        "-B",
+        build,
+        f"-DIREERuntime_DIR={RUNTIME_DIR}",
+        f"-Direegen_DIR={run_cli('--cmake-dir').stdout.strip()}",
+        f"-DIREEGEN_PYTHON_EXECUTABLE={sys.executable}",
+        "-DCMAKE_BUILD_TYPE=Release",
+        *defs,
+    ]
 
 
 def _cmake():
@@ -61,14 +74,17 @@ def test_sample_builds_and_runs_in_every_mode(tmp_path, sample, combo):
     em, fmt, mf = combo
     build = tmp_path / "build"
     configure = subprocess.run(
-        configure_args(SAMPLES / sample, build, f"-DEXECUTION_MODEL={em}", f"-DEXECUTABLE_FORMAT={fmt}",
-                       f"-DMODULE_FORMAT={mf}"),
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        configure_args(
+            SAMPLES / sample, build, f"-DEXECUTION_MODEL={em}", f"-DEXECUTABLE_FORMAT={fmt}", f"-DMODULE_FORMAT={mf}"
+        ),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     assert configure.returncode == 0, configure.stdout
     built = subprocess.run([_cmake(), "--build", build], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     assert built.returncode == 0, built.stdout
-    run = subprocess.run([build / DEMOS[sample]], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         timeout=60)
+    run = subprocess.run([build / DEMOS[sample]], capture_output=True, text=True, timeout=60)
     if hits_known_runtime_bug(em, run):
         pytest.xfail(KNOWN_RUNTIME_BUG_REASON)
     assert run.returncode == 0, run.stderr

@@ -10,15 +10,14 @@ import subprocess
 
 import numpy as np
 import pytest
-
 from conftest import ROOT, SAMPLES, run_cli
 from test_parity import corpus
 
+from ireegen.cbuild.native_run import STRICT_CFLAGS, build_runner
+from ireegen.check.runners import RunError
+from ireegen.config.modes import make_config
 from ireegen.emit import emit
-from ireegen.modes import make_config
-from ireegen.native_run import STRICT_CFLAGS, build_runner
 from ireegen.parity import parity
-from ireegen.runners import RunError
 
 # Corpus models runtimeless C must refuse, and what the refusal names.
 REFUSED = {
@@ -42,8 +41,9 @@ def _first_calls(case):
 def test_corpus_model_matches_async_and_numpy(name):
     case = corpus.CASES[name]
     calls = _first_calls(case)
-    report = parity(case.path, modes=["runtimeless"], inputs={f: c.inputs for f, c in calls.items()},
-                    rtol=case.rtol, atol=case.atol)
+    report = parity(
+        case.path, modes=["runtimeless"], inputs={f: c.inputs for f, c in calls.items()}, rtol=case.rtol, atol=case.atol
+    )
     assert report.exit_code == 0, report.table()
     for f, call in calls.items():
         got = report.results["runtimeless"][f]
@@ -92,8 +92,14 @@ def test_aligned_io_arena_runs_aligned_tensors_and_refuses_others(built):
 @pytest.mark.parametrize("name", ["cnn", "tensor_ops", "multi_function", "stateful"])
 def test_memcheck_is_clean(built, name):
     runner = built(name)
-    wrapper = ("valgrind", "--tool=memcheck", "--error-exitcode=99", "--leak-check=full", "--errors-for-leak-kinds=all",
-               "-q")
+    wrapper = (
+        "valgrind",
+        "--tool=memcheck",
+        "--error-exitcode=99",
+        "--leak-check=full",
+        "--errors-for-leak-kinds=all",
+        "-q",
+    )
     for call in corpus.CASES[name].calls:
         for misaligned in (False, True):
             out, _ = runner.call(call.function, call.inputs, misaligned=misaligned, wrapper=wrapper)
@@ -102,8 +108,8 @@ def test_memcheck_is_clean(built, name):
 
 
 def _cross_available(triple):
-    from ireegen.errors import UsageError
-    from ireegen.toolchains import toolchain_for
+    from ireegen.cbuild.toolchains import toolchain_for
+    from ireegen.common.errors import UsageError
 
     try:
         toolchain_for(triple)
@@ -186,16 +192,24 @@ def test_arena_reuses_memory_on_a_deep_model(tmp_path):
     """Five chained matmuls: no more than two of the four 16 KiB
     intermediates are live at once (the fifth result is the caller's), so
     the arena needs 32 KiB, not the 64 KiB of all buffers."""
-    body = ["  %c0 = arith.constant 0.0 : f32", "  %e = tensor.empty() : tensor<64x64xf32>",
-            "  %z = linalg.fill ins(%c0 : f32) outs(%e : tensor<64x64xf32>) -> tensor<64x64xf32>"]
+    body = [
+        "  %c0 = arith.constant 0.0 : f32",
+        "  %e = tensor.empty() : tensor<64x64xf32>",
+        "  %z = linalg.fill ins(%c0 : f32) outs(%e : tensor<64x64xf32>) -> tensor<64x64xf32>",
+    ]
     prev = "%x"
     for i in range(5):
-        body.append(f"  %m{i} = linalg.matmul ins({prev}, {prev} : tensor<64x64xf32>, tensor<64x64xf32>) "
-                    f"outs(%z : tensor<64x64xf32>) -> tensor<64x64xf32>")
+        body.append(
+            f"  %m{i} = linalg.matmul ins({prev}, {prev} : tensor<64x64xf32>, tensor<64x64xf32>) "
+            f"outs(%z : tensor<64x64xf32>) -> tensor<64x64xf32>"
+        )
         prev = f"%m{i}"
     model = tmp_path / "deep.mlir"
-    model.write_text("func.func @deep(%x: tensor<64x64xf32>) -> tensor<64x64xf32> {\n" + "\n".join(body)
-                     + f"\n  return {prev} : tensor<64x64xf32>\n}}\n")
+    model.write_text(
+        "func.func @deep(%x: tensor<64x64xf32>) -> tensor<64x64xf32> {\n"
+        + "\n".join(body)
+        + f"\n  return {prev} : tensor<64x64xf32>\n}}\n"
+    )
     emit(model, tmp_path / "out", make_config("runtimeless"), name="deep")
     arena = json.loads((tmp_path / "out" / "manifest.json").read_text())["runtimeless"]["arena"]["functions"]["deep"]
     assert arena["size_aligned_io"] <= 2 * 64 * 64 * 4 < arena["sum_of_buffers"], arena
@@ -216,7 +230,7 @@ def test_initialize_refuses_a_library_of_another_abi_version(tmp_path, built):
     fake = tmp_path / "fake_library.c"
     fake.write_text(
         '#include "ireegen_executable_library.h"\n'
-        "static const ireegen_library_header_t header = {7u, \"future\", 0, 0};\n"
+        'static const ireegen_library_header_t header = {7u, "future", 0, 0};\n'
         "static const ireegen_library_header_t* const header_ptr = &header;\n"
         f"const ireegen_library_header_t** {query}(uint32_t max_version, const ireegen_environment_t* env);\n"
         f"const ireegen_library_header_t** {query}(uint32_t max_version, const ireegen_environment_t* env) {{\n"
@@ -225,15 +239,27 @@ def test_initialize_refuses_a_library_of_another_abi_version(tmp_path, built):
     )
     main = tmp_path / "main.c"
     main.write_text(
-        "#include <stdio.h>\n#include \"elementwise.h\"\n"
+        '#include <stdio.h>\n#include "elementwise.h"\n'
         "int main(void) {\n  elementwise_t* model = NULL;\n"
         "  iree_status_t status = elementwise_create(iree_allocator_system(), &model);\n"
-        "  printf(\"%d\\n\", (int)iree_status_code(status));\n  return 0;\n}\n"
+        '  printf("%d\\n", (int)iree_status_code(status));\n  return 0;\n}\n'
     )
     out = runner.outdir
     program = tmp_path / "program"
-    subprocess.run(["cc", *STRICT_CFLAGS, f"-I{out}", str(main), str(out / "elementwise.c"),
-                    str(out / "elementwise_constants.S"), str(fake), "-o", str(program)], check=True)
+    subprocess.run(
+        [
+            "cc",
+            *STRICT_CFLAGS,
+            f"-I{out}",
+            str(main),
+            str(out / "elementwise.c"),
+            str(out / "elementwise_constants.S"),
+            str(fake),
+            "-o",
+            str(program),
+        ],
+        check=True,
+    )
     code = subprocess.run([str(program)], stdout=subprocess.PIPE, text=True, check=True).stdout.strip()
     assert code == "18"  # IREE_STATUS_INCOMPATIBLE
 
@@ -244,9 +270,21 @@ def test_sample_main_builds_unchanged_against_runtimeless(tmp_path, built):
     out = tmp_path / "out"
     emit(SAMPLES / "mlp" / "mlp.mlir", out, make_config("runtimeless"), name="mlp")
     program = tmp_path / "demo"
-    subprocess.run(["cc", *STRICT_CFLAGS, f"-I{out}", str(SAMPLES / "mlp" / "main.c"), str(out / "mlp.c"),
-                    str(out / "mlp_constants.S"), str(out / "mlp_executables.o"), "-lm", "-o", str(program)],
-                   check=True)
+    subprocess.run(
+        [
+            "cc",
+            *STRICT_CFLAGS,
+            f"-I{out}",
+            str(SAMPLES / "mlp" / "main.c"),
+            str(out / "mlp.c"),
+            str(out / "mlp_constants.S"),
+            str(out / "mlp_executables.o"),
+            "-lm",
+            "-o",
+            str(program),
+        ],
+        check=True,
+    )
     printed = subprocess.run([str(program)], stdout=subprocess.PIPE, text=True, check=True).stdout.split()
     from conftest import sample_cases
 
@@ -261,8 +299,15 @@ def test_run_cli(tmp_path):
     assert run_cli("emit", case.path, "-o", out, "--execution-model", "runtimeless").returncode == 0
     call = next(c for c in case.calls if c.function == "scale")
     np.save(tmp_path / "x.npy", call.inputs[0])
-    proc = run_cli("run", out, "--function", "scale", "--input=@" + str(tmp_path / "x.npy"),
-                   f"--input={float(call.inputs[1])!r}", "--output=@" + str(tmp_path / "y.npy"))
+    proc = run_cli(
+        "run",
+        out,
+        "--function",
+        "scale",
+        "--input=@" + str(tmp_path / "x.npy"),
+        f"--input={float(call.inputs[1])!r}",
+        "--output=@" + str(tmp_path / "y.npy"),
+    )
     assert proc.returncode == 0, proc.stderr
     corpus.compare(np.load(tmp_path / "y.npy"), call.expected[0], case.rtol, case.atol)
     # User mistakes: one clear line, exit 2.
@@ -282,8 +327,16 @@ def test_run_cli(tmp_path):
 
 
 def test_runtimeless_takes_no_module_format(tmp_path):
-    proc = run_cli("emit", ROOT / "samples" / "mlp" / "mlp.mlir", "-o", tmp_path, "--execution-model", "runtimeless",
-                   "--module-format", "emitc")
+    proc = run_cli(
+        "emit",
+        ROOT / "samples" / "mlp" / "mlp.mlir",
+        "-o",
+        tmp_path,
+        "--execution-model",
+        "runtimeless",
+        "--module-format",
+        "emitc",
+    )
     assert proc.returncode == 2 and "has no VM module" in proc.stderr
 
 
@@ -294,8 +347,11 @@ def test_address_and_undefined_behaviour_sanitizers_are_clean(tmp_path):
     case = corpus.CASES[name]
     emit(case.path, tmp_path / "out", make_config("runtimeless"), name=name)
     try:
-        runner = build_runner(tmp_path / "out", tmp_path / "build",
-                              extra_cflags=("-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=all"))
+        runner = build_runner(
+            tmp_path / "out",
+            tmp_path / "build",
+            extra_cflags=("-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=all"),
+        )
     except RunError as e:
         if "sanitize" in str(e) and "cannot find" in str(e):
             pytest.skip("the C compiler has no sanitizer runtimes")

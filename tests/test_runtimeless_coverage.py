@@ -12,18 +12,17 @@ import sys
 
 import numpy as np
 import pytest
-
 from conftest import run_cli
 from test_parity import corpus
 
-from ireegen.compile_model import compile_model
-from ireegen.compiler import find_compiler
+from ireegen.cbuild.native_run import STRICT_CFLAGS, build_runner
+from ireegen.check.runners import RunError, run_in_process
+from ireegen.compile.compile_model import compile_model
+from ireegen.compile.compiler import find_compiler
+from ireegen.config.modes import make_config
 from ireegen.emit import emit
-from ireegen.models import load_model
-from ireegen.modes import make_config
-from ireegen.native_run import STRICT_CFLAGS, build_runner
+from ireegen.frontend.models import load_model
 from ireegen.parity import parity
-from ireegen.runners import RunError, run_in_process
 
 RNG = np.random.default_rng(10)
 
@@ -73,8 +72,11 @@ func.func @concat0(%a: tensor<2x3xf32>, %b: tensor<4x3xf32>) -> tensor<6x3xf32> 
 def test_programs_without_dispatches_run(tmp_path):
     path = _model(tmp_path, "no_dispatch", NO_DISPATCH)
     x, i, u, a, b = _f32(2, 3, 4), np.arange(5, dtype=np.int32) - 2, _f32(3), _f32(2, 3), _f32(4, 3)
-    _check(path, {"reshape": [x], "identity_and_unused": [i, u], "concat0": [a, b]},
-           {"reshape": [x.reshape(6, 4)], "identity_and_unused": [i], "concat0": [np.concatenate([a, b])]})
+    _check(
+        path,
+        {"reshape": [x], "identity_and_unused": [i, u], "concat0": [a, b]},
+        {"reshape": [x.reshape(6, 4)], "identity_and_unused": [i], "concat0": [np.concatenate([a, b])]},
+    )
 
 
 @pytest.mark.parametrize("mode", ["runtimeless", "async", "inline-dynamic"])
@@ -102,7 +104,8 @@ def test_programs_without_dispatches_emit_an_unused_executables_object(tmp_path,
     if mode == "runtimeless":
         assert manifest["runtimeless"]["abi"]["library_queries"] == []
         assert manifest["runtimeless"]["schedule"]["concat0"] and all(
-            "copy" in step for step in manifest["runtimeless"]["schedule"]["concat0"])
+            "copy" in step for step in manifest["runtimeless"]["schedule"]["concat0"]
+        )
     else:
         header = (out / "no_dispatch_executables.h").read_text()
         assert "library_query" not in header and header.startswith("// DO NOT EDIT")
@@ -154,9 +157,11 @@ def test_zero_element_tensors(tmp_path):
     path = _model(tmp_path, "zero", ZERO)
     x = _f32(3)
     empty = np.zeros((0,), np.float32)
-    _check(path, {"empty_fill": [], "sum_empty": [np.zeros((4, 0), np.float32)], "mixed": [x, empty]},
-           {"empty_fill": [np.ones((0, 3), np.float32)], "sum_empty": [np.zeros(4, np.float32)],
-            "mixed": [x + x, empty]})
+    _check(
+        path,
+        {"empty_fill": [], "sum_empty": [np.zeros((4, 0), np.float32)], "mixed": [x, empty]},
+        {"empty_fill": [np.ones((0, 3), np.float32)], "sum_empty": [np.zeros(4, np.float32)], "mixed": [x + x, empty]},
+    )
 
 
 NO_INPUTS = """
@@ -219,8 +224,15 @@ def test_f64_demotion_is_ireegens_own_flag(tmp_path):
     # f64 stays f64 in every mode, so that the C API's double is what the
     # module takes: the demotion flag is one ireegen sets itself.
     path = _model(tmp_path, "f64", F64)
-    proc = run_cli("emit", path, "-o", tmp_path / "out", "--execution-model", "runtimeless",
-                   "--iree-flag=--iree-input-demote-f64-to-f32=true")
+    proc = run_cli(
+        "emit",
+        path,
+        "-o",
+        tmp_path / "out",
+        "--execution-model",
+        "runtimeless",
+        "--iree-flag=--iree-input-demote-f64-to-f32=true",
+    )
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "ireegen sets --iree-input-demote-f64-to-f32 itself" in proc.stderr, proc.stderr
     assert not (tmp_path / "out").exists()
@@ -232,8 +244,9 @@ def test_f64_demotion_is_ireegens_own_flag(tmp_path):
 
 @pytest.mark.parametrize("mode", ["runtimeless", "async"])
 def test_a_function_named_initialize_is_refused(tmp_path, mode):
-    path = _model(tmp_path, "m", "func.func @initialize(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
-                                 "  return %x : tensor<4xf32>\n}\n")
+    path = _model(
+        tmp_path, "m", "func.func @initialize(%x: tensor<4xf32>) -> tensor<4xf32> {\n  return %x : tensor<4xf32>\n}\n"
+    )
     proc = run_cli("emit", path, "-o", tmp_path / "out", "--execution-model", mode)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "@initialize" in proc.stderr and "clashes" in proc.stderr, proc.stderr
@@ -243,15 +256,21 @@ def test_functions_named_after_runtimeless_internals_compile(tmp_path):
     """state, arena, constants, fill, dispatch, fail: names the templates use
     inside the model's namespace."""
     names = ["state", "arena", "constants", "fill", "dispatch", "fail", "status", "environment", "exports"]
-    text = "".join(f"func.func @{n}(%x: tensor<4xf32>) -> tensor<4xf32> {{\n"
-                   f"  %y = arith.addf %x, %x : tensor<4xf32>\n  return %y : tensor<4xf32>\n}}\n" for n in names)
+    text = "".join(
+        f"func.func @{n}(%x: tensor<4xf32>) -> tensor<4xf32> {{\n"
+        f"  %y = arith.addf %x, %x : tensor<4xf32>\n  return %y : tensor<4xf32>\n}}\n"
+        for n in names
+    )
     path = _model(tmp_path, "names", text)
     x = _f32(4)
     _check(path, {n: [x] for n in names}, {n: [x + x] for n in names})
 
 
 def test_split_with_variable_parts_names_the_dynamic_result_shape(tmp_path):
-    path = _model(tmp_path, "split", """
+    path = _model(
+        tmp_path,
+        "split",
+        """
 func.func @split(%x: tensor<6xf32>, %n: tensor<1xi64>) -> (tensor<?xf32>, tensor<?xf32>) {
   %c0 = arith.constant 0 : index
   %n0 = tensor.extract %n[%c0] : tensor<1xi64>
@@ -262,7 +281,8 @@ func.func @split(%x: tensor<6xf32>, %n: tensor<1xi64>) -> (tensor<?xf32>, tensor
   %b = tensor.extract_slice %x[%k] [%r] [1] : tensor<6xf32> to tensor<?xf32>
   return %a, %b : tensor<?xf32>, tensor<?xf32>
 }
-""")
+""",
+    )
     proc = run_cli("emit", path, "-o", tmp_path / "out", "--execution-model", "runtimeless")
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "result output0 has a dynamic shape" in proc.stderr and "typed C form" not in proc.stderr, proc.stderr
@@ -276,7 +296,10 @@ func.func @split(%x: tensor<6xf32>, %n: tensor<1xi64>) -> (tensor<?xf32>, tensor
 def _initializer_model(tmp_path):
     w = (RNG.standard_normal((16, 16)) * 0.5).astype(np.float32)
     literal = corpus.dense(w)
-    path = _model(tmp_path, "gram", f"""
+    path = _model(
+        tmp_path,
+        "gram",
+        f"""
 util.global private @gram : tensor<16x16xf32>
 util.initializer {{
   %w = arith.constant {literal}
@@ -295,7 +318,8 @@ func.func @apply(%x: tensor<4x16xf32>) -> tensor<4x16xf32> {{
   %y = linalg.matmul ins(%x, %g : tensor<4x16xf32>, tensor<16x16xf32>) outs(%f : tensor<4x16xf32>) -> tensor<4x16xf32>
   return %y : tensor<4x16xf32>
 }}
-""")
+""",
+    )
     return path, w
 
 
@@ -348,8 +372,7 @@ def test_state_persists_across_calls_like_async(tmp_path):
     staged, _ = runner.call("accumulate", [x], repeat=3, misaligned=True)
     np.testing.assert_allclose(staged[0], async_results[2], rtol=1e-6, atol=1e-6)
     # A fresh async context starts from the initial state again.
-    assert run_in_process(tmp_path / compiled.module_file, "accumulate", [x])[0].tobytes() == \
-        async_results[0].tobytes()
+    assert run_in_process(tmp_path / compiled.module_file, "accumulate", [x])[0].tobytes() == async_results[0].tobytes()
 
 
 def test_state_is_per_instance_and_reset_by_initialize(tmp_path):
@@ -386,11 +409,24 @@ int main(void) {
 }
 """)
     program = tmp_path / "program"
-    subprocess.run(["cc", *STRICT_CFLAGS, f"-I{out}", str(main), str(out / "stateful.c"),
-                    str(out / "stateful_constants.S"), str(out / "stateful_executables.o"), "-lm", "-o", str(program)],
-                   check=True)
-    text = subprocess.run([str(program)], input=x.astype(np.float32).tobytes(), stdout=subprocess.PIPE,
-                          check=True).stdout.decode()
+    subprocess.run(
+        [
+            "cc",
+            *STRICT_CFLAGS,
+            f"-I{out}",
+            str(main),
+            str(out / "stateful.c"),
+            str(out / "stateful_constants.S"),
+            str(out / "stateful_executables.o"),
+            "-lm",
+            "-o",
+            str(program),
+        ],
+        check=True,
+    )
+    text = subprocess.run(
+        [str(program)], input=x.astype(np.float32).tobytes(), stdout=subprocess.PIPE, check=True
+    ).stdout.decode()
     rows = [np.array(line.split(), np.float32).reshape(2, 4) for line in text.splitlines()]
     for row, n in zip(rows, (3, 1, 1)):
         np.testing.assert_allclose(row, initial + n * x, rtol=1e-5, atol=1e-5)
@@ -436,15 +472,29 @@ int main(void) {
         "add_executable(demo main.c)\ntarget_link_libraries(demo PRIVATE no_dispatch stateful)\n"
         "target_compile_options(demo PRIVATE -Wall -Wextra -Werror)\n"
         "target_compile_options(no_dispatch PRIVATE -Wall -Wextra -Werror)\n"
-        "target_compile_options(stateful PRIVATE -Wall -Wextra -Werror)\n")
+        "target_compile_options(stateful PRIVATE -Wall -Wextra -Werror)\n"
+    )
     build = tmp_path / "build"
-    for cmd in (["cmake", "-G", "Ninja", "-S", src, "-B", build, f"-Direegen_DIR={cmake_dir()}",
-                 f"-DIREEGEN_PYTHON_EXECUTABLE={sys.executable}"], ["cmake", "--build", build]):
+    for cmd in (
+        [
+            "cmake",
+            "-G",
+            "Ninja",
+            "-S",
+            src,
+            "-B",
+            build,
+            f"-Direegen_DIR={cmake_dir()}",
+            f"-DIREEGEN_PYTHON_EXECUTABLE={sys.executable}",
+        ],
+        ["cmake", "--build", build],
+    ):
         proc = subprocess.run(list(map(str, cmd)), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         assert proc.returncode == 0, proc.stdout
     lines = subprocess.run([str(build / "demo")], stdout=subprocess.PIPE, text=True, check=True).stdout.splitlines()
-    np.testing.assert_array_equal(np.array(lines[0].split(), np.float32),
-                                  np.concatenate([np.arange(6), 100 + np.arange(12)]).astype(np.float32))
+    np.testing.assert_array_equal(
+        np.array(lines[0].split(), np.float32), np.concatenate([np.arange(6), 100 + np.arange(12)]).astype(np.float32)
+    )
     _, _, initial = _stateful()
     np.testing.assert_allclose(np.array(lines[1].split(), np.float32).reshape(2, 4), initial + 3, rtol=1e-6)
     # A second build is a no-op: every declared output was written.
@@ -558,8 +608,21 @@ int main(int argc, char** argv) {
 }
 """)
     program = tmp_path / "program"
-    subprocess.run(["cc", *STRICT_CFLAGS, f"-I{out}", str(main), str(out / "counter.c"), str(out / "counter_constants.S"),
-                    str(out / "counter_executables.o"), "-lm", "-o", str(program)], check=True)
+    subprocess.run(
+        [
+            "cc",
+            *STRICT_CFLAGS,
+            f"-I{out}",
+            str(main),
+            str(out / "counter.c"),
+            str(out / "counter_constants.S"),
+            str(out / "counter_executables.o"),
+            "-lm",
+            "-o",
+            str(program),
+        ],
+        check=True,
+    )
     text = subprocess.run([str(program), SEQUENCE], stdout=subprocess.PIPE, text=True, check=True).stdout
     got = [np.array(line.split(), np.float32) for line in text.splitlines()]
     assert len(got) == len(want) == len(got_async)
@@ -570,7 +633,10 @@ int main(int argc, char** argv) {
 
 def test_a_host_counter_in_a_global_is_refused_naming_it(tmp_path):
     """A scalar global that changes on every call has no fixed schedule."""
-    path = _model(tmp_path, "ticks", """
+    path = _model(
+        tmp_path,
+        "ticks",
+        """
 util.global private mutable @n = 0 : i32
 func.func @tick() -> tensor<i32> {
   %v = util.global.load @n : i32
@@ -580,7 +646,8 @@ func.func @tick() -> tensor<i32> {
   %t = tensor.from_elements %w : tensor<i32>
   return %t : tensor<i32>
 }
-""")
+""",
+    )
     proc = run_cli("emit", path, "-o", tmp_path / "out", "--execution-model", "runtimeless")
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "keeps changing across calls" in proc.stderr and "@n" in proc.stderr, proc.stderr

@@ -2,8 +2,8 @@
 or file, exit status 2, no traceback, checked before compiling."""
 
 import json
-import pytest
 
+import pytest
 from conftest import SAMPLES
 
 from ireegen.cli import main
@@ -20,13 +20,16 @@ def run(capsys, *argv):
     return status, err
 
 
-@pytest.mark.parametrize("flags,words", [
-    (["--target-triple", "aarch64"], ["--target-triple aarch64: not an LLVM triple", "aarch64-unknown-linux-gnu"]),
-    (["--target-triple", "mips-unknown-linux-gnu"], ["iree-compile's LLVM has no target for mips"]),
-    (["--target-cpu", "skylak"], ["--target-cpu skylak: not a CPU of", "similar: skylake"]),
-    (["--iree-flag", "--output-format=vm-c"], ["ireegen sets --output-format itself; use --module-format"]),
-    (["--name", "n" * 300], ["300 characters; at most 64"]),
-])
+@pytest.mark.parametrize(
+    "flags,words",
+    [
+        (["--target-triple", "aarch64"], ["--target-triple aarch64: not an LLVM triple", "aarch64-unknown-linux-gnu"]),
+        (["--target-triple", "mips-unknown-linux-gnu"], ["iree-compile's LLVM has no target for mips"]),
+        (["--target-cpu", "skylak"], ["--target-cpu skylak: not a CPU of", "similar: skylake"]),
+        (["--iree-flag", "--output-format=vm-c"], ["ireegen sets --output-format itself; use --module-format"]),
+        (["--name", "n" * 300], ["300 characters; at most 64"]),
+    ],
+)
 def test_bad_flags(tmp_path, capsys, flags, words):
     status, err = run(capsys, "emit", SIMPLE, "-o", tmp_path / "out", *flags)
     assert status == 2 and err.count("\n") == 1 and all(w in err for w in words), err
@@ -67,13 +70,24 @@ def test_info_shows_target_and_run_checks_output_dir(tmp_path, capsys):
     out = tmp_path / "out"
     assert run(capsys, "emit", SIMPLE, "-o", out, "--execution-model", "runtimeless")[0] == 0
     assert main(["info", str(out)]) == 0
-    from ireegen.modes import host_triple
+    from ireegen.config.modes import host_triple
 
     assert f"{host_triple()} (cpu " in capsys.readouterr().out
     x = tmp_path / "x.npy"
     import numpy as np
 
     np.save(x, np.ones(4, np.float32))
-    status, err = run(capsys, "run", out, "--function", "simple_mul", "--input", f"@{x}", "--input", f"@{x}",
-                      "--output", "@/missing/dir/y.npy")
+    status, err = run(
+        capsys,
+        "run",
+        out,
+        "--function",
+        "simple_mul",
+        "--input",
+        f"@{x}",
+        "--input",
+        f"@{x}",
+        "--output",
+        "@/missing/dir/y.npy",
+    )
     assert status == 2 and "directory /missing/dir does not exist" in err, err

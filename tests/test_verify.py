@@ -10,12 +10,11 @@ import sys
 
 import numpy as np
 import pytest
-
 from conftest import SAMPLES, load_sample_module, run_cli
 
-from ireegen.inputs import DISTRIBUTIONS, choose_inputs, degenerate_reason
+from ireegen.check.inputs import DISTRIBUTIONS, choose_inputs, degenerate_reason
+from ireegen.frontend.signature import Function, Value
 from ireegen.parity import parity
-from ireegen.signature import Function, Value
 
 MLP = SAMPLES / "mlp" / "mlp.mlir"
 
@@ -40,10 +39,13 @@ def manifest(outdir):
 
 
 @pytest.mark.parametrize("mode", ["inline-static", "inline-dynamic"])
-@pytest.mark.parametrize("model, function, verdict", [
-    ("wide", "predict", "run-error"),  # raw IREE also loses the constants: a null buffer at run time
-    ("argmax_axis", "argmax_axis", "mismatch"),  # raw IREE: wrong indices
-])
+@pytest.mark.parametrize(
+    "model, function, verdict",
+    [
+        ("wide", "predict", "run-error"),  # raw IREE also loses the constants: a null buffer at run time
+        ("argmax_axis", "argmax_axis", "mismatch"),  # raw IREE: wrong indices
+    ],
+)
 def test_emit_refuses_a_miscompiled_model_and_writes_nothing(tmp_path, wide_mlp, mode, model, function, verdict):
     from conftest import ROOT
 
@@ -53,8 +55,9 @@ def test_emit_refuses_a_miscompiled_model_and_writes_nothing(tmp_path, wide_mlp,
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "Traceback" not in proc.stderr
     assert "computes different numbers from async" in proc.stderr
-    assert any(line.split()[2:4] == [mode, "async"] and line.endswith(verdict)
-               for line in proc.stderr.splitlines()), proc.stderr
+    assert any(line.split()[2:4] == [mode, "async"] and line.endswith(verdict) for line in proc.stderr.splitlines()), (
+        proc.stderr
+    )
     assert not out.exists()
     assert not [p for p in tmp_path.iterdir() if p.name != "out"], "staging left behind"
 
@@ -108,14 +111,26 @@ def test_verification_is_deterministic(tmp_path):
     assert (a / "manifest.json").read_bytes() == (b / "manifest.json").read_bytes()
 
 
-@pytest.mark.parametrize("args, ran, why", [
-    (["--execution-model", "inline-dynamic", "--module-format", "emitc"], "inline-dynamic, embedded-elf, vmfb",
-     "EmitC"),
-    (["--execution-model", "inline-dynamic", "--executable-format", "static-library"],
-     "inline-dynamic, embedded-elf, vmfb", "static-library"),
-    (["--execution-model", "inline-dynamic", "--target-triple", "riscv64-unknown-linux-gnu"],
-     "inline-dynamic, embedded-elf, vmfb for x86_64", "riscv64-unknown-linux-gnu code cannot run"),
-])
+@pytest.mark.parametrize(
+    "args, ran, why",
+    [
+        (
+            ["--execution-model", "inline-dynamic", "--module-format", "emitc"],
+            "inline-dynamic, embedded-elf, vmfb",
+            "EmitC",
+        ),
+        (
+            ["--execution-model", "inline-dynamic", "--executable-format", "static-library"],
+            "inline-dynamic, embedded-elf, vmfb",
+            "static-library",
+        ),
+        (
+            ["--execution-model", "inline-dynamic", "--target-triple", "riscv64-unknown-linux-gnu"],
+            "inline-dynamic, embedded-elf, vmfb for x86_64",
+            "riscv64-unknown-linux-gnu code cannot run",
+        ),
+    ],
+)
 def test_what_cannot_run_here_is_verified_as_its_runnable_twin(tmp_path, args, ran, why):
     out = tmp_path / "out"
     proc = run_cli("emit", MLP, "-o", out, *args)
@@ -126,17 +141,21 @@ def test_what_cannot_run_here_is_verified_as_its_runnable_twin(tmp_path, args, r
 
 
 def test_twins_of_a_miscompiled_model_are_refused_too(tmp_path, wide_mlp):
-    proc = run_cli("emit", wide_mlp, "-o", tmp_path / "out", "--execution-model", "inline-dynamic",
-                   "--module-format", "emitc", RAW)
+    proc = run_cli(
+        "emit", wide_mlp, "-o", tmp_path / "out", "--execution-model", "inline-dynamic", "--module-format", "emitc", RAW
+    )
     assert proc.returncode == 1 and "computes different numbers" in proc.stderr
 
 
-@pytest.mark.skipif(not (shutil.which("aarch64-linux-gnu-gcc") and shutil.which("qemu-aarch64")),
-                    reason="needs gcc-aarch64-linux-gnu and qemu-user")
+@pytest.mark.skipif(
+    not (shutil.which("aarch64-linux-gnu-gcc") and shutil.which("qemu-aarch64")),
+    reason="needs gcc-aarch64-linux-gnu and qemu-user",
+)
 def test_runtimeless_for_a_foreign_triple_runs_under_the_emulator(tmp_path):
     out = tmp_path / "out"
-    proc = run_cli("emit", MLP, "-o", out, "--execution-model", "runtimeless",
-                   "--target-triple", "aarch64-unknown-linux-gnu")
+    proc = run_cli(
+        "emit", MLP, "-o", out, "--execution-model", "runtimeless", "--target-triple", "aarch64-unknown-linux-gnu"
+    )
     assert proc.returncode == 0, proc.stderr
     section = manifest(out)["verification"]
     assert section["ran"] == "runtimeless, static-library for aarch64-unknown-linux-gnu" and not section["notes"]
@@ -160,24 +179,38 @@ def test_cmake_verify_on_by_default_off_on_request(tmp_path, wide_mlp):
     def build(verify):
         (src / "CMakeLists.txt").write_text(
             "cmake_minimum_required(VERSION 3.21)\nproject(t NONE)\nfind_package(ireegen CONFIG REQUIRED)\n"
-            f"ireegen_add_model(wide SRC wide.mlir EXECUTION_MODEL inline-static GENERATE_ONLY {verify})\n")
+            f"ireegen_add_model(wide SRC wide.mlir EXECUTION_MODEL inline-static GENERATE_ONLY {verify})\n"
+        )
         configure = subprocess.run(
-            ["cmake", "-S", src, "-B", tmp_path / "build", f"-Direegen_DIR={cmake_dir}",
-             f"-DIREEGEN_PYTHON_EXECUTABLE={sys.executable}"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            text=True)
+            [
+                "cmake",
+                "-S",
+                src,
+                "-B",
+                tmp_path / "build",
+                f"-Direegen_DIR={cmake_dir}",
+                f"-DIREEGEN_PYTHON_EXECUTABLE={sys.executable}",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
         if configure.returncode != 0:
             return configure
-        return subprocess.run(["cmake", "--build", tmp_path / "build"], stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, text=True)
+        return subprocess.run(
+            ["cmake", "--build", tmp_path / "build"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        )
 
     verified = build("")
     assert verified.returncode == 0 and "verified against async" in verified.stdout, verified.stdout
-    assert json.loads((tmp_path / "build" / "ireegen" / "wide" / "manifest.json").read_text())[
-        "verification"]["verified"]
+    assert json.loads((tmp_path / "build" / "ireegen" / "wide" / "manifest.json").read_text())["verification"][
+        "verified"
+    ]
     passed = build("VERIFY OFF")
     assert passed.returncode == 0, passed.stdout
-    assert not json.loads((tmp_path / "build" / "ireegen" / "wide" / "manifest.json").read_text())[
-        "verification"]["verified"]
+    assert not json.loads((tmp_path / "build" / "ireegen" / "wide" / "manifest.json").read_text())["verification"][
+        "verified"
+    ]
     bad = build("VERIFY maybe")
     assert bad.returncode != 0 and "VERIFY maybe: expected ON or OFF" in bad.stdout
 
@@ -237,11 +270,18 @@ def test_choose_inputs_tries_each_distribution_once_then_keeps_the_least_degener
     assert choice.degenerate == {"output0": "all zero"} and "proves little" in choice.note
 
 
-@pytest.mark.parametrize("value, reason", [
-    (np.zeros((2, 2)), "all zero"), (np.full(3, 7.0), "constant"), (np.full(3, np.nan), "all NaN/Inf"),
-    (np.array([True, True]), "constant"), (np.array([1.0, 2.0]), None), (np.array(5.0), None),
-    (np.zeros((0, 3)), None),
-])
+@pytest.mark.parametrize(
+    "value, reason",
+    [
+        (np.zeros((2, 2)), "all zero"),
+        (np.full(3, 7.0), "constant"),
+        (np.full(3, np.nan), "all NaN/Inf"),
+        (np.array([True, True]), "constant"),
+        (np.array([1.0, 2.0]), None),
+        (np.array(5.0), None),
+        (np.zeros((0, 3)), None),
+    ],
+)
 def test_degenerate_reason(value, reason):
     assert degenerate_reason(value) == reason
 
@@ -278,12 +318,27 @@ def test_expected_and_save_outputs(tmp_path):
     np.savez(tmp_path / "in.npz", **{"predict.input0": x})
     np.savez(tmp_path / "good.npz", output0=make_mlp.reference(x).astype(np.float32))
     out = tmp_path / "saved"
-    proc = run_cli("parity", MLP, "--inputs", tmp_path / "in.npz", "--expected", tmp_path / "good.npz",
-                   "--save-outputs", out, "--atol", "1e-5", "--json", tmp_path / "r.json")
+    proc = run_cli(
+        "parity",
+        MLP,
+        "--inputs",
+        tmp_path / "in.npz",
+        "--expected",
+        tmp_path / "good.npz",
+        "--save-outputs",
+        out,
+        "--atol",
+        "1e-5",
+        "--json",
+        tmp_path / "r.json",
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     rows = json.loads((tmp_path / "r.json").read_text())["rows"]
     assert {(r["mode"], r["against"]) for r in rows if r["verdict"] == "ok"} >= {
-        ("async", "expected"), ("inline-static", "expected"), ("inline-dynamic", "expected")}
+        ("async", "expected"),
+        ("inline-static", "expected"),
+        ("inline-dynamic", "expected"),
+    }
     assert all(r["dtype"] == "float32" and r["shape"] == [2, 4] and r["value_range"] for r in rows)
     for mode in ("async", "inline-static", "inline-dynamic"):
         saved = np.load(out / mode / "predict.output0.npy")
@@ -293,8 +348,9 @@ def test_expected_and_save_outputs(tmp_path):
     np.savez(tmp_path / "bad.npz", output0=make_mlp.reference(x).astype(np.float32) + 1)
     proc = run_cli("parity", MLP, "--inputs", tmp_path / "in.npz", "--expected", tmp_path / "bad.npz")
     assert proc.returncode == 1
-    assert any(line.split()[2:4] == ["async", "expected"] and line.endswith("mismatch")
-               for line in proc.stdout.splitlines()), proc.stdout
+    assert any(
+        line.split()[2:4] == ["async", "expected"] and line.endswith("mismatch") for line in proc.stdout.splitlines()
+    ), proc.stdout
 
 
 def test_a_failing_c_build_is_an_ireegen_error_row_and_the_rest_still_runs(tmp_path, monkeypatch):
@@ -345,22 +401,34 @@ def test_verify_inputs_verify_a_model_that_rejects_drawn_inputs(tmp_path, four_o
     drawn = run_cli("emit", four_only, "-o", tmp_path / "drawn", "--execution-model", "runtimeless")
     assert drawn.returncode == 1 and "s must be 4" in drawn.stderr, drawn.stderr
     assert not (tmp_path / "drawn").exists()
-    given = run_cli("emit", four_only, "-o", tmp_path / "out", "--execution-model", "runtimeless",
-                    "--verify-inputs", tmp_path / "good.npz")
+    given = run_cli(
+        "emit",
+        four_only,
+        "-o",
+        tmp_path / "out",
+        "--execution-model",
+        "runtimeless",
+        "--verify-inputs",
+        tmp_path / "good.npz",
+    )
     assert given.returncode == 0, given.stderr
     section = manifest(tmp_path / "out")["verification"]
     assert section["verified"] and section["inputs_file"]["name"] == "good.npz"
     assert section["functions"]["times_four"]["inputs"]["distribution"] == "given"
 
 
-@pytest.mark.parametrize("npz, message", [
-    ("wrong_dtype.npz", "input 1 (input1): expected int32 [], got int64 []"),
-    ("unknown_key.npz", "has some inputs of @times_four but not times_four.input1"),
-    ("missing.npz", "not a readable .npz"),
-])
+@pytest.mark.parametrize(
+    "npz, message",
+    [
+        ("wrong_dtype.npz", "input 1 (input1): expected int32 [], got int64 []"),
+        ("unknown_key.npz", "has some inputs of @times_four but not times_four.input1"),
+        ("missing.npz", "not a readable .npz"),
+    ],
+)
 def test_bad_verify_inputs_are_one_line_errors_before_compiling(tmp_path, four_only, npz, message):
-    result = run_cli("emit", four_only, "-o", tmp_path / "out", "--execution-model", "runtimeless",
-                     "--verify-inputs", tmp_path / npz)
+    result = run_cli(
+        "emit", four_only, "-o", tmp_path / "out", "--execution-model", "runtimeless", "--verify-inputs", tmp_path / npz
+    )
     assert result.returncode == 2, result.stderr
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "--verify-inputs" in lines[0] and message in lines[0], result.stderr

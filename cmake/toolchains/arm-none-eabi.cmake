@@ -5,7 +5,7 @@
 # IREEGEN_CORTEX_M_CPU (default cortex-m4) picks the gcc flags and the float
 # ABI; ireegen_add_model() takes the same triple and CPU for the model's
 # executables (IREEGEN_TARGET_TRIPLE, IREEGEN_TARGET_CPU), so that the objects
-# link.  The table mirrors ireegen/cores.py (a test keeps them equal).
+# link.  The table mirrors ireegen/config/cores.py (a test keeps them equal).
 set(CMAKE_SYSTEM_NAME Generic)
 set(CMAKE_SYSTEM_PROCESSOR arm)
 set(CMAKE_C_COMPILER arm-none-eabi-gcc)

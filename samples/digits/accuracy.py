@@ -51,10 +51,10 @@ def onnxruntime_predictions(onnx_path=HERE / "digits.onnx") -> np.ndarray:
 def mode_predictions(mode: str, model=HERE / "digits.mlir", workdir=None) -> np.ndarray:
     """Compiles `model` with `ireegen emit` for `mode` and classifies every
     held-out image, one call each."""
+    from ireegen.cbuild.native_run import build_runner
+    from ireegen.check.runners import run_in_process, run_with_tool
+    from ireegen.config.modes import make_config
     from ireegen.emit import emit
-    from ireegen.modes import make_config
-    from ireegen.native_run import build_runner
-    from ireegen.runners import run_in_process, run_with_tool
 
     images, _ = heldout()
     with tempfile.TemporaryDirectory(prefix=f"digits-{mode}-") as tmp:
@@ -83,8 +83,10 @@ def main() -> int:
     print(f"{'':<24} {'accuracy':>8} {'right':>9} {'same as scikit-learn':>21}")
     for label, predicted in rows:
         right = int((predicted == labels).sum())
-        print(f"{label:<24} {right / len(labels):>8.4f} {right:>4}/{len(labels):<4} "
-              f"{'yes' if np.array_equal(predicted, reference) else 'NO':>21}")
+        print(
+            f"{label:<24} {right / len(labels):>8.4f} {right:>4}/{len(labels):<4} "
+            f"{'yes' if np.array_equal(predicted, reference) else 'NO':>21}"
+        )
     return 0
 
 

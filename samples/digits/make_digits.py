@@ -55,8 +55,7 @@ def train():
     from sklearn.neural_network import MLPClassifier
 
     x_train, x_test, y_train, y_test = split()
-    clf = MLPClassifier(hidden_layer_sizes=(HIDDEN,), activation="relu", solver="adam", max_iter=300,
-                        random_state=SEED)
+    clf = MLPClassifier(hidden_layer_sizes=(HIDDEN,), activation="relu", solver="adam", max_iter=300, random_state=SEED)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         clf.fit(scale(x_train), y_train)
@@ -79,12 +78,15 @@ def onnx_model(clf):
         helper.make_node("Add", ["h3", "b2"], ["logits"]),
     ]
     graph = helper.make_graph(
-        nodes, MODEL_NAME,
+        nodes,
+        MODEL_NAME,
         [helper.make_tensor_value_info("image", TensorProto.FLOAT, [1, w1.shape[0]])],
         [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, w2.shape[1]])],
-        initializer=inits)
-    model = helper.make_model(graph, producer_name="ireegen samples/digits/make_digits.py",
-                              opset_imports=[helper.make_opsetid("", 17)])
+        initializer=inits,
+    )
+    model = helper.make_model(
+        graph, producer_name="ireegen samples/digits/make_digits.py", opset_imports=[helper.make_opsetid("", 17)]
+    )
     model.ir_version = 8
     onnx.checker.check_model(model)
     return model
@@ -143,8 +145,10 @@ def main() -> int:
         figures = write_all(Path(tmp))
         for name in ("digits.onnx", "digits.mlir", "heldout.h"):
             (HERE / name).write_bytes((Path(tmp) / name).read_bytes())
-    print(f"scikit-learn: {figures['sklearn_correct']}/{figures['heldout']} held-out images right "
-          f"({figures['sklearn_correct'] / figures['heldout']:.4f}) after {figures['iterations']} epochs")
+    print(
+        f"scikit-learn: {figures['sklearn_correct']}/{figures['heldout']} held-out images right "
+        f"({figures['sklearn_correct'] / figures['heldout']:.4f}) after {figures['iterations']} epochs"
+    )
     return 0
 
 

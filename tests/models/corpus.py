@@ -52,6 +52,7 @@ def compare(actual, expected, rtol: float, atol: float) -> None:
 # --------------------------------------------------------------------------
 # MLIR literal formatting
 
+
 def _scalar_text(v, kind: str) -> str:
     if kind == "f":
         return f"{float(v):.9e}"
@@ -73,8 +74,7 @@ def dense(a: np.ndarray) -> str:
     return f"dense<{rec(a)}> : {tensor_type(a.shape, a.dtype)}"
 
 
-_ELT = {np.dtype(np.float32): "f32", np.dtype(np.int32): "i32", np.dtype(np.int64): "i64",
-        np.dtype(np.bool_): "i1"}
+_ELT = {np.dtype(np.float32): "f32", np.dtype(np.int32): "i32", np.dtype(np.int64): "i64", np.dtype(np.bool_): "i1"}
 
 
 def tensor_type(shape, dtype) -> str:
@@ -134,17 +134,21 @@ func.func @elementwise(%a: tensor<2x3x4xf32>, %b: tensor<2x3x4xf32>, %c: tensor<
 
 def _bias_act_generic(name, src, bias, shape, relu: bool, indent="  ") -> str:
     t = tensor_type(shape, np.float32)
-    act = (f"{indent}      %relu0 = arith.constant 0.0 : f32\n"
-           f"{indent}      %r = arith.maximumf %s, %relu0 : f32\n"
-           f"{indent}      linalg.yield %r : f32\n") if relu else f"{indent}      linalg.yield %s : f32\n"
+    act = (
+        (
+            f"{indent}      %relu0 = arith.constant 0.0 : f32\n"
+            f"{indent}      %r = arith.maximumf %s, %relu0 : f32\n"
+            f"{indent}      linalg.yield %r : f32\n"
+        )
+        if relu
+        else f"{indent}      linalg.yield %s : f32\n"
+    )
     return (
         f"{indent}%{name} = linalg.generic {{indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (j)>, affine_map<(i, j) -> (i, j)>],\n"
-        f"{indent}                        iterator_types = [\"parallel\", \"parallel\"]}}\n"
+        f'{indent}                        iterator_types = ["parallel", "parallel"]}}\n'
         f"{indent}    ins(%{src}, %{bias} : {t}, tensor<{shape[1]}xf32>) outs(%{src} : {t}) {{\n"
         f"{indent}    ^bb0(%v: f32, %bv: f32, %o: f32):\n"
-        f"{indent}      %s = arith.addf %v, %bv : f32\n"
-        + act +
-        f"{indent}}} -> {t}\n"
+        f"{indent}      %s = arith.addf %v, %bv : f32\n" + act + f"{indent}}} -> {t}\n"
     )
 
 
@@ -193,7 +197,7 @@ def _conv2d_ref(x, w, stride=1):
     out = np.zeros((n, oh, ow, f))
     for i in range(oh):
         for j in range(ow):
-            patch = x[:, i * stride:i * stride + kh, j * stride:j * stride + kw, :].astype(np.float64)
+            patch = x[:, i * stride : i * stride + kh, j * stride : j * stride + kw, :].astype(np.float64)
             out[:, i, j, :] = np.einsum("nhwc,hwcf->nf", patch, w)
     return out
 
@@ -265,7 +269,7 @@ func.func @depthwise_conv(%x: tensor<1x6x6x8xf32>) -> tensor<1x4x4x8xf32> {{
         out = np.zeros((1, 4, 4, 8))
         for i in range(4):
             for j in range(4):
-                out[:, i, j, :] = np.einsum("nhwc,hwc->nc", x[:, i:i + 3, j:j + 3, :].astype(np.float64), w)
+                out[:, i, j, :] = np.einsum("nhwc,hwc->nc", x[:, i : i + 3, j : j + 3, :].astype(np.float64), w)
         return out.astype(np.float32)
 
     calls = []
@@ -416,8 +420,12 @@ func.func @reductions(%x: tensor<3x4x5xf32>) -> (tensor<3x4xf32>, tensor<4x5xf32
 
     def ref(x):
         x64 = x.astype(np.float64)
-        return [x64.sum(axis=2).astype(np.float32), x.max(axis=0),
-                x64.mean(axis=(0, 2)).astype(np.float32), np.asarray(x64.sum(), dtype=np.float32)]
+        return [
+            x64.sum(axis=2).astype(np.float32),
+            x.max(axis=0),
+            x64.mean(axis=(0, 2)).astype(np.float32),
+            np.asarray(x64.sum(), dtype=np.float32),
+        ]
 
     rng = np.random.default_rng(7)
     calls = []
@@ -507,7 +515,7 @@ func.func @multi_output(%x: tensor<4x6xf32>, %y: tensor<4x6xi32>) -> (tensor<4xf
 
     rng = np.random.default_rng(9)
     calls = []
-    for lo, hi in ((-2**30, 2**30), (2**29, 2**30)):  # the second's column sums overflow i32
+    for lo, hi in ((-(2**30), 2**30), (2**29, 2**30)):  # the second's column sums overflow i32
         x = _f32(rng, 4, 6)
         y = rng.integers(lo, hi, (4, 6)).astype(np.int32)
         calls.append(Call("multi_output", [x, y], ref(x, y)))
@@ -636,9 +644,11 @@ func.func @repeat(%n: tensor<i32>, %x: tensor<4xf32>) -> tensor<4xf32> {{
 
     rng = np.random.default_rng(12)
     calls = []
-    for x in (rng.uniform(0, 100, 8).astype(np.float32),
-              rng.uniform(0, 0.9, 8).astype(np.float32),  # zero iterations
-              np.array([3e5, 1, 2, 3, 0.5, 0, 7, 1e-3], dtype=np.float32)):
+    for x in (
+        rng.uniform(0, 100, 8).astype(np.float32),
+        rng.uniform(0, 0.9, 8).astype(np.float32),  # zero iterations
+        np.array([3e5, 1, 2, 3, 0.5, 0, 7, 1e-3], dtype=np.float32),
+    ):
         calls.append(Call("halve_until", [x], halve_ref(x)))
     for n in (rng.integers(0, 12), 0, -3, 40):
         n = np.asarray(n, dtype=np.int32)
@@ -785,8 +795,10 @@ def _wide_mlp(sizes, batch, seed, weights_as_inputs):
             args += [f"%w{i}: {tensor_type(w.shape, np.float32)}", f"%b{i}: {tensor_type(b.shape, np.float32)}"]
         else:
             consts += f"  %w{i} = arith.constant {dense(w)}\n  %b{i} = arith.constant {dense(b)}\n"
-    body = "".join(_dense_layer(i, "x" if i == 0 else f"h{i - 1}", sizes[i], sizes[i + 1], batch, i < layers - 1)
-                   for i in range(layers))
+    body = "".join(
+        _dense_layer(i, "x" if i == 0 else f"h{i - 1}", sizes[i], sizes[i + 1], batch, i < layers - 1)
+        for i in range(layers)
+    )
     out = f"tensor<{batch}x{sizes[-1]}xf32>"
     where = "inputs" if weights_as_inputs else "seeded non-splat constants"
     mlir = (
@@ -1005,9 +1017,11 @@ func.func @batchnorm_train(%arg0: tensor<{x4}xf32>, %arg1: tensor<{c}xf32>, %arg
 def _batchnorm_train(n=4, c=16, h=8, w=8):
     eps, momentum = np.float32(1e-5), np.float32(0.9)
     count = float(n * h * w)
-    mlir = (f"// batchnorm_train: ONNX BatchNormalization in training mode on NCHW {n}x{c}x{h}x{w}, lowered\n"
-            f"// by iree-import-onnx: outputs y (batch statistics), running mean and running variance.\n"
-            + _BATCHNORM_TRAIN.format(x4=f"{n}x{c}x{h}x{w}", c=c, count=count))
+    mlir = (
+        f"// batchnorm_train: ONNX BatchNormalization in training mode on NCHW {n}x{c}x{h}x{w}, lowered\n"
+        f"// by iree-import-onnx: outputs y (batch statistics), running mean and running variance.\n"
+        + _BATCHNORM_TRAIN.format(x4=f"{n}x{c}x{h}x{w}", c=c, count=count)
+    )
 
     def ref(x, scale, bias, mean_in, var_in):
         x64 = x.astype(np.float64)
@@ -1023,8 +1037,13 @@ def _batchnorm_train(n=4, c=16, h=8, w=8):
     calls = []
     for _ in range(2):
         x = (_f32(rng, n, c, h, w) * 2 + 0.5).astype(np.float32)
-        args = [x, _f32(rng, c), _f32(rng, c, scale=0.2), _f32(rng, c, scale=0.5),
-                np.abs(_f32(rng, c)).astype(np.float32)]
+        args = [
+            x,
+            _f32(rng, c),
+            _f32(rng, c, scale=0.2),
+            _f32(rng, c, scale=0.5),
+            np.abs(_f32(rng, c)).astype(np.float32),
+        ]
         calls.append(Call("batchnorm_train", args, ref(*args)))
     return mlir, calls, 1e-4, 1e-4
 
@@ -1041,12 +1060,16 @@ def _recurrent_loop():
     gg = f"tensor<{b}x{g}xf32>"
 
     def gate(name, k):
-        return (f"    %s_{name} = tensor.extract_slice %gs[0, {k * h}] [{b}, {h}] [1, 1] : {gg} to {hh}\n"
-                f"    %b_{name} = tensor.extract_slice %bias[{k * h}] [{h}] [1] : tensor<{g}xf32> to {hv}\n")
+        return (
+            f"    %s_{name} = tensor.extract_slice %gs[0, {k * h}] [{b}, {h}] [1, 1] : {gg} to {hh}\n"
+            f"    %b_{name} = tensor.extract_slice %bias[{k * h}] [{h}] [1] : tensor<{g}xf32> to {hv}\n"
+        )
 
     def sigmoid(out, x):
-        return (f"      %{out}_n = arith.negf %{x} : f32\n      %{out}_e = math.exp %{out}_n : f32\n"
-                f"      %{out}_d = arith.addf %one, %{out}_e : f32\n      %{out} = arith.divf %one, %{out}_d : f32\n")
+        return (
+            f"      %{out}_n = arith.negf %{x} : f32\n      %{out}_e = math.exp %{out}_n : f32\n"
+            f"      %{out}_d = arith.addf %one, %{out}_e : f32\n      %{out} = arith.divf %one, %{out}_d : f32\n"
+        )
 
     mlir = f"""\
 // recurrent_loop: an LSTM cell (input {i}, hidden {h}, batch {b}) run over the
@@ -1115,7 +1138,7 @@ func.func @recurrent_loop(%xs: tensor<{t}x{b}x{i}xf32>, %mask: tensor<{t}xi32>) 
         hs, cs = np.zeros((b, h)), np.zeros((b, h))
         for step in range(int(mask.sum())):
             gates = xs[step].astype(np.float64) @ wx + hs @ wh + bias
-            gi, gf, gc, go = (gates[:, k * h:(k + 1) * h] for k in range(4))
+            gi, gf, gc, go = (gates[:, k * h : (k + 1) * h] for k in range(4))
             cs = sig(gf) * cs + sig(gi) * np.tanh(gc)
             hs = sig(go) * np.tanh(cs)
         return [hs.astype(np.float32), cs.astype(np.float32)]

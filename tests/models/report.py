@@ -14,7 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import corpus  # noqa: E402
 
-from ireegen.errors import IreegenError  # noqa: E402
+from ireegen.common.errors import IreegenError  # noqa: E402
 from ireegen.parity import DEFAULT_MODES, parity, toolchain_from  # noqa: E402
 
 
@@ -33,8 +33,14 @@ def main() -> int:
         for call in case.calls:
             inputs.setdefault(call.function, call.inputs)
         try:
-            report = parity(case.path, inputs=inputs, rtol=case.rtol, atol=case.atol, toolchain=toolchain,
-                            apply_workarounds=not args.no_workarounds)
+            report = parity(
+                case.path,
+                inputs=inputs,
+                rtol=case.rtol,
+                atol=case.atol,
+                toolchain=toolchain,
+                apply_workarounds=not args.no_workarounds,
+            )
         except IreegenError as e:
             print(f"| {name} | " + " | ".join(f"error: {e}" for _ in modes) + " |")
             continue

@@ -1,0 +1,233 @@
+"""`ireegen size OUTDIR`: a runtimeless model's flash and RAM on its target,
+read with the target toolchain from the built objects (CMake's, or compiled
+here at -Os with the target's flags).
+
+The objects are linked the way firmware links them (--gc-sections, rooted at
+NAME_initialize, the model's functions and NAME_last_error; the C library
+left out), and the linker map gives what each object keeps: the executables
+object carries IREE's builtins (f16 conversions, fma, memcpy...) that nothing
+calls, which the link drops.
+Flash: the executables' text+rodata, the glue (NAME.c), the constants.
+RAM: the arena, the instance, the glue's other data, and the stack of one
+call: the glue's frames from gcc's -fstack-usage plus the deepest dispatch
+function's frame, read from its prologue (Arm and RISC-V targets)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import tempfile
+from pathlib import Path
+
+from ireegen.common.errors import UsageError
+
+from .native_run import load_manifest
+from .toolchains import toolchain_for
+
+SIZE_CFLAGS = ("-Os", "-std=c11", "-ffunction-sections", "-fdata-sections")
+
+
+def _tool(cc: str, name: str) -> str:
+    return cc[: -len("gcc")] + name if cc.endswith("gcc") else name
+
+
+def _run(cmd) -> str:
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if proc.returncode != 0:
+        raise UsageError(f"{' '.join(map(str, cmd))}: {proc.stdout.strip()}")
+    return proc.stdout
+
+
+_MAP_SECTION = re.compile(r"^ (\.[^\s]+)")
+_MAP_SIZE = re.compile(r"^\s+(?:(\.[^\s]+)\s+)?0x[0-9a-f]+\s+0x([0-9a-f]+)\s+(\S+)$")
+
+
+def linked_sizes(cc: str, cflags, objects: dict, roots) -> tuple:
+    """Links `objects` (role -> path) with --gc-sections from the `roots`
+    symbols: ({role: {"flash": bytes, "ram": bytes}}, [undefined symbols])."""
+    with tempfile.TemporaryDirectory(prefix="ireegen-link-") as tmp:
+        mapfile, elf = Path(tmp) / "probe.map", Path(tmp) / "probe.elf"
+        cmd = [
+            cc,
+            *cflags,
+            "-nostdlib",
+            "-nostartfiles",
+            "-static",
+            "-Wl,--gc-sections",
+            f"-Wl,--entry={roots[0]}",
+            *(f"-Wl,-u,{r}" for r in roots[1:]),
+            "-Wl,--unresolved-symbols=ignore-all",
+            f"-Wl,-Map={mapfile}",
+            *map(str, objects.values()),
+            "-o",
+            str(elf),
+        ]
+        _run(cmd)
+        text = mapfile.read_text()
+        undefined = sorted(
+            {line.split()[-1] for line in _run([_tool(cc, "nm"), "-u", str(elf)]).splitlines() if line.strip()}
+        )
+    by_path = {str(p): role for role, p in objects.items()}
+    sizes = {role: {"flash": 0, "ram": 0} for role in objects}
+    section = None
+    for line in text.split("Linker script and memory map", 1)[-1].splitlines():
+        m = _MAP_SECTION.match(line)
+        if m:
+            section = m.group(1)
+        m = _MAP_SIZE.match(line)
+        if not m or m.group(3) not in by_path:
+            continue
+        section = m.group(1) or section
+        size, role = int(m.group(2), 16), by_path[m.group(3)]
+        if section.startswith((".bss", ".tbss")) or section == "COMMON":
+            sizes[role]["ram"] += size
+        elif section.startswith(".data") and not section.startswith(".data.rel.ro"):
+            sizes[role]["ram"] += size
+            sizes[role]["flash"] += size
+        elif section.startswith((".text", ".rodata", ".data.rel.ro", ".ARM.ex", ".init_array", ".fini_array")):
+            sizes[role]["flash"] += size
+    return sizes, undefined
+
+
+def symbol_size(nm_tool: str, obj, symbol: str) -> int | None:
+    for line in _run([nm_tool, "-S", str(obj)]).splitlines():
+        parts = line.split()
+        if len(parts) == 4 and parts[3] == symbol:
+            return int(parts[1], 16)
+    return None
+
+
+_PUSH = re.compile(r"\b(push(?:\.w)?|stmdb(?:\.w)?\s+sp!,)\s*\{([^}]*)\}")
+_VPUSH = re.compile(r"\bvpush\s*\{([^}]*)\}")
+_SUB_SP = re.compile(r"\bsub(?:s|w|\.w)?\s+sp,\s*(?:sp,\s*)?#(\d+)|\baddi\s+sp,\s*sp,\s*-(\d+)")
+
+
+def _register_count(text: str) -> int:
+    n = 0
+    for item in text.split(","):
+        item = item.strip()
+        m = re.match(r"([a-z]+)(\d+)-[a-z]+(\d+)", item)
+        n += int(m.group(3)) - int(m.group(2)) + 1 if m else 1
+    return n
+
+
+def dispatch_frames(objdump_tool: str, obj) -> dict:
+    """function -> bytes its prologue reserves (Arm: pushes, vpush, sub sp;
+    RISC-V: addi sp, sp, -N)."""
+    frames, current = {}, None
+    for line in _run([objdump_tool, "-d", str(obj)]).splitlines():
+        m = re.match(r"^[0-9a-f]+ <([^>]+)>:", line)
+        if m:
+            current = m.group(1)
+            frames[current] = 0
+            continue
+        if current is None:
+            continue
+        for regex, width in ((_PUSH, 4), (_VPUSH, None)):
+            found = regex.search(line)
+            if found:
+                regs = found.group(found.lastindex)
+                size = 8 if width is None and "d" in regs.split("-")[0] else (width or 4)
+                frames[current] += _register_count(regs) * size
+        found = _SUB_SP.search(line)
+        if found:
+            frames[current] += int(found.group(1) or found.group(2))
+    return {k: v for k, v in frames.items() if v}
+
+
+def _stack_usage(su_files) -> dict:
+    usage = {}
+    for su in su_files:
+        for line in Path(su).read_text().splitlines():
+            parts = line.split("\t")
+            if len(parts) >= 2 and parts[1].isdigit():
+                usage[parts[0].rsplit(":", 1)[-1]] = int(parts[1])
+    return usage
+
+
+def measure(outdir, objects=(), cc: str | None = None, cflags=SIZE_CFLAGS) -> dict:
+    """The footprint of an emitted runtimeless directory as a dict."""
+    outdir = Path(outdir).resolve()
+    manifest = load_manifest(outdir)
+    target = manifest["target"]
+    toolchain = toolchain_for(
+        target["triple"], cc, cpu=target.get("cpu"), need_emulator=False, cpu_features=target.get("features", "")
+    )
+    name = manifest["name"]
+    roles = {f["role"]: outdir / f["path"] for f in manifest["files"]}
+    nm_tool, objdump_tool = _tool(toolchain.cc, "nm"), _tool(toolchain.cc, "objdump")
+    with tempfile.TemporaryDirectory(prefix="ireegen-size-") as tmp:
+        built = {}
+        for role in ("runtime-source", "constants-source"):
+            source = roles[role]
+            obj = Path(tmp) / (source.stem + ".o")
+            _run(
+                [
+                    toolchain.cc,
+                    *toolchain.cflags,
+                    *cflags,
+                    "-fstack-usage",
+                    f"-I{outdir}",
+                    "-c",
+                    str(source),
+                    "-o",
+                    str(obj),
+                ]
+            )
+            built[role] = obj
+        stack = _stack_usage(Path(tmp).glob("*.su"))
+        glue, consts = built["runtime-source"], built["constants-source"]
+        for obj in objects:  # told apart by what they define
+            defined = _run([nm_tool, "--defined-only", str(obj)]).split()
+            if f"{name}_initialize" in defined:
+                glue = Path(obj)
+            elif f"{name}__constants" in defined:
+                consts = Path(obj)
+        executables = roles["executables-object"]
+        roots = [f"{name}_initialize", f"{name}_last_error", *(f["c_symbol"] for f in manifest["functions"])]
+        linked, undefined = linked_sizes(
+            toolchain.cc, toolchain.cflags, {"executables": executables, "glue": glue, "constants": consts}, roots
+        )
+        instance = symbol_size(nm_tool, glue, f"{name}__default_instance") or 0
+        readable = target["triple"].startswith(("thumb", "arm", "riscv"))
+        frames = dispatch_frames(objdump_tool, executables) if readable else {}
+    arena = manifest["runtimeless"]["arena"]["size"]
+    glue_stack = max((stack.get(f["c_symbol"], 0) for f in manifest["functions"]), default=0) + stack.get(
+        f"{name}__dispatch", 0
+    )
+    flash = {role: linked[role]["flash"] for role in ("executables", "glue", "constants")}
+    ram = {
+        "arena": arena,
+        "instance": instance,
+        "glue_data": linked["glue"]["ram"] + linked["executables"]["ram"],
+        "stack": glue_stack + max(frames.values(), default=0) if readable else None,
+    }
+    return {
+        "name": name,
+        "target": target,
+        "objects": "given" if objects else f"compiled with {' '.join(cflags)}",
+        "flash": {**flash, "total": sum(flash.values())},
+        "ram": {**ram, "total": sum(v for v in ram.values() if v)},
+        "stack_detail": {"glue": glue_stack, "deepest_dispatch": max(frames.values(), default=0) if readable else None},
+        "c_library": undefined,  # what the model needs from libc/libm/libgcc, not counted
+    }
+
+
+def table(report: dict) -> str:
+    t = report["target"]
+    stack = report["ram"]["stack"]
+    lines = [
+        f"{report['name']} on {t['triple']} ({t['cpu']}), objects {report['objects']}:",
+        f"  flash {report['flash']['total']:>9,} B   executables {report['flash']['executables']:,}, "
+        f"glue {report['flash']['glue']:,}, constants {report['flash']['constants']:,}",
+        f"  RAM   {report['ram']['total']:>9,} B   arena {report['ram']['arena']:,}, instance "
+        f"{report['ram']['instance']:,}, glue data {report['ram']['glue_data']:,}, stack "
+        + (
+            f"{stack:,} (glue {report['stack_detail']['glue']:,} + deepest dispatch "
+            f"{report['stack_detail']['deepest_dispatch']:,})"
+            if stack is not None
+            else "not measured for this target"
+        ),
+        f"  plus from the C library: {', '.join(report['c_library']) or 'nothing'}",
+    ]
+    return "\n".join(lines)

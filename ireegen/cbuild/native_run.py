@@ -1,0 +1,224 @@
+"""`ireegen run`: build an emitted runtimeless C library into a small runner
+program (for the host, cross-compiled and run under qemu-user, or for a
+bare-metal Cortex-M board under qemu-system-arm) and call its functions on
+numpy inputs, as `iree-run-module` does for VM modules."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ireegen.cgen.c_api import build_functions
+from ireegen.cgen.render import banner, render
+from ireegen.common.errors import RunError, UsageError
+from ireegen.frontend.dtypes import as_signature_dtype, numpy_dtype
+from ireegen.frontend.signature import Function
+from ireegen.output.layout import c_sources
+from ireegen.output.outputs import MANIFEST
+
+from .toolchains import Toolchain, toolchain_for
+
+# The flags the CI proof asks for: the emitted C must be clean under them.
+STRICT_CFLAGS = ("-std=c11", "-Wall", "-Wextra", "-Werror", "-O2")
+RUNNER_SOURCE = "ireegen_runner.c"
+
+
+@dataclass
+class Runner:
+    """A built runner program for one emitted directory."""
+
+    outdir: Path
+    manifest: dict
+    functions: dict  # name -> Function
+    program: Path
+    toolchain: Toolchain
+    build_dir: Path
+
+    def call(
+        self,
+        function: str,
+        inputs,
+        misaligned: bool = False,
+        aligned_io_arena: bool = False,
+        repeat: int = 1,
+        wrapper=(),
+        timeout: float = 600,
+    ) -> tuple:
+        """Runs `function` on `inputs`; returns (outputs, nanoseconds per call
+        or None).  `wrapper` prefixes the command (valgrind, say)."""
+        fn = find_function(self.functions, function)
+        arrays = check_inputs(fn, inputs)
+        workdir = Path(tempfile.mkdtemp(prefix="call-", dir=self.build_dir))
+        try:
+            files = []
+            for i, a in enumerate(arrays):
+                path = workdir / f"in{i}.bin"
+                path.write_bytes(a.tobytes())
+                files.append(path)
+            outs = [workdir / f"out{i}.bin" for i in range(len(fn.outputs))]
+            options = (["--misaligned"] if misaligned else []) + (["--aligned-io-arena"] if aligned_io_arena else [])
+            options += ["--repeat", str(repeat)] if repeat > 1 else []
+            # A bare-metal program opens its files over semihosting, relative
+            # to the emulator's directory: short names, no spaces.
+            names = [p.name if self.toolchain.bare_metal else str(p) for p in files + outs]
+            cmd = [*wrapper, *self.toolchain.run_command(self.program, [*options, function, *names])]
+            try:
+                proc = subprocess.run(
+                    cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout, cwd=workdir
+                )
+            except subprocess.TimeoutExpired:
+                raise RunError(f"{self.program.name} did not finish in {timeout:g} s: {' '.join(cmd)}") from None
+            if proc.returncode != 0:
+                raise RunError(proc.stdout.strip() or f"{self.program.name} exited with {proc.returncode}")
+            ns = None
+            for line in proc.stdout.splitlines():
+                if line.startswith("ns_per_call "):
+                    ns = float(line.split()[1])
+            results = []
+            for v, path in zip(fn.outputs, outs):
+                data = np.frombuffer(path.read_bytes(), dtype=numpy_dtype(v.dtype))
+                results.append(data.reshape(v.shape) if v.is_tensor else data.reshape(())[()])
+            return results, ns
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+
+def manifest_functions(manifest: dict) -> dict:
+    """name -> Function, from an emitted directory's manifest."""
+    return {f["name"]: Function.from_json(f) for f in manifest["functions"]}
+
+
+def find_function(functions: dict, name: str) -> Function:
+    fn = functions.get(name)
+    if fn is None:
+        raise UsageError(f"--function {name}: no such function (there are {', '.join(functions)})")
+    return fn
+
+
+def check_inputs(fn: Function, inputs) -> list:
+    """The inputs as contiguous arrays of exactly the signature's types."""
+    if len(inputs) != len(fn.inputs):
+        raise UsageError(f"@{fn.name} takes {len(fn.inputs)} inputs, got {len(inputs)}")
+    out = []
+    for i, (v, x) in enumerate(zip(fn.inputs, inputs)):
+        a = as_signature_dtype(np.asarray(x), v.dtype)
+        want = numpy_dtype(v.dtype)
+        shape = tuple(v.shape) if v.is_tensor else ()
+        if a.dtype != want or a.shape != shape:
+            raise UsageError(
+                f"@{fn.name} input {i} ({v.name}): expected {want} {list(shape)}, got {a.dtype} {list(a.shape)}"
+            )
+        out.append(np.array(a, order="C"))  # (np.ascontiguousarray makes 0-d arrays 1-d)
+    return out
+
+
+def load_manifest(outdir) -> dict:
+    from ireegen.output.outputs import read_manifest_path
+
+    outdir = Path(outdir)
+    path = read_manifest_path(outdir)  # rolls back a commit a crash interrupted
+    if not path.is_file():
+        raise UsageError(f"{outdir}: no {MANIFEST} (not an ireegen output directory)")
+    try:
+        manifest = json.loads(path.read_text())
+    except ValueError as e:
+        raise UsageError(f"{path}: not valid JSON ({e})") from None
+    if manifest.get("execution_model") != "runtimeless":
+        raise UsageError(
+            f"{outdir}: `ireegen run` runs runtimeless C; this directory is "
+            f"{manifest.get('execution_model')} (run its module with iree-run-module)"
+        )
+    return manifest
+
+
+def build_runner(
+    outdir, build_dir=None, cc: str | None = None, emulator: str | None = None, cflags=STRICT_CFLAGS, extra_cflags=()
+) -> Runner:
+    """Compiles the emitted sources and a runner with the toolchain of the
+    directory's target triple."""
+    outdir = Path(outdir).resolve()
+    manifest = load_manifest(outdir)
+    target = manifest["target"]
+    toolchain = toolchain_for(
+        target["triple"], cc, emulator, target.get("cpu"), cpu_features=target.get("features", "")
+    )
+    build_dir = Path(build_dir).resolve() if build_dir else Path(tempfile.mkdtemp(prefix="ireegen-runner-"))
+    try:
+        build_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UsageError(f"--build-dir {build_dir}: cannot create it ({e.strerror or e})") from None
+    name = manifest["name"]
+    functions = manifest_functions(manifest)
+    cfunctions = build_functions(name, list(functions.values()), str(outdir))
+    runner_c = build_dir / RUNNER_SOURCE
+    runner_c.write_text(
+        render(
+            "runner.c.j2",
+            banner=banner(MANIFEST),
+            name=name,
+            macro=name.upper(),
+            header=f"{name}.h",
+            functions=cfunctions,
+            max_values=max([len(f.inputs) + len(f.outputs) for f in functions.values()] + [1]),
+        )
+    )
+    roles = {f["role"]: f["path"] for f in manifest["files"]}
+    # C and, with --data-format asm, NAME_constants.S: -I{outdir} is also how
+    # the assembler finds the NAME_constants.bin it .incbin's.
+    sources = [outdir / f for f in c_sources(roles)]
+    program = build_dir / f"{name}_runner"
+    link_flags = toolchain.link_flags
+    defines = ()
+    if toolchain.bare_metal:
+        from .baremetal import support_files
+
+        support, link_flags = support_files(toolchain.core, build_dir)
+        sources += support
+        defines = ("-DIREEGEN_RUNNER_SEMIHOSTED",)
+    cmd = [
+        toolchain.cc,
+        *toolchain.cflags,
+        *cflags,
+        *extra_cflags,
+        *defines,
+        f"-I{outdir}",
+        str(runner_c),
+        *map(str, sources),
+        str(outdir / roles["executables-object"]),
+        *link_flags,
+        "-o",
+        str(program),
+    ]
+    cmd += [f"-l{lib}" for lib in manifest["runtimeless"]["link_libraries"]]
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if proc.returncode != 0:
+        raise RunError(f"building the runner failed:\n$ {' '.join(cmd)}\n{proc.stdout}")
+    return Runner(outdir, manifest, functions, program, toolchain, build_dir)
+
+
+def parse_input(text: str, value, where: str):
+    """An --input: `@file.npy`, or a number for a scalar argument."""
+    if text.startswith("@"):
+        path = Path(text[1:])
+        if not path.is_file():
+            raise UsageError(f"{where}: {path}: no such file")
+        try:
+            a = np.load(path, allow_pickle=False)
+        except (ValueError, OSError) as e:
+            raise UsageError(f"{where}: {path}: not a .npy file ({e})") from None
+        return a
+    if value.is_tensor:
+        raise UsageError(f"{where}: {value.name} is a tensor; pass it as @file.npy")
+    try:
+        dtype = numpy_dtype(value.dtype)
+        return np.array(
+            float(text) if value.dtype in ("float16", "bfloat16", "float32", "float64") else int(text, 0), dtype=dtype
+        )
+    except ValueError:
+        raise UsageError(f"{where}: {text!r} is not a {value.dtype} number") from None

@@ -1,0 +1,90 @@
+"""Arrays a user gives in .npz files: inputs (--inputs, --verify-inputs)
+and expected outputs (--expected), matched strictly to a model's signature."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from ireegen.cbuild.native_run import check_inputs
+from ireegen.common.errors import UsageError
+
+
+def _load_npz(path: Path, flag: str):
+    try:
+        data = np.load(path, allow_pickle=False)
+    except (OSError, ValueError, EOFError) as e:
+        raise UsageError(f"{flag} {path}: not a readable .npz ({e})") from None
+    if not hasattr(data, "files"):
+        raise UsageError(f"{flag} {path}: is a single .npy array, not an .npz of named arrays")
+    try:
+        return {k: data[k] for k in data.files}
+    except (OSError, ValueError, EOFError) as e:
+        raise UsageError(f"{flag} {path}: not a readable .npz ({e})") from None
+
+
+def _match_arrays(arrays: dict, functions, values_of, flag: str, what: str) -> dict:
+    """Maps `<function>.<name>` keys (or `<name>` when the model has one
+    function) to each function's values, strictly: every key must match, and
+    a function gets all of its values or none."""
+    single = len(functions) == 1
+    out, used = {}, set()
+    for f in functions:
+        found = []
+        for i, v in enumerate(values_of(f)):
+            positional = f"{what[:-1]}{i}"  # input0, output1, ...: the names of models without names
+            keys = (
+                f"{f.name}.{v.name}",
+                f"{f.name}.{positional}",
+                v.name if single else None,
+                positional if single else None,
+            )
+            for key in keys:
+                if key is not None and key in arrays:
+                    found.append(arrays[key])
+                    used.add(key)
+                    break
+            else:
+                found.append(None)
+        present = [x is not None for x in found]
+        if all(present):
+            out[f.name] = found
+        elif any(present):
+            missing = [f"{f.name}.{v.name}" for v, x in zip(values_of(f), found) if x is None]
+            raise UsageError(f"{flag}: has some {what} of @{f.name} but not {', '.join(missing)}")
+    unknown = sorted(set(arrays) - used)
+    if unknown:
+        names = [f"{f.name}.{v.name}" for f in functions for v in values_of(f)]
+        raise UsageError(
+            f"{flag}: key {unknown[0]!r} names no {what[:-1]} of the model (expected keys like {', '.join(names[:6])})"
+        )
+    return out
+
+
+def load_inputs(path: Path, functions, flag: str = "--inputs") -> dict:
+    """An .npz with arrays named `<function>.<input>` (or `<input>` when the
+    model has one function); function -> list of arrays, each checked
+    against the input's type and shape."""
+    out = _match_arrays(_load_npz(Path(path), flag), functions, lambda f: f.inputs, f"{flag} {path}", "inputs")
+    for f in functions:
+        if f.name not in out and f.inputs:
+            raise UsageError(
+                f"{flag} {path}: has no inputs for @{f.name} (add {', '.join(f'{f.name}.{v.name}' for v in f.inputs)})"
+            )
+        if f.name in out and all(v.is_static for v in f.inputs):
+            try:
+                out[f.name] = check_inputs(f, out[f.name])
+            except UsageError as e:
+                raise UsageError(f"{flag} {path}: {e}") from None
+    return out
+
+
+def load_expected(path: Path, functions) -> dict:
+    """Reference outputs: `<function>.<output>` (or `<output>`); function -> list."""
+    out = _match_arrays(
+        _load_npz(Path(path), "--expected"), functions, lambda f: f.outputs, f"--expected {path}", "outputs"
+    )
+    if not out:
+        raise UsageError(f"--expected {path}: holds no output of the model")
+    return out

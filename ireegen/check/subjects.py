@@ -1,0 +1,75 @@
+"""The things parity and verification run: a compiled VM module in a
+child iree-run-module, a built runtimeless runner, or ONNX Runtime."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ireegen.check.runners import RunError, RuntimeTools, run_with_tool
+from ireegen.common.errors import UsageError
+from ireegen.frontend.signature import Function
+
+
+@dataclass
+class Subject:
+    """One thing to run: a mode's compiled module or built runner."""
+
+    label: str
+    run: Callable  # (Function, inputs) -> outputs; raises RunError
+
+
+def module_subject(label: str, vmfb: Path, runtime: RuntimeTools | None) -> Subject:
+    """A compiled VM module, run by iree-run-module in a child process."""
+
+    def run(function: Function, inputs):
+        # The VM checks element types: hand it the module's (int8 for an ONNX
+        # uint8 value, same bytes) and give the caller's dtype back.
+        inputs = [_as_dtype(x, v.module_dtype) for x, v in zip(inputs, function.inputs)]
+        results = run_with_tool(vmfb, function.name, inputs, function.outputs, runtime)
+        return [_as_dtype(r, v.dtype) for r, v in zip(results, function.outputs)]
+
+    return Subject(label, run)
+
+
+def _as_dtype(x, dtype: str):
+    """`x` reinterpreted as `dtype` when only the signedness differs."""
+    if not isinstance(x, np.ndarray) or dtype == "bfloat16" or x.dtype == np.dtype(dtype):
+        return x
+    if x.dtype.kind in "iu" and np.dtype(dtype).kind in "iu" and x.dtype.itemsize == np.dtype(dtype).itemsize:
+        return x.view(dtype)
+    return x
+
+
+def require_onnxruntime():
+    try:
+        import onnxruntime
+    except ImportError:
+        raise UsageError(
+            "--reference onnxruntime needs the onnxruntime package: pip install 'ireegen[onnxruntime]'"
+        ) from None
+    return onnxruntime
+
+
+def onnxruntime_outputs(model_path, function: Function, inputs) -> list:
+    """The reference provider for --reference onnxruntime: runs the .onnx
+    model in ONNX Runtime (CPU) on `inputs`, fed and read by ONNX name."""
+    ort = require_onnxruntime()
+    options = ort.SessionOptions()
+    options.log_severity_level = 3
+    try:
+        session = ort.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
+        feeds = {v.name: np.asarray(x) for v, x in zip(function.inputs, inputs)}
+        return session.run([v.name for v in function.outputs], feeds)
+    except Exception as e:  # noqa: BLE001 - onnxruntime raises its own exception types
+        raise RunError(
+            f"onnxruntime: {str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__}"
+        ) from None
+
+
+def runner_subject(label: str, runner) -> Subject:
+    """A built runtimeless runner (native_run.Runner)."""
+    return Subject(label, lambda function, inputs: runner.call(function.name, inputs)[0])

@@ -1,0 +1,29 @@
+"""Locations of the data ireegen ships: jinja templates and CMake package files.
+
+An installed wheel carries them inside the package (see CMakeLists.txt); a
+source checkout has them at the top of the tree.
+"""
+
+from pathlib import Path
+
+_PACKAGE_DIR = Path(__file__).resolve().parent.parent  # ireegen/
+
+
+def _data_dir(name: str) -> Path:
+    for candidate in (_PACKAGE_DIR / name, _PACKAGE_DIR.parent / name):
+        if candidate.is_dir():
+            return candidate
+    raise FileNotFoundError(f"ireegen is installed without its {name}/ directory")
+
+
+def package_dir() -> Path:
+    """The `ireegen` package itself (its sources are in every subpackage)."""
+    return _PACKAGE_DIR
+
+
+def templates_dir() -> Path:
+    return _data_dir("templates")
+
+
+def cmake_dir() -> Path:
+    return _data_dir("cmake")

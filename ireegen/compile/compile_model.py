@@ -1,0 +1,188 @@
+"""Compiling a model for one configuration: the single code path that both
+`emit` and the parity harness use, workarounds included."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ireegen.common.errors import CompileError, UsageError
+from ireegen.config.modes import Config
+from ireegen.frontend.models import LoadedModel
+from ireegen.output.layout import output_files
+
+from .compiler import Compiler
+from .emitc_order import canonical_ref_copies
+from .refusals import check_refusals
+from .workarounds import applicable_workarounds, compile_with_workarounds
+
+# Flags ireegen sets itself; --iree-flag may not override them.
+_OWNED_FLAGS = {
+    "--iree-execution-model": "--execution-model",
+    "--iree-hal-target-device": "--execution-model/--executable-format",
+    "--iree-hal-local-target-device-backends": "--executable-format",
+    "--iree-hal-target-backends": "--executable-format",
+    "--output-format": "--module-format",
+    "--iree-llvmcpu-target-triple": "--target-triple",
+    "--iree-llvmcpu-target-cpu": "--target-cpu",
+    "--iree-llvmcpu-target-cpu-features": "--target-cpu-features",
+    "--iree-llvmcpu-target-abi": "--target-triple",
+    "--iree-llvmcpu-link-embedded": "--executable-format",
+    "--iree-llvmcpu-link-static": "--executable-format",
+    "--iree-llvmcpu-static-library-output-path": "--executable-format",
+    "--compile-to": "ireegen's own compile",
+    "--iree-hal-memoization": "--execution-model runtimeless",
+    "--iree-hal-indirect-command-buffers": "--execution-model runtimeless",
+    "--compile-from": "ireegen's own compile",
+    "-o": "-o/--output-dir",
+    "--iree-input-demote-f64-to-f32": "nothing: f64 stays f64, so that the C API's double is what the module takes",
+}
+
+
+def check_extra_flags(flags) -> list:
+    flags = list(flags or [])
+    for flag in flags:
+        if not flag.startswith("-"):
+            raise UsageError(f"--iree-flag {flag!r}: compiler flags start with --")
+        key = flag.split("=", 1)[0]
+        if key in _OWNED_FLAGS:
+            raise UsageError(f"--iree-flag {flag!r}: ireegen sets {key} itself; use {_OWNED_FLAGS[key]}")
+    return flags
+
+
+def vm_module_name(name: str) -> str:
+    """The VM module's name; C names the compiler derives from it (EmitC's
+    `<module>_create`, static libraries' `<module>_..._library_query`) then
+    cannot clash with the model API, since model names never contain `__`."""
+    return f"{name}__module"
+
+
+# The output roles iree-compile itself writes (the rest are rendered).
+_COMPILER_OUTPUTS = ("module", "module-emitc", "executables-object", "executables-header")
+
+# What runtimeless compiles to instead of a module: the HAL-level program,
+# read by schedule.py and not kept.
+PROGRAM_IR = "program.hal.mlir"
+
+
+@dataclass
+class CompiledModule:
+    files: dict  # role -> file name in workdir (what output_files promises)
+    flags: list  # the iree-compile flags used
+    workarounds: list = field(default_factory=list)
+    # False when the program dispatches nothing (Identity, Reshape, ...): the
+    # executables object then holds no library the program uses.
+    has_executables: bool = True
+
+    @property
+    def module_file(self) -> str:
+        return self.files.get("module") or self.files.get("module-emitc") or PROGRAM_IR
+
+
+def compile_model(
+    model: LoadedModel,
+    name: str,
+    config: Config,
+    extra_flags,
+    compiler: Compiler,
+    workdir: Path,
+    apply_workarounds=True,
+) -> CompiledModule:
+    """Compiles `model` into `workdir` (the module, and for static-library the
+    executables' .o/.h); the model's VM module is named after `name`.
+    Refuses (UsageError) a configuration that IREE is known to miscompile
+    for this model (refusals.py).  `apply_workarounds=False` gives the raw
+    compiler's output, without workarounds or refusals (to show that an IREE
+    bug is still there); a collection of workaround names applies only those
+    (to show one bug with the others worked around), without refusals."""
+    if apply_workarounds is True:
+        check_refusals(model, str(model.path), config.execution_model.name, config.module_format)
+    model.set_module_name(vm_module_name(name))
+    # iree-compile runs inside workdir with relative names: paths it records
+    # (the static library's output path, the intermediate files of the
+    # workaround) are then the same on every machine and in every OUTDIR.
+    source = "input.mlir"
+    model.write(workdir / source)
+    files = {r: f for r, f in output_files(name, config).items() if r in _COMPILER_OUTPUTS}
+    static_object = files.get("executables-object")
+    flags = config.compile_flags(static_object) + list(extra_flags)
+    compiled = CompiledModule(files, flags)
+    output = compiled.module_file
+    diagnostics_name = model.path.name
+    workarounds = applicable_workarounds(config.execution_model.name, compiler.version)
+    if apply_workarounds is not True:
+        workarounds = [w for w in workarounds if apply_workarounds and w.name in apply_workarounds]
+    if workarounds:
+        compiled.workarounds = [w.name for w in workarounds]
+        compile_with_workarounds(
+            compiler,
+            source,
+            output,
+            compiled.flags,
+            workdir,
+            diagnostics_name,
+            config.execution_model.name,
+            workarounds,
+        )
+    else:
+        compiler.compile(source, output, compiled.flags, diagnostics_name, cwd=workdir)
+    (workdir / source).unlink()
+    if static_object and not (workdir / static_object).exists():
+        compiled.has_executables = False
+        _write_unused_executables(name, config, compiler, workdir, files, model.path.name)
+    missing = [f for f in files.values() if not (workdir / f).exists()]
+    if missing or not (workdir / output).exists():
+        raise CompileError(
+            f"iree-compile ({compiler.path}) exited with success for {diagnostics_name} but wrote no "
+            f"{', '.join(missing or [output])}"
+        )
+    emitc = files.get("module-emitc")
+    if emitc and apply_workarounds:
+        compiled.workarounds.append("emitc-ref-copy-order")
+        path = workdir / emitc
+        path.write_text(canonical_ref_copies(path.read_text()))
+    return compiled
+
+
+# A program that dispatches nothing gets no object from iree-compile.  The
+# set of output files is fixed per configuration (CMake declares it before
+# anything is compiled), so the object is made from this one-dispatch module
+# instead: a real object for exactly the model's target, whose library no
+# generated code references (a static library's linker never pulls it in).
+# Its locations are fixed, so that no path ends up in the object.
+_UNUSED_EXECUTABLES_MODULE = """\
+module {{
+  func.func @{name}__no_executables(%x: tensor<1xi8> loc("ireegen":1:1)) -> tensor<1xi8> {{
+    %y = arith.addi %x, %x : tensor<1xi8> loc("ireegen":1:1)
+    return %y : tensor<1xi8> loc("ireegen":1:1)
+  }} loc("ireegen":1:1)
+}} loc("ireegen":1:1)
+"""
+
+_EMPTY_EXECUTABLES_HEADER = """\
+{banner}
+//
+// The program of `{name}` dispatches no work: it has no executable libraries
+// to register.  {name}_executables.o holds none that the program uses.
+#ifndef {guard}
+#define {guard}
+#endif  // {guard}
+"""
+
+
+def _write_unused_executables(
+    name: str, config: Config, compiler: Compiler, workdir: Path, files: dict, source_name: str
+) -> None:
+    from ireegen.cgen.render import banner
+
+    stub, output = "no_executables.mlir", "no_executables.out"
+    (workdir / stub).write_text(_UNUSED_EXECUTABLES_MODULE.format(name=name))
+    flags = config.compile_flags(files["executables-object"])
+    compiler.compile(stub, output, flags, f"ireegen's placeholder executables for {name}", cwd=workdir)
+    (workdir / stub).unlink()
+    (workdir / output).unlink()
+    if "executables-header" in files:
+        guard = f"{name.upper()}_EXECUTABLES_IREEGEN_H_"
+        (workdir / files["executables-header"]).write_text(
+            _EMPTY_EXECUTABLES_HEADER.format(banner=banner(source_name), name=name, guard=guard)
+        )

@@ -1,0 +1,124 @@
+"""Checks --target-triple and --target-cpu against the LLVM inside the
+iree-compile in use, before compiling: iree-compile answers an unknown
+target with a crash and a stack dump, an unknown CPU with a warning it then
+ignores (so the code would be for another CPU than the user asked for)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from functools import lru_cache
+
+from ireegen.common.errors import UsageError
+
+# Triple architecture (prefix) -> LLVM target name, as --iree-llvmcpu-list-targets prints it.
+_ARCH_TO_TARGET = (
+    ("x86_64", "x86-64"),
+    ("amd64", "x86-64"),
+    ("i386", "x86"),
+    ("i486", "x86"),
+    ("i586", "x86"),
+    ("i686", "x86"),
+    ("aarch64_be", "aarch64_be"),
+    ("aarch64_32", "aarch64_32"),
+    ("aarch64", "aarch64"),
+    ("arm64_32", "arm64_32"),
+    ("arm64", "arm64"),
+    ("armeb", "armeb"),
+    ("arm", "arm"),
+    ("thumbeb", "thumbeb"),
+    ("thumb", "thumb"),
+    ("riscv64be", "riscv64be"),
+    ("riscv64", "riscv64"),
+    ("riscv32be", "riscv32be"),
+    ("riscv32", "riscv32"),
+    ("wasm32", "wasm32"),
+    ("wasm64", "wasm64"),
+)
+_TRIPLE = re.compile(r"^[A-Za-z0-9_.]+(-[A-Za-z0-9_.]+){1,3}$")
+_CPUS_FREE = ("generic", "host")
+
+
+def _run(compiler_path: str, args: list, stdin: str = "") -> str:
+    try:
+        proc = subprocess.run(
+            [compiler_path, *args],
+            input=stdin,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            errors="replace",
+            timeout=60,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return proc.stdout
+
+
+@lru_cache(maxsize=8)
+def registered_targets(compiler_path: str) -> tuple:
+    out = _run(compiler_path, ["--iree-llvmcpu-list-targets"])
+    return tuple(m.group(1) for m in re.finditer(r"^\s{4}(\S+)\s+- ", out, re.M))
+
+
+@lru_cache(maxsize=32)
+def accepted_cpus(compiler_path: str, triple: str) -> tuple:
+    out = _run(
+        compiler_path,
+        [
+            "-",
+            "--iree-hal-target-device=local",
+            "--iree-hal-local-target-device-backends=llvm-cpu",
+            f"--iree-llvmcpu-target-triple={triple}",
+            "--iree-llvmcpu-target-cpu=help",
+            "-o",
+            "/dev/null",
+        ],
+        stdin="module {}\n",
+    )
+    m = re.search(r"List of accepted CPUs: (.*)", out)
+    if m:
+        return tuple(c.strip() for c in m.group(1).split(",") if c.strip())
+    return tuple(m.group(1) for m in re.finditer(r"^  (\S+)\s+- Select the", out, re.M))
+
+
+def llvm_target_of(triple: str) -> str | None:
+    arch = triple.split("-", 1)[0]
+    for prefix, target in _ARCH_TO_TARGET:
+        if arch.startswith(prefix):
+            return target
+    return None
+
+
+def check_target(target, compiler) -> None:
+    """Refuses a triple LLVM does not know, a bare architecture (which `run`
+    and the toolchain files cannot place), and a CPU the target lacks."""
+    if target is None:
+        return
+    triple = target.triple
+    if not _TRIPLE.match(triple):
+        arch = triple.split("-", 1)[0]
+        raise UsageError(
+            f"--target-triple {triple}: not an LLVM triple (arch-vendor-os[-abi]); for example "
+            f"{arch}-unknown-linux-gnu for Linux or {arch}-none-elf for bare metal"
+        )
+    registered = registered_targets(compiler.path)
+    llvm_target = llvm_target_of(triple)
+    if registered and (llvm_target is None or llvm_target not in registered):
+        raise UsageError(
+            f"--target-triple {triple}: iree-compile's LLVM has no target for {triple.split('-', 1)[0]} "
+            f"(it has {', '.join(registered)})"
+        )
+    if target.cpu in _CPUS_FREE or target.cpu.startswith("generic"):
+        return
+    cpus = accepted_cpus(compiler.path, triple)
+    if cpus and target.cpu not in cpus:
+        close = [c for c in cpus if c.startswith(target.cpu[:3])][:8]
+        raise UsageError(
+            f"--target-cpu {target.cpu}: not a CPU of {triple} in iree-compile's LLVM"
+            + (
+                f"; similar: {', '.join(close)}"
+                if close
+                else f"; it knows {len(cpus)} CPUs, e.g. {', '.join(cpus[:8])}"
+            )
+        )

@@ -1,0 +1,455 @@
+"""ONNX models: from a `.onnx` file to the input-dialect MLIR ireegen reads.
+
+The steps, each refusing bad input with a one-line error that names the
+user's file, flag or ONNX node:
+
+1. load the protobuf with its external data (resolved beside the `.onnx`);
+2. pin symbolic dimensions from `--input-shape NAME=DIMS`;
+3. infer shapes, then import into the torch dialect with IREE's importer
+   (`iree.compiler.extras.onnx_importer`, in-process);
+4. lower to the input dialect with `iree-compile --compile-to=input`;
+5. if IREE could not import or lower a model older than MIN_OPSET, upgrade
+   it to MIN_OPSET and do 3 and 4 again.  Not before: an upgrade can make
+   a model that lowers as it is worse (Upsample-9 with a `scales` input
+   becomes a Resize whose output size IREE computes at run time, which
+   runtimeless C refuses).
+
+The lowered module carries the ONNX node names as locations (never a file
+path), so it is the same wherever the model or a temporary directory is.
+Lowering makes integers signless (`ui8` becomes `i8`), so the signature is
+read from the ONNX graph instead: `OnnxSignature` gives each input and output
+its ONNX name and numpy dtype.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from ireegen.common.errors import UsageError
+
+# Oldest default-domain opset whose ops IREE's ONNX lowering (torch-mlir)
+# covers; an older model that IREE cannot take as it is is upgraded to it
+# with onnx.version_converter and lowered again.
+MIN_OPSET = 17
+
+LOWERING_FLAGS = ("--compile-to=input", "--iree-torch-emit-async-entry-points=false", "--mlir-print-debuginfo")
+
+INSTALL_HINT = "pip install 'ireegen[onnx]'"
+
+
+class ImportFailure(UsageError):
+    """IREE's ONNX importer, or its lowering to the input dialect, could not
+    take the model (exit status 2, like every refusal): the model uses what
+    IREE 3.13 does not support, or IREE has a bug.  A class of its own so
+    that callers (the conformance runner) can tell it from ireegen's refusals."""
+
+
+# ONNX TensorProto element type -> numpy dtype string (the types the C API knows).
+_ONNX_TO_NUMPY = {
+    1: "float32",
+    2: "uint8",
+    3: "int8",
+    4: "uint16",
+    5: "int16",
+    6: "int32",
+    7: "int64",
+    9: "bool",
+    10: "float16",
+    11: "float64",
+    12: "uint32",
+    13: "uint64",
+    16: "bfloat16",
+}
+
+
+@dataclass(frozen=True)
+class OnnxValue:
+    name: str  # the ONNX graph's name of the input or output
+    dtype: str | None  # numpy dtype string; None for a type the C API does not know
+
+
+@dataclass(frozen=True)
+class OnnxSignature:
+    function: str  # the MLIR function the graph became
+    inputs: tuple  # of OnnxValue, graph inputs that are not initializers
+    outputs: tuple  # of OnnxValue
+
+
+def require_onnx():
+    try:
+        import onnx  # noqa: F401
+    except ImportError:
+        raise UsageError(f"reading .onnx models needs the onnx package: {INSTALL_HINT}") from None
+    return onnx
+
+
+def parse_input_shapes(texts) -> dict:
+    """`NAME=1x3x224x224` (repeatable) -> {NAME: (1, 3, 224, 224)}; `NAME=scalar` for rank 0."""
+    shapes = {}
+    for text in texts or ():
+        name, sep, dims = str(text).rpartition("=")
+        if not sep or not name:
+            raise UsageError(f"--input-shape {text!r}: expected NAME=DIMS, e.g. image=1x1x28x28")
+        if dims == "scalar":
+            shape = ()
+        else:
+            parts = dims.split("x")
+            if not all(p.isdigit() and int(p) > 0 for p in parts):
+                raise UsageError(
+                    f"--input-shape {text!r}: dimensions must be positive integers joined by x, e.g. 1x1x28x28"
+                )
+            shape = tuple(int(p) for p in parts)
+        if name in shapes:
+            raise UsageError(f"--input-shape {text!r}: {name} is given twice")
+        shapes[name] = shape
+    return shapes
+
+
+def _load(path: Path):
+    onnx = require_onnx()
+    try:
+        model = onnx.load(str(path), load_external_data=False)
+    except Exception as e:  # protobuf DecodeError and friends
+        raise UsageError(f"{path}: not a readable ONNX model ({type(e).__name__}: {e})") from None
+    for f in external_data_files(model, path):
+        if not f.is_file():
+            raise UsageError(f"{path}: its external data file {f.name} is missing (looked in {f.parent})")
+    try:
+        onnx.external_data_helper.load_external_data_for_model(model, str(path.parent))
+    except Exception as e:
+        raise UsageError(f"{path}: cannot read its external data ({type(e).__name__}: {e})") from None
+    if not model.graph.output:
+        raise UsageError(f"{path}: the ONNX graph has no outputs (an empty or truncated model?)")
+    if not model.graph.name or model.graph.name.startswith("__"):
+        model.graph.name = "main"
+    return model
+
+
+def external_data_files(model, path: Path) -> list:
+    """The files beside `path` that hold tensors of `model` (ONNX external data)."""
+    from onnx.external_data_helper import _get_all_tensors, uses_external_data
+
+    files = []
+    for t in _get_all_tensors(model):
+        if uses_external_data(t):
+            location = next((e.value for e in t.external_data if e.key == "location"), None)
+            if location is not None:
+                f = path.parent / location
+                if f not in files:
+                    files.append(f)
+    return files
+
+
+def check_input_shapes(path, shapes: dict) -> None:
+    """Refuses --input-shape names that are not inputs of the ONNX model at
+    `path` (cheap: reads the graph, not the weights).  For configure time."""
+    if not shapes:
+        return
+    path = Path(path)
+    model = _load_graph(path)
+    inputs = [i.name for i in _effective_inputs(model)]
+    for name in shapes:
+        if name not in inputs:
+            raise UsageError(f"--input-shape {name}: {path} has no input {name!r} (inputs: {', '.join(inputs)})")
+
+
+def model_dependencies(path) -> list:
+    """Files whose change changes the model: the .onnx and its external data
+    (for CMake's DEPENDS).  Refuses a missing onnx package, so that CMake
+    says so at configure time."""
+    path = Path(path)
+    return [path] + external_data_files(_load_graph(path), path)
+
+
+def _load_graph(path: Path):
+    """The model at `path` without its external weights (cheap)."""
+    onnx = require_onnx()
+    try:
+        return onnx.load(str(path), load_external_data=False)
+    except Exception as e:
+        raise UsageError(f"{path}: not a readable ONNX model ({type(e).__name__}: {e})") from None
+
+
+def _effective_inputs(model) -> list:
+    initializers = {t.name for t in model.graph.initializer}
+    return [i for i in model.graph.input if i.name not in initializers]
+
+
+def _pin_shapes(model, shapes: dict, path: Path) -> None:
+    inputs = {i.name: i for i in _effective_inputs(model)}
+    for name, shape in shapes.items():
+        if name not in inputs:
+            raise UsageError(f"--input-shape {name}: {path} has no input {name!r} (inputs: {', '.join(inputs)})")
+        tensor = inputs[name].type.tensor_type
+        dims = tensor.shape.dim
+        if tensor.HasField("shape") and len(dims) != len(shape):
+            raise UsageError(f"--input-shape {name}: {path} declares {name} with rank {len(dims)}, not {len(shape)}")
+        if tensor.HasField("shape"):
+            for i, (d, want) in enumerate(zip(dims, shape)):
+                if d.HasField("dim_value") and d.dim_value != want:
+                    raise UsageError(
+                        f"--input-shape {name}: dimension {i} of {name} is fixed at {d.dim_value} in {path}, not {want}"
+                    )
+        tensor.ClearField("shape")
+        tensor.shape.SetInParent()  # rank 0 stays a shape with no dims, not "unknown"
+        for want in shape:
+            tensor.shape.dim.add().dim_value = want
+    if shapes:
+        # Shapes inferred for the old symbolic sizes would contradict the pinned ones.
+        del model.graph.value_info[:]
+        # Symbolic output dims become unknown, for shape inference to fill in.
+        for out in model.graph.output:
+            for d in out.type.tensor_type.shape.dim:
+                if not d.HasField("dim_value"):
+                    d.Clear()
+
+
+def _opset(model) -> int | None:
+    """The model's default-domain opset."""
+    return next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), None)
+
+
+def _upgrade_opset(model, failure: ImportFailure):
+    """`model` at MIN_OPSET, after IREE failed to take it as it is
+    (`failure`, re-raised if the upgrade fails)."""
+    onnx = require_onnx()
+    try:
+        upgraded = onnx.version_converter.convert_version(model, MIN_OPSET)
+    except Exception as e:
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise ImportFailure(f"{failure}; upgrading the model to opset {MIN_OPSET} failed too: {first[:200]}") from None
+    # The converter may change the interface (Scan 8 -> 9 drops the batch
+    # dimension of every input and output): the C API would not be the model's.
+    before, after = _interface(model), _interface(upgraded)
+    if before != after:
+
+        def text(v):
+            shape = "unknown shape" if v[2] is None else "[" + ", ".join(str(d) for d in v[2]) + "]"
+            return f"{_ONNX_TO_NUMPY.get(v[1], f'type {v[1]}')} {shape}"
+
+        changed = next(
+            (
+                f"{a[0]}: {text(a)} -> {b[0] + ': ' if b[0] != a[0] else ''}{text(b)}"
+                for a, b in zip(before, after)
+                if a != b
+            ),
+            f"{len(before)} inputs and outputs -> {len(after)}",
+        )
+        raise ImportFailure(
+            f"{failure}; upgrading the model to opset {MIN_OPSET} would change its inputs or outputs ({changed})"
+        )
+    return upgraded
+
+
+def _interface(model) -> list:
+    """(name, element type, shape) of each graph input and output."""
+
+    def dims(v):
+        t = v.type.tensor_type
+        if not v.type.HasField("tensor_type") or not t.HasField("shape"):
+            return None
+        return tuple(d.dim_value if d.HasField("dim_value") else (d.dim_param or "?") for d in t.shape.dim)
+
+    return [
+        (v.name, v.type.tensor_type.elem_type, dims(v))
+        for v in list(_effective_inputs(model)) + list(model.graph.output)
+    ]
+
+
+def _infer_shapes(model, path: Path):
+    onnx = require_onnx()
+    try:
+        onnx.checker.check_model(model)
+        return onnx.shape_inference.infer_shapes(model, data_prop=True, strict_mode=False)
+    except ValueError:
+        # Over the 2 GB protobuf limit: import without inferred shapes.
+        return model
+    except Exception as e:
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise UsageError(f"{path}: not a valid ONNX model: {first}") from None
+
+
+def _dtype(value_info) -> str | None:
+    t = value_info.type
+    if not t.HasField("tensor_type"):
+        return None
+    return _ONNX_TO_NUMPY.get(t.tensor_type.elem_type)
+
+
+def _import_to_torch(model, path: Path) -> str:
+    """The torch-dialect MLIR of `model`, with node names as locations."""
+    from iree.compiler import ir
+    from iree.compiler.extras import onnx_importer
+
+    imported = [0]  # top-level nodes imported so far: the index of the next one
+
+    class _NamingImporter(onnx_importer.NodeImporter):
+        """Says which node the importer could not take, and gives an unnamed
+        node a location of its own (_file_locations makes it its number)."""
+
+        __slots__ = ()
+
+        def import_node(self, node):
+            index, imported[0] = imported[0], imported[0] + 1
+            unnamed = not node.name
+            if unnamed:
+                node.name = f"{_UNNAMED}{index}"
+            try:
+                super().import_node(node)
+            except (onnx_importer.OnnxImportError, NotImplementedError, KeyError, ValueError) as e:
+                if unnamed:
+                    node.name = ""
+                raise ImportFailure(
+                    f"{path}: {_node_text(model, index)}: IREE's ONNX importer cannot take it: "
+                    f"{str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__}"
+                ) from None
+            finally:
+                if unnamed:
+                    node.name = ""
+
+    context = ir.Context()
+    info = onnx_importer.ModelInfo(model)
+    module = info.create_module(context=context).operation
+    try:
+        importer = onnx_importer.NodeImporter.define_function(info.main_graph, module)
+        importer.__class__ = _NamingImporter
+        importer.import_all()
+    except UsageError:
+        raise
+    except Exception as e:
+        text = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise ImportFailure(f"{path}: IREE's ONNX importer cannot take this model: {text}") from None
+    return _file_locations(module.get_asm(enable_debug_info=True, large_elements_limit=None), model, path)
+
+
+_NAME_LOC_RE = re.compile(r'loc\("((?:[^"\\]|\\.)*)"\)')
+# The location name an unnamed node imports with, followed by its index;
+# _file_locations makes it an empty name at the node's own line.
+_UNNAMED = "ireegen.unnamed-node."
+
+
+def _node_text(model, index: int) -> str:
+    """`node 'fc1' (Gemm)`, or `node #3 (Gemm)` for an unnamed node (counted from 1)."""
+    node = model.graph.node[index]
+    domain = node.domain if node.domain not in ("", "ai.onnx") else ""
+    op = f"{domain}.{node.op_type}" if domain else node.op_type
+    return f"node {node.name!r} ({op})" if node.name else f"node #{index + 1} ({op})"
+
+
+def _file_locations(text: str, model, path: Path) -> str:
+    """Gives each node-name location a file location inside it,
+    `loc("fc1"("model.onnx":<node number>:0))` (an unnamed node's name stays
+    empty, with its own number): diagnostics then name the user's file, and
+    IREE records a real line in the executables' source locations (from a
+    bare name location it records an uninitialised one, which makes outputs
+    differ from run to run)."""
+    line_of = {}
+    for i, node in enumerate(model.graph.node):
+        line_of.setdefault(node.name, i + 1)
+    file = path.name.replace("\\", "\\\\").replace('"', '\\"')
+
+    def sub(m):
+        name = m.group(1)
+        if name.startswith(_UNNAMED) and name[len(_UNNAMED) :].isdigit():
+            return f'loc(""("{file}":{int(name[len(_UNNAMED) :]) + 1}:0))'
+        return f'loc("{name}"("{file}":{line_of.get(name, 0)}:0))'
+
+    return _NAME_LOC_RE.sub(sub, text)
+
+
+_ILLEGAL_OP_RE = re.compile(r"failed to legalize operation 'torch\.operator'.*?name = \"onnx\.(?P<op>[\w.]+)\"")
+_NODE_RE = re.compile(r'loc\("(?P<node>(?:[^"\\]|\\.)*)"\(')
+_LINE_RE = re.compile(r":(?P<line>\d+):0: error: ")
+
+
+def _failed_node(stderr: str, model) -> int | None:
+    """The index of the ONNX node a lowering diagnostic is about: from the
+    location printed with the op, or from the node number _file_locations
+    put in the line."""
+    first_error = next((line for line in stderr.splitlines() if "error: " in line), "")
+    m = _NODE_RE.search(first_error)
+    if m and m.group("node"):
+        name = m.group("node")
+        return next((i for i, n in enumerate(model.graph.node) if n.name == name), None)
+    m = _LINE_RE.search(first_error)
+    if m and 0 < int(m.group("line")) <= len(model.graph.node):
+        return int(m.group("line")) - 1
+    return None
+
+
+def _lowering_error(stderr: str, returncode: int, path: Path, model) -> ImportFailure:
+    index = _failed_node(stderr, model)
+    where = _node_text(model, index) if index is not None else "the model"
+    m = _ILLEGAL_OP_RE.search(stderr)
+    if m:
+        proto = model.graph.node[index] if index is not None else None
+        domain = proto.domain if proto is not None and proto.domain not in ("", "ai.onnx") else ""
+        opset = next(
+            (o.version for o in model.opset_import if o.domain in ((domain,) if domain else ("", "ai.onnx"))), 0
+        )
+        if index is None:
+            where = f"the model ({domain + '.' if domain else ''}{m.group('op')})"
+        elif proto.op_type != m.group("op"):  # an op of the node's expansion
+            where = f"{where[:-1]}, its {m.group('op')})"
+        return ImportFailure(
+            f"{path}: {where}: IREE's ONNX lowering does not support this op "
+            f"as used here ({domain + ' ' if domain else ''}opset {opset})"
+        )
+    if returncode < 0 or "Stack dump" in stderr:
+        return ImportFailure(
+            f"{path}: iree-compile crashed while lowering this ONNX model (exit status {returncode}); "
+            "an IREE bug: simplify the model or report it with the .onnx file"
+        )
+    first = next((line for line in stderr.splitlines() if "error: " in line), None)
+    if first:
+        message = first.split("error: ", 1)[1]
+        message = re.sub(r"\s*loc\(.*$", "", message)
+        return ImportFailure(f"{path}: {where}: IREE's ONNX lowering failed: {message[:300]}")
+    first = next((line for line in stderr.splitlines() if line.strip()), f"exit status {returncode}")
+    return ImportFailure(f"{path}: IREE's ONNX lowering failed: {first.strip()[:300]}")
+
+
+def lower_onnx(path, input_shapes: dict | None, compiler) -> tuple:
+    """(input-dialect MLIR text, OnnxSignature) of the ONNX model at `path`,
+    lowered by `compiler` (a compile.compiler.Compiler)."""
+    path = Path(path)
+    model = _load(path)
+    _pin_shapes(model, dict(input_shapes or {}), path)
+    try:
+        return _lower(model, path, compiler)
+    except ImportFailure as e:
+        version = _opset(model)
+        if version is None or version >= MIN_OPSET:
+            raise
+        failure = e
+    # IREE's lowering covers opset 17 and later: older ops may have no lowering.
+    upgraded = _upgrade_opset(model, failure)
+    try:
+        return _lower(upgraded, path, compiler)
+    except ImportFailure as e:
+        # Say what fails in the model as the user wrote it (the upgrade may add or renumber nodes).
+        raise ImportFailure(f"{failure}; also after upgrading the model to opset {MIN_OPSET}") from e
+
+
+def _lower(model, path: Path, compiler) -> tuple:
+    """Shape inference, IREE's import and the lowering of `model`: (MLIR text, OnnxSignature)."""
+    model = _infer_shapes(model, path)
+    signature = OnnxSignature(
+        model.graph.name,
+        tuple(OnnxValue(i.name, _dtype(i)) for i in _effective_inputs(model)),
+        tuple(OnnxValue(o.name, _dtype(o)) for o in model.graph.output),
+    )
+    torch_mlir = _import_to_torch(model, path)
+    # stdin and stdout: no file name can end up in the lowered module's locations.
+    proc = subprocess.run(
+        [compiler.path, "-", "-o", "-", *LOWERING_FLAGS],
+        input=torch_mlir,
+        capture_output=True,
+        text=True,
+    )
+    if proc.returncode != 0:
+        raise _lowering_error(proc.stderr, proc.returncode, path, model)
+    return proc.stdout, signature

@@ -1,0 +1,1 @@
+"""The runtimeless execution model: the compiled program's schedule, interpreted at emit time into plain C with a static arena."""
