@@ -333,21 +333,8 @@ def _step(step, places, cfn, schedule, exports, prefix: str) -> dict:
     if isinstance(step, Let):
         return dict(kind="let", name=step.name, c_type=step.c_type, expr=step.expr)
     if isinstance(step, Check):
-        return dict(kind="check", condition=step.condition, message=_c_string(step.message))
+        return dict(kind="check", condition=step.condition, message=step.message)
     return dict(kind="copy", source=ptr(step.source), target=ptr(step.target), length=step.source.length)
-
-
-def _c_string(text: str) -> str:
-    """`text` as the inside of a C string literal (printable ASCII only)."""
-    out = []
-    for ch in text:
-        if ch in '"\\':
-            out.append("\\" + ch)
-        elif " " <= ch <= "~" and ch != "?":  # no trigraphs
-            out.append(ch)
-        else:
-            out.append(" ")
-    return "".join(out)
 
 
 def write_sources(
