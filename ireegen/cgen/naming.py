@@ -163,3 +163,16 @@ def check_macros(macros, source: str) -> None:
         if macro in seen and seen[macro] != what:
             raise UsageError(f"{source}: {seen[macro]} and {what} both define the C macro {macro}; rename one")
         seen[macro] = what
+
+
+def check_library_queries(prefix: str, queries, source: str) -> None:
+    """Refuses executable library entry points (global C symbols the
+    compiler named) that are not C identifiers under `prefix__`
+    (compile/executable_names.py renames them; a compiler that names them
+    otherwise must not put a foreign or unsafe global into the library)."""
+    for query in queries:
+        if not (_IDENT_RE.match(query) and query.startswith(prefix + "__")):
+            raise UsageError(
+                f"{source}: iree-compile named an executable library {query[:80]!r}, which is not a C identifier "
+                f"under {prefix}__; ireegen cannot give it the model's prefix with this compiler"
+            )

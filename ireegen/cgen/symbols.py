@@ -24,9 +24,37 @@ _TYPEDEF_LINE = re.compile(r"^typedef\b(?:[^;{]*|.*\}\s*)\b(\w+)\s*;")
 _HEAD = re.compile(r"^(?!typedef|return|if|else|for|while|switch|case|#)[A-Za-z_][\w\s\*]*?\b(\w+)\s*([\(\[=])")
 
 
+_STRING = re.compile(r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'')
+
+
 def _strip_comments(text: str) -> str:
+    # Line splices first (a macro's continued body is one line), as C does.
+    text = text.replace("\\\n", " ")
     text = re.sub(r"/\*.*?\*/", lambda m: "\n" * m.group(0).count("\n"), text, flags=re.S)
     return re.sub(r"//[^\n]*", "", text)
+
+
+_ATTRIBUTE = re.compile(r"\b(__attribute__|__declspec|_Alignas|alignas)\s*\(")
+
+
+def _without_attributes(line: str) -> str:
+    """`line` without `__attribute__((...))` and the like, which may stand
+    before a definition's type."""
+    while (m := _ATTRIBUTE.search(line)) is not None:
+        depth, end = 0, len(line)
+        for j in range(m.end() - 1, len(line)):
+            depth += {"(": 1, ")": -1}.get(line[j], 0)
+            if depth == 0:
+                end = j + 1
+                break
+        line = line[: m.start()] + line[end:]
+    return line
+
+
+def _parentheses(line: str) -> int:
+    """How many parentheses `line` leaves open (string literals aside)."""
+    code = _STRING.sub('""', line)
+    return code.count("(") - code.count(")")
 
 
 def defined_names(text: str) -> list:
@@ -37,6 +65,7 @@ def defined_names(text: str) -> list:
     text = _strip_comments(text)
     out = []
     depth = 0
+    parens = 0  # open parentheses: a line inside them continues a declaration
     conditionals = 0
     stack = []  # (conditional id, branch number) of the enclosing #if ... #endif
     lines = text.split("\n")
@@ -52,15 +81,21 @@ def defined_names(text: str) -> list:
                 stack.pop()
             continue
         branches = tuple(stack)
-        if depth == 0:
+        opened = parens
+        parens = max(parens + _parentheses(line), 0)
+        if depth == 0 and opened == 0:
+            # Indentation does not hide a definition (a generated line may
+            # start with a space).
+            line = line.lstrip()
             m = _MACRO.match(line)
+            if not m:
+                line = _without_attributes(line).lstrip()
             if m:
                 out.append((m.group(1), "macro", m.group(2).strip(), branches))
             elif (m := _TYPEDEF_LINE.match(line)) is not None:
                 out.append((m.group(1), "type", "", branches))
-            elif (m := _HEAD.match(line)) is not None and not line.startswith((" ", "\t")):
-                rest = "\n".join(lines[i : i + 40])
-                rest = rest[rest.index(m.group(2), m.start(2)) :]
+            elif (m := _HEAD.match(line)) is not None:
+                rest = "\n".join([line[m.start(2) :], *lines[i + 1 : i + 40]])
                 if m.group(2) == "(":
                     # A definition when the body comes before any ';'.
                     brace, semi = rest.find("{"), rest.find(";")

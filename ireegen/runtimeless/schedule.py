@@ -825,15 +825,27 @@ def _op_text(op) -> str:
     return text if len(text) <= 160 else text[:157] + "..."
 
 
+# Symbols as the model wrote them, not as MLIR prints them: `@"say \22hi\22"`
+# is the function `say "hi"`, and a quoted name may hold `::`.
 def _symbol_name(op) -> str:
-    return str(op.attributes["sym_name"]).strip('"')
+    return _symbol_attr(op.attributes["sym_name"])
 
 
 def _symbol_attr(attr) -> str:
+    value = getattr(attr, "value", None)
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list) and len(value) == 1:
+        return value[0]
     return str(attr).lstrip("@").strip('"')
 
 
 def _symbol_path(attr) -> list:
+    value = getattr(attr, "value", None)
+    if isinstance(value, list):
+        return list(value)
+    if isinstance(value, str):
+        return [value]
     return [part.lstrip("@").strip('"') for part in str(attr).split("::")]
 
 
