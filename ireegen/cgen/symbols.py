@@ -62,6 +62,17 @@ def defined_names(text: str) -> list:
     text; macros carry their body (a repeated identical #define is
     harmless), and `branches` says which preprocessor branches it sits in:
     two definitions in different branches of one #if never both exist."""
+    return [d[:4] for d in _definitions(text)]
+
+
+def external_definitions(text: str) -> list:
+    """The functions and objects C text defines with external linkage (at
+    file scope, not `static`): the global symbols its object will define."""
+    return sorted({d[0] for d in _definitions(text) if d[4]})
+
+
+def _definitions(text: str) -> list:
+    """defined_names' tuples, and whether each is a global symbol."""
     text = _strip_comments(text)
     out = []
     depth = 0
@@ -91,20 +102,21 @@ def defined_names(text: str) -> list:
             if not m:
                 line = _without_attributes(line).lstrip()
             if m:
-                out.append((m.group(1), "macro", m.group(2).strip(), branches))
+                out.append((m.group(1), "macro", m.group(2).strip(), branches, False))
             elif (m := _TYPEDEF_LINE.match(line)) is not None:
-                out.append((m.group(1), "type", "", branches))
+                out.append((m.group(1), "type", "", branches, False))
             elif (m := _HEAD.match(line)) is not None:
+                static = re.search(r"\bstatic\b", line[: m.start(1)]) is not None
                 rest = "\n".join([line[m.start(2) :], *lines[i + 1 : i + 40]])
                 if m.group(2) == "(":
                     # A definition when the body comes before any ';'.
                     brace, semi = rest.find("{"), rest.find(";")
                     if brace != -1 and (semi == -1 or brace < semi):
-                        out.append((m.group(1), "function", "", branches))
+                        out.append((m.group(1), "function", "", branches, not static))
                 elif not re.match(r"^(extern)\b", line):
-                    out.append((m.group(1), "object", "", branches))
+                    out.append((m.group(1), "object", "", branches, not static))
         elif depth == 1 and (m := _TYPEDEF_CLOSE.match(line)) is not None:
-            out.append((m.group(1), "type", "", branches))
+            out.append((m.group(1), "type", "", branches, False))
         if line.strip() in ('extern "C" {', '}  // extern "C"'):
             continue  # C++ linkage blocks do not nest scopes
         depth += line.count("{") - line.count("}")
