@@ -293,3 +293,22 @@ def test_model_file_name_cannot_become_code(tmp_path, capsys):
         text = (out / f).read_text()
         assert "pwn" in text.splitlines()[0] and "constructor" not in "\n".join(text.splitlines()[1:]), f
     assert "constructor" not in "".join(n for t in [(out / "m.c").read_text()] for n, *_ in defined_names(t))
+
+
+@pytest.mark.skipif(shutil.which("cc") is None, reason="needs a C compiler")
+def test_values_named_like_the_bodies_locals(tmp_path, capsys):
+    """Inputs and outputs named after every name a function body declares
+    or uses (naming.reserved_parameters, read off the templates) emit
+    runtimeless C that builds and verifies, `state` among them (issue 20)."""
+    from ireegen.cgen.naming import reserved_parameters
+
+    names = sorted(n for n in reserved_parameters() if n.isidentifier())
+    assert {"state", "arena", "result", "next", "constants"} <= set(names)
+    body = "".join(
+        f'func.func @f{i}(%a: tensor<4xf32> {{iree.abi.name = "{n}"}}) -> (tensor<4xf32> {{iree.abi.name = "{n}"}}) {{\n'
+        f"  %0 = arith.mulf %a, %a : tensor<4xf32>\n  return %0 : tensor<4xf32>\n}}\n"
+        for i, n in enumerate(names)
+    )
+    (tmp_path / "x.mlir").write_text(body)
+    status, err = _emit(capsys, tmp_path / "x.mlir", tmp_path / "out", "--execution-model", "runtimeless")
+    assert status == 0, err

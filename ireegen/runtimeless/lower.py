@@ -16,6 +16,7 @@ the dispatches write the caller's output directly.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from . import arena, host_scalars
@@ -59,11 +60,12 @@ class CFunctionPlan:
         """Whether the generated call touches the arena at all."""
         if self.staged_inputs or self.mapped_outputs:
             return True
-        return any(t.startswith("arena") for t in self._texts())
+        return any(re.match(r"arena\b", t) for t in self._texts())
 
     @property
     def uses_state(self) -> bool:
-        return any(t.startswith("state") for t in self._texts())
+        # The local `state`, not a parameter called state_arg.
+        return any(re.match(r"state\b", t) for t in self._texts())
 
 
 def _accesses(steps) -> list:
