@@ -95,7 +95,7 @@ def build_objects(outdir, cc="cc", cflags=()) -> list:
         if "#include <iree/" in text or '#include "iree/' in text or src.name.endswith("_module.c"):
             continue  # the VM glue and EmitC module: read by external_definitions instead
         obj = src.with_suffix(src.suffix + ".o")
-        subprocess.run([cc, *WARNINGS, *cflags, "-c", str(src), "-o", str(obj)], check=True, cwd=outdir)
+        subprocess.run([cc, *WARNINGS, *cflags, "-c", src.name, "-o", obj.name], check=True, cwd=outdir)
         objects.append(obj)
     return objects
 
