@@ -312,3 +312,12 @@ def test_values_named_like_the_bodies_locals(tmp_path, capsys):
     (tmp_path / "x.mlir").write_text(body)
     status, err = _emit(capsys, tmp_path / "x.mlir", tmp_path / "out", "--execution-model", "runtimeless")
     assert status == 0, err
+
+
+@pytest.mark.parametrize("graph", ["torch-jit-export", "evil\n#error pwned\n*/ \\"])
+def test_emitc_refuses_function_names_that_are_not_identifiers(tmp_path, capsys, graph):
+    """IREE's EmitC writes function names into C raw (known-iree-issues #7)."""
+    model = _graph_model(tmp_path, graph)
+    status, err = _emit(capsys, model, tmp_path / "out", "--module-format", "emitc", "--no-workarounds")
+    assert status == 2 and "--module-format emitc refused" in err and "not a C identifier" in err, err
+    assert err.count("\n") == 1 and not (tmp_path / "out").exists()
