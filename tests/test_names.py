@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from ireegen.cgen.symbols import clashes, defined_names
+from ireegen.cgen.symbols import clashes, defined_names, external_definitions
 from ireegen.cli import main
 
 CLASHING = [
@@ -321,3 +321,22 @@ def test_emitc_refuses_function_names_that_are_not_identifiers(tmp_path, capsys,
     status, err = _emit(capsys, model, tmp_path / "out", "--module-format", "emitc", "--no-workarounds")
     assert status == 2 and "--module-format emitc refused" in err and "not a C identifier" in err, err
     assert err.count("\n") == 1 and not (tmp_path / "out").exists()
+
+
+def test_scanner_sees_indented_and_attributed_definitions():
+    """symbols.py: a definition is one wherever its line starts, behind
+    __attribute__((...)), and not inside an open parenthesis or a macro body."""
+    text = (
+        ' __attribute__((constructor)) static void pwn(void) { system("x"); }\n'
+        "\tint m_x = 1;\n"
+        "int m_f(int a,\n        int (*cb)(int), char c) {\n  return a;\n}\n"
+        "#define M_CALL(a) \\\n   m_f(a, 0, 0) { }\n"
+    )
+    assert [(n, k) for n, k, _, _ in defined_names(text)] == [
+        ("pwn", "function"),
+        ("m_x", "object"),
+        ("m_f", "function"),
+        ("M_CALL", "macro"),
+    ]
+    assert external_definitions(text) == ["m_f", "m_x"]
+    assert clashes({"a.c": text, "b.c": "static void pwn(void) {}\n"}) == {"pwn": ["a.c", "b.c"]}
