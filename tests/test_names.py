@@ -340,3 +340,40 @@ def test_scanner_sees_indented_and_attributed_definitions():
     ]
     assert external_definitions(text) == ["m_f", "m_x"]
     assert clashes({"a.c": text, "b.c": "static void pwn(void) {}\n"}) == {"pwn": ["a.c", "b.c"]}
+
+
+ASSERT_MODEL = r"""
+func.func @f(%n: i32, %a: tensor<4xf32>) -> tensor<4xf32> {
+  %c0 = arith.constant 0 : i32
+  %ok = arith.cmpi sgt, %n, %c0 : i32
+  cf.assert %ok, "n must be > 0\0A*/ int pwn; /* \22quoted\22 \5C ??/ mod\C3\A8le"
+  %0 = arith.mulf %a, %a : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+"""
+
+
+@pytest.mark.skipif(shutil.which("cc") is None, reason="needs a C compiler")
+def test_assert_message_is_data_in_runtimeless_c(tmp_path, capsys):
+    """A cf.assert message (the model's text) reaches the caller byte for
+    byte through NAME_last_error(), and never becomes C."""
+    (tmp_path / "x.mlir").write_text(ASSERT_MODEL)
+    out = tmp_path / "out"
+    status, err = _emit(capsys, tmp_path / "x.mlir", out, "--execution-model", "runtimeless")
+    assert status == 0, err
+    (tmp_path / "use.c").write_text(
+        '#include <stdio.h>\n#include "m.h"\n'
+        "static _Alignas(64) uint8_t arena[M_ARENA_SIZE > 0 ? M_ARENA_SIZE : 1];\n"
+        "int main(void) {\n  m_t model;\n"
+        "  if (!iree_status_is_ok(m_initialize(&model, arena, sizeof arena))) return 2;\n"
+        "  const float x[4] = {1.0f, 2.0f, 3.0f, 4.0f};\n  float y[4];\n"
+        "  if (m_f(&model, 0, x, y) == 0) return 3;\n"
+        '  for (const char* c = m_last_error(&model); *c; ++c) printf("%02x", (unsigned char)*c);\n'
+        "  return 0;\n}\n"
+    )
+    flags = ["-std=c11", "-trigraphs", "-Wall", "-Wextra", "-Werror", "-I", str(out)]
+    sources = [str(tmp_path / "use.c"), "m.c", "m_constants.S", "m_executables.o"]
+    subprocess.run(["cc", *flags, *sources, "-lm", "-o", str(tmp_path / "use")], cwd=out, check=True)
+    run = subprocess.run([str(tmp_path / "use")], stdout=subprocess.PIPE, text=True, check=True)
+    message = 'n must be > 0\n*/ int pwn; /* "quoted" \\ ??/ modèle'
+    assert bytes.fromhex(run.stdout).decode() == f"@f: {message}"
