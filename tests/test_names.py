@@ -377,3 +377,17 @@ def test_assert_message_is_data_in_runtimeless_c(tmp_path, capsys):
     run = subprocess.run([str(tmp_path / "use")], stdout=subprocess.PIPE, text=True, check=True)
     message = 'n must be > 0\n*/ int pwn; /* "quoted" \\ ??/ modèle'
     assert bytes.fromhex(run.stdout).decode() == f"@f: {message}"
+
+
+def test_executable_names_from_prefixed_functions_are_renamed_too(tmp_path, capsys):
+    """A function called `m__a b` in model m still gives an identifier."""
+    (tmp_path / "x.mlir").write_text(
+        'func.func @"m__a b"(%a: tensor<4xf32>) -> tensor<4xf32> {\n'
+        "  %0 = arith.mulf %a, %a : tensor<4xf32>\n  return %0 : tensor<4xf32>\n}\n"
+    )
+    status, err = _emit(capsys, tmp_path / "x.mlir", tmp_path / "out", "--execution-model", "runtimeless")
+    assert status == 0, err
+    import json
+
+    queries = json.loads((tmp_path / "out" / "manifest.json").read_text())["static_library_queries"]
+    assert queries == ["m__m_a_b_dispatch_0_library_query"]
