@@ -2,17 +2,23 @@
 whose C names would clash with the generated glue is refused with the
 function named (before compiling, in the VM modes), and awkward but legal
 names give C that compiles warning-free (runtimeless always; the VM modes,
-built with CMake and run, when IREERuntime_DIR names an IREE runtime)."""
+built with CMake and run, when IREERuntime_DIR names an IREE runtime).
+Outside text (file, graph and function names, assert messages) stays data
+in every generated file (cgen/text.py), and graph names that are not C
+identifiers give working C."""
 
 import os
 import re
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 
 from ireegen.cgen.symbols import clashes, defined_names, external_definitions
 from ireegen.cli import main
+
+ROOT_SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 
 CLASHING = [
     "report",
@@ -391,3 +397,13 @@ def test_executable_names_from_prefixed_functions_are_renamed_too(tmp_path, caps
 
     queries = json.loads((tmp_path / "out" / "manifest.json").read_text())["static_library_queries"]
     assert queries == ["m__m_a_b_dispatch_0_library_query"]
+
+
+def test_model_path_that_is_not_utf8_is_refused_in_one_line(tmp_path, capsys):
+    raw = os.fsencode(tmp_path) + b"/bad\xffname.mlir"
+    with open(raw, "w") as f:
+        f.write((ROOT_SAMPLES / "simple_mul" / "simple_mul.mlir").read_text())
+    status = main(["emit", os.fsdecode(raw), "-o", str(tmp_path / "out"), "--name", "m"])
+    err = capsys.readouterr().err
+    assert status == 2 and "bad\\xffname.mlir: the model's path is not valid UTF-8" in err, err
+    assert err.count("\n") == 1 and not (tmp_path / "out").exists()
