@@ -26,6 +26,7 @@ from ireegen.config.targets import check_target
 from ireegen.frontend.models import check_model_path, load_model
 from ireegen.output.layout import link_libraries, output_files
 from ireegen.output.outputs import MANIFEST, check_emit_target, commit, sha256_of, staging_dir
+from ireegen.output.ownership import MARKER
 from ireegen.output.reproducible import content_key, source_json
 
 
@@ -176,6 +177,7 @@ def emit(
         )
         fault_point("after-render")
         manifest = {
+            **MARKER,
             "content_key": key,
             "ireegen_version": __version__,
             "name": name,
