@@ -228,7 +228,11 @@ def check_emit_target(outdir: Path, names, inputs) -> None:
     outdir = Path(outdir)
     check_outdir_path(outdir)
     check_spares_inputs(outdir, names, inputs)
-    if outdir.is_dir():
+    try:
+        is_dir = stat.S_ISDIR(os.stat(outdir).st_mode)
+    except OSError:  # absent, or a name too long: staging_dir says so
+        is_dir = False
+    if is_dir:
         if interrupted(outdir):
             with directory_lock(outdir):
                 recover(outdir)
