@@ -315,7 +315,11 @@ def test_readers_never_recover_and_recovery_deletes_only_recorded_bytes(tmp_path
     x = tmp_path / "x.npy"
     np.save(x, np.arange(4, dtype=np.float32))
     before = tree(out)
-    for args in (["info", out], ["run", out, "--function", "simple_mul", f"--input=@{x}", f"--input=@{x}"]):
+    for args in (
+        ["info", out],
+        ["run", out, "--function", "simple_mul", f"--input=@{x}", f"--input=@{x}"],
+        ["size", out],
+    ):
         proc = run_cli(*args)
         assert proc.returncode == 0, proc.stderr
         assert tree(out) == before, args
