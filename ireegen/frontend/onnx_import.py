@@ -125,7 +125,20 @@ def _load(path: Path):
         raise UsageError(f"{path}: the ONNX graph has no outputs (an empty or truncated model?)")
     if not model.graph.name or model.graph.name.startswith("__"):
         model.graph.name = "main"
+    unknown_negative_dims(model)
     return model
+
+
+def unknown_negative_dims(model) -> None:
+    """Makes every negative `dim_value` an unknown dimension: PaddlePaddle's
+    exporter writes an unknown size as `dim_value: -1`, which ONNX Runtime
+    reads as unknown too (a size is never negative)."""
+    values = list(model.graph.input) + list(model.graph.output) + list(model.graph.value_info)
+    for v in values:
+        if v.type.HasField("tensor_type") and v.type.tensor_type.HasField("shape"):
+            for d in v.type.tensor_type.shape.dim:
+                if d.HasField("dim_value") and d.dim_value < 0:
+                    d.Clear()
 
 
 def external_data_files(model, path: Path) -> list:
@@ -171,9 +184,11 @@ def _load_graph(path: Path):
     """The model at `path` without its external weights (cheap)."""
     onnx = require_onnx()
     try:
-        return onnx.load(str(path), load_external_data=False)
+        model = onnx.load(str(path), load_external_data=False)
     except Exception as e:
         raise UsageError(f"{path}: not a readable ONNX model ({type(e).__name__}: {e})") from None
+    unknown_negative_dims(model)
+    return model
 
 
 def _effective_inputs(model) -> list:
@@ -227,7 +242,7 @@ def _upgrade_opset(model, failure: ImportFailure):
     # The converter may change the interface (Scan 8 -> 9 drops the batch
     # dimension of every input and output): the C API would not be the model's.
     before, after = _interface(model), _interface(upgraded)
-    if before != after:
+    if len(before) != len(after) or not all(_same_value(a, b) for a, b in zip(before, after)):
 
         def text(v):
             shape = "unknown shape" if v[2] is None else "[" + ", ".join(str(d) for d in v[2]) + "]"
@@ -237,7 +252,7 @@ def _upgrade_opset(model, failure: ImportFailure):
             (
                 f"{a[0]}: {text(a)} -> {b[0] + ': ' if b[0] != a[0] else ''}{text(b)}"
                 for a, b in zip(before, after)
-                if a != b
+                if not _same_value(a, b)
             ),
             f"{len(before)} inputs and outputs -> {len(after)}",
         )
@@ -245,6 +260,24 @@ def _upgrade_opset(model, failure: ImportFailure):
             f"{failure}; upgrading the model to opset {MIN_OPSET} would change its inputs or outputs ({changed})"
         )
     return upgraded
+
+
+def _same_value(before: tuple, after: tuple) -> bool:
+    """Whether an input or output (`_interface`'s tuple) means the same to a
+    caller after the opset upgrade: the same name, element type and rank, and
+    each dimension the same where it was known.  An unknown dimension may come
+    back under another name (`?` -> `unk__54`) or as the static size the
+    pinned inputs imply (`?` -> 320): the converter's shape inference only
+    says what the model computes.  A known size that changes, a dimension
+    dropped or added, or a shape that becomes unknown is a real change."""
+    (name_a, type_a, dims_a), (name_b, type_b, dims_b) = before, after
+    if name_a != name_b or type_a != type_b:
+        return False
+    if dims_a is None:
+        return True
+    if dims_b is None or len(dims_a) != len(dims_b):
+        return False
+    return all(not isinstance(a, int) or a == b for a, b in zip(dims_a, dims_b))
 
 
 def _interface(model) -> list:
