@@ -13,6 +13,7 @@
 #                     [TARGET_CPU_FEATURES <features>]
 #                     [FLAGS <iree-compile flag>...]
 #                     [INPUT_SHAPES <onnx input>=<dims>...]
+#                     [INPUT_VALUES <onnx input>=<v>[,<v>...]...]
 #                     [VERIFY ON|OFF] [VERIFY_INPUTS <x.npz>]
 #                     [OUTPUT_DIR <dir>] [GENERATE_ONLY]
 #                     [CONSTANTS_SECTION <section>] [ARENA_SECTION <section>]
@@ -20,7 +21,7 @@
 #
 # SRC is .mlir, .mlirbc or .onnx (an ONNX model's external data files are
 # dependencies too; INPUT_SHAPES pins its symbolic dimensions, e.g.
-# image=1x1x28x28).
+# image=1x1x28x28; INPUT_VALUES makes inputs constants, e.g. sr=16000).
 #
 # It runs `python -m ireegen emit` at build time and creates the static
 # library <target> with the generated sources, its include directory PUBLIC

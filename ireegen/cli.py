@@ -68,12 +68,25 @@ def _add_input_shape_arg(p) -> None:
         metavar="NAME=DIMS",
         help="pin the symbolic dimensions of ONNX input NAME, e.g. image=1x1x28x28 (repeatable)",
     )
+    p.add_argument(
+        "--input-value",
+        action="append",
+        default=[],
+        metavar="NAME=V[,V...]",
+        help="make ONNX input NAME a constant with these values, e.g. sr=16000; it leaves the C API (repeatable)",
+    )
 
 
 def _input_shapes(args) -> dict:
     from ireegen.frontend.onnx_import import parse_input_shapes
 
     return parse_input_shapes(getattr(args, "input_shape", None))
+
+
+def _input_values(args) -> dict:
+    from ireegen.frontend.onnx_import import parse_input_values
+
+    return parse_input_values(getattr(args, "input_value", None))
 
 
 _EXIT_CODES_PARITY = """exit status:
@@ -294,6 +307,7 @@ def _cmd_emit(args) -> int:
 
     config = _config_from_args(args)
     input_shapes = _input_shapes(args)
+    input_values = _input_values(args)
     result = emit(
         args.model,
         args.output_dir,
@@ -306,6 +320,7 @@ def _cmd_emit(args) -> int:
         ),
         apply_workarounds=not args.no_workarounds,
         input_shapes=input_shapes,
+        input_values=input_values,
     )
     print(
         f"ireegen: wrote {len(result.files)} files for {result.name} to {result.outdir} "
@@ -337,12 +352,14 @@ def _cmd_resolve(args) -> int:
     config = _config_from_args(args)
     check_extra_flags(args.iree_flag)
     input_shapes = _input_shapes(args)
-    if input_shapes:
+    input_values = _input_values(args)
+    if input_shapes or input_values:
         from ireegen.frontend.onnx_import import check_input_shapes
 
         if not args.src or Path(args.src).suffix != ".onnx":
-            raise UsageError("INPUT_SHAPES (--input-shape): applies to .onnx models only")
-        check_input_shapes(args.src, input_shapes)
+            keyword = "INPUT_SHAPES (--input-shape)" if input_shapes else "INPUT_VALUES (--input-value)"
+            raise UsageError(f"{keyword}: applies to .onnx models only")
+        check_input_shapes(args.src, input_shapes, input_values)
     text = resolve(args.name, config, Path(args.output_dir), args.iree_compile, args.src)
     sys.stdout.flush()
     sys.stdout.buffer.write(text.encode("utf-8"))  # UTF-8 whatever the locale: CMake reads it so
@@ -372,6 +389,7 @@ def _cmd_parity(args) -> int:
         save_outputs=args.save_outputs,
         runtimeless_target={"triple": args.target_triple, "cpu": args.target_cpu, "emulator": args.emulator},
         input_shapes=_input_shapes(args),
+        input_values=_input_values(args),
         reference=args.reference,
     )
     print(report.table())
@@ -504,7 +522,7 @@ def _cmd_info(args) -> int:
 
         name = check_name(args.name) if args.name else default_name(path)
         compiler = find_compiler() if path.suffix == ".onnx" else None
-        functions = list(load_model(path, _input_shapes(args), compiler).functions)
+        functions = list(load_model(path, _input_shapes(args), compiler, _input_values(args)).functions)
         header = f"{path} (C prefix {name})"
     c_functions = build_functions(name, functions, str(path))
     if args.json:

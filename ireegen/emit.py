@@ -81,12 +81,14 @@ def emit(
     verify: VerifyOptions | bool = True,
     apply_workarounds: bool = True,
     input_shapes: dict | None = None,
+    input_values: dict | None = None,
 ) -> EmitResult:
     """Compiles `model_path` for `config` and writes the C library into
     `outdir`, after checking that it computes what async computes (verify.py;
     `verify=False` skips that).  `apply_workarounds=False` compiles exactly
     as iree-compile would, IREE's bugs included (verification still runs).
-    `input_shapes` ({input name: dims}) pins symbolic dimensions of an ONNX model."""
+    `input_shapes` ({input name: dims}) pins symbolic dimensions of an ONNX
+    model; `input_values` ({input name: values}) makes its inputs constants."""
     if not str(outdir).strip():
         raise UsageError("-o: the output directory is an empty path")
     model_path = check_model_path(model_path)
@@ -99,7 +101,7 @@ def emit(
     check_target(config.target, compiler)
     check_emit_target(outdir, [*output_files(name, config).values(), MANIFEST], _inputs(model_path, verify))
 
-    model = load_model(model_path, input_shapes, compiler)
+    model = load_model(model_path, input_shapes, compiler, input_values)
     functions = build_functions(name, model.functions, str(model_path))
     module_name = vm_module_name(name)
     if not config.execution_model.has_vm_module:
@@ -121,10 +123,13 @@ def emit(
             compiler=compiler,
             verify=VerifyOptions(enabled=False),
             input_shapes=input_shapes,
+            input_values=input_values,
         )
 
-    source = source_json(model_path, input_shapes)
-    key = content_key(model_path, name, config, extra_flags, compiler, apply_workarounds, input_shapes, source)
+    source = source_json(model_path, input_shapes, input_values)
+    key = content_key(
+        model_path, name, config, extra_flags, compiler, apply_workarounds, input_shapes, source, input_values
+    )
     # The templates compile while iree-compile runs.
     templates = threading.Thread(target=preload, daemon=True)
     templates.start()

@@ -112,3 +112,106 @@ def test_input_shape_still_refuses_a_known_size(tmp_path):
 )
 def test_upgrade_interface_compares_dimensions_by_meaning(before, after, same):
     assert _same_value(before, after) is same
+
+
+def branching_model():
+    """`out = Relu(If(sr == 16000, x * 2, Concat(x, x)))`: a sample-rate input
+    that picks a sub-network whose result has another shape, as speech
+    models ship; with `sr` unknown the result's shape is dynamic."""
+    two = numpy_helper.from_array(np.array(2.0, np.float32), "two")
+    wide = helper.make_graph(
+        [helper.make_node("Mul", ["x", "two"], ["t"])], "at16k", [], [helper.make_tensor_value_info("t", 1, [1, "n"])]
+    )
+    narrow = helper.make_graph(
+        [helper.make_node("Concat", ["x", "x"], ["e"], axis=1)],
+        "at8k",
+        [],
+        [helper.make_tensor_value_info("e", TensorProto.FLOAT, [1, "n"])],
+    )
+    graph = helper.make_graph(
+        [
+            helper.make_node("Equal", ["sr", "k16"], ["is16"], name="is16k"),
+            helper.make_node("If", ["is16"], ["y"], name="pick", then_branch=wide, else_branch=narrow),
+            helper.make_node("Relu", ["y"], ["out"], name="relu"),
+        ],
+        "vad",
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4]),
+            helper.make_tensor_value_info("sr", TensorProto.INT64, []),
+        ],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, [1, "n"])],
+        [two, numpy_helper.from_array(np.array(16000, np.int64), "k16")],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+
+def test_input_value_folds_a_branch_for_runtimeless(tmp_path):
+    path = _save(branching_model(), tmp_path / "vad.onnx")
+    refused = run_cli("emit", path, "-o", tmp_path / "dyn", "--execution-model", "runtimeless")
+    assert refused.returncode == 2 and refused.stderr.count("\n") == 1
+    assert "result out has a dynamic shape" in refused.stderr and "--input-value" in refused.stderr
+    assert not (tmp_path / "dyn").exists()
+
+    out = tmp_path / "out"
+    proc = run_cli("emit", path, "-o", out, "--execution-model", "runtimeless", "--input-value", "sr=16000")
+    assert proc.returncode == 0, proc.stderr
+    assert "verified against async" in proc.stdout
+    assert "int vad_vad(vad_t* model, const float* x, float* out);" in (out / "vad.h").read_text()
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["source"]["input_values"] == {"sr": [16000]}
+    assert [v["name"] for v in manifest["functions"][0]["inputs"]] == ["x"]
+    assert manifest["functions"][0]["outputs"][0]["shape"] == [1, 4]
+
+    from ireegen.parity import parity
+
+    x = np.array([[1.5, -2.0, 3.0, -4.0]], np.float32)
+    for rate, width in ((16000, 4), (8000, 8)):
+        report = parity(
+            path,
+            modes=["async", "runtimeless"],
+            input_values={"sr": (rate,)},
+            inputs={"vad": [x]},
+            reference="onnxruntime",
+            rtol=1e-6,
+            atol=0,
+        )
+        assert report.agrees and not report.compile_errors, report.table()
+        got = report.results["runtimeless"]["vad"][0]
+        assert got.shape == (1, width)
+        np.testing.assert_array_equal(got, _ort(path, {"x": x, "sr": np.array(rate)})[0])
+
+
+@pytest.mark.parametrize(
+    "flag, message",
+    [
+        ("rate=16000", "--input-value rate: "),  # an unknown name
+        ("sr=1,2", "--input-value sr: sr is int64 [scalar], 1 values; got 2"),  # a wrong count
+        ("sr=0.5", "--input-value sr: 0.5 is not a int64 value"),  # a wrong type
+        ("sr=abc", "--input-value 'sr=abc': 'abc' is not a finite number"),
+        ("sr=nan", "'nan' is not a finite number"),
+        ("sr", "--input-value 'sr': expected NAME=V[,V...]"),
+        ("x=1,2,3", "--input-value x: x is float32 [1x4], 4 values; got 3"),
+    ],
+)
+def test_input_value_errors(tmp_path, flag, message):
+    path = _save(branching_model(), tmp_path / "vad.onnx")
+    for command in (["info", path], ["emit", path, "-o", tmp_path / "out"]):
+        proc = run_cli(*command, "--input-value", flag)
+        assert proc.returncode == 2, proc.stderr
+        assert message in proc.stderr and proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
+        assert not (tmp_path / "out").exists()
+    # CMake's INPUT_VALUES is checked at configure time, by `resolve`.
+    proc = run_cli("resolve", "--name", "vad", "-o", tmp_path / "out", "--src", path, "--input-value", flag)
+    assert proc.returncode == 2 and message in proc.stderr
+
+
+def test_input_value_needs_known_sizes_and_an_onnx_model(tmp_path, samples):
+    model = branching_model()
+    model.graph.input[0].type.tensor_type.shape.dim[1].dim_param = "n"
+    path = _save(model, tmp_path / "vad.onnx")
+    proc = run_cli("info", path, "--input-value", "x=1,2,3,4")
+    assert proc.returncode == 2 and "dimension 1 of x is unknown; pin it with --input-shape too" in proc.stderr
+    proc = run_cli("info", path, "--input-value", "x=1,2,3,4", "--input-shape", "x=1x4")
+    assert proc.returncode == 0, proc.stderr
+    proc = run_cli("info", samples / "mlp" / "mlp.mlir", "--input-value", "x=1")
+    assert proc.returncode == 2 and "--input-value: applies to .onnx models" in proc.stderr

@@ -4,7 +4,8 @@ The steps, each refusing bad input with a one-line error that names the
 user's file, flag or ONNX node:
 
 1. load the protobuf with its external data (resolved beside the `.onnx`);
-2. pin symbolic dimensions from `--input-shape NAME=DIMS`;
+2. pin symbolic dimensions from `--input-shape NAME=DIMS`, and make the
+   inputs given by `--input-value NAME=V[,V...]` constants;
 3. infer shapes, then import into the torch dialect with IREE's importer
    (`iree.compiler.extras.onnx_importer`, in-process);
 4. lower to the input dialect with `iree-compile --compile-to=input`;
@@ -110,6 +111,37 @@ def parse_input_shapes(texts) -> dict:
     return shapes
 
 
+_INT_RE = re.compile(r"[+-]?[0-9]+")
+
+
+def parse_input_values(texts) -> dict:
+    """`NAME=V[,V...]` (repeatable) -> {NAME: (V, ...)}, each V an int or a
+    finite float as written (`16000`, `-1`, `0.5`, `1e-3`); the input's
+    dtype and shape are checked against the model by `fix_input_values`."""
+    values = {}
+    for text in texts or ():
+        name, sep, items = str(text).partition("=")
+        if not sep or not name or not items:
+            raise UsageError(f"--input-value {text!r}: expected NAME=V[,V...], e.g. sr=16000")
+        parsed = []
+        for item in items.split(","):
+            item = item.strip()
+            if _INT_RE.fullmatch(item):
+                parsed.append(int(item))
+                continue
+            try:
+                number = float(item)
+            except ValueError:
+                number = None
+            if number is None or number != number or number in (float("inf"), float("-inf")):
+                raise UsageError(f"--input-value {text!r}: {item!r} is not a finite number")
+            parsed.append(number)
+        if name in values:
+            raise UsageError(f"--input-value {text!r}: {name} is given twice")
+        values[name] = tuple(parsed)
+    return values
+
+
 def _load(path: Path):
     onnx = require_onnx()
     try:
@@ -159,10 +191,11 @@ def external_data_files(model, path: Path) -> list:
     return files
 
 
-def check_input_shapes(path, shapes: dict) -> None:
-    """Refuses --input-shape names that are not inputs of the ONNX model at
-    `path` (cheap: reads the graph, not the weights).  For configure time."""
-    if not shapes:
+def check_input_shapes(path, shapes: dict, values: dict | None = None) -> None:
+    """Refuses --input-shape and --input-value arguments that do not fit the
+    ONNX model at `path` (cheap: reads the graph, not the weights).  For
+    configure time."""
+    if not shapes and not values:
         return
     path = Path(path)
     model = _load_graph(path)
@@ -170,6 +203,8 @@ def check_input_shapes(path, shapes: dict) -> None:
     for name in shapes:
         if name not in inputs:
             raise UsageError(f"--input-shape {name}: {path} has no input {name!r} (inputs: {', '.join(inputs)})")
+    _pin_shapes(model, dict(shapes), path)
+    fix_input_values(model, dict(values or {}), path)
 
 
 def model_dependencies(path) -> list:
@@ -223,6 +258,73 @@ def _pin_shapes(model, shapes: dict, path: Path) -> None:
             for d in out.type.tensor_type.shape.dim:
                 if not d.HasField("dim_value"):
                     d.Clear()
+
+
+def fix_input_values(model, values: dict, path: Path) -> dict:
+    """Makes each input named in `values` ({name: (V, ...)}, from
+    `--input-value`) a constant: the graph input becomes an initializer of its
+    declared element type and (pinned) shape, so it leaves the C API and
+    what depends on it (an `If` on a sample rate) folds at compile time.
+    Returns {name: the numpy array it became}."""
+    import numpy as np
+    from onnx import numpy_helper
+
+    inputs = {i.name: i for i in _effective_inputs(model)}
+    arrays = {}
+    for name, items in values.items():
+        if name not in inputs:
+            raise UsageError(f"--input-value {name}: {path} has no input {name!r} (inputs: {', '.join(inputs)})")
+        tensor = inputs[name].type.tensor_type
+        dtype = _ONNX_TO_NUMPY.get(tensor.elem_type) if inputs[name].type.HasField("tensor_type") else None
+        if dtype is None or dtype == "bfloat16":
+            raise UsageError(f"--input-value {name}: {name} is not a tensor of a numeric type --input-value can give")
+        if not tensor.HasField("shape"):
+            raise UsageError(f"--input-value {name}: {name} has no declared shape; give it with --input-shape too")
+        shape = []
+        for i, d in enumerate(tensor.shape.dim):
+            if not d.HasField("dim_value"):
+                raise UsageError(
+                    f"--input-value {name}: dimension {i} of {name} is unknown; pin it with --input-shape too"
+                )
+            shape.append(d.dim_value)
+        count = int(np.prod(shape, dtype=np.int64))
+        if len(items) != count:
+            dims = "x".join(map(str, shape)) or "scalar"
+            raise UsageError(f"--input-value {name}: {name} is {dtype} [{dims}], {count} values; got {len(items)}")
+        array = _typed_values(name, items, np.dtype(dtype)).reshape(shape)
+        model.graph.initializer.append(numpy_helper.from_array(array, name))
+        model.graph.input.remove(inputs[name])
+        arrays[name] = array
+    return arrays
+
+
+def input_value_arrays(path, shapes: dict | None, values: dict | None) -> dict:
+    """{name: numpy array} of the inputs `--input-value` fixes in the ONNX
+    model at `path` (to feed ONNX Runtime, which runs the model as shipped)."""
+    if not values:
+        return {}
+    path = Path(path)
+    model = _load_graph(path)
+    _pin_shapes(model, dict(shapes or {}), path)
+    return fix_input_values(model, dict(values), path)
+
+
+def _typed_values(name: str, items: tuple, dtype):
+    """`items` as an array of `dtype`; refuses a value the type cannot hold
+    exactly (a fraction for an integer, 300 for uint8, 2 for bool)."""
+    import numpy as np
+
+    if dtype.kind == "f":
+        array = np.array(items, dtype=dtype)
+        if not np.all(np.isfinite(array)):
+            raise UsageError(f"--input-value {name}: a value overflows {dtype}")
+        return array
+    limits = (0, 1) if dtype.kind == "b" else (np.iinfo(dtype).min, np.iinfo(dtype).max)
+    for v in items:
+        if not isinstance(v, int) or not limits[0] <= v <= limits[1]:
+            kind = "0 or 1" if dtype.kind == "b" else f"integers from {limits[0]} to {limits[1]}"
+            raise UsageError(f"--input-value {name}: {v!r} is not a {dtype} value ({kind})")
+    return np.array(items, dtype=dtype)
 
 
 def _opset(model) -> int | None:
@@ -448,12 +550,14 @@ def _lowering_error(stderr: str, returncode: int, path: Path, model) -> ImportFa
     return ImportFailure(f"{path}: IREE's ONNX lowering failed: {first.strip()[:300]}")
 
 
-def lower_onnx(path, input_shapes: dict | None, compiler) -> tuple:
+def lower_onnx(path, input_shapes: dict | None, compiler, input_values: dict | None = None) -> tuple:
     """(input-dialect MLIR text, OnnxSignature) of the ONNX model at `path`,
-    lowered by `compiler` (a compile.compiler.Compiler)."""
+    lowered by `compiler` (a compile.compiler.Compiler), with `input_shapes`
+    pinned and the inputs in `input_values` made constants."""
     path = Path(path)
     model = _load(path)
     _pin_shapes(model, dict(input_shapes or {}), path)
+    fix_input_values(model, dict(input_values or {}), path)
     try:
         return _lower(model, path, compiler)
     except ImportFailure as e:

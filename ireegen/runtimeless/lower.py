@@ -181,11 +181,12 @@ def check_functions(functions: list, where: str) -> None:
     for cfn in functions:
         for v in cfn.inputs + cfn.outputs:
             if v.is_tensor and not v.value.is_static:
+                onnx = str(where).endswith(".onnx")
                 why = (
                     "; runtimeless C needs static shapes (a result whose shape depends on input values "
-                    "cannot be planned)"
+                    "cannot be planned" + ("; fix such an input with --input-value NAME=V" if onnx else "") + ")"
                     if v in cfn.outputs
-                    else "; runtimeless C needs static shapes"
+                    else "; runtimeless C needs static shapes" + ("; pin it with --input-shape" if onnx else "")
                 )
                 kind = "result" if v in cfn.outputs else "argument"
                 raise RuntimelessError(
