@@ -136,13 +136,16 @@ function(ireegen_add_model target)
     set(_ARG_OUTPUT_DIR "${CMAKE_CURRENT_BINARY_DIR}/ireegen/${target}")
   endif()
   # VERIFY (default ON): emit runs the generated code against async before
-  # writing it, and the build fails if any output differs.
+  # writing it, and the build fails if any output differs.  STRICT: it also
+  # fails when a function's outputs never moved across the inputs tried
+  # (verification proved nothing; otherwise a warning in the build output).
   set(_emit_only_args "")
   if(DEFINED _ARG_VERIFY)
-    if(NOT _ARG_VERIFY MATCHES "^(ON|OFF|TRUE|FALSE|YES|NO|1|0|on|off|true|false|yes|no)$")
-      message(FATAL_ERROR "ireegen_add_model(${target}): VERIFY ${_ARG_VERIFY}: expected ON or OFF")
-    endif()
-    if(NOT _ARG_VERIFY)
+    if(_ARG_VERIFY MATCHES "^(STRICT|strict)$")
+      set(_emit_only_args --verify-strict)
+    elseif(NOT _ARG_VERIFY MATCHES "^(ON|OFF|TRUE|FALSE|YES|NO|1|0|on|off|true|false|yes|no)$")
+      message(FATAL_ERROR "ireegen_add_model(${target}): VERIFY ${_ARG_VERIFY}: expected ON, OFF or STRICT")
+    elseif(NOT _ARG_VERIFY)
       set(_emit_only_args --no-verify)
     endif()
   endif()

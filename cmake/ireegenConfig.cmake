@@ -14,7 +14,7 @@
 #                     [FLAGS <iree-compile flag>...]
 #                     [INPUT_SHAPES <onnx input>=<dims>...]
 #                     [INPUT_VALUES <onnx input>=<v>[,<v>...]...]
-#                     [VERIFY ON|OFF] [VERIFY_INPUTS <x.npz>]
+#                     [VERIFY ON|OFF|STRICT] [VERIFY_INPUTS <x.npz>]
 #                     [OUTPUT_DIR <dir>] [GENERATE_ONLY]
 #                     [CONSTANTS_SECTION <section>] [ARENA_SECTION <section>]
 #                     [OPTIMIZE_FOR speed|size])

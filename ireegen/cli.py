@@ -133,6 +133,13 @@ def build_parser() -> argparse.ArgumentParser:
         "refuse with exit status 1 if any output differs)",
     )
     emit.add_argument(
+        "--verify-strict",
+        action="store_true",
+        help="refuse (exit status 1) when a function's outputs never moved across the inputs tried, "
+        "so that verification proved nothing about it (default: a warning, and the summary says "
+        "'not exercised')",
+    )
+    emit.add_argument(
         "--no-workarounds",
         action="store_true",
         help="compile exactly as iree-compile would, without ireegen's workarounds for IREE bugs "
@@ -306,6 +313,8 @@ def _cmd_emit(args) -> int:
     from ireegen.emit import emit
 
     config = _config_from_args(args)
+    if args.verify_strict and args.no_verify:
+        raise UsageError("--verify-strict: makes verification stricter; it cannot go with --no-verify")
     input_shapes = _input_shapes(args)
     input_values = _input_values(args)
     result = emit(
@@ -316,20 +325,36 @@ def _cmd_emit(args) -> int:
         extra_flags=args.iree_flag,
         compiler=find_compiler(args.iree_compile),
         verify=VerifyOptions(
-            not args.no_verify, args.verify_seed, args.verify_rtol, args.verify_atol, args.verify_inputs
+            not args.no_verify,
+            args.verify_seed,
+            args.verify_rtol,
+            args.verify_atol,
+            args.verify_inputs,
+            args.verify_strict,
         ),
         apply_workarounds=not args.no_workarounds,
         input_shapes=input_shapes,
         input_values=input_values,
     )
+    section = result.manifest["verification"]
     print(
         f"ireegen: wrote {len(result.files)} files for {result.name} to {result.outdir} "
-        f"({_verification_summary(result.manifest['verification'])})"
+        f"({_verification_summary(section)})"
     )
+    for function, why in section.get("not_exercised", {}).items():
+        print(
+            f"ireegen: warning: {args.model}: @{function} was not exercised by verification ({why}): "
+            "the comparison with async proves nothing; give inputs that make its outputs move with "
+            "--verify-inputs (CMake VERIFY_INPUTS), or make this an error with --verify-strict (VERIFY STRICT)",
+            file=sys.stderr,
+        )
     return 0
 
 
 def _verification_summary(section: dict) -> str:
+    if section.get("not_exercised"):
+        idle = section["not_exercised"]
+        return "not exercised: " + "; ".join(f"@{f} {why}" for f, why in idle.items())
     if not section.get("verified"):
         return "not verified: --no-verify"
     errors = [

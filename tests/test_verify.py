@@ -212,7 +212,7 @@ def test_cmake_verify_on_by_default_off_on_request(tmp_path, wide_mlp):
         "verified"
     ]
     bad = build("VERIFY maybe")
-    assert bad.returncode != 0 and "VERIFY maybe: expected ON or OFF" in bad.stdout
+    assert bad.returncode != 0 and "VERIFY maybe: expected ON, OFF or STRICT" in bad.stdout
 
 
 # ---------------------------------------------------------------------------
