@@ -201,6 +201,7 @@ def emit(
             "compile_flags": flags,
             "module_dependencies": dependencies,
             "iree_workarounds": compiled.workarounds,
+            **({"onnx_rewrites": list(model.onnx_rewrites)} if model.onnx_rewrites else {}),
             "static_library_queries": library_queries,
             **extra_manifest,
             "functions": [fn.to_json() for fn in functions],

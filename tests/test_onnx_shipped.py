@@ -215,3 +215,57 @@ def test_input_value_needs_known_sizes_and_an_onnx_model(tmp_path, samples):
     assert proc.returncode == 0, proc.stderr
     proc = run_cli("info", samples / "mlp" / "mlp.mlir", "--input-value", "x=1")
     assert proc.returncode == 2 and "--input-value: applies to .onnx models" in proc.stderr
+
+
+def shape_guard_model():
+    """`If(Shape(x)[0] == 1, x * 2, Concat(x, x))` on a dynamic batch, with
+    the Concat's axis size computed at run time as PyTorch computes pads:
+    pinned to batch 1 the branch is known, and the result static."""
+    two = numpy_helper.from_array(np.array(2.0, np.float32), "two")
+    wide = helper.make_graph(
+        [helper.make_node("Mul", ["x", "two"], ["t"])], "one", [], [helper.make_tensor_value_info("t", 1, ["n", 4])]
+    )
+    narrow = helper.make_graph(
+        [helper.make_node("Concat", ["x", "x"], ["e"], axis=0)],
+        "many",
+        [],
+        [helper.make_tensor_value_info("e", 1, ["m", 4])],
+    )
+    graph = helper.make_graph(
+        [
+            helper.make_node("Shape", ["x"], ["shape"], name="shape"),
+            helper.make_node("Gather", ["shape", "zero"], ["batch"], name="batch", axis=0),
+            helper.make_node("Equal", ["batch", "one"], ["single"], name="single"),
+            helper.make_node("If", ["single"], ["y"], name="guard", then_branch=wide, else_branch=narrow),
+            helper.make_node("Relu", ["y"], ["out"], name="relu"),
+        ],
+        "guarded",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4])],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, ["M", 4])],
+        [
+            two,
+            numpy_helper.from_array(np.array(0, np.int64), "zero"),
+            numpy_helper.from_array(np.array(1, np.int64), "one"),
+        ],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+
+def test_an_if_on_a_pinned_shape_folds(tmp_path):
+    path = _save(shape_guard_model(), tmp_path / "guarded.onnx")
+    refused = run_cli("emit", path, "-o", tmp_path / "dyn", "--execution-model", "runtimeless")
+    assert refused.returncode == 2
+    from ireegen.parity import parity
+
+    x = np.array([[1.0, -2.0, 3.0, -4.0]], np.float32)
+    report = parity(
+        path,
+        modes=["async", "runtimeless"],
+        input_shapes={"x": (1, 4)},
+        inputs={"guarded": [x]},
+        reference="onnxruntime",
+        rtol=1e-6,
+        atol=0,
+    )
+    assert report.agrees and not report.compile_errors, report.table()
+    np.testing.assert_array_equal(report.results["runtimeless"]["guarded"][0], _ort(path, {"x": x})[0])

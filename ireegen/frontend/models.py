@@ -31,6 +31,7 @@ class LoadedModel:
     context: object  # iree.compiler.ir.Context
     module: object  # iree.compiler.ir.Module
     functions: tuple  # of signature.Function
+    onnx_rewrites: tuple = ()  # of {"rewrite", "nodes"}: graph rewrites around IREE bugs (onnx_rewrites.py)
 
     def function(self, name: str) -> Function:
         for f in self.functions:
@@ -171,7 +172,7 @@ def _load_onnx(path: Path, input_shapes, compiler, input_values=None) -> LoadedM
         functions.append(f)
     if not functions:
         raise UsageError(f"{path}: the ONNX graph became no public function")
-    return LoadedModel(path, context, module, tuple(functions))
+    return LoadedModel(path, context, module, tuple(functions), onnx_sig.rewrites)
 
 
 def _format_mlir_error(e) -> str:

@@ -32,6 +32,8 @@ from pathlib import Path
 from ireegen.common.errors import UsageError
 
 from .containment import contained_file, shown
+from .onnx_fold import fold_known, needs_folding
+from .onnx_rewrites import apply_rewrites
 
 # Oldest default-domain opset whose ops IREE's ONNX lowering (torch-mlir)
 # covers; an older model that IREE cannot take as it is is upgraded to it
@@ -79,6 +81,7 @@ class OnnxSignature:
     function: str  # the MLIR function the graph became
     inputs: tuple  # of OnnxValue, graph inputs that are not initializers
     outputs: tuple  # of OnnxValue
+    rewrites: tuple = ()  # of {"rewrite": name, "nodes": count}: onnx_rewrites.REWRITES applied
 
 
 def require_onnx():
@@ -558,8 +561,11 @@ def lower_onnx(path, input_shapes: dict | None, compiler, input_values: dict | N
     model = _load(path)
     _pin_shapes(model, dict(input_shapes or {}), path)
     fix_input_values(model, dict(input_values or {}), path)
+    if needs_folding(model, input_values):
+        fold_known(model)
+    rewrites = apply_rewrites(model)
     try:
-        return _lower(model, path, compiler)
+        return _lower(model, path, compiler, rewrites)
     except ImportFailure as e:
         version = _opset(model)
         if version is None or version >= MIN_OPSET:
@@ -568,19 +574,20 @@ def lower_onnx(path, input_shapes: dict | None, compiler, input_values: dict | N
     # IREE's lowering covers opset 17 and later: older ops may have no lowering.
     upgraded = _upgrade_opset(model, failure)
     try:
-        return _lower(upgraded, path, compiler)
+        return _lower(upgraded, path, compiler, rewrites)
     except ImportFailure as e:
         # Say what fails in the model as the user wrote it (the upgrade may add or renumber nodes).
         raise ImportFailure(f"{failure}; also after upgrading the model to opset {MIN_OPSET}") from e
 
 
-def _lower(model, path: Path, compiler) -> tuple:
+def _lower(model, path: Path, compiler, rewrites=()) -> tuple:
     """Shape inference, IREE's import and the lowering of `model`: (MLIR text, OnnxSignature)."""
     model = _infer_shapes(model, path)
     signature = OnnxSignature(
         model.graph.name,
         tuple(OnnxValue(i.name, _dtype(i)) for i in _effective_inputs(model)),
         tuple(OnnxValue(o.name, _dtype(o)) for o in model.graph.output),
+        tuple(rewrites),
     )
     torch_mlir = _import_to_torch(model, path)
     # stdin and stdout: no file name can end up in the lowered module's locations.
