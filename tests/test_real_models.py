@@ -96,6 +96,15 @@ def synthetic_voice(samples=16 * 512, rate=16000, silence=0.125):
 @pytest.mark.slow
 def test_silero_vad_16_chained_steps(tmp_path, shipped):
     model = shipped["silero_vad.onnx"]
+    # As shipped, without options: refused in one line that names what would help.
+    bare = run_cli("emit", model, "-o", tmp_path / "bare", "--execution-model", "runtimeless")
+    assert bare.returncode == 2 and bare.stderr.count("\n") == 1, bare.stderr
+    assert "(If): IREE's ONNX lowering does not support this op" in bare.stderr
+    assert "fix sr with --input-value NAME=V" in bare.stderr
+    half = run_cli(
+        "emit", model, "-o", tmp_path / "half", "--execution-model", "runtimeless", "--input-value", "sr=16000"
+    )
+    assert half.returncode == 2 and "pin the shape of input, state with --input-shape" in half.stderr, half.stderr
     flags = ("--input-value", "sr=16000", "--input-shape", "input=1x576", "--input-shape", "state=2x1x128")
     runtimeless = _emit(model, tmp_path / "vad", "runtimeless", *flags)
     assert [r["rewrite"] for r in runtimeless["onnx_rewrites"]] == [

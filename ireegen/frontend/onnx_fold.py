@@ -151,3 +151,29 @@ def _inlined(node, branch, graph) -> list:
     for i, (result, out) in enumerate(zip(branch.output, node.output)):
         nodes.append(helper.make_node("Identity", [result.name], [out], name=f"{node.name}/taken{i}"))
     return nodes
+
+
+def if_hint(model) -> str:
+    """What would let the `If`s left in the graph fold: the graph inputs their
+    conditions read by value (`--input-value`) or by shape (`--input-shape`)."""
+    graph = model.graph
+    producer = {o: n for n in graph.node for o in n.output}
+    inputs = {v.name for v in graph.input} - {t.name for t in graph.initializer}
+    by_value, by_shape, seen = set(), set(), set()
+    stack = [(n.input[0], False) for n in graph.node if n.op_type == "If"]
+    while stack:
+        value, shape_only = stack.pop()
+        if (value, shape_only) in seen:
+            continue
+        seen.add((value, shape_only))
+        if value in inputs:
+            (by_shape if shape_only else by_value).add(value)
+        elif value in producer:
+            n = producer[value]
+            stack.extend((v, shape_only or n.op_type == "Shape") for v in n.input)
+    parts = []
+    if by_value:
+        parts.append(f"fix {', '.join(sorted(by_value))} with --input-value NAME=V")
+    if by_shape - by_value:
+        parts.append(f"pin the shape of {', '.join(sorted(by_shape - by_value))} with --input-shape")
+    return "; an If whose condition is known at build time folds: " + " and ".join(parts) if parts else ""

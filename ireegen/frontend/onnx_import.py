@@ -32,7 +32,7 @@ from pathlib import Path
 from ireegen.common.errors import UsageError
 
 from .containment import contained_file, shown
-from .onnx_fold import fold_known, needs_folding
+from .onnx_fold import fold_known, if_hint, needs_folding
 from .onnx_rewrites import apply_rewrites
 
 # Oldest default-domain opset whose ops IREE's ONNX lowering (torch-mlir)
@@ -535,9 +535,10 @@ def _lowering_error(stderr: str, returncode: int, path: Path, model) -> ImportFa
             where = f"the model ({domain + '.' if domain else ''}{m.group('op')})"
         elif proto.op_type != m.group("op"):  # an op of the node's expansion
             where = f"{where[:-1]}, its {m.group('op')})"
+        hint = if_hint(model) if m.group("op") == "If" and not domain else ""
         return ImportFailure(
             f"{path}: {where}: IREE's ONNX lowering does not support this op "
-            f"as used here ({domain + ' ' if domain else ''}opset {opset})"
+            f"as used here ({domain + ' ' if domain else ''}opset {opset}){hint}"
         )
     if returncode < 0 or "Stack dump" in stderr:
         return ImportFailure(
