@@ -70,6 +70,30 @@ def _add_input_shape_arg(p) -> None:
     )
 
 
+def _add_cache_args(p) -> None:
+    p.add_argument(
+        "--cache",
+        metavar="URL",
+        help="shared output cache, Bazel's HTTP remote-cache layout (default: $IREEGEN_CACHE; docs/cache.md)",
+    )
+    p.add_argument(
+        "--cache-mode",
+        choices=("readwrite", "read"),
+        help="read: use the cache but never upload, for CI consumers (default: $IREEGEN_CACHE_MODE or readwrite)",
+    )
+
+
+def _cache_from_args(args):
+    import os
+
+    url = args.cache if args.cache is not None else os.environ.get("IREEGEN_CACHE", "")
+    if not url:
+        return None
+    from ireegen.output.cache import Cache
+
+    return Cache(url, args.cache_mode or os.environ.get("IREEGEN_CACHE_MODE") or "readwrite")
+
+
 def _input_shapes(args) -> dict:
     from ireegen.frontend.onnx_import import parse_input_shapes
 
@@ -155,6 +179,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="absolute tolerance of the verification, relative to each output's largest magnitude "
         "(default: %(default)s)",
     )
+    _add_cache_args(emit)
 
     resolve = sub.add_parser("resolve", help="(for ireegen's CMake functions) validate options, print CMake set()s")
     resolve.add_argument("--name", required=True)
@@ -292,6 +317,7 @@ def _cmd_emit(args) -> int:
 
     config = _config_from_args(args)
     input_shapes = _input_shapes(args)
+    cache = _cache_from_args(args)
     result = emit(
         args.model,
         args.output_dir,
@@ -304,9 +330,11 @@ def _cmd_emit(args) -> int:
         ),
         apply_workarounds=not args.no_workarounds,
         input_shapes=input_shapes,
+        cache=cache,
     )
+    origin = f" from the cache at {cache.label}" if result.from_cache else ""
     print(
-        f"ireegen: wrote {len(result.files)} files for {result.name} to {result.outdir} "
+        f"ireegen: wrote {len(result.files)} files for {result.name} to {result.outdir}{origin} "
         f"({_verification_summary(result.manifest['verification'])})"
     )
     return 0

@@ -24,6 +24,7 @@ from ireegen.compile.compiler import Compiler, find_compiler
 from ireegen.config.modes import Config
 from ireegen.config.targets import check_target
 from ireegen.frontend.models import check_model_path, load_model
+from ireegen.output.cache import Cache, expectation, snapshot, write_hit
 from ireegen.output.layout import link_libraries, output_files
 from ireegen.output.outputs import MANIFEST, commit, sha256_of, staging_dir
 from ireegen.output.reproducible import content_key, source_json
@@ -35,6 +36,7 @@ class EmitResult:
     name: str
     files: list = field(default_factory=list)
     manifest: dict = field(default_factory=dict)
+    from_cache: bool = False
 
 
 def module_dependencies(module_path: Path, module_format: str) -> list:
@@ -67,12 +69,15 @@ def emit(
     verify: VerifyOptions | bool = True,
     apply_workarounds: bool = True,
     input_shapes: dict | None = None,
+    cache: Cache | None = None,
 ) -> EmitResult:
     """Compiles `model_path` for `config` and writes the C library into
     `outdir`, after checking that it computes what async computes (verify.py;
     `verify=False` skips that).  `apply_workarounds=False` compiles exactly
     as iree-compile would, IREE's bugs included (verification still runs).
-    `input_shapes` ({input name: dims}) pins symbolic dimensions of an ONNX model."""
+    `input_shapes` ({input name: dims}) pins symbolic dimensions of an ONNX model.
+    With a `cache` (output/cache.py), a cached output for the content key is
+    written instead of compiling, and a compiled one is uploaded."""
     if not str(outdir).strip():
         raise UsageError("-o: the output directory is an empty path")
     model_path = check_model_path(model_path)
@@ -110,6 +115,15 @@ def emit(
 
     source = source_json(model_path, input_shapes)
     key = content_key(model_path, name, config, extra_flags, compiler, apply_workarounds, input_shapes, source)
+    if cache is not None:
+        expect = expectation(source, verify)
+        hit = cache.lookup(key, list(output_files(name, config).values()), expect)
+        if hit is not None:
+            with staging_dir(outdir) as staging:
+                names = write_hit(hit, staging)
+                progress("writing", f"{outdir} from the cache")
+                commit(staging, outdir, names, hit.manifest)
+            return EmitResult(outdir, name, names + [MANIFEST], hit.manifest, from_cache=True)
     # The templates compile while iree-compile runs.
     templates = threading.Thread(target=preload, daemon=True)
     templates.start()
@@ -202,6 +216,9 @@ def emit(
             emit_twin,
             verify_inputs,
         )
+        upload = snapshot(staging, list(files.values()), manifest) if cache is not None else None
         progress("writing", str(outdir))
         commit(staging, outdir, list(files.values()), manifest)
+    if upload is not None:
+        cache.store(key, upload, expect)
     return EmitResult(outdir, name, sorted(files.values()) + [MANIFEST], manifest)

@@ -1,0 +1,202 @@
+"""`ireegen emit --cache URL` against a real nginx WebDAV server: misses
+upload, hits write byte-identical outputs without compiling, and every
+fault (corrupt blob, truncated entry, unreachable server) is a warning and
+a local build.  Needs Debian's nginx (.ci/run installs it)."""
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from cache_server import NGINX, free_port, nginx_cache
+from conftest import SAMPLES
+
+pytestmark = pytest.mark.skipif(NGINX is None, reason="nginx is not installed (apt-get install nginx)")
+
+MODEL = SAMPLES / "simple_mul" / "simple_mul.mlir"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    with nginx_cache(tmp_path_factory.mktemp("nginx")) as s:
+        yield s
+
+
+@pytest.fixture
+def cache(server):
+    server.clear()
+    (server.root / "access.log").write_text("")
+    return server
+
+
+@pytest.fixture(scope="module")
+def compiler_log(tmp_path_factory):
+    """An iree-compile that logs each compile of a file (not --version, not
+    the target queries, which read stdin) and runs the real one."""
+    from iree.compiler.tools import binaries
+
+    d = tmp_path_factory.mktemp("compiler")
+    log = d / "compiles.log"
+    wrapper = d / "iree-compile"
+    wrapper.write_text(
+        f'#!/bin/sh\ncase "$1" in -*) ;; *) echo compile >> "{log}" ;; esac\n'
+        f'exec "{binaries.find_tool("iree-compile")}" "$@"\n'
+    )
+    wrapper.chmod(0o755)
+    return wrapper, log
+
+
+def checkout(root: Path, name: str = "simple_mul.mlir") -> Path:
+    """A copy of the model in its own directory, as another checkout has it."""
+    root.mkdir(parents=True)
+    shutil.copy(MODEL, root / name)
+    return root / name
+
+
+def emit(model, outdir, compiler_log, *args, env=None):
+    wrapper, log = compiler_log
+    log.write_text("")
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("IREEGEN_CACHE")}
+    environ.update(IREEGEN_IREE_COMPILE=str(wrapper), **(env or {}))
+    proc = subprocess.run(
+        [sys.executable, "-m", "ireegen", "emit", str(model), "-o", str(outdir), "--name", "sm"]
+        + ["--execution-model", "runtimeless", *map(str, args)],
+        capture_output=True,
+        text=True,
+        env=environ,
+    )
+    assert proc.returncode == 0, proc.stderr
+    proc.compiles = len(log.read_text().splitlines())
+    return proc
+
+
+def tree(outdir: Path) -> dict:
+    return {p.name: p.read_bytes() for p in sorted(outdir.iterdir())}
+
+
+def test_miss_uploads_then_another_checkout_hits_byte_identical(cache, compiler_log, tmp_path):
+    first = emit(checkout(tmp_path / "a" / "src"), tmp_path / "a" / "out", compiler_log, "--cache", cache.url)
+    assert "from the cache" not in first.stdout and first.compiles > 0
+    assert first.stderr == ""
+    puts = cache.puts()
+    assert {r[1].split("/")[1] for r in puts} == {"ac", "cas"}
+    second = emit(checkout(tmp_path / "b" / "x" / "y"), tmp_path / "b" / "out", compiler_log, "--cache", cache.url)
+    assert f"from the cache at {cache.url}" in second.stdout, second.stdout
+    assert "verified against async" in second.stdout
+    assert second.compiles == 0 and second.stderr == ""
+    assert tree(tmp_path / "a" / "out") == tree(tmp_path / "b" / "out")
+    assert cache.puts() == puts  # the hit uploaded nothing
+
+
+def test_the_environment_variable_and_cmake_style_reuse(cache, compiler_log, tmp_path):
+    env = {"IREEGEN_CACHE": cache.url + "/"}
+    emit(checkout(tmp_path / "a"), tmp_path / "out1", compiler_log, "--no-verify", env=env)
+    hit = emit(checkout(tmp_path / "b"), tmp_path / "out2", compiler_log, "--no-verify", env=env)
+    assert "from the cache" in hit.stdout and hit.compiles == 0
+    assert "not verified" in hit.stdout
+
+
+def test_other_verification_options_or_file_name_are_a_miss(cache, compiler_log, tmp_path):
+    emit(checkout(tmp_path / "a"), tmp_path / "out1", compiler_log, "--no-verify", "--cache", cache.url)
+    # A verified emit does not take an unverified output.
+    verified = emit(checkout(tmp_path / "b"), tmp_path / "out2", compiler_log, "--cache", cache.url)
+    assert "from the cache" not in verified.stdout and verified.compiles > 0
+    # The model's file name is in the generated banners, so another name is another output.
+    renamed = emit(checkout(tmp_path / "c", "other.mlir"), tmp_path / "out3", compiler_log, "--cache", cache.url)
+    assert "from the cache" not in renamed.stdout and renamed.compiles > 0
+    assert b"from other.mlir" in (tmp_path / "out3" / "sm.h").read_bytes()
+
+
+def test_a_corrupt_blob_is_a_warning_and_a_local_build(cache, compiler_log, tmp_path):
+    emit(checkout(tmp_path / "a"), tmp_path / "good", compiler_log, "--no-verify", "--cache", cache.url)
+    blob = next(p for p in (cache.store / "cas").iterdir() if p.read_bytes().startswith(b"// DO NOT EDIT"))
+    blob.write_bytes(blob.read_bytes().replace(b"sm_", b"xx_", 1))
+    fallback = emit(checkout(tmp_path / "b"), tmp_path / "out", compiler_log, "--no-verify", "--cache", cache.url)
+    assert "from the cache" not in fallback.stdout and fallback.compiles > 0
+    warnings = fallback.stderr.splitlines()
+    assert len(warnings) == 1 and "does not match its sha256; compiling" in warnings[0], fallback.stderr
+    assert tree(tmp_path / "out") == tree(tmp_path / "good")
+    # The local build put the blob back: the next checkout hits.
+    again = emit(checkout(tmp_path / "c"), tmp_path / "out2", compiler_log, "--no-verify", "--cache", cache.url)
+    assert "from the cache" in again.stdout and again.stderr == ""
+    assert tree(tmp_path / "out2") == tree(tmp_path / "good")
+
+
+@pytest.mark.parametrize("damage", ["truncated", "missing-blob", "foreign-files"])
+def test_a_bad_entry_is_a_miss_never_a_broken_outdir(cache, compiler_log, tmp_path, damage):
+    emit(checkout(tmp_path / "a"), tmp_path / "good", compiler_log, "--no-verify", "--cache", cache.url)
+    (entry,) = (cache.store / "ac").iterdir()
+    if damage == "truncated":
+        entry.write_bytes(entry.read_bytes()[: entry.stat().st_size // 2])
+    elif damage == "missing-blob":
+        next((cache.store / "cas").iterdir()).unlink()
+    else:
+        entry.write_text(entry.read_text().replace('"sm.c"', '"../../evil.c"'))
+    out = tmp_path / "out"
+    fallback = emit(checkout(tmp_path / "b"), out, compiler_log, "--no-verify", "--cache", cache.url)
+    assert "from the cache" not in fallback.stdout and fallback.compiles > 0
+    assert len(fallback.stderr.splitlines()) == 1 and "compiling" in fallback.stderr, fallback.stderr
+    assert tree(out) == tree(tmp_path / "good")
+    assert not (tmp_path / "evil.c").exists()
+
+
+def test_an_unreachable_server_is_a_warning_and_a_local_build(compiler_log, tmp_path):
+    url = f"http://127.0.0.1:{free_port()}"
+    proc = emit(checkout(tmp_path / "a"), tmp_path / "out", compiler_log, "--no-verify", "--cache", url)
+    assert proc.compiles > 0 and (tmp_path / "out" / "manifest.json").exists()
+    (warning,) = proc.stderr.splitlines()  # one warning: the upload does not try again
+    assert warning.startswith(f"ireegen: warning: cache {url} is unreachable") and "compiling locally" in warning
+
+
+def test_read_mode_never_uploads(cache, compiler_log, tmp_path):
+    env = {"IREEGEN_CACHE_MODE": "read"}
+    emit(checkout(tmp_path / "a"), tmp_path / "out1", compiler_log, "--no-verify", "--cache", cache.url, env=env)
+    assert cache.puts() == [] and not (cache.store / "ac").exists()
+    # A producer fills the cache; the read-only consumer hits.
+    emit(checkout(tmp_path / "b"), tmp_path / "out2", compiler_log, "--no-verify", "--cache", cache.url)
+    puts = len(cache.puts())
+    hit = emit(
+        checkout(tmp_path / "c"),
+        tmp_path / "out3",
+        compiler_log,
+        "--no-verify",
+        "--cache",
+        cache.url,
+        "--cache-mode",
+        "read",
+    )
+    assert "from the cache" in hit.stdout and len(cache.puts()) == puts
+
+
+def test_credentials_never_reach_a_message_or_the_manifest(cache, compiler_log, tmp_path):
+    url = cache.url.replace("http://", "http://alice:s3cret@")
+    first = emit(checkout(tmp_path / "a"), tmp_path / "out1", compiler_log, "--no-verify", "--cache", url)
+    hit = emit(checkout(tmp_path / "b"), tmp_path / "out2", compiler_log, "--no-verify", "--cache", url)
+    down = emit(
+        checkout(tmp_path / "c"),
+        tmp_path / "out3",
+        compiler_log,
+        "--no-verify",
+        env={"IREEGEN_CACHE": f"http://alice:s3cret@127.0.0.1:{free_port()}"},
+    )
+    assert "from the cache at http://***@127.0.0.1" in hit.stdout
+    assert "http://***@127.0.0.1" in down.stderr
+    for proc in (first, hit, down):
+        assert "s3cret" not in proc.stdout + proc.stderr
+    for out in ("out1", "out2", "out3"):
+        assert all(b"s3cret" not in data for data in tree(tmp_path / out).values())
+    # The credentials went to the server as HTTP basic auth.
+    assert {r[3] for r in cache.requests()} == {"alice"}
+
+
+@pytest.mark.parametrize("url", ["ftp://127.0.0.1/", "127.0.0.1:9090", "http://"])
+def test_a_bad_url_is_refused_before_compiling(tmp_path, url):
+    proc = subprocess.run(
+        [sys.executable, "-m", "ireegen", "emit", str(MODEL), "-o", str(tmp_path / "out"), "--cache", url],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 2 and proc.stderr.startswith("ireegen: error: --cache ")
+    assert len(proc.stderr.splitlines()) == 1 and not (tmp_path / "out").exists()
