@@ -200,3 +200,25 @@ def test_a_bad_url_is_refused_before_compiling(tmp_path, url):
     )
     assert proc.returncode == 2 and proc.stderr.startswith("ireegen: error: --cache ")
     assert len(proc.stderr.splitlines()) == 1 and not (tmp_path / "out").exists()
+
+
+@pytest.mark.skipif(not shutil.which("cmake") or not shutil.which("ninja"), reason="needs cmake and ninja")
+def test_cmake_builds_of_two_checkouts_share_the_cache(cache, compiler_log, tmp_path):
+    from test_cmake import ADD, SIMPLE, Project
+
+    wrapper, log = compiler_log
+    outputs = []
+    for checkout_dir in ("alice", "bob/work"):
+        log.write_text("")
+        p = Project(tmp_path / checkout_dir, "Ninja", {"m1": SIMPLE, "m2": ADD})
+        p.write({m: "EXECUTION_MODEL runtimeless VERIFY OFF" for m in ("m1", "m2")})
+        proc = p.configure(f"-DIREEGEN_CACHE={cache.url}", f"-DIREEGEN_IREE_COMPILE={wrapper}")
+        assert proc.returncode == 0, proc.stdout
+        build, generated = p.build()
+        assert generated == ["m1", "m2"]
+        outputs.append((build.stdout.count(f"from the cache at {cache.url}"), len(log.read_text().splitlines())))
+        for m in ("m1", "m2"):
+            outputs.append(tree(p.build_dir / "ireegen" / m))
+    assert outputs[0][0] == 0 and outputs[0][1] >= 2  # alice compiled both
+    assert outputs[3] == (2, 0)  # bob compiled nothing
+    assert outputs[1:3] == outputs[4:6]  # and got the same bytes
