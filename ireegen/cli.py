@@ -1,4 +1,4 @@
-"""Command line: `python -m ireegen {emit,info} ...` and `--cmake-dir`."""
+"""Command line: `python -m ireegen {emit,info} ...`, `--cmake-dir` and `--bazel-dir`."""
 
 from __future__ import annotations
 
@@ -129,6 +129,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="ireegen", description="Generate C libraries from IREE models.")
     parser.add_argument("--version", action="version", version=f"ireegen {__version__}")
     parser.add_argument("--cmake-dir", action="store_true", help="print the folder of ireegenConfig.cmake and exit")
+    parser.add_argument(
+        "--bazel-dir", action="store_true", help="print the Bazel repository with ireegen_model() and exit"
+    )
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
 
     emit = sub.add_parser("emit", help="compile a model and write its C library")
@@ -572,6 +575,11 @@ def _main(argv=None) -> int:
         from ireegen.common.resources import cmake_dir
 
         print(cmake_dir())
+        return 0
+    if args.bazel_dir:
+        from ireegen.common.resources import bazel_dir
+
+        print(bazel_dir())
         return 0
     if not args.command:
         parser.print_help(sys.stderr)
