@@ -21,7 +21,7 @@ pid {root}/nginx.pid;
 error_log {root}/error.log;
 events {{ worker_connections 64; }}
 http {{
-  log_format cache '$request_method $uri $status $remote_user';
+  log_format cache '$request_method $uri $status $remote_user $body_bytes_sent $request_length';
   access_log {root}/access.log cache;
   client_body_temp_path {root}/tmp/body;
   proxy_temp_path {root}/tmp/proxy;
@@ -64,7 +64,7 @@ class Server:
         self.store = root / "store"
 
     def requests(self) -> list:
-        """The access log so far: (method, uri, status, remote user) per request."""
+        """The access log so far: (method, uri, status, remote user, bytes sent, request bytes) per request."""
         log = self.root / "access.log"
         text = log.read_text() if log.exists() else ""
         return [tuple(line.split(" ")) for line in text.splitlines()]
