@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import http.client
 import json
 import re
 import sys
@@ -35,6 +36,7 @@ from .outputs import MANIFEST, manifest_text
 ENTRY_SCHEMA = 1
 MODES = ("readwrite", "read")
 TIMEOUT_SECONDS = 10
+MAX_ENTRY_BYTES = 1 << 20  # an entry lists a dozen files; anything longer is not one
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
 
@@ -109,7 +111,7 @@ class Cache:
             if e.code >= 500:
                 raise _Unreachable(f"HTTP {e.code}") from None
             return e.code, None
-        except (urllib.error.URLError, OSError, ValueError) as e:
+        except (urllib.error.URLError, OSError, ValueError, http.client.HTTPException) as e:
             reason = getattr(e, "reason", None) or e
             raise _Unreachable(str(getattr(reason, "strerror", None) or reason)) from None
 
@@ -128,10 +130,10 @@ class Cache:
             return None
         progress("cache", f"looking up {key[:12]} at {self.label}")
         try:
-            status, body = self._request("GET", f"ac/{key}")
+            status, body = self._request("GET", f"ac/{key}", limit=MAX_ENTRY_BYTES)
             if status != 200:
                 return None
-            entry, reason = _parse_entry(body, key, names)
+            entry, reason = _parse_entry(body, key, names) if len(body) <= MAX_ENTRY_BYTES else (None, "too long")
             if entry is None:
                 warn(f"cache {self.label}: the entry for {key[:12]} is unusable ({reason}); compiling")
                 return None
