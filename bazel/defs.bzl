@@ -141,9 +141,13 @@ def ireegen_model(
     """
     model_name = model_name or name
     _, layout = _layout(model_name, execution_model, executable_format, module_format, data_format)
-    if layout.data and [f for f in layout.srcs if f.endswith(".S")]:
-        fail("ireegen_model(%s): data_format asm is not supported by the Bazel rule yet; use data_format = \"c\"" % name)
     gen = name + "_ireegen"
+    copts = []
+    if [f for f in layout.srcs if f.endswith(".S")]:
+        # The assembler .incbin's the blobs beside the .S: they are inputs of
+        # its compile, found on the include path.
+        pkg = native.package_name()
+        copts.append("-I$(BINDIR)/" + (pkg + "/" if pkg else "") + gen)
     ireegen_emit(
         name = gen,
         src = src,
@@ -163,7 +167,7 @@ def ireegen_model(
         verify_inputs = verify_inputs,
         visibility = ["//visibility:private"],
     )
-    for group in ("hdrs", "srcs"):
+    for group in ("hdrs", "srcs", "data"):
         native.filegroup(name = gen + "_" + group, srcs = [":" + gen], output_group = group)
     defines = []
     for macro, section in [("CONSTANTS", constants_section), ("ARENA", arena_section)]:
@@ -173,7 +177,9 @@ def ireegen_model(
         name = name,
         hdrs = [":" + gen + "_hdrs"],
         srcs = [":" + gen + "_srcs"],
+        textual_hdrs = [":" + gen + "_data"] if layout.data else [],
         includes = [gen],
+        copts = copts + kwargs.pop("copts", []),
         linkopts = layout.linkopts + kwargs.pop("linkopts", []),
         local_defines = defines + kwargs.pop("local_defines", []),
         **kwargs

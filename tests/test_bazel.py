@@ -1,5 +1,5 @@
 """The Bazel rules (bazel/, `python -m ireegen --bazel-dir`) on Debian's
-Bazel 4.2.3: samples/bazel builds, verifies and runs; a clean build of a
+Bazel 4.2.3: samples/bazel builds, verifies and runs (data_format c and asm); a clean build of a
 second checkout (another output base) takes the ireegen action from a
 remote cache (nginx); the declared outputs are ireegen's own layout.
 
@@ -13,9 +13,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from cache_server import NGINX, nginx_cache
-from conftest import ROOT, run_cli
+from conftest import ROOT, run_cli, sample_cases
 
 from ireegen.output.bazel_layout import starlark
 
@@ -90,11 +91,12 @@ def builds(tmp_path_factory):
             co = Checkout(path, user_root)
             log = tmp / f"{label}.exec.json"
             try:
-                build = co.bazel(
-                    "build", f"--remote_cache={server.url}", f"--execution_log_json_file={log}", "//:simple_mul_demo"
-                )
+                build = co.bazel("build", f"--remote_cache={server.url}", f"--execution_log_json_file={log}", "//:all")
                 assert build.returncode == 0, build.stderr[-4000:]
-                run = subprocess.run([co.workspace / "bazel-bin" / "simple_mul_demo"], capture_output=True, text=True)
+                run = {
+                    demo: subprocess.run([co.workspace / "bazel-bin" / demo], capture_output=True, text=True)
+                    for demo in ("simple_mul_demo", "mlp_demo")
+                }
                 bad = None
                 if label == "a":
                     bad_pkg = co.workspace / "bad"
@@ -112,35 +114,49 @@ def builds(tmp_path_factory):
     return results
 
 
-def _emit_spawns(spawn_list):
-    return [s for s in spawn_list if s.get("mnemonic") == "IreegenEmit"]
+def _emit_spawns(spawn_list, model):
+    return [
+        s
+        for s in spawn_list
+        if s.get("mnemonic") == "IreegenEmit" and any(f"/{model}_ireegen/" in o["path"] for o in s["actualOutputs"])
+    ]
 
 
 @needs_bazel
 def test_the_sample_workspace_builds_verifies_and_runs(builds):
     co, build, run, spawn_list, _ = builds["a"]
-    assert "verified against async: max abs error 0" in build.stdout
-    assert run.returncode == 0, run.stderr
-    assert run.stdout.splitlines() == ["-2 * 3 = -6", "-0.5 * 3.25 = -1.625", "1 * 3.5 = 3.5", "2.5 * 3.75 = 9.375"]
-    (emit,) = _emit_spawns(spawn_list)
-    assert not emit["remoteCacheHit"]
-    # Its declared outputs are exactly what emit wrote (manifest.json lists them).
-    outdir = co.workspace / "bazel-bin" / "simple_mul_ireegen"
-    manifest = json.loads((outdir / "manifest.json").read_text())
-    declared = sorted(Path(o["path"]).name for o in emit["actualOutputs"])
-    assert declared == sorted([f["path"] for f in manifest["files"]] + ["manifest.json"])
-    assert sorted(p.name for p in outdir.iterdir()) == declared
-    # Inputs: the model only (no globbing of the source tree).
-    assert [Path(i["path"]).name for i in emit["inputs"]] == ["simple_mul.mlir"]
+    assert build.stdout.count("verified against async: max abs error") == 2, build.stdout
+    demo = run["simple_mul_demo"]
+    assert demo.returncode == 0, demo.stderr
+    assert demo.stdout.splitlines() == ["-2 * 3 = -6", "-0.5 * 3.25 = -1.625", "1 * 3.5 = 3.5", "2.5 * 3.75 = 9.375"]
+    # The MLP's weights come from the .incbin of data_format asm: numpy's logits.
+    assert run["mlp_demo"].returncode == 0, run["mlp_demo"].stderr
+    expected = sample_cases()["mlp"][3][0]  # for x[i] = i * 0.25 - 2, as mlp_main.c has it
+    logits = np.array([float(v) for v in run["mlp_demo"].stdout.split()], np.float32)
+    np.testing.assert_allclose(logits, expected.reshape(-1), rtol=1e-5, atol=1e-5)
+    for model, blobs in (("simple_mul", []), ("mlp", ["mlp_constants.bin"])):
+        (emit,) = _emit_spawns(spawn_list, model)
+        assert not emit["remoteCacheHit"]
+        # Its declared outputs are exactly what emit wrote (manifest.json lists them).
+        outdir = co.workspace / "bazel-bin" / f"{model}_ireegen"
+        manifest = json.loads((outdir / "manifest.json").read_text())
+        declared = sorted(Path(o["path"]).name for o in emit["actualOutputs"])
+        assert declared == sorted([f["path"] for f in manifest["files"]] + ["manifest.json"])
+        assert sorted(p.name for p in outdir.iterdir()) == declared
+        assert set(blobs) <= set(declared)
+        # Inputs: the model only (no globbing of the source tree).
+        assert [Path(i["path"]).name for i in emit["inputs"]] == [f"{model}.mlir"]
 
 
 @needs_bazel
 def test_a_clean_build_elsewhere_gets_the_ireegen_action_from_the_remote_cache(builds):
     _, build, run, spawn_list, _ = builds["b"]
-    (emit,) = _emit_spawns(spawn_list)
-    assert emit["remoteCacheHit"], emit
+    for model in ("simple_mul", "mlp"):
+        (emit,) = _emit_spawns(spawn_list, model)
+        assert emit["remoteCacheHit"], emit
     assert "remote cache hit" in build.stderr
-    assert run.returncode == 0 and run.stdout == builds["a"][2].stdout
+    for demo, proc in run.items():
+        assert proc.returncode == 0 and proc.stdout == builds["a"][2][demo].stdout
     assert any(r[0] == "GET" and r[1].startswith("/ac/") and r[2] == "200" for r in builds["requests"])
 
 
