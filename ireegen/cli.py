@@ -86,12 +86,19 @@ def _add_cache_args(p) -> None:
 def _cache_from_args(args):
     import os
 
-    url = args.cache if args.cache is not None else os.environ.get("IREEGEN_CACHE", "")
+    from_env = args.cache is None
+    url = os.environ.get("IREEGEN_CACHE", "") if from_env else args.cache
     if not url:
-        return None
+        return None  # --cache '' turns the cache off
     from ireegen.output.cache import Cache
 
-    return Cache(url, args.cache_mode or os.environ.get("IREEGEN_CACHE_MODE") or "readwrite")
+    mode = args.cache_mode or os.environ.get("IREEGEN_CACHE_MODE") or "readwrite"
+    return Cache(
+        url,
+        mode,
+        url_origin="IREEGEN_CACHE" if from_env else "--cache",
+        mode_origin="--cache-mode" if args.cache_mode else "IREEGEN_CACHE_MODE",
+    )
 
 
 def _input_shapes(args) -> dict:

@@ -222,3 +222,26 @@ def test_cmake_builds_of_two_checkouts_share_the_cache(cache, compiler_log, tmp_
     assert outputs[0][0] == 0 and outputs[0][1] >= 2  # alice compiled both
     assert outputs[3] == (2, 0)  # bob compiled nothing
     assert outputs[1:3] == outputs[4:6]  # and got the same bytes
+
+
+@pytest.mark.parametrize(
+    "env,message",
+    [
+        (
+            {"IREEGEN_CACHE": "ftp://u:pw@h/"},
+            "ireegen: error: IREEGEN_CACHE ftp://***@h/: expected an http:// or https:// URL",
+        ),
+        (
+            {"IREEGEN_CACHE": "http://127.0.0.1:1", "IREEGEN_CACHE_MODE": "write"},
+            "ireegen: error: IREEGEN_CACHE_MODE write: expected one of readwrite, read",
+        ),
+    ],
+)
+def test_the_environment_is_named_when_it_is_at_fault(tmp_path, env, message):
+    proc = subprocess.run(
+        [sys.executable, "-m", "ireegen", "emit", str(MODEL), "-o", str(tmp_path / "out")],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env},
+    )
+    assert proc.returncode == 2 and proc.stderr.splitlines() == [message]

@@ -70,6 +70,8 @@ class Cache:
     url: str
     mode: str = "readwrite"
     timeout: float = TIMEOUT_SECONDS
+    url_origin: str = field(default="--cache", repr=False)  # where url and mode came from, for errors
+    mode_origin: str = field(default="--cache-mode", repr=False)
     _base: str = field(init=False, repr=False)
     _auth: str | None = field(init=False, repr=False)
     _down: bool = field(init=False, default=False, repr=False)
@@ -78,9 +80,9 @@ class Cache:
     def __post_init__(self):
         parts = urllib.parse.urlsplit(self.url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise UsageError(f"--cache {redact(self.url)}: expected an http:// or https:// URL")
+            raise UsageError(f"{self.url_origin} {redact(self.url)}: expected an http:// or https:// URL")
         if self.mode not in MODES:
-            raise UsageError(f"--cache-mode {self.mode}: expected one of {', '.join(MODES)}")
+            raise UsageError(f"{self.mode_origin} {self.mode}: expected one of {', '.join(MODES)}")
         netloc = parts.netloc.rsplit("@", 1)[1] if "@" in parts.netloc else parts.netloc
         self._auth = None
         if parts.username is not None:
