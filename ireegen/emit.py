@@ -87,6 +87,18 @@ def emit(
     compiler = compiler or find_compiler()
     if not isinstance(verify, VerifyOptions):
         verify = VerifyOptions(enabled=bool(verify))
+    source = source_json(model_path, input_shapes)
+    key = content_key(model_path, name, config, extra_flags, compiler, apply_workarounds, input_shapes, source)
+    # A hit is an earlier emit of exactly these inputs, which passed every
+    # check below: it skips them (and the model's import) too.
+    expect = expectation(source, verify) if cache is not None else None
+    hit = cache.lookup(key, list(output_files(name, config).values()), expect) if expect is not None else None
+    if hit is not None:
+        with staging_dir(outdir) as staging:
+            names = write_hit(hit, staging)
+            progress("writing", f"{outdir} from the cache")
+            commit(staging, outdir, names, hit.manifest)
+        return EmitResult(outdir, name, names + [MANIFEST], hit.manifest, from_cache=True)
     check_target(config.target, compiler)
 
     model = load_model(model_path, input_shapes, compiler)
@@ -113,17 +125,6 @@ def emit(
             input_shapes=input_shapes,
         )
 
-    source = source_json(model_path, input_shapes)
-    key = content_key(model_path, name, config, extra_flags, compiler, apply_workarounds, input_shapes, source)
-    if cache is not None:
-        expect = expectation(source, verify)
-        hit = cache.lookup(key, list(output_files(name, config).values()), expect)
-        if hit is not None:
-            with staging_dir(outdir) as staging:
-                names = write_hit(hit, staging)
-                progress("writing", f"{outdir} from the cache")
-                commit(staging, outdir, names, hit.manifest)
-            return EmitResult(outdir, name, names + [MANIFEST], hit.manifest, from_cache=True)
     # The templates compile while iree-compile runs.
     templates = threading.Thread(target=preload, daemon=True)
     templates.start()

@@ -245,3 +245,40 @@ def test_the_environment_is_named_when_it_is_at_fault(tmp_path, env, message):
         env={**os.environ, **env},
     )
     assert proc.returncode == 2 and proc.stderr.splitlines() == [message]
+
+
+def test_onnx_external_data_hits_across_checkouts_and_new_weights_miss(cache, compiler_log, tmp_path):
+    onnx = pytest.importorskip("onnx")
+    from test_onnx import _save, mlp_model
+
+    def onnx_checkout(d, weights_scale=1.0):
+        d.mkdir(parents=True)
+        model = mlp_model()
+        for init in model.graph.initializer:
+            arr = onnx.numpy_helper.to_array(init) * weights_scale
+            init.CopyFrom(onnx.numpy_helper.from_array(arr.astype(arr.dtype), init.name))
+        save = dict(save_as_external_data=True, all_tensors_to_one_file=True, location="mlp.weights", size_threshold=0)
+        _save(model, d / "mlp.onnx", **save)
+        return d / "mlp.onnx"
+
+    args = ("--input-shape", "image=2x64", "--no-verify", "--cache", cache.url)
+    emit(onnx_checkout(tmp_path / "a"), tmp_path / "out1", compiler_log, *args)
+    hit = emit(onnx_checkout(tmp_path / "b" / "c"), tmp_path / "out2", compiler_log, *args)
+    assert "from the cache" in hit.stdout and hit.compiles == 0
+    assert tree(tmp_path / "out1") == tree(tmp_path / "out2")
+    # The same .onnx beside other weights is another key.
+    (tmp_path / "d").mkdir()
+    shutil.copy(tmp_path / "a" / "mlp.onnx", tmp_path / "d" / "mlp.onnx")
+    shutil.copy(onnx_checkout(tmp_path / "e", 0.5).with_name("mlp.weights"), tmp_path / "d" / "mlp.weights")
+    miss = emit(tmp_path / "d" / "mlp.onnx", tmp_path / "out3", compiler_log, *args)
+    assert "from the cache" not in miss.stdout and miss.compiles > 0
+
+
+def test_a_missing_verify_inputs_file_is_refused_as_without_a_cache(cache, tmp_path):
+    proc = subprocess.run(
+        [sys.executable, "-m", "ireegen", "emit", str(MODEL), "-o", str(tmp_path / "out"), "--cache", cache.url]
+        + ["--verify-inputs", str(tmp_path / "nothere.npz")],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 2 and len(proc.stderr.splitlines()) == 1 and "nothere.npz" in proc.stderr

@@ -264,9 +264,12 @@ def expectation(source: dict, verify) -> dict:
     """What an entry must have been made with, besides the content key: the
     model's source description (its file name shows in the generated
     banners) and the verification options (their record is in the
-    manifest).  `verify` is a check.verify.VerifyOptions."""
+    manifest).  `verify` is a check.verify.VerifyOptions.  None when the
+    inputs file is unreadable: no lookup then, the emit refuses it."""
     from .outputs import sha256_of
 
+    if verify.enabled and verify.inputs and not Path(verify.inputs).is_file():
+        return None
     if not verify.enabled:
         options = {"enabled": False}
     else:
