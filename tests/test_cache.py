@@ -3,6 +3,7 @@ upload, hits write byte-identical outputs without compiling, and every
 fault (corrupt blob, truncated entry, unreachable server) is a warning and
 a local build.  Needs Debian's nginx (.ci/run installs it)."""
 
+import json
 import os
 import shutil
 import subprocess
@@ -124,7 +125,7 @@ def test_a_corrupt_blob_is_a_warning_and_a_local_build(cache, compiler_log, tmp_
     assert tree(tmp_path / "out2") == tree(tmp_path / "good")
 
 
-@pytest.mark.parametrize("damage", ["truncated", "missing-blob", "foreign-files"])
+@pytest.mark.parametrize("damage", ["truncated", "missing-blob", "foreign-files", "huge-size"])
 def test_a_bad_entry_is_a_miss_never_a_broken_outdir(cache, compiler_log, tmp_path, damage):
     emit(checkout(tmp_path / "a"), tmp_path / "good", compiler_log, "--no-verify", "--cache", cache.url)
     (entry,) = (cache.store / "ac").iterdir()
@@ -132,8 +133,12 @@ def test_a_bad_entry_is_a_miss_never_a_broken_outdir(cache, compiler_log, tmp_pa
         entry.write_bytes(entry.read_bytes()[: entry.stat().st_size // 2])
     elif damage == "missing-blob":
         next((cache.store / "cas").iterdir()).unlink()
-    else:
+    elif damage == "foreign-files":
         entry.write_text(entry.read_text().replace('"sm.c"', '"../../evil.c"'))
+    else:  # a size no one should allocate
+        data = json.loads(entry.read_text())
+        data["files"][0]["size"] = 1 << 40
+        entry.write_text(json.dumps(data))
     out = tmp_path / "out"
     fallback = emit(checkout(tmp_path / "b"), out, compiler_log, "--no-verify", "--cache", cache.url)
     assert "from the cache" not in fallback.stdout and fallback.compiles > 0

@@ -107,8 +107,7 @@ class Cache:
             request.add_header("Content-Type", "application/octet-stream")
         try:
             with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                body = response.read(limit + 1 if limit is not None else -1) if method == "GET" else None
-                return response.status, body
+                return response.status, _read_at_most(response, limit) if method == "GET" else None
         except urllib.error.HTTPError as e:
             if e.code >= 500:
                 raise _Unreachable(f"HTTP {e.code}") from None
@@ -192,6 +191,20 @@ class Cache:
                 warn(f"cache {self.label}: uploading the entry was refused (HTTP {status}); not cached")
         except _Unreachable as e:
             self._unreachable(e, "the output is not cached")
+
+
+def _read_at_most(response, limit: int | None) -> bytes:
+    """The body, or its first limit + 1 bytes (enough to tell it is too
+    long), read in pieces: a size the server claims never becomes one
+    allocation."""
+    chunks, total = [], 0
+    while limit is None or total <= limit:
+        chunk = response.read(1 << 20)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        total += len(chunk)
+    return b"".join(chunks)
 
 
 def _parse_entry(body: bytes, key: str, names: list):
