@@ -227,6 +227,14 @@ def test_cmake_builds_of_two_checkouts_share_the_cache(cache, compiler_log, tmp_
     assert outputs[0][0] == 0 and outputs[0][1] >= 2  # alice compiled both
     assert outputs[3] == (2, 0)  # bob compiled nothing
     assert outputs[1:3] == outputs[4:6]  # and got the same bytes
+    # A read-only consumer (IREEGEN_CACHE_MODE) compiles what is missing and uploads nothing.
+    p = Project(tmp_path / "carol", "Ninja", {"m3": ADD})
+    p.write({"m3": "EXECUTION_MODEL runtimeless VERIFY OFF"})
+    puts = len(cache.puts())
+    configure = p.configure(f"-DIREEGEN_CACHE={cache.url}", "-DIREEGEN_CACHE_MODE=read")
+    assert configure.returncode == 0, configure.stdout
+    assert p.build()[1] == ["m3"] and len(cache.puts()) == puts
+    assert (p.build_dir / "ireegen" / "m3" / "manifest.json").exists()
 
 
 @pytest.mark.parametrize(
