@@ -31,6 +31,33 @@ def _layout(model_name, execution_model, executable_format, module_format, data_
         linkopts = entry["linkopts"],
     )
 
+_COPY = "import shutil, sys; shutil.copyfile(sys.argv[1], sys.argv[2])"
+
+def _onnx_with_data(ctx, python):
+    """The ONNX model and its external data files, copied side by side into
+    a directory of their own: onnx refuses external data that is a symbolic
+    link, which is what a sandbox makes of every input.  The emit then runs
+    unsandboxed on these copies, and the directory holds only the declared
+    files.  Returns (model, [model, data...])."""
+    src = ctx.file.src
+    base = src.short_path[:-len(src.basename)]
+    copies = []
+    for f in [src] + ctx.files.model_data:
+        if not f.short_path.startswith(base):
+            fail("ireegen_model: model_data %s is not in %s's directory or below it" % (f.short_path, src.short_path))
+        out = ctx.actions.declare_file(ctx.label.name + "_src/" + f.short_path[len(base):])
+        ctx.actions.run(
+            executable = python,
+            arguments = ["-c", _COPY, f.path, out.path],
+            inputs = [f],
+            outputs = [out],
+            mnemonic = "IreegenCopy",
+            progress_message = "ireegen: copying %s" % f.short_path,
+            use_default_shell_env = True,
+        )
+        copies.append(out)
+    return copies[0], copies
+
 def _emit_impl(ctx):
     data_format, layout = _layout(
         ctx.attr.model_name,
@@ -44,8 +71,15 @@ def _emit_impl(ctx):
     data = [ctx.actions.declare_file(ctx.label.name + "/" + f) for f in layout.data]
     manifest = ctx.actions.declare_file(ctx.label.name + "/manifest.json")
 
+    python = ctx.attr._python[IreegenPythonInfo].path
+    model, model_inputs = ctx.file.src, [ctx.file.src]
+    requirements = {}
+    if ctx.file.src.extension == "onnx" and ctx.files.model_data:
+        model, model_inputs = _onnx_with_data(ctx, python)
+        requirements = {"no-sandbox": "1"}
+
     args = ctx.actions.args()
-    args.add_all(["-m", "ireegen", "emit", ctx.file.src.path, "-o", manifest.dirname])
+    args.add_all(["-m", "ireegen", "emit", model.path, "-o", manifest.dirname])
     args.add_all(["--name", ctx.attr.model_name, "--execution-model", ctx.attr.execution_model])
     for flag, value in [
         ("--executable-format", ctx.attr.executable_format),
@@ -66,10 +100,11 @@ def _emit_impl(ctx):
         args.add("--verify-inputs", ctx.file.verify_inputs.path)
 
     ctx.actions.run(
-        executable = ctx.attr._python[IreegenPythonInfo].path,
+        executable = python,
         arguments = [args],
         # The model, an ONNX model's external data files beside it, the verification inputs.
-        inputs = [ctx.file.src] + ctx.files.model_data + ctx.files.verify_inputs,
+        inputs = model_inputs + ctx.files.verify_inputs,
+        execution_requirements = requirements,
         outputs = hdrs + srcs + data + [manifest],
         mnemonic = "IreegenEmit",
         progress_message = "ireegen: generating %s (%s) from %s" % (

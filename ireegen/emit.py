@@ -59,6 +59,28 @@ def _library_queries(header: Path) -> list:
     return re.findall(r"^(\w+_library_query)\(", header.read_text(), re.M)
 
 
+def _cached(cache, model_path, outdir, name, config, extra_flags, compiler, apply_workarounds, input_shapes, verify):
+    """The EmitResult of writing OUTDIR from `cache`; None on a miss, or
+    when the model or a file it needs cannot be read (a local emit's checks
+    then refuse it with their one line)."""
+    try:
+        source = source_json(model_path, input_shapes)
+    except (OSError, UsageError):
+        return None
+    expect = expectation(source, verify)
+    if expect is None:
+        return None
+    key = content_key(model_path, name, config, extra_flags, compiler, apply_workarounds, input_shapes, source)
+    hit = cache.lookup(key, list(output_files(name, config).values()), expect)
+    if hit is None:
+        return None
+    with staging_dir(outdir) as staging:
+        names = write_hit(hit, staging)
+        progress("writing", f"{outdir} from the cache")
+        commit(staging, outdir, names, hit.manifest)
+    return EmitResult(outdir, name, names + [MANIFEST], hit.manifest, from_cache=True)
+
+
 def emit(
     model_path,
     outdir,
@@ -87,18 +109,14 @@ def emit(
     compiler = compiler or find_compiler()
     if not isinstance(verify, VerifyOptions):
         verify = VerifyOptions(enabled=bool(verify))
-    source = source_json(model_path, input_shapes)
-    key = content_key(model_path, name, config, extra_flags, compiler, apply_workarounds, input_shapes, source)
-    # A hit is an earlier emit of exactly these inputs, which passed every
-    # check below: it skips them (and the model's import) too.
-    expect = expectation(source, verify) if cache is not None else None
-    hit = cache.lookup(key, list(output_files(name, config).values()), expect) if expect is not None else None
-    if hit is not None:
-        with staging_dir(outdir) as staging:
-            names = write_hit(hit, staging)
-            progress("writing", f"{outdir} from the cache")
-            commit(staging, outdir, names, hit.manifest)
-        return EmitResult(outdir, name, names + [MANIFEST], hit.manifest, from_cache=True)
+    if cache is not None:
+        # A hit is an earlier emit of exactly these inputs, which passed
+        # every check below: it skips them (and the model's import) too.
+        hit = _cached(
+            cache, model_path, outdir, name, config, extra_flags, compiler, apply_workarounds, input_shapes, verify
+        )
+        if hit is not None:
+            return hit
     check_target(config.target, compiler)
 
     model = load_model(model_path, input_shapes, compiler)
@@ -125,6 +143,8 @@ def emit(
             input_shapes=input_shapes,
         )
 
+    source = source_json(model_path, input_shapes)
+    key = content_key(model_path, name, config, extra_flags, compiler, apply_workarounds, input_shapes, source)
     # The templates compile while iree-compile runs.
     templates = threading.Thread(target=preload, daemon=True)
     templates.start()
@@ -221,5 +241,5 @@ def emit(
         progress("writing", str(outdir))
         commit(staging, outdir, list(files.values()), manifest)
     if upload is not None:
-        cache.store(key, upload, expect)
+        cache.store(key, upload, expectation(source, verify))
     return EmitResult(outdir, name, sorted(files.values()) + [MANIFEST], manifest)

@@ -107,11 +107,33 @@ def builds(tmp_path_factory):
                         ' module_format = "vmfb")\n'
                     )
                     bad = co.bazel("build", "//bad:m")
+                    results["onnx"] = _onnx_builds(co)
                 results[label] = (co, build, run, spawns(log), bad)
             finally:
                 co.bazel("shutdown")
         results["requests"] = server.requests()
     return results
+
+
+def _onnx_builds(co):
+    """An ONNX model with its weights in an external data file, declared
+    (model_data) and not: (build with, build without)."""
+    try:
+        from test_onnx import _save, mlp_model
+    except ImportError:  # no onnx here: the ONNX tests skip
+        return None
+    pkg = co.workspace / "onnx"
+    pkg.mkdir()
+    save = dict(save_as_external_data=True, all_tensors_to_one_file=True, location="mlp.weights", size_threshold=0)
+    _save(mlp_model(), pkg / "mlp.onnx", **save)
+    (pkg / "BUILD").write_text(
+        'load("@ireegen//:defs.bzl", "ireegen_model")\n'
+        'ireegen_model(name = "net", src = "mlp.onnx", model_data = ["mlp.weights"],'
+        ' input_shapes = ["image=2x64"], execution_model = "runtimeless")\n'
+        'ireegen_model(name = "undeclared", src = "mlp.onnx",'
+        ' input_shapes = ["image=2x64"], execution_model = "runtimeless")\n'
+    )
+    return co.bazel("build", "//onnx:net"), co.bazel("build", "//onnx:undeclared")
 
 
 def _emit_spawns(spawn_list, model):
@@ -158,6 +180,19 @@ def test_a_clean_build_elsewhere_gets_the_ireegen_action_from_the_remote_cache(b
     for demo, proc in run.items():
         assert proc.returncode == 0 and proc.stdout == builds["a"][2][demo].stdout
     assert any(r[0] == "GET" and r[1].startswith("/ac/") and r[2] == "200" for r in builds["requests"])
+
+
+@needs_bazel
+def test_onnx_external_data_is_a_declared_input(builds):
+    if builds.get("onnx") is None:
+        pytest.skip("onnx is not installed")
+    declared, undeclared = builds["onnx"]
+    assert declared.returncode == 0, declared.stderr[-3000:]
+    assert "verified against async" in declared.stdout
+    # The sandbox shows the action only its declared inputs: without
+    # model_data the weights are not there, and emit says so.
+    assert undeclared.returncode != 0
+    assert "its external data file mlp.weights is missing" in undeclared.stdout + undeclared.stderr
 
 
 @needs_bazel

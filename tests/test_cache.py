@@ -295,3 +295,21 @@ def test_a_missing_verify_inputs_file_is_refused_as_without_a_cache(cache, tmp_p
         text=True,
     )
     assert proc.returncode == 2 and len(proc.stderr.splitlines()) == 1 and "nothere.npz" in proc.stderr
+
+
+def test_a_missing_external_data_file_is_refused_as_without_a_cache(cache, tmp_path):
+    pytest.importorskip("onnx")
+    from test_onnx import _save, mlp_model
+
+    save = dict(save_as_external_data=True, all_tensors_to_one_file=True, location="mlp.weights", size_threshold=0)
+    model = _save(mlp_model(), tmp_path / "mlp.onnx", **save)
+    (tmp_path / "mlp.weights").unlink()
+    proc = subprocess.run(
+        [sys.executable, "-m", "ireegen", "emit", str(model), "-o", str(tmp_path / "out"), "--cache", cache.url],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.splitlines() == [
+        f"ireegen: error: {model}: its external data file mlp.weights is missing (looked in {tmp_path})"
+    ]
