@@ -26,7 +26,8 @@ from ireegen.config.targets import check_target
 from ireegen.frontend.models import check_model_path, load_model
 from ireegen.output.cache import Cache, expectation, snapshot, write_hit
 from ireegen.output.layout import link_libraries, output_files
-from ireegen.output.outputs import MANIFEST, commit, sha256_of, staging_dir
+from ireegen.output.outputs import MANIFEST, check_emit_target, commit, sha256_of, staging_dir
+from ireegen.output.ownership import MARKER
 from ireegen.output.reproducible import content_key, source_json
 
 
@@ -57,6 +58,18 @@ def module_dependencies(module_path: Path, module_format: str) -> list:
 
 def _library_queries(header: Path) -> list:
     return re.findall(r"^(\w+_library_query)\(", header.read_text(), re.M)
+
+
+def _inputs(model_path: Path, verify: VerifyOptions) -> list:
+    """(what, path) of every file emit reads: no output may land on one."""
+    inputs = [("the model", model_path)]
+    if model_path.suffix == ".onnx":
+        from ireegen.frontend.onnx_import import model_dependencies
+
+        inputs += [("its external data file", f) for f in model_dependencies(model_path)[1:]]
+    if verify.enabled and verify.inputs is not None:
+        inputs.append(("--verify-inputs", Path(verify.inputs)))
+    return inputs
 
 
 def _cached(cache, model_path, outdir, name, config, extra_flags, compiler, apply_workarounds, input_shapes, verify):
@@ -109,6 +122,8 @@ def emit(
     compiler = compiler or find_compiler()
     if not isinstance(verify, VerifyOptions):
         verify = VerifyOptions(enabled=bool(verify))
+    check_target(config.target, compiler)
+    check_emit_target(outdir, [*output_files(name, config).values(), MANIFEST], _inputs(model_path, verify))
     if cache is not None:
         # A hit is an earlier emit of exactly these inputs, which passed
         # every check below: it skips them (and the model's import) too.
@@ -117,7 +132,6 @@ def emit(
         )
         if hit is not None:
             return hit
-    check_target(config.target, compiler)
 
     model = load_model(model_path, input_shapes, compiler)
     functions = build_functions(name, model.functions, str(model_path))
@@ -198,6 +212,7 @@ def emit(
         )
         fault_point("after-render")
         manifest = {
+            **MARKER,
             "content_key": key,
             "ireegen_version": __version__,
             "name": name,

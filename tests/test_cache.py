@@ -313,3 +313,23 @@ def test_a_missing_external_data_file_is_refused_as_without_a_cache(cache, tmp_p
     assert proc.stderr.splitlines() == [
         f"ireegen: error: {model}: its external data file mlp.weights is missing (looked in {tmp_path})"
     ]
+
+
+def test_a_hit_touches_only_ireegens_files(cache, compiler_log, tmp_path):
+    emit(checkout(tmp_path / "a"), tmp_path / "good", compiler_log, "--no-verify", "--cache", cache.url)
+    # Someone else's manifest.json in OUTDIR: refused before the lookup, left as it was.
+    out = tmp_path / "theirs"
+    out.mkdir()
+    (out / "manifest.json").write_text('{"tool": "not ireegen"}\n')
+    proc = subprocess.run(
+        [sys.executable, "-m", "ireegen", "emit", str(checkout(tmp_path / "b")), "-o", str(out), "--name", "sm"]
+        + ["--execution-model", "runtimeless", "--no-verify", "--cache", cache.url],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 2 and len(proc.stderr.splitlines()) == 1, proc.stderr
+    assert (out / "manifest.json").read_text() == '{"tool": "not ireegen"}\n' and len(list(out.iterdir())) == 1
+    # A hit into an earlier output replaces it like a local emit, keeping a file of the user's.
+    (tmp_path / "good" / "notes.txt").write_text("mine\n")
+    hit = emit(checkout(tmp_path / "c"), tmp_path / "good", compiler_log, "--no-verify", "--cache", cache.url)
+    assert "from the cache" in hit.stdout and (tmp_path / "good" / "notes.txt").read_text() == "mine\n"
