@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from ireegen import __version__
-from ireegen.common.errors import IreegenError, UsageError
+from ireegen.common.errors import IreegenError, UsageError, disk_full
 from ireegen.config.modes import DATA_FORMATS, EXECUTABLE_FORMATS, EXECUTION_MODELS, MODULE_FORMATS
 
 
@@ -569,3 +569,9 @@ def _main(argv=None) -> int:
 
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
+    except OSError as e:  # BrokenPipeError is one too: it is handled above
+        full = disk_full(e)
+        if full is None:
+            raise
+        print(f"ireegen: error: {full}", file=sys.stderr)
+        return full.exit_code

@@ -122,6 +122,7 @@ def load_model(path, input_shapes: dict | None = None, compiler=None) -> LoadedM
         module = ir.Module.parseFile(str(path), context)
     except ir.MLIRError as e:
         raise UsageError(f"{path}: malformed MLIR:\n{_format_mlir_error(e)}") from None
+    check_symbol_lengths(module, path)
     functions = read_functions(module, path)
     if not functions:
         raise UsageError(f"{path}: the module exports no public function")
@@ -143,6 +144,7 @@ def _load_onnx(path: Path, input_shapes, compiler) -> LoadedModel:
         raise ImportFailure(
             f"{path}: IREE's ONNX lowering wrote MLIR it cannot read back:\n{_format_mlir_error(e)}"
         ) from None
+    check_symbol_lengths(module, path, "the ONNX graph's name")
     functions = []
     for f in read_functions(module, path):
         if (
@@ -177,6 +179,33 @@ def _format_location(loc) -> str:
         file, _, rest = text[5:-1].partition('"')
         return file + rest
     return text
+
+
+# Bytes a function's name may have: IREE names executables and their
+# temporary files after it (`<function>_dispatch_0...`), and a file name
+# over 255 bytes makes iree-compile fail or crash ("File name too long").
+MAX_SYMBOL_BYTES = 128
+
+
+def check_symbol_lengths(module, path, what: str = "") -> None:
+    """Refuses a function whose name is too long for IREE to compile."""
+    for op in module.body.operations:
+        if op.operation.name not in ("func.func", "util.func") or "sym_name" not in op.operation.attributes:
+            continue
+        name = ir_string(op.operation.attributes["sym_name"])
+        size = len(name.encode("utf-8", "surrogatepass"))
+        if size > MAX_SYMBOL_BYTES:
+            whose = f"{what} (function @{name[:24]!r}...)" if what else f"function @{name[:24]!r}..."
+            raise UsageError(
+                f"{path}: {whose} is {size:,} bytes long; ireegen takes names of at most {MAX_SYMBOL_BYTES} bytes "
+                "(IREE names files after them): rename it"
+            )
+
+
+def ir_string(attr) -> str:
+    """The text of an MLIR StringAttr."""
+    value = getattr(attr, "value", None)
+    return value if isinstance(value, str) else str(attr).strip('"')
 
 
 def read_functions(module, path) -> tuple:

@@ -24,6 +24,7 @@ after a crash until the next recovery, manifest.json is absent.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import hashlib
 import json
@@ -52,7 +53,26 @@ def sha256_of(path: Path) -> str:
 
 
 def _cannot_write(outdir: Path, e: OSError) -> UsageError:
+    link = _broken_link_in(outdir)
+    if link is not None:
+        return UsageError(f"-o {outdir}: {link}; remove the link or point it at a directory")
     return UsageError(f"-o {outdir}: cannot write there ({e.strerror or e})")
+
+
+def _broken_link_in(path: Path) -> str | None:
+    """Why `path` cannot be made a directory when it (or a directory above
+    it) is a symbolic link that loops or leads nowhere; None otherwise."""
+    for p in (path, *path.parents):
+        if not os.path.islink(p):
+            continue
+        try:
+            os.stat(p)
+        except OSError as e:
+            if e.errno == errno.ELOOP:
+                return f"{p} is a symbolic link that loops"
+            if e.errno == errno.ENOENT:
+                return f"{p} is a symbolic link to {os.readlink(p)}, which does not exist"
+    return None
 
 
 def _lock_fd(path: Path, blocking: bool = True, directory: bool = False):
