@@ -192,7 +192,7 @@ def check_symbol_lengths(module, path, what: str = "") -> None:
     for op in module.body.operations:
         if op.operation.name not in ("func.func", "util.func") or "sym_name" not in op.operation.attributes:
             continue
-        name = ir_string(op.operation.attributes["sym_name"])
+        name = _text(op.operation.attributes["sym_name"])
         size = len(name.encode("utf-8", "surrogatepass"))
         if size > MAX_SYMBOL_BYTES:
             whose = f"{what} (function @{name[:24]!r}...)" if what else f"function @{name[:24]!r}..."
@@ -200,12 +200,6 @@ def check_symbol_lengths(module, path, what: str = "") -> None:
                 f"{path}: {whose} is {size:,} bytes long; ireegen takes names of at most {MAX_SYMBOL_BYTES} bytes "
                 "(IREE names files after them): rename it"
             )
-
-
-def ir_string(attr) -> str:
-    """The text of an MLIR StringAttr."""
-    value = getattr(attr, "value", None)
-    return value if isinstance(value, str) else str(attr).strip('"')
 
 
 def read_functions(module, path) -> tuple:
