@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from ireegen import __version__
-from ireegen.common.errors import IreegenError, UsageError, disk_full
+from ireegen.common.errors import IreegenError, UsageError, disk_full, message_lines
 from ireegen.config.modes import DATA_FORMATS, EXECUTABLE_FORMATS, EXECUTION_MODELS, MODULE_FORMATS
 
 
@@ -565,7 +565,7 @@ def _main(argv=None) -> int:
         }
         return commands[args.command](args)
     except IreegenError as e:
-        print(f"ireegen: error: {e}", file=sys.stderr)
+        print("ireegen: error: " + "\n".join(message_lines(e)), file=sys.stderr)
         return e.exit_code
     except KeyboardInterrupt:
         return 130
@@ -578,5 +578,5 @@ def _main(argv=None) -> int:
         full = disk_full(e)
         if full is None:
             raise
-        print(f"ireegen: error: {full}", file=sys.stderr)
+        print("ireegen: error: " + "\n".join(message_lines(full)), file=sys.stderr)
         return full.exit_code

@@ -15,7 +15,7 @@ import subprocess
 
 import numpy as np
 
-from ireegen.common.errors import UsageError
+from ireegen.common.errors import DiagnosticsError, UsageError
 
 
 def _iree_opt():
@@ -85,4 +85,4 @@ def check_parses(path) -> None:
     if not lines:
         how = f"crashed with signal {-proc.returncode}" if proc.returncode < 0 else f"exited with {proc.returncode}"
         raise UsageError(f"{path}: iree-opt {how} reading it, without a diagnostic")
-    raise UsageError(f"{path}: malformed MLIR:\n" + "\n".join("  " + line for line in lines))
+    raise DiagnosticsError(f"{path}: malformed MLIR:", ["  " + line for line in lines])
