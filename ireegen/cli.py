@@ -575,7 +575,8 @@ def _main(argv=None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
     except OSError as e:  # BrokenPipeError is one too: it is handled above
-        full = disk_full(e)
+        # A failed write() names no file: the directory the command writes to.
+        full = disk_full(e, directory=getattr(args, "output_dir", None))
         if full is None:
             raise
         print("ireegen: error: " + "\n".join(message_lines(full)), file=sys.stderr)

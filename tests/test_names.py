@@ -2,17 +2,23 @@
 whose C names would clash with the generated glue is refused with the
 function named (before compiling, in the VM modes), and awkward but legal
 names give C that compiles warning-free (runtimeless always; the VM modes,
-built with CMake and run, when IREERuntime_DIR names an IREE runtime)."""
+built with CMake and run, when IREERuntime_DIR names an IREE runtime).
+Outside text (file, graph and function names, assert messages) stays data
+in every generated file (cgen/text.py), and graph names that are not C
+identifiers give working C."""
 
 import os
 import re
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 
-from ireegen.cgen.symbols import clashes, defined_names
+from ireegen.cgen.symbols import clashes, defined_names, external_definitions
 from ireegen.cli import main
+
+ROOT_SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 
 CLASHING = [
     "report",
@@ -312,3 +318,92 @@ def test_values_named_like_the_bodies_locals(tmp_path, capsys):
     (tmp_path / "x.mlir").write_text(body)
     status, err = _emit(capsys, tmp_path / "x.mlir", tmp_path / "out", "--execution-model", "runtimeless")
     assert status == 0, err
+
+
+@pytest.mark.parametrize("graph", ["torch-jit-export", "evil\n#error pwned\n*/ \\"])
+def test_emitc_refuses_function_names_that_are_not_identifiers(tmp_path, capsys, graph):
+    """IREE's EmitC writes function names into C raw (known-iree-issues #7)."""
+    model = _graph_model(tmp_path, graph)
+    status, err = _emit(capsys, model, tmp_path / "out", "--module-format", "emitc", "--no-workarounds")
+    assert status == 2 and "--module-format emitc refused" in err and "not a C identifier" in err, err
+    assert err.count("\n") == 1 and not (tmp_path / "out").exists()
+
+
+def test_scanner_sees_indented_and_attributed_definitions():
+    """symbols.py: a definition is one wherever its line starts, behind
+    __attribute__((...)), and not inside an open parenthesis or a macro body."""
+    text = (
+        ' __attribute__((constructor)) static void pwn(void) { system("x"); }\n'
+        "\tint m_x = 1;\n"
+        "int m_f(int a,\n        int (*cb)(int), char c) {\n  return a;\n}\n"
+        "#define M_CALL(a) \\\n   m_f(a, 0, 0) { }\n"
+    )
+    assert [(n, k) for n, k, _, _ in defined_names(text)] == [
+        ("pwn", "function"),
+        ("m_x", "object"),
+        ("m_f", "function"),
+        ("M_CALL", "macro"),
+    ]
+    assert external_definitions(text) == ["m_f", "m_x"]
+    assert clashes({"a.c": text, "b.c": "static void pwn(void) {}\n"}) == {"pwn": ["a.c", "b.c"]}
+
+
+ASSERT_MODEL = r"""
+func.func @f(%n: i32, %a: tensor<4xf32>) -> tensor<4xf32> {
+  %c0 = arith.constant 0 : i32
+  %ok = arith.cmpi sgt, %n, %c0 : i32
+  cf.assert %ok, "n must be > 0\0A*/ int pwn; /* \22quoted\22 \5C ??/ mod\C3\A8le"
+  %0 = arith.mulf %a, %a : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+"""
+
+
+@pytest.mark.skipif(shutil.which("cc") is None, reason="needs a C compiler")
+def test_assert_message_is_data_in_runtimeless_c(tmp_path, capsys):
+    """A cf.assert message (the model's text) reaches the caller byte for
+    byte through NAME_last_error(), and never becomes C."""
+    (tmp_path / "x.mlir").write_text(ASSERT_MODEL)
+    out = tmp_path / "out"
+    status, err = _emit(capsys, tmp_path / "x.mlir", out, "--execution-model", "runtimeless")
+    assert status == 0, err
+    (tmp_path / "use.c").write_text(
+        '#include <stdio.h>\n#include "m.h"\n'
+        "static _Alignas(64) uint8_t arena[M_ARENA_SIZE > 0 ? M_ARENA_SIZE : 1];\n"
+        "int main(void) {\n  m_t model;\n"
+        "  if (!iree_status_is_ok(m_initialize(&model, arena, sizeof arena))) return 2;\n"
+        "  const float x[4] = {1.0f, 2.0f, 3.0f, 4.0f};\n  float y[4];\n"
+        "  if (m_f(&model, 0, x, y) == 0) return 3;\n"
+        '  for (const char* c = m_last_error(&model); *c; ++c) printf("%02x", (unsigned char)*c);\n'
+        "  return 0;\n}\n"
+    )
+    flags = ["-std=c11", "-trigraphs", "-Wall", "-Wextra", "-Werror", "-I", str(out)]
+    sources = [str(tmp_path / "use.c"), "m.c", "m_constants.S", "m_executables.o"]
+    subprocess.run(["cc", *flags, *sources, "-lm", "-o", str(tmp_path / "use")], cwd=out, check=True)
+    run = subprocess.run([str(tmp_path / "use")], stdout=subprocess.PIPE, text=True, check=True)
+    message = 'n must be > 0\n*/ int pwn; /* "quoted" \\ ??/ modèle'
+    assert bytes.fromhex(run.stdout).decode() == f"@f: {message}"
+
+
+def test_executable_names_from_prefixed_functions_are_renamed_too(tmp_path, capsys):
+    """A function called `m__a b` in model m still gives an identifier."""
+    (tmp_path / "x.mlir").write_text(
+        'func.func @"m__a b"(%a: tensor<4xf32>) -> tensor<4xf32> {\n'
+        "  %0 = arith.mulf %a, %a : tensor<4xf32>\n  return %0 : tensor<4xf32>\n}\n"
+    )
+    status, err = _emit(capsys, tmp_path / "x.mlir", tmp_path / "out", "--execution-model", "runtimeless")
+    assert status == 0, err
+    import json
+
+    queries = json.loads((tmp_path / "out" / "manifest.json").read_text())["static_library_queries"]
+    assert queries == ["m__m_a_b_dispatch_0_library_query"]
+
+
+def test_model_path_that_is_not_utf8_is_refused_in_one_line(tmp_path, capsys):
+    raw = os.fsencode(tmp_path) + b"/bad\xffname.mlir"
+    with open(raw, "w") as f:
+        f.write((ROOT_SAMPLES / "simple_mul" / "simple_mul.mlir").read_text())
+    status = main(["emit", os.fsdecode(raw), "-o", str(tmp_path / "out"), "--name", "m"])
+    err = capsys.readouterr().err
+    assert status == 2 and "bad\\xffname.mlir: the model's path is not valid UTF-8" in err, err
+    assert err.count("\n") == 1 and not (tmp_path / "out").exists()

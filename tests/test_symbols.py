@@ -95,7 +95,7 @@ def build_objects(outdir, cc="cc", cflags=()) -> list:
         if "#include <iree/" in text or '#include "iree/' in text or src.name.endswith("_module.c"):
             continue  # the VM glue and EmitC module: read by external_definitions instead
         obj = src.with_suffix(src.suffix + ".o")
-        subprocess.run([cc, *WARNINGS, *cflags, "-c", str(src), "-o", str(obj)], check=True, cwd=outdir)
+        subprocess.run([cc, *WARNINGS, *cflags, "-c", src.name, "-o", obj.name], check=True, cwd=outdir)
         objects.append(obj)
     return objects
 
@@ -140,17 +140,23 @@ def test_every_global_symbol_is_under_the_prefix(emitted, flags):
 
 # Cross and bare-metal targets: the objects iree-compile writes for them, and
 # the generated C built by their own compilers, read by their own nm.
+RUNTIMELESS = ("--execution-model", "runtimeless")
+VM_STATIC = ("--execution-model", "async", "--executable-format", "static-library")
 CROSS = [
-    ("aarch64-unknown-linux-gnu", None),
-    ("riscv64-unknown-linux-gnu", None),
-    (None, "cortex-m4"),
+    ("aarch64-unknown-linux-gnu", None, RUNTIMELESS),
+    ("aarch64-unknown-linux-gnu", None, VM_STATIC),
+    ("riscv64-unknown-linux-gnu", None, RUNTIMELESS),
+    ("riscv64-unknown-linux-gnu", None, VM_STATIC),
+    (None, "cortex-m4", RUNTIMELESS),
 ]
 
 
-@pytest.mark.parametrize("triple, cpu", CROSS, ids=lambda v: v or "")
-def test_cross_objects_are_under_the_prefix(emitted, triple, cpu):
+@pytest.mark.parametrize(
+    "triple, cpu, mode", CROSS, ids=lambda v: v if isinstance(v, str) else ("" if v is None else v[1])
+)
+def test_cross_objects_are_under_the_prefix(emitted, triple, cpu, mode):
     target = ["--target-triple", triple] if triple else ["--target-cpu", cpu]
-    out = emitted("net1", "--execution-model", "runtimeless", *target)
+    out = emitted("net1", *mode, *target)
     import json
 
     manifest = json.loads((out / "manifest.json").read_text())

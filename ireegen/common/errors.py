@@ -48,12 +48,14 @@ class DiskFullError(IreegenError):
 DISK_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
 
 
-def disk_full(e: OSError, what: str = "") -> DiskFullError | None:
+def disk_full(e: OSError, what: str = "", directory=None) -> DiskFullError | None:
     """The one-line error for an OSError that says the disk is full, naming
-    the file; None for any other OSError."""
+    the file (or, for a write that names none, `directory`); None for any
+    other OSError."""
     if e.errno not in DISK_FULL_ERRNOS:
         return None
-    where = f": {os.fsdecode(e.filename)}" if e.filename is not None else ""
+    path = e.filename if e.filename is not None else directory
+    where = f": {os.fsdecode(path)}" if path is not None else ""
     reason = os.strerror(errno.ENOSPC) if e.errno == errno.ENOSPC else e.strerror
     return DiskFullError(f"{reason}{where}{f' ({what})' if what else ''}; free some space and run it again")
 

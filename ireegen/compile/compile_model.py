@@ -15,7 +15,7 @@ from ireegen.output.layout import output_files
 from .compiler import Compiler
 from .emitc_order import canonical_ref_copies
 from .executable_names import prefix_executables
-from .refusals import check_refusals
+from .refusals import check_emitc_names, check_refusals
 from .workarounds import applicable_workarounds, compile_with_workarounds
 
 # Flags ireegen sets itself; --iree-flag may not override them.
@@ -97,6 +97,7 @@ def compile_model(
     compiler's output, without workarounds or refusals (to show that an IREE
     bug is still there); a collection of workaround names applies only those
     (to show one bug with the others worked around), without refusals."""
+    check_emitc_names(model, str(model.path), config.module_format)
     if apply_workarounds is True:
         check_refusals(model, str(model.path), config.execution_model.name, config.module_format)
     model.set_module_name(vm_module_name(name))

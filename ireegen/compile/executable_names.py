@@ -40,8 +40,10 @@ def executable_symbol(prefix: str, old: str, taken: set) -> str:
 
 
 def prefix_executables(module, prefix: str) -> int:
-    """Renames every executable of `module` (MLIR at `stream`) that is not
-    NAME__-prefixed yet, with every reference to it; returns how many."""
+    """Renames every executable of `module` (MLIR at `stream`, before IREE
+    links executables) with every reference to it; returns how many.  A name
+    that already starts with NAME__ is renamed too: it came from the model's
+    function names, which may hold anything after it."""
     from iree.compiler import ir
 
     ops = [op.operation for op in module.body.operations if op.operation.name in _EXECUTABLE_OPS]
@@ -53,8 +55,6 @@ def prefix_executables(module, prefix: str) -> int:
     }
     renamed = 0
     for op, old in zip(ops, names):
-        if old.startswith(prefix + "__"):
-            continue
         new = executable_symbol(prefix, old, taken)
         ir.SymbolTable.replace_all_symbol_uses(old, new, module.operation)
         op.attributes["sym_name"] = ir.StringAttr.get(new)

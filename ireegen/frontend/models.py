@@ -87,6 +87,13 @@ def normalize_locations(ir_text: str, read_as: str, file_name: str) -> str:
 
 def check_model_path(path) -> Path:
     path = Path(path)
+    try:
+        str(path).encode("utf-8")
+    except UnicodeEncodeError:
+        # Bytes that are not UTF-8 (Python keeps them as lone surrogates):
+        # IREE takes paths as UTF-8, and no message could print the name.
+        shown = str(path).encode("utf-8", "surrogateescape").decode("ascii", "backslashreplace")
+        raise UsageError(f"{shown}: the model's path is not valid UTF-8; rename the file") from None
     if not path.exists():
         raise UsageError(f"{path}: no such model file")
     if not path.is_file():
