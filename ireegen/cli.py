@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from ireegen import __version__
-from ireegen.common.errors import IreegenError, UsageError
+from ireegen.common.errors import IreegenError, UsageError, disk_full, message_lines
 from ireegen.config.modes import DATA_FORMATS, EXECUTABLE_FORMATS, EXECUTION_MODELS, MODULE_FORMATS
 
 
@@ -608,7 +608,7 @@ def _main(argv=None) -> int:
         }
         return commands[args.command](args)
     except IreegenError as e:
-        print(f"ireegen: error: {e}", file=sys.stderr)
+        print("ireegen: error: " + "\n".join(message_lines(e)), file=sys.stderr)
         return e.exit_code
     except KeyboardInterrupt:
         return 130
@@ -617,3 +617,10 @@ def _main(argv=None) -> int:
 
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
+    except OSError as e:  # BrokenPipeError is one too: it is handled above
+        # A failed write() names no file: the directory the command writes to.
+        full = disk_full(e, directory=getattr(args, "output_dir", None))
+        if full is None:
+            raise
+        print("ireegen: error: " + "\n".join(message_lines(full)), file=sys.stderr)
+        return full.exit_code

@@ -21,6 +21,7 @@ from ireegen.common.faults import fault_point
 from ireegen.common.progress import progress
 from ireegen.compile.compile_model import check_extra_flags, compile_model, vm_module_name
 from ireegen.compile.compiler import Compiler, find_compiler
+from ireegen.compile.size_limits import check_tensor_sizes
 from ireegen.config.modes import Config
 from ireegen.config.targets import check_target
 from ireegen.frontend.models import check_model_path, load_model
@@ -135,6 +136,7 @@ def emit(
             return hit
 
     model = load_model(model_path, input_shapes, compiler)
+    check_tensor_sizes(model.functions, config, str(model_path))
     functions = build_functions(name, model.functions, str(model_path))
     module_name = vm_module_name(name)
     if not config.execution_model.has_vm_module:
