@@ -21,7 +21,6 @@ CLASHING = [
     "create_hal_module",
     "push_tensor",
     "read_tensor",
-    "function_names",
 ]
 LEGAL = [
     "create_device2",
@@ -39,6 +38,7 @@ LEGAL = [
     "last_error_message",
     "f",
     "g_invoke2",
+    "function_names",
 ]
 
 

@@ -102,7 +102,8 @@ class CFunction:
         return self.function.name
 
     @property
-    def c_params(self) -> str:
+    def params(self) -> list:
+        """The parameters of the function's C entry point."""
         return c_params(self.prefix, self)
 
     def to_json(self) -> dict:
@@ -173,7 +174,7 @@ def c_byte_block(data: bytes, per_row: int = 16, indent: str = "    ") -> str:
     return "".join(text)[:-1]
 
 
-def c_params(prefix: str, fn: CFunction) -> str:
+def c_params(prefix: str, fn: CFunction) -> list:
     """The parameter list of a function's C entry point."""
     params = [f"{prefix}_t* model"]
     for v in fn.inputs:
@@ -188,4 +189,4 @@ def c_params(prefix: str, fn: CFunction) -> str:
             params.append(f"{v.c_type}* {v.name}")
         else:
             params.append(f"iree_hal_buffer_view_t** out_{v.name}")
-    return ", ".join(params)
+    return params

@@ -19,12 +19,25 @@ import re
 import textwrap
 
 COLUMNS = 80
+# The helpers the templates call.
+TEMPLATE_GLOBALS = (
+    "call",
+    "declaration",
+    "define",
+    "typedef_struct",
+    "enumerator",
+    "assign",
+    "variable",
+    "string_literal",
+    "body_indent",
+)
 CONTINUATION = 4
 _EXCESS = 1_000_000  # PenaltyExcessCharacter
 _RETURN_TYPE = 200  # PenaltyReturnTypeOnItsOwnLine
 _ASSIGNMENT = 2  # PenaltyBreakAssignment
 _COMMA = 40 + 1  # a break after an argument's comma, one level in
 _SPLIT = 40 + 200  # a break inside an argument
+_STRING = 1000  # PenaltyBreakString
 
 
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[A-Za-z_0-9]+|->|\S')
@@ -47,6 +60,9 @@ def _pieces(item: str) -> tuple:
     m = re.fullmatch(r"(.*[\w*])\s+(\**\w+)", item)
     if m and not item.startswith(("&", "*")) and "(" not in item:
         return m.group(1), m.group(2)
+    m = re.fullmatch(r"(\([\w ]+\))(\w+)", item)  # a cast
+    if m:
+        return m.group(1), m.group(2)
     m = re.fullmatch(r"(\w+)(->\w+)", item)
     if m:
         return m.group(1), m.group(2)
@@ -65,18 +81,29 @@ def _pack(first: str, args, tail: str, column: int) -> tuple:
     pieces = [_pieces(a)[:-1] + (_pieces(a)[-1] + e,) for a, e in zip(args, ends)]
 
     @functools.cache
-    def best(i: int, width: int) -> tuple:
+    def best(i: int, width: int, after_lines: bool) -> tuple:
         # The least penalty for items[i:] when the current line is `width`
-        # long, and the steps: (break before?, the item's line texts).
+        # long (after_lines: the item before took lines of its own), and
+        # the steps: (break before?, the item's line texts).
         if i == len(items):
             return 0, ()
         options = []
-        for brk in (False, True) if i else (False,):
+        for brk in ((True,) if after_lines else (False, True)) if i else (False,):
             at = column if brk else width + (1 if i else 0)
             starts_line = brk or i == 0
             # An argument broken inside starts its own line.
             for split in (False, True) if len(pieces[i]) == 2 and starts_line else (False,):
                 cost = _COMMA if brk else 0
+                literal = args[i][0] == '"' and args[i][-1] == '"' and len(args[i]) > 1
+                if literal and (brk or i == 0 and not first.strip()) and _excess_at(items[i], at):
+                    # A string literal that overflows is split, as clang-format
+                    # breaks one, into adjacent literals aligned under it.
+                    parts = string_literal(args[i][1:-1], at, ends[i])
+                    if len(parts) > 1:
+                        text = (parts[0],) + tuple(" " * at + p for p in parts[1:])
+                        cost += _STRING * (len(parts) - 1) + _EXCESS * sum(_excess_at(p, at) for p in parts)
+                        rest_cost, rest = best(i + 1, at + len(parts[-1]), True)
+                        options.append((cost + rest_cost, brk, 2, ((brk, text),) + rest))
                 if split:
                     inner = column + CONTINUATION
                     cost += _SPLIT + _EXCESS * (_excess_at(pieces[i][0], at) + _excess_at(pieces[i][1], inner))
@@ -86,13 +113,13 @@ def _pack(first: str, args, tail: str, column: int) -> tuple:
                     cost += _EXCESS * _excess_at(items[i], at)
                     text = (items[i],)
                     end = at + len(items[i])
-                rest_cost, rest = best(i + 1, end)
+                rest_cost, rest = best(i + 1, end, split)
                 # Ties go to the layout that breaks later, as clang-format's.
                 options.append((cost + rest_cost, brk, split, ((brk, text),) + rest))
         penalty, _, _, steps = min(options, key=lambda o: o[:3])
         return penalty, steps
 
-    penalty, steps = best(0, len(first))
+    penalty, steps = best(0, len(first), False)
     lines = [first]
     for i, (brk, text) in enumerate(steps):
         if brk:
@@ -180,6 +207,118 @@ def comment(text: str, indent: int = 0) -> str:
             break_on_hyphens=False,
         ) or [pad.rstrip()]
     return "\n".join(lines)
+
+
+def _fewest(candidates) -> str:
+    """The candidate layout (lists of lines, in clang-format's order of
+    preference) that overflows least."""
+    return "\n".join(min(candidates, key=_excess))
+
+
+def assign(indent: int, lhs: str, rhs: str) -> str:
+    """`lhs = rhs;`, broken after the `=` when too long."""
+    pad = " " * indent
+    return _fewest([[f"{pad}{lhs} = {rhs};"], [f"{pad}{lhs} =", f"{pad}{' ' * CONTINUATION}{rhs};"]])
+
+
+def variable(indent: int, specifiers: str, name: str, subscript: str, rest: str) -> str:
+    """A declaration `specifiers name[subscript]rest` (rest: `;`, ` = {4};`):
+    broken after the specifiers, then before the subscript, when too long."""
+    pad = " " * indent
+    more = " " * CONTINUATION
+    candidates = [
+        [f"{pad}{specifiers} {name}{subscript}{rest}"],
+        [f"{pad}{specifiers}", f"{pad}{more}{name}{subscript}{rest}"],
+    ]
+    if subscript:
+        candidates.append([f"{pad}{specifiers}", f"{pad}{more}{name}", f"{pad}{more * 2}{subscript}{rest}"])
+    if rest.startswith(" = ") and not rest.endswith("{"):
+        candidates.append([f"{pad}{specifiers}", f"{pad}{more}{name}{subscript} =", f"{pad}{more * 2}{rest[3:]}"])
+    return _fewest(candidates)
+
+
+def body_indent(text: str) -> str:
+    """The indentation of what follows a brace opened at the end of `text`
+    (a declaration that `variable` may have broken): 4 more than its last
+    line, as clang-format indents a braced initializer."""
+    last = text.split("\n")[-1]
+    return " " * (len(last) - len(last.lstrip()) + CONTINUATION)
+
+
+def typedef_struct(tag: str) -> str:
+    """`typedef struct TAG TAG;`, broken before each name when too long."""
+    return _fewest(
+        [
+            [f"typedef struct {tag} {tag};"],
+            [f"typedef struct {tag}", f"    {tag};"],
+            ["typedef struct", f"    {tag}", f"        {tag};"],
+        ]
+    )
+
+
+def enumerator(name: str, value: str, indent: int = 2) -> str:
+    """`NAME = VALUE,` in an enum, the value on a continuation line when
+    the line would be too long."""
+    pad = " " * indent
+    return _fewest([[f"{pad}{name} = {value},"], [f"{pad}{name} =", f"{pad}{' ' * CONTINUATION}{value},"]])
+
+
+def _string_split(text: str, room: int) -> int:
+    """Where clang-format splits the contents of a string literal that has
+    `room` columns: after the last blank, else after the last '/', else
+    after the last other non-alphanumeric character, that fits; else as
+    much as fits (an escape sequence is not split)."""
+    blank = slash = word = point = 0
+    used = 0
+    i = 0
+    while True:
+        advance = 2 if text[i] == "\\" else 1
+        used += advance
+        if used > room or len(text) - i <= advance:
+            break
+        if text[i] in " \t":
+            blank = point
+        if text[i] == "/":
+            slash = point
+        if advance == 1 and not (text[i].isascii() and text[i].isalnum()):
+            word = point
+        point += advance
+        i += advance
+    for offset in (blank, slash, word):
+        if offset:
+            return offset + 1
+    return point
+
+
+def string_literal(contents: str, column: int, tail: str = "") -> list:
+    """The lines of the string literal `"contents"` starting at `column`,
+    followed by `tail` (`,` or `);`): split into adjacent literals as
+    clang-format breaks a literal that does not fit, each line but the
+    first to be indented to `column`."""
+    lines = []
+    while len(contents) + 2 + len(tail) > COLUMNS - column:
+        at = _string_split(contents, COLUMNS - column - 2)
+        if at <= 0 or at >= len(contents):
+            break
+        lines.append(f'"{contents[:at]}"')
+        contents = contents[at:]
+    return lines + [f'"{contents}"{tail}']
+
+
+def refill_comment(text: str) -> str:
+    """A `//` comment block refilled to the column limit (the `comment`
+    filter of the templates): lines join into paragraphs, which an empty
+    `//` line separates; the first line's indentation is kept."""
+    lines = text.strip("\n").split("\n")
+    indent = len(lines[0]) - len(lines[0].lstrip())
+    paragraphs = [[]]
+    for line in lines:
+        words = line.strip().removeprefix("//").strip()
+        if words:
+            paragraphs[-1].append(words)
+        elif paragraphs[-1]:
+            paragraphs.append([])
+    return comment("\n\n".join(" ".join(p) for p in paragraphs if p), indent) + ("\n" if text.endswith("\n") else "")
 
 
 def define(name: str, value: str) -> str:

@@ -111,7 +111,7 @@ def function_symbols(prefix: str, functions, source: str) -> dict:
 # Identifiers the generated function bodies declare or call next to the
 # parameters (runtime.c.j2, runtimeless.c.j2): a parameter may not take them.
 RESERVED_PARAMETERS = frozenset(
-    """model inputs outputs status value ref arena can_stage constants bindings lengths
+    """model inputs outputs status value ref view arena can_stage constants bindings lengths
     memcpy memmove memset strcmp size_t uintptr_t int8_t int16_t int32_t int64_t uint8_t uint16_t
     uint32_t uint64_t NULL UINT64_C f32_bits bits_f32 f64_bits bits_f64""".split()
 )
