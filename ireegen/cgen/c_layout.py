@@ -30,6 +30,7 @@ TEMPLATE_GLOBALS = (
     "variable",
     "string_literal",
     "body_indent",
+    "braced_variable",
 )
 CONTINUATION = 4
 _EXCESS = 1_000_000  # PenaltyExcessCharacter
@@ -130,7 +131,7 @@ def _pack(first: str, args, tail: str, column: int) -> tuple:
     return penalty, lines
 
 
-def _layouts(indent: int, lead: str, head: str, args, tail: str, decl: bool, ret: str):
+def _layouts(indent: int, lead: str, head: str, args, tail: str, decl: bool, ret: str, opening: str = "("):
     """(penalty, order, lines) of every layout clang-format would weigh."""
     pad = " " * indent
     out = []
@@ -144,19 +145,19 @@ def _layouts(indent: int, lead: str, head: str, args, tail: str, decl: bool, ret
                 if indent + len(ret) + 1 < 6:
                     continue
                 lines.append(pad + ret)
-                start = pad + head + "("
+                start = pad + head + opening
                 penalty += _RETURN_TYPE + 20
             else:
-                start = pad + ret + " " + head + "("
+                start = pad + ret + " " + head + opening
         else:
             if head_break:  # after the `=` of an assignment
-                if not lead.endswith(" = "):
+                if not lead.endswith(" = ") or opening == "{":
                     continue
                 lines.append(pad + lead.rstrip())
-                start = pad + " " * CONTINUATION + head + "("
+                start = pad + " " * CONTINUATION + head + opening
                 penalty += _ASSIGNMENT + 20
             else:
-                start = pad + lead + head + "("
+                start = pad + lead + head + opening
         penalty += _EXCESS * _excess(lines + [start])
         if paren_break and args:
             base = len(start) - len(start.lstrip()) if (head_break and not decl) else indent
@@ -185,8 +186,12 @@ def declaration(ret: str, head: str, params, tail: str = ";", indent: int = 0) -
     return _best(_layouts(indent, "", head, list(params), ")" + tail, True, ret))
 
 
+def _best_lines(layouts) -> list:
+    return min(layouts, key=lambda t: (t[0], t[1]))[2]
+
+
 def _best(layouts) -> str:
-    return "\n".join(min(layouts, key=lambda t: (t[0], t[1]))[2])
+    return "\n".join(_best_lines(layouts))
 
 
 def comment(text: str, indent: int = 0) -> str:
@@ -243,6 +248,30 @@ def body_indent(text: str) -> str:
     line, as clang-format indents a braced initializer."""
     last = text.split("\n")[-1]
     return " " * (len(last) - len(last.lstrip()) + CONTINUATION)
+
+
+def braced_variable(indent: int, specifiers: str, name: str, subscript: str, values) -> str:
+    """`specifiers name[subscript] = {values};`, an array with its
+    initializer (a braced list, bin-packed as a call's arguments), broken
+    as clang-format breaks it: inside the braces, else after the
+    specifiers and then inside the braces, after the `=` or before the
+    subscript."""
+    pad = " " * indent
+    inner = indent + CONTINUATION
+    values = list(values)
+    init = "{" + ", ".join(values) + "};"
+    candidates = [
+        [f"{pad}{specifiers} {name}{subscript} = {init}"],
+        _best_lines(_layouts(indent, f"{specifiers} {name}{subscript} = ", "", values, "};", False, "", "{")),
+        [f"{pad}{specifiers} {name}{subscript} =", f"{' ' * inner}{init}"],
+        [f"{pad}{specifiers}", f"{' ' * inner}{name}{subscript} = {init}"],
+        [f"{pad}{specifiers}"]
+        + _best_lines(_layouts(inner, f"{name}{subscript} = ", "", values, "};", False, "", "{")),
+        [f"{pad}{specifiers}", f"{' ' * inner}{name}{subscript} =", f"{' ' * (inner + CONTINUATION)}{init}"],
+        [f"{pad}{specifiers}", f"{' ' * inner}{name}"]
+        + _best_lines(_layouts(inner + CONTINUATION, f"{subscript} = ", "", values, "};", False, "", "{")),
+    ]
+    return _fewest(candidates)
 
 
 def typedef_struct(tag: str) -> str:
