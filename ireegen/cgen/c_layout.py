@@ -31,6 +31,11 @@ TEMPLATE_GLOBALS = (
     "string_literal",
     "body_indent",
     "braced_variable",
+    "condition",
+    "braced_list",
+    "define_call",
+    "if_defined",
+    "section_attribute",
 )
 CONTINUATION = 4
 _EXCESS = 1_000_000  # PenaltyExcessCharacter
@@ -39,6 +44,9 @@ _ASSIGNMENT = 2  # PenaltyBreakAssignment
 _COMMA = 40 + 1  # a break after an argument's comma, one level in
 _SPLIT = 40 + 200  # a break inside an argument
 _STRING = 1000  # PenaltyBreakString
+# The column limit in force: COLUMNS, less 2 inside a multi-line macro, whose
+# lines end in ` \`.
+_limit = [COLUMNS]
 
 
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[A-Za-z_0-9]+|->|\S')
@@ -47,7 +55,7 @@ _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[A-Za-z_0-9]+|->|\S')
 def _excess_at(text: str, column: int) -> int:
     """clang-format's overflow of `text` placed at `column`: the sum, over
     its tokens, of how far each one ends past the limit."""
-    return sum(max(0, column + m.end() - COLUMNS) for m in _TOKEN.finditer(text))
+    return sum(max(0, column + m.end() - _limit[0]) for m in _TOKEN.finditer(text))
 
 
 def _excess(lines) -> int:
@@ -60,6 +68,9 @@ def _pieces(item: str) -> tuple:
     the `->` of a member access."""
     m = re.fullmatch(r"(.*[\w*])\s+(\**\w+)", item)
     if m and not item.startswith(("&", "*")) and "(" not in item:
+        return m.group(1), m.group(2)
+    m = re.fullmatch(r"(sizeof\()(\w+\))", item)
+    if m:
         return m.group(1), m.group(2)
     m = re.fullmatch(r"(\([\w ]+\))(\w+)", item)  # a cast
     if m:
@@ -95,7 +106,7 @@ def _pack(first: str, args, tail: str, column: int) -> tuple:
             # An argument broken inside starts its own line.
             for split in (False, True) if len(pieces[i]) == 2 and starts_line else (False,):
                 cost = _COMMA if brk else 0
-                literal = args[i][0] == '"' and args[i][-1] == '"' and len(args[i]) > 1
+                literal = args[i][0] == '"' and args[i][-1] == '"' and len(args[i]) > 2
                 if literal and (brk or i == 0 and not first.strip()) and _excess_at(items[i], at):
                     # A string literal that overflows is split, as clang-format
                     # breaks one, into adjacent literals aligned under it.
@@ -161,7 +172,8 @@ def _layouts(indent: int, lead: str, head: str, args, tail: str, decl: bool, ret
         penalty += _EXCESS * _excess(lines + [start])
         if paren_break and args:
             base = len(start) - len(start.lstrip()) if (head_break and not decl) else indent
-            column = base + CONTINUATION
+            # Inside `if (`, one level deeper.
+            column = base + CONTINUATION * (2 if lead.endswith("(") else 1)
             body_penalty, body = _pack(" " * column, args, tail, column)
             penalty += after_paren + body_penalty
             lines += [start] + body
@@ -221,9 +233,30 @@ def _fewest(candidates) -> str:
 
 
 def assign(indent: int, lhs: str, rhs: str) -> str:
-    """`lhs = rhs;`, broken after the `=` when too long."""
+    """`lhs = rhs;`, broken after the `=` when too long; then, when the
+    left side declares (`type name`) and the right one casts
+    (`(type)name`), between type and name on either side."""
     pad = " " * indent
-    return _fewest([[f"{pad}{lhs} = {rhs};"], [f"{pad}{lhs} =", f"{pad}{' ' * CONTINUATION}{rhs};"]])
+    more = " " * CONTINUATION
+    candidates = [[f"{pad}{lhs} = {rhs};"], [f"{pad}{lhs} =", f"{pad}{more}{rhs};"]]
+    declared = _pieces(lhs)
+    cast = re.fullmatch(r"(\([\w *]+\))(\w+)", rhs)
+    if cast:
+        candidates.append([f"{pad}{lhs} =", f"{pad}{more}{cast.group(1)}", f"{pad}{more * 2}{cast.group(2)};"])
+    if len(declared) == 2:
+        kind, name = declared
+        candidates.append([f"{pad}{kind}", f"{pad}{more}{name} = {rhs};"])
+        candidates.append([f"{pad}{kind}", f"{pad}{more}{name} =", f"{pad}{more * 2}{rhs};"])
+        if cast:
+            candidates.append(
+                [
+                    f"{pad}{kind}",
+                    f"{pad}{more}{name} =",
+                    f"{pad}{more * 2}{cast.group(1)}",
+                    f"{pad}{more * 3}{cast.group(2)};",
+                ]
+            )
+    return _fewest(candidates)
 
 
 def variable(indent: int, specifiers: str, name: str, subscript: str, rest: str) -> str:
@@ -274,8 +307,35 @@ def braced_variable(indent: int, specifiers: str, name: str, subscript: str, val
     return _fewest(candidates)
 
 
-def typedef_struct(tag: str) -> str:
-    """`typedef struct TAG TAG;`, broken before each name when too long."""
+def condition(indent: int, operands, operator: str, keyword: str = "if", tail: str = ") {") -> str:
+    """`if (a || b || c) {`: the operands of one binary operator, packed
+    as clang-format packs them, each line but the last ending in the
+    operator and the next ones aligned after the `(`."""
+    pad = " " * indent
+    column = indent + len(keyword) + 2
+    operands = list(operands)
+    items = [f"{o} {operator}" for o in operands[:-1]] + [operands[-1] + tail]
+    lines = [f"{pad}{keyword} ({items[0]}"]
+    for item in items[1:]:
+        joined = f"{lines[-1]} {item}"
+        if len(joined) <= COLUMNS or _excess([joined]) <= _excess_at(item, column):
+            lines[-1] = joined
+        else:
+            lines.append(" " * column + item)
+    return "\n".join(lines)
+
+
+def braced_list(indent: int, values, tail: str = ",") -> str:
+    """`{a, b}` as an element of an initializer, laid out as a call's
+    arguments are (clang-format's Cpp11BracedListStyle)."""
+    return _best(_layouts(indent, "", "", list(values), "}" + tail, False, "", "{"))
+
+
+def typedef_struct(tag: str, opens: bool = False) -> str:
+    """`typedef struct TAG TAG;` (or `typedef struct TAG {` when it
+    `opens` the definition), broken before each name when too long."""
+    if opens:
+        return _fewest([[f"typedef struct {tag} {{"], ["typedef struct", f"    {tag} {{"]])
     return _fewest(
         [
             [f"typedef struct {tag} {tag};"],
@@ -283,6 +343,16 @@ def typedef_struct(tag: str) -> str:
             ["typedef struct", f"    {tag}", f"        {tag};"],
         ]
     )
+
+
+def if_defined(macro: str) -> str:
+    """`#if defined(MACRO)`, continued on the next line when too long."""
+    return _fewest([[f"#if defined({macro})"], ["#if defined( \\", f"    {macro})"]])
+
+
+def section_attribute(macro: str) -> str:
+    """`__attribute__((section(MACRO)))`, broken inside when too long."""
+    return _fewest([[f"__attribute__((section({macro})))"], ["__attribute__((section(", f"    {macro})))"]])
 
 
 def enumerator(name: str, value: str, indent: int = 2) -> str:
@@ -300,7 +370,7 @@ def _string_split(text: str, room: int) -> int:
     blank = slash = word = point = 0
     used = 0
     i = 0
-    while True:
+    while text:
         advance = 2 if text[i] == "\\" else 1
         used += advance
         if used > room or len(text) - i <= advance:
@@ -332,6 +402,28 @@ def string_literal(contents: str, column: int, tail: str = "") -> list:
         lines.append(f'"{contents[:at]}"')
         contents = contents[at:]
     return lines + [f'"{contents}"{tail}']
+
+
+def define_call(name: str, params, callee: str, args) -> str:
+    """`#define NAME(params) CALLEE(args)`: a function-like macro that
+    forwards to a call, laid out as clang-format lays out a macro: its
+    parameter list and its call broken as a call's arguments, within two
+    columns less, and the escaped newlines aligned one past the longest
+    line."""
+    params, args = list(params), list(args)
+    line = f"#define {name}({', '.join(params)}) {callee}({', '.join(args)})"
+    if len(line) <= COLUMNS:
+        return line
+    body = f"  {callee}({', '.join(args)})"
+    _limit[0] = COLUMNS - 2
+    try:
+        lines = _best_lines(_layouts(0, "#define ", name, params, ")", False, ""))
+        # The last line has no ` \`: the call may use the whole width there.
+        lines += [body] if len(body) <= COLUMNS else _best_lines(_layouts(2, "", callee, args, ")", False, ""))
+    finally:
+        _limit[0] = COLUMNS
+    width = max(len(line) for line in lines[:-1])
+    return "\n".join([line.ljust(width) + " \\" for line in lines[:-1]] + lines[-1:])
 
 
 def refill_comment(text: str) -> str:
