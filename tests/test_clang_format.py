@@ -109,6 +109,18 @@ def test_generated_c_is_clang_format_clean(emitted, mode, size):
     assert not any(problems.values()), "\n".join(f"{k}:\n{v}" for k, v in problems.items() if v)
 
 
+def test_stateful_runtimeless_is_clang_format_clean(tmp_path):
+    """A model with state (initializers, globals, state versions) under the
+    longest name."""
+    outdir = tmp_path / "out"
+    model = ROOT / "tests" / "models" / "stateful.mlir"
+    args = ["emit", str(model), "-o", str(outdir), "--name", LONG_MODEL, "--no-verify"]
+    assert main([*args, "--execution-model", "runtimeless"]) == 0
+    files = [p for p in outdir.iterdir() if p.suffix in (".c", ".h") and not p.name.endswith(NOT_OURS)]
+    problems = {p.name: _unformatted(p) for p in files}
+    assert not any(problems.values()), "\n".join(f"{k}:\n{v}" for k, v in problems.items() if v)
+
+
 def test_the_byte_tables_are_fenced(emitted):
     """The bytes are the only region clang-format is told to skip."""
     for key in (("async-c-data", "long"), ("runtimeless-c", "long")):

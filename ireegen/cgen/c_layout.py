@@ -269,6 +269,7 @@ def variable(indent: int, specifiers: str, name: str, subscript: str, rest: str)
         [f"{pad}{specifiers}", f"{pad}{more}{name}{subscript}{rest}"],
     ]
     if subscript:
+        candidates.append([f"{pad}{specifiers} {name}", f"{pad}{more}{subscript}{rest}"])
         candidates.append([f"{pad}{specifiers}", f"{pad}{more}{name}", f"{pad}{more * 2}{subscript}{rest}"])
     if rest.startswith(" = ") and not rest.endswith("{"):
         candidates.append([f"{pad}{specifiers}", f"{pad}{more}{name}{subscript} =", f"{pad}{more * 2}{rest[3:]}"])
