@@ -141,7 +141,6 @@ def build_functions(prefix: str, functions, source: str) -> list:
         values = [_c_value(n, v, macro) for n, v in zip(names, f.inputs + f.outputs)]
         inputs, outputs = values[: len(f.inputs)], values[len(f.inputs) :]
         scalars_ok = all(v.vm_scalar for v in inputs + outputs if not v.is_tensor)
-        macros.append((f"{macro}_FUNCTION_INDEX", f"@{f.name}"))
         macros += [(m, f"@{f.name} {v.source_name}") for v in values for m, _ in v.defines]
         out.append(
             CFunction(f, prefix, f"{prefix}_{symbols[f.name]}", macro, inputs, outputs, f.is_static and scalars_ok)

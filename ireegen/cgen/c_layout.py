@@ -3,9 +3,10 @@ IREE's style (Google: 80 columns, 2-space indent, 4-space continuation,
 arguments bin-packed and aligned after the open parenthesis).
 
 The templates hold the layout of everything whose width is fixed; what
-grows with a name (a declaration, a call, a comment, a #define) is laid
-out here, so that the output is clang-format-clean for every name length
-without clang-format being installed.  clang-format chooses among the
+grows with a name (declarations, calls, comments, #defines, string
+literals, braced arrays, conditions) is laid out here, so that the output
+is clang-format-clean for every name length without clang-format being
+installed.  clang-format chooses among the
 possible line breaks the one of least penalty; `call` and `declaration`
 search the few breaks a flat argument list allows with clang-format's
 penalties (tests/test_clang_format.py holds them to clang-format itself).
@@ -25,7 +26,6 @@ TEMPLATE_GLOBALS = (
     "declaration",
     "define",
     "typedef_struct",
-    "enumerator",
     "assign",
     "variable",
     "string_literal",
@@ -354,13 +354,6 @@ def if_defined(macro: str) -> str:
 def section_attribute(macro: str) -> str:
     """`__attribute__((section(MACRO)))`, broken inside when too long."""
     return _fewest([[f"__attribute__((section({macro})))"], ["__attribute__((section(", f"    {macro})))"]])
-
-
-def enumerator(name: str, value: str, indent: int = 2) -> str:
-    """`NAME = VALUE,` in an enum, the value on a continuation line when
-    the line would be too long."""
-    pad = " " * indent
-    return _fewest([[f"{pad}{name} = {value},"], [f"{pad}{name} =", f"{pad}{' ' * CONTINUATION}{value},"]])
 
 
 def _string_split(text: str, room: int) -> int:
