@@ -110,7 +110,7 @@ def _pack(first: str, args, tail: str, column: int) -> tuple:
                 if literal and (brk or i == 0 and not first.strip()) and _excess_at(items[i], at):
                     # A string literal that overflows is split, as clang-format
                     # breaks one, into adjacent literals aligned under it.
-                    parts = string_literal(args[i][1:-1], at, ends[i])
+                    parts = string_literal(args[i], at, ends[i])
                     if len(parts) > 1:
                         text = (parts[0],) + tuple(" " * at + p for p in parts[1:])
                         cost += _STRING * (len(parts) - 1) + _EXCESS * sum(_excess_at(p, at) for p in parts)
@@ -356,6 +356,23 @@ def section_attribute(macro: str) -> str:
     return _fewest([[f"__attribute__((section({macro})))"], ["__attribute__((section(", f"    {macro})))"]])
 
 
+def _escape_length(text: str, i: int) -> int:
+    """The length of the escape sequence at text[i] (a backslash), as
+    clang-format measures it: octal digits (up to 3) and hex digits belong
+    to it, so a literal is never split inside one."""
+    if i + 1 < len(text) and text[i + 1] in "01234567":
+        n = 1
+        while n < 3 and i + 1 + n < len(text) and text[i + 1 + n] in "01234567":
+            n += 1
+        return 1 + n
+    if i + 1 < len(text) and text[i + 1] == "x":
+        n = 2
+        while i + n < len(text) and text[i + n] in "0123456789abcdefABCDEF":
+            n += 1
+        return n
+    return 2
+
+
 def _string_split(text: str, room: int) -> int:
     """Where clang-format splits the contents of a string literal that has
     `room` columns: after the last blank, else after the last '/', else
@@ -365,7 +382,7 @@ def _string_split(text: str, room: int) -> int:
     used = 0
     i = 0
     while text:
-        advance = 2 if text[i] == "\\" else 1
+        advance = _escape_length(text, i) if text[i] == "\\" else 1
         used += advance
         if used > room or len(text) - i <= advance:
             break
@@ -383,11 +400,12 @@ def _string_split(text: str, room: int) -> int:
     return point
 
 
-def string_literal(contents: str, column: int, tail: str = "") -> list:
-    """The lines of the string literal `"contents"` starting at `column`,
-    followed by `tail` (`,` or `);`): split into adjacent literals as
-    clang-format breaks a literal that does not fit, each line but the
-    first to be indented to `column`."""
+def string_literal(literal: str, column: int, tail: str = "") -> list:
+    """The lines of the string literal `literal` ("...", as text.py writes
+    it) starting at `column`, followed by `tail` (`,` or `);`): split into
+    adjacent literals as clang-format breaks a literal that does not fit,
+    each line but the first to be indented to `column`."""
+    contents = literal[1:-1]
     lines = []
     while len(contents) + 2 + len(tail) > COLUMNS - column:
         at = _string_split(contents, COLUMNS - column - 2)
