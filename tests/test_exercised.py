@@ -127,3 +127,21 @@ def test_cmake_warns_and_verify_strict_fails(tmp_path):
     assert "ireegen: warning: " in warned.stdout and "was not exercised" in warned.stdout
     strict = build("VERIFY STRICT")
     assert strict.returncode != 0 and "verification proved nothing about @zeros" in strict.stdout
+
+
+def test_a_loop_between_zero_lengths_is_found():
+    """Like IREE's unidirectional_lstm e2e model: the loop runs from after the
+    first zero length to the last one, so only length vectors with a zero
+    after a non-zero value make the output move."""
+    fn = Function("lstm", (Value("lengths", "float32", (1, 5)),), (Value("y", "float32", (5, 2)),))
+
+    def reference(inputs):
+        lengths = inputs[0].ravel()
+        y = np.zeros((5, 2), np.float32)
+        zeros = [i for i, v in enumerate(lengths) if v == 0]
+        for i in range(zeros[0] + 1 if zeros else 0, zeros[-1] if zeros else 0):
+            y[i] = lengths[i] + np.arange(2)
+        return [y]
+
+    choice = choose_inputs(fn, 0, reference)
+    assert not choice.degenerate and choice.distribution == "counts(0..5)", choice

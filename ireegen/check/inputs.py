@@ -34,6 +34,7 @@ from ireegen.frontend.signature import Function, Value
 
 DYNAMIC_DIM = 3  # size given to each dynamic dimension of generated inputs
 SECOND_DRAW = 1000  # seed offset of the draw that checks inputs matter
+DRAW_STRIDE = 100  # seed offset between the draws of one distribution
 ALONE_DRAW = 2000  # seed offset of the draws that vary one input alone
 ALONE_MAX_INPUTS = 8  # inputs varied alone at most (each costs a reference run per distribution)
 
@@ -53,6 +54,7 @@ class Distribution:
     signed: object  # signed integers that are data, not indices
     indices: object  # int64 / index-like inputs: sizes, counts, positions
     unsigned: object
+    draws: int = 1  # draws tried (seeds seed + k, + k + DRAW_STRIDE, ...) before the next distribution
 
 
 # Tried in order.  The first is the historical default, so reports of models
@@ -72,7 +74,11 @@ DISTRIBUTIONS = (
     Distribution(
         "uniform(0,1)", _floats(lambda rng, s: rng.uniform(0.0, 1.0, s)), _ints(0, 2), _ints(0, 2), _ints(0, 2)
     ),
-    Distribution("counts(0..5)", _floats(lambda rng, s: rng.integers(0, 6, s)), _ints(0, 6), _ints(0, 6), _ints(0, 6)),
+    # Several draws: a length vector must often hold a 0 at the right place
+    # (an LSTM that runs between the first and the last zero length).
+    Distribution(
+        "counts(0..5)", _floats(lambda rng, s: rng.integers(0, 6, s)), _ints(0, 6), _ints(0, 6), _ints(0, 6), 8
+    ),
 )
 
 
@@ -188,8 +194,10 @@ def choose_inputs(function: Function, seed: int, run_reference) -> InputChoice:
     first draw is returned so that the caller reports the failure."""
     best = None
     tried = []
-    for k, dist in enumerate(DISTRIBUTIONS):
-        inputs = draw(function, seed + k, dist)
+    draws = [(k, j, dist) for k, dist in enumerate(DISTRIBUTIONS) for j in range(dist.draws)]
+    for k, j, dist in draws:
+        s = seed + k + j * DRAW_STRIDE
+        inputs = draw(function, s, dist)
         try:
             outputs = run_reference(inputs)
         except Exception:  # noqa: BLE001 - the caller's reference run reports it
@@ -198,11 +206,11 @@ def choose_inputs(function: Function, seed: int, run_reference) -> InputChoice:
         reasons = _degenerate_outputs(function, outputs, None)
         if not reasons and function.inputs:
             try:
-                second = run_reference(draw(function, seed + k + SECOND_DRAW, dist))
+                second = run_reference(draw(function, s + SECOND_DRAW, dist))
             except Exception:  # noqa: BLE001
                 second = None
             reasons = _degenerate_outputs(function, outputs, second)
-        choice = InputChoice(function.name, inputs, dist.name, seed + k, reasons, list(tried), outputs)
+        choice = InputChoice(function.name, inputs, dist.name, s, reasons, list(tried), outputs)
         if not reasons:
             return choice
         if best is None or len(reasons) < len(best.degenerate):
