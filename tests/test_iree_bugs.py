@@ -190,7 +190,16 @@ def _onnx_bug_models():
         [helper.make_tensor_value_info("y", 1, [1, 704])],
         [pads],
     )
+    indices = numpy_helper.from_array(np.array([2, 0], np.int64), "indices")
+    extract = helper.make_graph(
+        [helper.make_node("ArrayFeatureExtractor", ["x", "indices"], ["y"], name="extract", domain="ai.onnx.ml")],
+        "extract",
+        [helper.make_tensor_value_info("x", 1, [2, 3])],
+        [helper.make_tensor_value_info("y", 1, [2, 2])],
+        [indices],
+    )
     return {
+        "array-feature-extractor-as-gather": (extract, (2, 3), "failed to legalize operation 'torch.operator'"),
         "strided-conv-single-window": (
             conv,
             (1, 64, 2),
@@ -204,7 +213,9 @@ def _onnx_bug_models():
     }
 
 
-@pytest.mark.parametrize("rewrite", ["strided-conv-single-window", "reflect-pad-as-slices"])
+@pytest.mark.parametrize(
+    "rewrite", ["strided-conv-single-window", "reflect-pad-as-slices", "array-feature-extractor-as-gather"]
+)
 def test_onnx_patterns_raw_iree_rejects_are_rewritten(tmp_path, rewrite):
     import subprocess
 
@@ -216,7 +227,8 @@ def test_onnx_patterns_raw_iree_rejects_are_rewritten(tmp_path, rewrite):
 
     graph, shape, message = _onnx_bug_models()[rewrite]
     path = tmp_path / f"{graph.name}.onnx"
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8), str(path))
+    opsets = [helper.make_opsetid("", 17), helper.make_opsetid("ai.onnx.ml", 3)]
+    onnx.save(helper.make_model(graph, opset_imports=opsets, ir_version=8), str(path))
     # Bare iree-import-onnx + iree-compile still fail on it.
     imported = subprocess.run(
         [sys.executable, "-m", "iree.compiler.tools.import_onnx", str(path), "-o", str(tmp_path / "raw.mlir")],

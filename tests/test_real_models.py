@@ -7,12 +7,17 @@ installed), emitted in async and runtimeless with only --input-shape and
   rate): a synthetic voice after silence, 16 chained calls of 512 new
   samples after 64 of context, each side carrying its own state;
 - rapidocr's PaddlePaddle text-direction classifier (`dim_value: -1`
-  inputs): rendered text, upright and turned by 180 degrees.
+  inputs): rendered text, upright and turned by 180 degrees, and its text
+  detector (opset 12): the text mask of a rendered label;
+- a scikit-learn MLP classifier converted with skl2onnx (installed with
+  `pip install --no-deps --target` into a temporary directory): the digits
+  scikit-learn ships, the held-out 297.
 
 Skipped only when the package registry cannot be reached.  docs/real-models.md
 has the numbers."""
 
 import json
+import os
 import subprocess
 import sys
 import zipfile
@@ -34,6 +39,8 @@ PACKAGES = {
         "ocr_det.onnx": "rapidocr_onnxruntime/models/ch_PP-OCRv4_det_infer.onnx",
     },
 }
+# Converted here from a classifier trained on the digits scikit-learn ships.
+SKLEARN = ("scikit-learn==1.9.1", "skl2onnx==1.20.0", "onnxconverter-common==1.16.0")
 UNREACHABLE = ("Could not fetch URL", "NewConnectionError", "Max retries exceeded", "Temporary failure", "timed out")
 
 
@@ -224,3 +231,65 @@ def test_paddle_text_detector(tmp_path, shipped):
         )
         np.testing.assert_allclose(out, want, atol=1e-3)
         assert ((out > 0.3) == (want > 0.3)).all()
+
+
+@pytest.fixture(scope="module")
+def sklearn_path(tmp_path_factory):
+    """A directory holding scikit-learn and skl2onnx (their own dependencies,
+    numpy, scipy, joblib, threadpoolctl, onnx, are the environment's)."""
+    pytest.importorskip("scipy")
+    d = tmp_path_factory.mktemp("sklearn")
+    proc = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--no-deps", "--target", d, *SKLEARN],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    if proc.returncode != 0:
+        if any(s in proc.stderr + proc.stdout for s in UNREACHABLE):
+            pytest.skip("the package registry is unreachable: scikit-learn")
+        raise AssertionError(proc.stderr)
+    return d
+
+
+CONVERT = """
+import sys, numpy as np, onnx
+from sklearn.datasets import load_digits
+from sklearn.neural_network import MLPClassifier
+from skl2onnx import to_onnx
+X, y = load_digits(return_X_y=True)
+X = X.astype(np.float32)
+clf = MLPClassifier((32,), max_iter=500, random_state=0).fit(X[:1500], y[:1500])
+onnx.save(to_onnx(clf, X[:1], options={id(clf): {"zipmap": False}}, target_opset=17), sys.argv[1])
+np.savez(sys.argv[2], X=X[1500:], y=y[1500:])
+"""
+
+
+@pytest.mark.slow
+def test_sklearn_mlp_classifier(tmp_path, sklearn_path):
+    """skl2onnx ends every classifier with ai.onnx.ml.ArrayFeatureExtractor,
+    which IREE 3.13 cannot lower: ireegen rewrites it as a Gather."""
+    model, data = tmp_path / "digits_mlp.onnx", tmp_path / "digits.npz"
+    env = dict(os.environ, PYTHONPATH=str(sklearn_path))
+    proc = subprocess.run([sys.executable, "-c", CONVERT, model, data], capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, proc.stderr
+    held_out = np.load(data)
+    flags = ("--input-shape", f"X={held_out['X'].shape[0]}x64")
+    manifest = _emit(model, tmp_path / "mlp", "runtimeless", *flags)
+    assert manifest["onnx_rewrites"] == [{"rewrite": "array-feature-extractor-as-gather", "nodes": 1}]
+    _emit(model, tmp_path / "mlp_async", "async", *flags)
+    fn = manifest_functions(manifest)["ONNX(MLPClassifier)"]
+    want_label, want_proba = _ort(model).run(None, {"X": held_out["X"]})
+    runner = build_runner(tmp_path / "mlp", tmp_path / "build")
+    vm = module_subject("async", tmp_path / "mlp_async" / "mlp_async.vmfb", None)
+    for mode, (label, proba) in (
+        ("runtimeless", runner.call(fn.name, [held_out["X"]])[0]),
+        ("async", vm.run(fn, [held_out["X"]])),
+    ):
+        print(
+            f"sklearn mlp {mode}: max abs err {np.abs(proba - want_proba).max():.3g} (probabilities), "
+            f"labels equal {int((label == want_label).sum())}/{label.size}, accuracy "
+            f"{(label.ravel() == held_out['y']).mean():.3f} vs {(want_label.ravel() == held_out['y']).mean():.3f}"
+        )
+        np.testing.assert_array_equal(label, want_label)
+        np.testing.assert_allclose(proba, want_proba, atol=1e-5)

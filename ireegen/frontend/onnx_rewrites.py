@@ -192,9 +192,48 @@ def _reversed_slice(graph, out_nodes, value, axis, start, end, prefix) -> str:
     return out
 
 
+def array_feature_extractor_as_gather(model, shapes: dict, values: dict) -> int:
+    """`ai.onnx.ml.ArrayFeatureExtractor(X, indices)`, which skl2onnx puts
+    after every classifier to turn the argmax into a class label: IREE 3.13
+    has no lowering for it ("does not support this op").  Rewritten as the
+    default-domain ops it means: a Gather of the flattened indices along
+    X's last axis (and, for a 1-D X, the leading 1 the op adds)."""
+    from onnx import helper, numpy_helper
+
+    graph = model.graph
+    rewritten = 0
+    out_nodes = []
+    for node in list(graph.node):
+        x = node.input[0] if node.input else ""
+        rank = len(shapes[x]) if x in shapes else (numpy_helper.to_array(values[x]).ndim if x in values else None)
+        if node.op_type != "ArrayFeatureExtractor" or node.domain != "ai.onnx.ml" or not rank:
+            out_nodes.append(node)
+            continue
+        prefix = f"{node.name or 'extract'}/ireegen.gather"
+        flat = _fresh(graph, f"{prefix}/indices", out_nodes)
+        out_nodes.append(
+            helper.make_node(
+                "Reshape", [node.input[1], _const(graph, f"{prefix}/flat", np.array([-1], np.int64))], [flat]
+            )
+        )
+        if rank == 1:
+            gathered = _fresh(graph, f"{prefix}/row", out_nodes)
+            out_nodes.append(helper.make_node("Gather", [x, flat], [gathered], axis=0))
+            axes = _const(graph, f"{prefix}/axes", np.array([0], np.int64))
+            out_nodes.append(helper.make_node("Unsqueeze", [gathered, axes], list(node.output), name=node.name))
+        else:
+            out_nodes.append(helper.make_node("Gather", [x, flat], list(node.output), name=node.name, axis=rank - 1))
+        rewritten += 1
+    if rewritten:
+        del graph.node[:]
+        graph.node.extend(out_nodes)
+    return rewritten
+
+
 REWRITES = (
     ("strided-conv-single-window", strided_conv_single_window),
     ("reflect-pad-as-slices", reflect_pad_as_slices),
+    ("array-feature-extractor-as-gather", array_feature_extractor_as_gather),
 )
 
 
@@ -205,7 +244,7 @@ def apply_rewrites(model) -> list:
 
     applied = []
     for name, rewrite in REWRITES:
-        if not any(n.op_type in ("Conv", "Pad") for n in model.graph.node):
+        if not any(n.op_type in ("Conv", "Pad", "ArrayFeatureExtractor") for n in model.graph.node):
             break
         shapes = static_shapes(model)
         values = {t.name: t for t in model.graph.initializer}
