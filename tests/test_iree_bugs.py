@@ -198,8 +198,37 @@ def _onnx_bug_models():
         [helper.make_tensor_value_info("y", 1, [2, 2])],
         [indices],
     )
+    coef = np.random.default_rng(2).standard_normal((3, 4)).astype(np.float32)
+    linear = helper.make_graph(
+        [
+            helper.make_node(
+                "LinearClassifier",
+                ["x"],
+                ["label", "scores"],
+                name="linear",
+                domain="ai.onnx.ml",
+                classlabels_ints=[3, 5, 7],
+                coefficients=coef.ravel().tolist(),
+                intercepts=[0.1, -0.2, 0.3],
+                multi_class=1,
+                post_transform="SOFTMAX",
+            )
+        ],
+        "linear",
+        [helper.make_tensor_value_info("x", 1, [5, 4])],
+        [helper.make_tensor_value_info("label", 7, [5]), helper.make_tensor_value_info("scores", 1, [5, 3])],
+    )
+    normalize = helper.make_graph(
+        [helper.make_node("Normalizer", ["x"], ["y"], name="normalize", domain="ai.onnx.ml", norm="L1")],
+        "normalize",
+        [helper.make_tensor_value_info("x", 1, [5, 4])],
+        [helper.make_tensor_value_info("y", 1, [5, 4])],
+    )
+    legalize = "failed to legalize operation 'torch.operator'"
     return {
-        "array-feature-extractor-as-gather": (extract, (2, 3), "failed to legalize operation 'torch.operator'"),
+        "linear-classifier-as-gemm": (linear, (5, 4), legalize),
+        "normalizer-as-reductions": (normalize, (5, 4), legalize),
+        "array-feature-extractor-as-gather": (extract, (2, 3), legalize),
         "strided-conv-single-window": (
             conv,
             (1, 64, 2),
@@ -214,7 +243,14 @@ def _onnx_bug_models():
 
 
 @pytest.mark.parametrize(
-    "rewrite", ["strided-conv-single-window", "reflect-pad-as-slices", "array-feature-extractor-as-gather"]
+    "rewrite",
+    [
+        "strided-conv-single-window",
+        "reflect-pad-as-slices",
+        "array-feature-extractor-as-gather",
+        "linear-classifier-as-gemm",
+        "normalizer-as-reductions",
+    ],
 )
 def test_onnx_patterns_raw_iree_rejects_are_rewritten(tmp_path, rewrite):
     import subprocess

@@ -255,30 +255,41 @@ def sklearn_path(tmp_path_factory):
 CONVERT = """
 import sys, numpy as np, onnx
 from sklearn.datasets import load_digits
+from sklearn.linear_model import LogisticRegression
 from sklearn.neural_network import MLPClassifier
 from skl2onnx import to_onnx
 X, y = load_digits(return_X_y=True)
 X = X.astype(np.float32)
-clf = MLPClassifier((32,), max_iter=500, random_state=0).fit(X[:1500], y[:1500])
+kinds = {"mlp": MLPClassifier((32,), max_iter=500, random_state=0), "logreg": LogisticRegression(max_iter=2000)}
+clf = kinds[sys.argv[3]].fit(X[:1500], y[:1500])
 onnx.save(to_onnx(clf, X[:1], options={id(clf): {"zipmap": False}}, target_opset=17), sys.argv[1])
 np.savez(sys.argv[2], X=X[1500:], y=y[1500:])
 """
 
 
+SKLEARN_REWRITES = {
+    "mlp": ("ONNX(MLPClassifier)", ["array-feature-extractor-as-gather"]),
+    "logreg": ("ONNX(LogisticRegression)", ["linear-classifier-as-gemm", "normalizer-as-reductions"]),
+}
+
+
 @pytest.mark.slow
-def test_sklearn_mlp_classifier(tmp_path, sklearn_path):
-    """skl2onnx ends every classifier with ai.onnx.ml.ArrayFeatureExtractor,
-    which IREE 3.13 cannot lower: ireegen rewrites it as a Gather."""
-    model, data = tmp_path / "digits_mlp.onnx", tmp_path / "digits.npz"
+@pytest.mark.parametrize("kind", sorted(SKLEARN_REWRITES))
+def test_sklearn_classifier(tmp_path, sklearn_path, kind):
+    """skl2onnx writes ai.onnx.ml ops that IREE 3.13 cannot lower
+    (ArrayFeatureExtractor after an MLP, LinearClassifier and Normalizer for
+    a LogisticRegression): ireegen rewrites them into default-domain ops."""
+    model, data = tmp_path / f"digits_{kind}.onnx", tmp_path / "digits.npz"
     env = dict(os.environ, PYTHONPATH=str(sklearn_path))
-    proc = subprocess.run([sys.executable, "-c", CONVERT, model, data], capture_output=True, text=True, env=env)
+    proc = subprocess.run([sys.executable, "-c", CONVERT, model, data, kind], capture_output=True, text=True, env=env)
     assert proc.returncode == 0, proc.stderr
     held_out = np.load(data)
     flags = ("--input-shape", f"X={held_out['X'].shape[0]}x64")
+    function, rewrites = SKLEARN_REWRITES[kind]
     manifest = _emit(model, tmp_path / "mlp", "runtimeless", *flags)
-    assert manifest["onnx_rewrites"] == [{"rewrite": "array-feature-extractor-as-gather", "nodes": 1}]
+    assert manifest["onnx_rewrites"] == [{"rewrite": r, "nodes": 1} for r in rewrites]
     _emit(model, tmp_path / "mlp_async", "async", *flags)
-    fn = manifest_functions(manifest)["ONNX(MLPClassifier)"]
+    fn = manifest_functions(manifest)[function]
     want_label, want_proba = _ort(model).run(None, {"X": held_out["X"]})
     runner = build_runner(tmp_path / "mlp", tmp_path / "build")
     vm = module_subject("async", tmp_path / "mlp_async" / "mlp_async.vmfb", None)
@@ -287,7 +298,7 @@ def test_sklearn_mlp_classifier(tmp_path, sklearn_path):
         ("async", vm.run(fn, [held_out["X"]])),
     ):
         print(
-            f"sklearn mlp {mode}: max abs err {np.abs(proba - want_proba).max():.3g} (probabilities), "
+            f"sklearn {kind} {mode}: max abs err {np.abs(proba - want_proba).max():.3g} (probabilities), "
             f"labels equal {int((label == want_label).sum())}/{label.size}, accuracy "
             f"{(label.ravel() == held_out['y']).mean():.3f} vs {(want_label.ravel() == held_out['y']).mean():.3f}"
         )

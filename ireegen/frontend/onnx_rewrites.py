@@ -230,11 +230,124 @@ def array_feature_extractor_as_gather(model, shapes: dict, values: dict) -> int:
     return rewritten
 
 
+def linear_classifier_as_gemm(model, shapes: dict, values: dict) -> int:
+    """`ai.onnx.ml.LinearClassifier`, skl2onnx's form of a LogisticRegression
+    (or any linear classifier with one score per class): no lowering in IREE
+    3.13.  Rewritten as a Gemm (scores = X W^T + b), its post-transform
+    (Softmax, Sigmoid or none), and the label as the class of the largest
+    score.  Only integer class labels and one score per class (not the
+    binary form with a single score row)."""
+    from onnx import helper
+
+    graph = model.graph
+    transforms = {"NONE": None, "SOFTMAX": "Softmax", "LOGISTIC": "Sigmoid"}
+    rewritten = 0
+    out_nodes = []
+    for node in list(graph.node):
+        a = _attrs(node) if node.op_type == "LinearClassifier" else {}
+        post = a.get("post_transform", b"NONE")
+        post = post.decode() if isinstance(post, bytes) else post
+        labels = list(a.get("classlabels_ints") or [])
+        coef = np.asarray(a.get("coefficients") or [], np.float32)
+        intercepts = np.asarray(a.get("intercepts") or [], np.float32)
+        x = node.input[0] if node.input else ""
+        if (
+            node.op_type != "LinearClassifier"
+            or node.domain != "ai.onnx.ml"
+            or post not in transforms
+            or len(labels) < 2
+            or coef.size % len(labels)
+            or intercepts.size not in (0, len(labels))
+            or x not in shapes
+            or len(shapes[x]) != 2
+            or coef.size != len(labels) * shapes[x][1]
+        ):
+            out_nodes.append(node)
+            continue
+        prefix = f"{node.name or 'linear'}/ireegen.gemm"
+        weights = _const(graph, f"{prefix}/weights", coef.reshape(len(labels), -1))
+        bias = _const(graph, f"{prefix}/bias", intercepts if intercepts.size else np.zeros(len(labels), np.float32))
+        cast = _fresh(graph, f"{prefix}/x", out_nodes)
+        out_nodes.append(helper.make_node("Cast", [x], [cast], to=1))
+        scores = _fresh(graph, f"{prefix}/scores", out_nodes)
+        out_nodes.append(helper.make_node("Gemm", [cast, weights, bias], [scores], transB=1))
+        label_out = node.output[0] if node.output else ""
+        score_out = node.output[1] if len(node.output) > 1 else ""
+        if label_out:
+            best = _fresh(graph, f"{prefix}/best", out_nodes)
+            out_nodes.append(helper.make_node("ArgMax", [scores], [best], axis=1, keepdims=0))
+            classes = _const(graph, f"{prefix}/classes", np.array(labels, np.int64))
+            out_nodes.append(helper.make_node("Gather", [classes, best], [label_out], axis=0))
+        if score_out:
+            op = transforms[post]
+            if op == "Softmax":
+                out_nodes.append(helper.make_node(op, [scores], [score_out], axis=-1))
+            elif op:
+                out_nodes.append(helper.make_node(op, [scores], [score_out]))
+            else:
+                out_nodes.append(helper.make_node("Identity", [scores], [score_out]))
+        rewritten += 1
+    if rewritten:
+        del graph.node[:]
+        graph.node.extend(out_nodes)
+    return rewritten
+
+
+def normalizer_as_reductions(model, shapes: dict, values: dict) -> int:
+    """`ai.onnx.ml.Normalizer` (skl2onnx puts an L1 one after a
+    LinearClassifier's probabilities): no lowering in IREE 3.13.  Rewritten
+    as each row divided by its L1 norm, L2 norm or maximum."""
+    from onnx import helper
+
+    graph = model.graph
+    rewritten = 0
+    out_nodes = []
+    for node in list(graph.node):
+        norm = _attrs(node).get("norm", b"MAX") if node.op_type == "Normalizer" else b""
+        norm = norm.decode() if isinstance(norm, bytes) else norm
+        x = node.input[0] if node.input else ""
+        if node.op_type != "Normalizer" or node.domain != "ai.onnx.ml" or norm not in ("L1", "L2", "MAX"):
+            out_nodes.append(node)
+            continue
+        if x not in shapes or len(shapes[x]) != 2:
+            out_nodes.append(node)
+            continue
+        prefix = f"{node.name or 'normalize'}/ireegen.norm"
+        axes = _const(graph, f"{prefix}/axes", np.array([1], np.int64))
+        value = _fresh(graph, f"{prefix}/x", out_nodes)
+        out_nodes.append(helper.make_node("Cast", [x], [value], to=1))
+        total = _fresh(graph, f"{prefix}/total", out_nodes)
+        if norm == "MAX":
+            out_nodes.append(helper.make_node("ReduceMax", [value], [total], axes=[1], keepdims=1))
+        else:
+            part = _fresh(graph, f"{prefix}/part", out_nodes)
+            out_nodes.append(
+                helper.make_node("Abs" if norm == "L1" else "Mul", [value] * (1 if norm == "L1" else 2), [part])
+            )
+            if norm == "L1":
+                out_nodes.append(helper.make_node("ReduceSum", [part, axes], [total], keepdims=1))
+            else:
+                squares = _fresh(graph, f"{prefix}/squares", out_nodes)
+                out_nodes.append(helper.make_node("ReduceSum", [part, axes], [squares], keepdims=1))
+                out_nodes.append(helper.make_node("Sqrt", [squares], [total]))
+        out_nodes.append(helper.make_node("Div", [value, total], list(node.output), name=node.name))
+        rewritten += 1
+    if rewritten:
+        del graph.node[:]
+        graph.node.extend(out_nodes)
+    return rewritten
+
+
 REWRITES = (
     ("strided-conv-single-window", strided_conv_single_window),
     ("reflect-pad-as-slices", reflect_pad_as_slices),
     ("array-feature-extractor-as-gather", array_feature_extractor_as_gather),
+    ("linear-classifier-as-gemm", linear_classifier_as_gemm),
+    ("normalizer-as-reductions", normalizer_as_reductions),
 )
+
+
+REWRITTEN_OPS = ("Conv", "Pad", "ArrayFeatureExtractor", "LinearClassifier", "Normalizer")
 
 
 def apply_rewrites(model) -> list:
@@ -244,7 +357,7 @@ def apply_rewrites(model) -> list:
 
     applied = []
     for name, rewrite in REWRITES:
-        if not any(n.op_type in ("Conv", "Pad", "ArrayFeatureExtractor") for n in model.graph.node):
+        if not any(n.op_type in REWRITTEN_OPS for n in model.graph.node):
             break
         shapes = static_shapes(model)
         values = {t.name: t for t in model.graph.initializer}
