@@ -4,6 +4,9 @@ each op up in it, on host code parsed with IREE's own MLIR bindings."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 
 from ireegen.runtimeless import host_scalars as hs
@@ -105,3 +108,9 @@ def test_a_run_time_value_becomes_a_line_of_c_and_a_branch_on_it_is_refused():
         assert interp.steps == [Let("scalar1", "uint32_t", "(uint32_t)((uint64_t)x + 1u)")]
     with pytest.raises(RuntimelessError, match="a branch on a value only known at run time"):
         _run("data_dependent", Sym("x", "i32", hs.type_bounds("i32")))
+
+
+def test_the_handler_counts_in_docs_runtimeless_md_are_the_tables():
+    text = (Path(__file__).resolve().parent.parent / "docs" / "runtimeless.md").read_text()
+    documented = dict(re.findall(r"^\| `(\w+)\.py` \| (\d+) \|", text, re.M))
+    assert documented == {dialect: str(len(table)) for dialect, table in ops.DIALECTS.items()}
