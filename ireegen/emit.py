@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ireegen import __version__
 from ireegen.cgen.c_api import build_functions
-from ireegen.cgen.naming import check_name, default_name
+from ireegen.cgen.naming import check_library_queries, check_name, default_name
 from ireegen.cgen.render import preload
 from ireegen.cgen.symbols import check_generated
 from ireegen.cgen.vm_glue import RUNTIME_API, SCANNED_ROLES, check_vm_names, header_context, summary, write_vm_sources
@@ -25,7 +25,8 @@ from ireegen.config.modes import Config
 from ireegen.config.targets import check_target
 from ireegen.frontend.models import check_model_path, load_model
 from ireegen.output.layout import link_libraries, output_files
-from ireegen.output.outputs import MANIFEST, commit, sha256_of, staging_dir
+from ireegen.output.outputs import MANIFEST, check_emit_target, commit, sha256_of, staging_dir
+from ireegen.output.ownership import MARKER
 from ireegen.output.reproducible import content_key, source_json
 
 
@@ -54,7 +55,20 @@ def module_dependencies(module_path: Path, module_format: str) -> list:
 
 
 def _library_queries(header: Path) -> list:
-    return re.findall(r"^(\w+_library_query)\(", header.read_text(), re.M)
+    # Every declaration, identifier or not: emit checks them.
+    return re.findall(r"^([^\s/#].*?_library_query)\(", header.read_text(), re.M)
+
+
+def _inputs(model_path: Path, verify: VerifyOptions) -> list:
+    """(what, path) of every file emit reads: no output may land on one."""
+    inputs = [("the model", model_path)]
+    if model_path.suffix == ".onnx":
+        from ireegen.frontend.onnx_import import model_dependencies
+
+        inputs += [("its external data file", f) for f in model_dependencies(model_path)[1:]]
+    if verify.enabled and verify.inputs is not None:
+        inputs.append(("--verify-inputs", Path(verify.inputs)))
+    return inputs
 
 
 def emit(
@@ -83,6 +97,7 @@ def emit(
     if not isinstance(verify, VerifyOptions):
         verify = VerifyOptions(enabled=bool(verify))
     check_target(config.target, compiler)
+    check_emit_target(outdir, [*output_files(name, config).values(), MANIFEST], _inputs(model_path, verify))
 
     model = load_model(model_path, input_shapes, compiler)
     functions = build_functions(name, model.functions, str(model_path))
@@ -138,9 +153,11 @@ def emit(
                 config.data_format,
             )
             dependencies, library_queries = [], extra_manifest["runtimeless"]["abi"]["library_queries"]
+            check_library_queries(name, library_queries, str(model_path))
         else:
             static_object = files.get("executables-object")
             library_queries = _library_queries(staging / files["executables-header"]) if static_object else []
+            check_library_queries(name, library_queries, str(model_path))
             dependencies = module_dependencies(staging / module_file, config.module_format)
             write_vm_sources(
                 staging,
@@ -163,6 +180,7 @@ def emit(
         )
         fault_point("after-render")
         manifest = {
+            **MARKER,
             "content_key": key,
             "ireegen_version": __version__,
             "name": name,

@@ -4,6 +4,7 @@ emit time, and asserts, checked at run time when it is not."""
 from __future__ import annotations
 
 from ...schedule import Check, Sym
+from ..attrs import string_attr
 from ..values import Jump
 
 
@@ -27,7 +28,7 @@ def cond_br(interp, op, a):
 
 
 def assert_(interp, op, a):
-    message = str(op.attributes["msg"]).strip('"') if "msg" in op.attributes else "assertion failed"
+    message = string_attr(op, "msg", "assertion failed")
     if isinstance(a[0], Sym):
         interp.steps.append(Check(a[0].expr, message))
     elif not a[0]:

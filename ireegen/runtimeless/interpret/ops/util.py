@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ... import host_scalars as hs
 from ...schedule import Alloc, Buf, Check, Sym
-from ..attrs import symbol_ref
+from ..attrs import string_attr, symbol_ref
 from ..constants import constant_bytes
 from ..values import View
 from .func import call, return_
@@ -59,7 +59,7 @@ def global_store(interp, op, a):
 
 
 def status_check_ok(interp, op, a):
-    msg = str(op.attributes["message"]).strip('"') if "message" in op.attributes else "failed"
+    msg = string_attr(op, "message", "failed")
     if isinstance(a[0], Sym):
         interp.steps.append(Check(f"{a[0].expr} == 0", msg))
     elif a[0]:
