@@ -49,6 +49,8 @@ def fold_known(model) -> int:
         if not changed:
             break
         total += changed
+    if total:
+        declare_initializers(model)
     return total
 
 
@@ -177,3 +179,16 @@ def if_hint(model) -> str:
     if by_shape - by_value:
         parts.append(f"pin the shape of {', '.join(sorted(by_shape - by_value))} with --input-shape")
     return "; an If whose condition is known at build time folds: " + " and ".join(parts) if parts else ""
+
+
+def declare_initializers(model) -> None:
+    """Before IR version 4 every initializer had to be a graph input too:
+    gives the initializers folding and rewrites added an input of their own."""
+    from onnx import helper
+
+    if model.ir_version >= 4:
+        return
+    declared = {v.name for v in model.graph.input}
+    for t in model.graph.initializer:
+        if t.name not in declared:
+            model.graph.input.append(helper.make_tensor_value_info(t.name, t.data_type, list(t.dims)))

@@ -347,14 +347,18 @@ REWRITES = (
 )
 
 
+MIN_DEFAULT_OPSET = 13  # the replacements' ops as written here
 REWRITTEN_OPS = ("Conv", "Pad", "ArrayFeatureExtractor", "LinearClassifier", "Normalizer")
 
 
 def apply_rewrites(model) -> list:
     """Applies the table to `model` in place; returns
     [{"rewrite": name, "nodes": count}] of those that matched."""
-    from .onnx_fold import static_shapes
+    from .onnx_fold import declare_initializers, static_shapes
 
+    default = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), None)
+    if default is not None and default < MIN_DEFAULT_OPSET:
+        return []  # the replacements use the input forms of Pad, Unsqueeze and ReduceSum (opset 13)
     applied = []
     for name, rewrite in REWRITES:
         if not any(n.op_type in REWRITTEN_OPS for n in model.graph.node):
@@ -364,4 +368,10 @@ def apply_rewrites(model) -> list:
         count = rewrite(model, shapes, values)
         if count:
             applied.append({"rewrite": name, "nodes": count})
+    if applied:
+        declare_initializers(model)
+        if default is None:  # an ai.onnx.ml-only model: its replacements are default-domain ops
+            from onnx import helper
+
+            model.opset_import.append(helper.make_opsetid("", MIN_DEFAULT_OPSET))
     return applied
