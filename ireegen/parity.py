@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -55,6 +56,7 @@ __all__ = [
 ]
 
 
+@dataclass
 class Toolchain:
     """The IREE release to check against."""
 

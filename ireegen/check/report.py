@@ -23,7 +23,6 @@ VERDICTS = {
 
 
 @dataclass
-@dataclass
 class Row:
     function: str
     output: str
