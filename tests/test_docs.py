@@ -182,3 +182,16 @@ def test_every_cache_variable_is_documented_and_every_documented_one_exists():
     named = set(re.findall(r"(?<![\w])(IREEGEN_\w+)", text))
     unknown = {n for n in named if not re.search(rf"(?<![\w]){n}\b", everything)}
     assert not unknown, f"docs/cmake.md names IREEGEN_ variables or properties the CMake files lack: {unknown}"
+
+
+# --- CONTRIBUTING.md ------------------------------------------------------
+
+
+def test_contributing_names_every_stage_package_and_only_those():
+    from test_layout import STAGES
+
+    text = (ROOT / "CONTRIBUTING.md").read_text()
+    table = text[text.index("| package |") :]
+    table = table[: table.index("\n\n")]
+    named = {m for line in table.splitlines()[2:] for m in re.findall(r"^\| `(\w+)/`", line)}
+    assert named == {s for s in STAGES if s}
