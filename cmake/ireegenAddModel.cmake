@@ -119,6 +119,11 @@ function(ireegen_add_model target)
     message(FATAL_ERROR "ireegen_add_model(${target}): ${target} is the name of a system library "
       "(lib${target}) that generated code may link; choose another target name (NAME ${target} keeps the C prefix)")
   endif()
+  if(NOT CMAKE_HOST_WIN32 AND _ARG_SRC MATCHES "\\\\")
+    # CMake turns it into '/' in paths, so the file could not be named here.
+    message(FATAL_ERROR "ireegen_add_model(${target}): SRC ${_ARG_SRC}: CMake cannot take a path with '\\' "
+      "(it reads it as a path separator); rename or move it")
+  endif()
   get_filename_component(_src "${_ARG_SRC}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
   if(NOT EXISTS "${_src}")
     message(FATAL_ERROR "ireegen_add_model(${target}): SRC ${_src} does not exist")
@@ -203,15 +208,41 @@ function(ireegen_add_model target)
   endif()
 
   # Validate and learn the outputs now, with the same tables emit uses.
+  # The answer is data, read line by line; nothing of it is evaluated as
+  # CMake code (paths and external-data names come from outside).  The
+  # format is in ireegen/cmake_resolve.py.
+  set(_resolved_file "${CMAKE_CURRENT_BINARY_DIR}/ireegen/${target}.resolved")
+  file(MAKE_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}/ireegen")
   execute_process(
     COMMAND "${IREEGEN_PYTHON_EXECUTABLE}" -m ireegen resolve --name "${_ARG_NAME}" -o "${_outdir}" --src "${_src}" ${_args}
     WORKING_DIRECTORY "${_IREEGEN_CMAKE_DIR}"
-    OUTPUT_VARIABLE _resolved ERROR_VARIABLE _error RESULT_VARIABLE _rc)
+    OUTPUT_FILE "${_resolved_file}" ERROR_VARIABLE _error RESULT_VARIABLE _rc)
   if(NOT _rc EQUAL 0)
     string(STRIP "${_error}" _error)
     message(FATAL_ERROR "ireegen_add_model(${target}): ${_error}")
   endif()
-  cmake_language(EVAL CODE "${_resolved}")
+  file(STRINGS "${_resolved_file}" _resolved_lines ENCODING UTF-8)
+  list(POP_FRONT _resolved_lines _resolved_format)
+  if(NOT _resolved_format STREQUAL "ireegen-resolve 1")
+    message(FATAL_ERROR "ireegen_add_model(${target}): `ireegen resolve` answered in an unknown format "
+      "(${IREEGEN_PYTHON_EXECUTABLE} runs another ireegen than this CMake package's?)")
+  endif()
+  foreach(_line IN LISTS _resolved_lines)
+    string(FIND "${_line}" "=" _eq)
+    string(SUBSTRING "${_line}" 0 ${_eq} _key)
+    math(EXPR _eq "${_eq} + 1")
+    string(SUBSTRING "${_line}" ${_eq} -1 _value)
+    string(REPLACE "%3B" ";" _value "${_value}")
+    string(REPLACE "%5B" "[" _value "${_value}")
+    string(REPLACE "%5D" "]" _value "${_value}")
+    string(REPLACE "%5C" "\\" _value "${_value}")
+    string(REPLACE "%25" "%" _value "${_value}")
+    if(_key MATCHES "^([A-Z_]+)\\+$")
+      list(APPEND "_IREEGEN_${CMAKE_MATCH_1}" "${_value}")
+    elseif(_key MATCHES "^[A-Z_]+$")
+      set("_IREEGEN_${_key}" "${_value}")
+    endif()
+  endforeach()
   if(_src MATCHES "\\.onnx$")
     # The .onnx names its external data files: list them again when it changes.
     set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${_src}")

@@ -156,7 +156,9 @@ def build_parser() -> argparse.ArgumentParser:
         "(default: %(default)s)",
     )
 
-    resolve = sub.add_parser("resolve", help="(for ireegen's CMake functions) validate options, print CMake set()s")
+    resolve = sub.add_parser(
+        "resolve", help="(for ireegen's CMake functions) validate options, print what CMake needs (data, not code)"
+    )
     resolve.add_argument("--name", required=True)
     resolve.add_argument("-o", "--output-dir", required=True)
     resolve.add_argument("--src", help="the model, to list the files it reads (an ONNX model's external data)")
@@ -341,7 +343,10 @@ def _cmd_resolve(args) -> int:
         if not args.src or Path(args.src).suffix != ".onnx":
             raise UsageError("INPUT_SHAPES (--input-shape): applies to .onnx models only")
         check_input_shapes(args.src, input_shapes)
-    sys.stdout.write(resolve(args.name, config, Path(args.output_dir), args.iree_compile, args.src))
+    text = resolve(args.name, config, Path(args.output_dir), args.iree_compile, args.src)
+    sys.stdout.flush()
+    sys.stdout.buffer.write(text.encode("utf-8"))  # UTF-8 whatever the locale: CMake reads it so
+    sys.stdout.buffer.flush()
     return 0
 
 

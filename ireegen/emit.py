@@ -25,7 +25,8 @@ from ireegen.config.modes import Config
 from ireegen.config.targets import check_target
 from ireegen.frontend.models import check_model_path, load_model
 from ireegen.output.layout import link_libraries, output_files
-from ireegen.output.outputs import MANIFEST, commit, sha256_of, staging_dir
+from ireegen.output.outputs import MANIFEST, check_emit_target, commit, sha256_of, staging_dir
+from ireegen.output.ownership import MARKER
 from ireegen.output.reproducible import content_key, source_json
 
 
@@ -57,6 +58,18 @@ def _library_queries(header: Path) -> list:
     return re.findall(r"^(\w+_library_query)\(", header.read_text(), re.M)
 
 
+def _inputs(model_path: Path, verify: VerifyOptions) -> list:
+    """(what, path) of every file emit reads: no output may land on one."""
+    inputs = [("the model", model_path)]
+    if model_path.suffix == ".onnx":
+        from ireegen.frontend.onnx_import import model_dependencies
+
+        inputs += [("its external data file", f) for f in model_dependencies(model_path)[1:]]
+    if verify.enabled and verify.inputs is not None:
+        inputs.append(("--verify-inputs", Path(verify.inputs)))
+    return inputs
+
+
 def emit(
     model_path,
     outdir,
@@ -83,6 +96,7 @@ def emit(
     if not isinstance(verify, VerifyOptions):
         verify = VerifyOptions(enabled=bool(verify))
     check_target(config.target, compiler)
+    check_emit_target(outdir, [*output_files(name, config).values(), MANIFEST], _inputs(model_path, verify))
 
     model = load_model(model_path, input_shapes, compiler)
     functions = build_functions(name, model.functions, str(model_path))
@@ -163,6 +177,7 @@ def emit(
         )
         fault_point("after-render")
         manifest = {
+            **MARKER,
             "content_key": key,
             "ireegen_version": __version__,
             "name": name,

@@ -7,6 +7,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -355,3 +356,92 @@ def test_sample_cross_builds_runtimeless_for_aarch64(tmp_path):
 
     _, _, _, expected = sample_cases()["mlp"]
     np.testing.assert_allclose(np.array(out.stdout.split(), np.float32), expected[0].ravel(), rtol=1e-4, atol=1e-5)
+
+
+def _external_data_model(path, location):
+    """y = x + w (4 floats), w in the external data file `location` beside `path`."""
+    onnx = pytest.importorskip("onnx")
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+
+    w = numpy_helper.from_array(np.arange(4, dtype=np.float32), "w")
+    graph = helper.make_graph(
+        [helper.make_node("Add", ["x", "w"], ["y"], name="add")],
+        "add",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])],
+        [w],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    onnx.save_model(
+        model, str(path), save_as_external_data=True, all_tensors_to_one_file=True, location=location, size_threshold=0
+    )
+    return path
+
+
+# Text that CMake code would expand, quote or escape, in directory and file names.
+HOSTILE_DIR = 'my ${HOME} $ENV{PATH} "q" [x] #h'
+HOSTILE_DATA = "w ${CMAKE_COMMAND}$ENV{HOME}.bin"
+
+
+def _hostile_project(tmp_path, model_dir: str, location: str):
+    src = tmp_path / "src"
+    models = src / model_dir
+    models.mkdir(parents=True)
+    _external_data_model(models / "add.onnx", location)
+    (src / "main.c").write_text(
+        '#include <stdio.h>\n#include "add.h"\n'
+        "int main(void) {\n  add_t* m = NULL;\n  float x[4] = {1, 2, 3, 4}, y[4];\n"
+        "  if (add_create(iree_allocator_system(), &m) != NULL || add_add(m, x, y) != 0) return 1;\n"
+        '  printf("%g %g %g %g\\n", y[0], y[1], y[2], y[3]);\n  add_destroy(m);\n  return 0;\n}\n'
+    )
+    # The model path reaches CMake as a bracket argument: the test itself must not be CMake code either.
+    (src / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.21)\nproject(t C)\nfind_package(ireegen CONFIG REQUIRED)\n"
+        f"ireegen_add_model(add SRC [==[{model_dir}/add.onnx]==] EXECUTION_MODEL runtimeless)\n"
+        "add_executable(app main.c)\ntarget_link_libraries(app PRIVATE add)\n"
+    )
+    return src, tmp_path / "build", models
+
+
+@pytest.mark.parametrize("generator", GENERATORS)
+def test_paths_and_locations_are_data_not_cmake_code(tmp_path, generator):
+    """`${VAR}`, `$ENV{VAR}`, quotes, brackets and `#` in the model's directory
+    and in its external-data location neither expand nor break the
+    configure: the model builds, runs and regenerates when its data changes."""
+    src, build, models = _hostile_project(tmp_path, HOSTILE_DIR, HOSTILE_DATA)
+    project = Project.__new__(Project)
+    project.src, project.build_dir, project.generator = src, build, generator
+    conf = project.configure()
+    assert conf.returncode == 0, conf.stdout
+    proc, generated = project.build()
+    assert generated == ["add"]
+    run = subprocess.run([build / "app"], capture_output=True, text=True)
+    assert run.returncode == 0 and run.stdout.split() == ["1", "3", "5", "7"], run
+    assert project.build()[1] == []  # up to date: every DEPENDS names a real file
+    data = models / HOSTILE_DATA
+    data.write_bytes(bytes(data.read_bytes()))  # the same bytes, newer: DEPENDS sees the data file
+    os.utime(data, (time.time() + 5, time.time() + 5))
+    assert project.build()[1] == ["add"]
+
+
+@pytest.mark.parametrize(
+    "model_dir, location, message",
+    [
+        ("trailing\\", "w.bin", "SRC"),
+        ("plain", "w;x.bin", "w;x.bin: CMake cannot take a path with ';'"),
+        ("plain", "w.bin\\", "w.bin\\: CMake cannot take a path with '\\'"),
+        ("plain", "w[.bin", "unbalanced '['"),
+        ("plain", "w$<1:x>.bin", "'$<'"),
+    ],
+)
+def test_paths_cmake_cannot_carry_are_refused_in_one_line(tmp_path, model_dir, location, message):
+    src, build, _ = _hostile_project(tmp_path, model_dir, location)
+    project = Project.__new__(Project)
+    project.src, project.build_dir, project.generator = src, build, GENERATORS[0]
+    conf = project.configure()
+    assert conf.returncode != 0
+    assert "Traceback" not in conf.stdout and "Parse error" not in conf.stdout, conf.stdout
+    # One message (CMake wraps it over lines): the words, not CMake's layout.
+    error = " ".join(conf.stdout[conf.stdout.index("ireegen_add_model(add): ") :].split("Call Stack")[0].split())
+    assert message in error and "CMake cannot take a path with" in error, conf.stdout

@@ -117,8 +117,8 @@ def test_cmake_outputs_match_what_emit_writes_for_a_program_without_dispatches(t
     out = tmp_path / "out"
     resolved = run_cli("resolve", "--name", "no_dispatch", "-o", out, "--execution-model", "runtimeless")
     assert resolved.returncode == 0, resolved.stderr
-    line = next(x for x in resolved.stdout.splitlines() if x.startswith("set(_IREEGEN_OUTPUTS"))
-    promised = {p.rsplit("/", 1)[-1] for p in line.split('"')[1].split(";")}
+    lines = [x for x in resolved.stdout.splitlines() if x.startswith("OUTPUTS+=")]
+    promised = {x.rsplit("/", 1)[-1] for x in lines}
     assert run_cli("emit", path, "-o", out, "--execution-model", "runtimeless").returncode == 0
     assert promised == {p.name for p in out.iterdir()}
 

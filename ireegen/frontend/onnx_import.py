@@ -30,6 +30,8 @@ from pathlib import Path
 
 from ireegen.common.errors import UsageError
 
+from .containment import contained_file, shown
+
 # Oldest default-domain opset whose ops IREE's ONNX lowering (torch-mlir)
 # covers; an older model that IREE cannot take as it is is upgraded to it
 # with onnx.version_converter and lowered again.
@@ -121,9 +123,7 @@ def _load(path: Path):
         model = onnx.load(str(path), load_external_data=False)
     except Exception as e:  # protobuf DecodeError and friends
         raise UsageError(f"{path}: not a readable ONNX model ({type(e).__name__}: {e})") from None
-    for f in external_data_files(model, path):
-        if not f.is_file():
-            raise UsageError(f"{path}: its external data file {f.name} is missing (looked in {f.parent})")
+    external_data_files(model, path)  # refuses what leaves the model's directory
     try:
         onnx.external_data_helper.load_external_data_for_model(model, str(path.parent))
     except Exception as e:
@@ -136,17 +136,20 @@ def _load(path: Path):
 
 
 def external_data_files(model, path: Path) -> list:
-    """The files beside `path` that hold tensors of `model` (ONNX external data)."""
+    """The files beside `path` that hold tensors of `model` (ONNX external
+    data), each checked by containment.contained_file: relative, inside the
+    model's directory after resolving symlinks, a regular file."""
     from onnx.external_data_helper import _get_all_tensors, uses_external_data
 
     files = []
     for t in _get_all_tensors(model):
         if uses_external_data(t):
             location = next((e.value for e in t.external_data if e.key == "location"), None)
-            if location is not None:
-                f = path.parent / location
-                if f not in files:
-                    files.append(f)
+            if location is None:
+                raise UsageError(f"{path}: tensor {shown(t.name)} uses external data but names no location")
+            f = contained_file(path, location)
+            if f not in files:
+                files.append(f)
     return files
 
 
