@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ireegen import __version__
 from ireegen.cgen.c_api import build_functions
-from ireegen.cgen.naming import check_name, default_name
+from ireegen.cgen.naming import check_library_queries, check_name, default_name
 from ireegen.cgen.render import preload
 from ireegen.cgen.symbols import check_generated
 from ireegen.cgen.vm_glue import RUNTIME_API, SCANNED_ROLES, check_vm_names, header_context, summary, write_vm_sources
@@ -55,7 +55,8 @@ def module_dependencies(module_path: Path, module_format: str) -> list:
 
 
 def _library_queries(header: Path) -> list:
-    return re.findall(r"^(\w+_library_query)\(", header.read_text(), re.M)
+    # Every declaration, identifier or not: emit checks them.
+    return re.findall(r"^([^\s/#].*?_library_query)\(", header.read_text(), re.M)
 
 
 def _inputs(model_path: Path, verify: VerifyOptions) -> list:
@@ -152,9 +153,11 @@ def emit(
                 config.data_format,
             )
             dependencies, library_queries = [], extra_manifest["runtimeless"]["abi"]["library_queries"]
+            check_library_queries(name, library_queries, str(model_path))
         else:
             static_object = files.get("executables-object")
             library_queries = _library_queries(staging / files["executables-header"]) if static_object else []
+            check_library_queries(name, library_queries, str(model_path))
             dependencies = module_dependencies(staging / module_file, config.module_format)
             write_vm_sources(
                 staging,

@@ -2,16 +2,23 @@
 whose C names would clash with the generated glue is refused with the
 function named (before compiling, in the VM modes), and awkward but legal
 names give C that compiles warning-free (runtimeless always; the VM modes,
-built with CMake and run, when IREERuntime_DIR names an IREE runtime)."""
+built with CMake and run, when IREERuntime_DIR names an IREE runtime).
+Outside text (file, graph and function names, assert messages) stays data
+in every generated file (cgen/text.py), and graph names that are not C
+identifiers give working C."""
 
 import os
+import re
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 
-from ireegen.cgen.symbols import clashes, defined_names
+from ireegen.cgen.symbols import clashes, defined_names, external_definitions
 from ireegen.cli import main
+
+ROOT_SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 
 CLASHING = [
     "report",
@@ -166,3 +173,237 @@ def test_awkward_legal_names_build_warning_free_and_run_in_vm_modes(tmp_path, em
     if hits_known_runtime_bug(em, run):
         pytest.xfail(KNOWN_RUNTIME_BUG_REASON)
     assert run.returncode == 0, run.stderr
+
+
+# Graph names PyTorch users meet that are not C identifiers.
+GRAPH_NAMES = ["torch-jit-export", "model v1.2", "123abc", "modèle", 'say "hi"', "back\\slash"]
+
+
+def _graph_model(tmp_path, graph):
+    pytest.importorskip("onnx")
+    from test_symbols import add_model
+
+    return add_model(tmp_path / "g.onnx", 2.0, graph)
+
+
+def _print_literal_program(tmp_path, literal, name="literal"):
+    """Compiles (under -Werror) and runs a C program printing a string
+    literal's bytes in hex: what the C compiler makes of it."""
+    src = tmp_path / f"{name}.c"
+    src.write_text(
+        "#include <stdio.h>\n"
+        f"static const char s[] = {literal};\n"
+        "int main(void) {\n"
+        '  for (size_t i = 0; i + 1 < sizeof s; ++i) printf("%02x", (unsigned char)s[i]);\n'
+        "  return 0;\n}\n"
+    )
+    exe = tmp_path / name
+    subprocess.run(["cc", "-std=c11", "-Wall", "-Wextra", "-Werror", str(src), "-o", str(exe)], check=True)
+    return bytes.fromhex(subprocess.run([str(exe)], stdout=subprocess.PIPE, text=True, check=True).stdout)
+
+
+@pytest.mark.skipif(shutil.which("cc") is None, reason="needs a C compiler")
+@pytest.mark.parametrize("graph", GRAPH_NAMES)
+def test_non_identifier_graph_names_runtimeless(tmp_path, capsys, graph):
+    """Emitted (and verified against async, which builds and calls the C),
+    then built under -Werror and called from a program of our own."""
+    out = tmp_path / "out"
+    status, err = _emit(capsys, _graph_model(tmp_path, graph), out, "--execution-model", "runtimeless")
+    assert status == 0, err
+    import json
+
+    manifest = json.loads((out / "manifest.json").read_text())
+    (fn,) = manifest["functions"]
+    assert fn["name"] == graph  # the model's own name, for humans
+    assert all(q.startswith("m__") for q in manifest["static_library_queries"])
+    (tmp_path / "use.c").write_text(
+        '#include <stdio.h>\n#include "m.h"\n'
+        "static _Alignas(64) uint8_t arena[M_ARENA_SIZE > 0 ? M_ARENA_SIZE : 1];\n"
+        "int main(void) {\n  m_t model;\n"
+        "  if (!iree_status_is_ok(m_initialize(&model, arena, sizeof arena))) return 2;\n"
+        "  const float x[4] = {1.0f, 2.0f, 3.0f, 4.0f};\n  float y[4];\n"
+        f"  if ({fn['c_symbol']}(&model, x, y) != 0) return 3;\n"
+        '  for (int i = 0; i < 4; ++i) printf("%g\\n", (double)y[i]);\n  return 0;\n}\n'
+    )
+    flags = ["-std=c11", "-Wall", "-Wextra", "-Werror", "-I", str(out)]
+    sources = [str(tmp_path / "use.c"), "m.c", "m_constants.S", "m_executables.o"]
+    subprocess.run(["cc", *flags, *sources, "-lm", "-o", str(tmp_path / "use")], cwd=out, check=True)
+    run = subprocess.run([str(tmp_path / "use")], stdout=subprocess.PIPE, text=True, check=True)
+    assert [float(v) for v in run.stdout.split()] == [3.0, 4.0, 5.0, 6.0]
+
+
+@pytest.mark.skipif(shutil.which("cc") is None, reason="needs a C compiler")
+@pytest.mark.parametrize("graph", GRAPH_NAMES)
+def test_non_identifier_graph_names_async_lookup(tmp_path, capsys, graph):
+    """The glue looks the function up by a C string literal: compiled under
+    -Werror, its bytes are the module's own `module.function` name (the
+    glue itself needs the IREE SDK to compile, which CI does not have)."""
+    import iree.runtime as rt
+
+    out = tmp_path / "out"
+    status, err = _emit(capsys, _graph_model(tmp_path, graph), out, "--execution-model", "async")
+    assert status == 0, err
+    module = rt.VmModule.copy_buffer(rt.VmInstance(), (out / "m.vmfb").read_bytes())
+    (function,) = [f for f in module.function_names if not f.startswith("__")]
+    assert function == graph
+    literals = re.findall(r'^\s*("m__module\..*"),$', (out / "m.c").read_text(), re.M)
+    assert len(literals) == 1, literals
+    assert _print_literal_program(tmp_path, literals[0]) == f"{module.name}.{function}".encode()
+
+
+HOSTILE_TEXT = [
+    "x\n__attribute__((constructor)) static void pwn(void) { }\n//",
+    "trailing backslash \\",
+    "close */ comment /* open",
+    "trigraph ??/\nint pwn;",
+    "cr\rline\u2028sep\u2029and \u202e bidi \u200b zero-width é 😀",
+    'quote " and \\" and \\x41 and \\101 and ??= and \x00 nul',
+]
+
+
+@pytest.mark.skipif(shutil.which("cc") is None, reason="needs a C compiler")
+@pytest.mark.parametrize("text", HOSTILE_TEXT)
+def test_text_rule_keeps_outside_text_data(tmp_path, text):
+    """cgen/text.py: a comment stays one comment (gcc with -trigraphs, so
+    `??/` would be a backslash), and a string literal holds exactly the
+    text's UTF-8 bytes."""
+    from ireegen.cgen.render import banner
+    from ireegen.cgen.text import c_comment, c_string_literal
+
+    comment = c_comment(text)
+    assert comment.isascii() and comment.isprintable() and "*/" not in comment and "??" not in comment
+    assert not comment.endswith("\\")
+    src = tmp_path / "c.c"
+    src.write_text(f"{banner(text)}\n// {comment}\n/* {comment} */\nint only_this;\n")
+    subprocess.run(
+        ["cc", "-std=c11", "-trigraphs", "-Wall", "-Wextra", "-Werror", "-c", str(src), "-o", str(tmp_path / "c.o")],
+        check=True,
+    )
+    nm = subprocess.run(["nm", "-g", "--defined-only", "-P", str(tmp_path / "c.o")], stdout=subprocess.PIPE, text=True)
+    assert [line.split()[0] for line in nm.stdout.splitlines()] == ["only_this"]
+    assert len(banner(text).splitlines()) == 2
+    assert _print_literal_program(tmp_path, c_string_literal(text)) == text.encode("utf-8", "surrogatepass")
+
+
+@pytest.mark.skipif(shutil.which("cc") is None, reason="needs a C compiler")
+def test_model_file_name_cannot_become_code(tmp_path, capsys):
+    """The model's file name is in every file's banner: a name with a
+    newline and a constructor stays a comment, and the library builds."""
+    name = "x\n__attribute__((constructor)) static void pwn(void) { } \\"
+    model = _model(tmp_path / f"{name}.mlir", ["f"])
+    out = tmp_path / "out"
+    status = main(["emit", str(model), "-o", str(out), "--name", "m", "--execution-model", "runtimeless"])
+    err = capsys.readouterr().err
+    assert status == 0, err
+    for f in ("m.c", "m.h", "m_constants.S"):
+        text = (out / f).read_text()
+        assert "pwn" in text.splitlines()[0] and "constructor" not in "\n".join(text.splitlines()[1:]), f
+    assert "constructor" not in "".join(n for t in [(out / "m.c").read_text()] for n, *_ in defined_names(t))
+
+
+@pytest.mark.skipif(shutil.which("cc") is None, reason="needs a C compiler")
+def test_values_named_like_the_bodies_locals(tmp_path, capsys):
+    """Inputs and outputs named after every name a function body declares
+    or uses (naming.reserved_parameters, read off the templates) emit
+    runtimeless C that builds and verifies, `state` among them (issue 20)."""
+    from ireegen.cgen.naming import reserved_parameters
+
+    names = sorted(n for n in reserved_parameters() if n.isidentifier())
+    assert {"state", "arena", "result", "next", "constants"} <= set(names)
+    body = "".join(
+        f'func.func @f{i}(%a: tensor<4xf32> {{iree.abi.name = "{n}"}}) -> (tensor<4xf32> {{iree.abi.name = "{n}"}}) {{\n'
+        f"  %0 = arith.mulf %a, %a : tensor<4xf32>\n  return %0 : tensor<4xf32>\n}}\n"
+        for i, n in enumerate(names)
+    )
+    (tmp_path / "x.mlir").write_text(body)
+    status, err = _emit(capsys, tmp_path / "x.mlir", tmp_path / "out", "--execution-model", "runtimeless")
+    assert status == 0, err
+
+
+@pytest.mark.parametrize("graph", ["torch-jit-export", "evil\n#error pwned\n*/ \\"])
+def test_emitc_refuses_function_names_that_are_not_identifiers(tmp_path, capsys, graph):
+    """IREE's EmitC writes function names into C raw (known-iree-issues #7)."""
+    model = _graph_model(tmp_path, graph)
+    status, err = _emit(capsys, model, tmp_path / "out", "--module-format", "emitc", "--no-workarounds")
+    assert status == 2 and "--module-format emitc refused" in err and "not a C identifier" in err, err
+    assert err.count("\n") == 1 and not (tmp_path / "out").exists()
+
+
+def test_scanner_sees_indented_and_attributed_definitions():
+    """symbols.py: a definition is one wherever its line starts, behind
+    __attribute__((...)), and not inside an open parenthesis or a macro body."""
+    text = (
+        ' __attribute__((constructor)) static void pwn(void) { system("x"); }\n'
+        "\tint m_x = 1;\n"
+        "int m_f(int a,\n        int (*cb)(int), char c) {\n  return a;\n}\n"
+        "#define M_CALL(a) \\\n   m_f(a, 0, 0) { }\n"
+    )
+    assert [(n, k) for n, k, _, _ in defined_names(text)] == [
+        ("pwn", "function"),
+        ("m_x", "object"),
+        ("m_f", "function"),
+        ("M_CALL", "macro"),
+    ]
+    assert external_definitions(text) == ["m_f", "m_x"]
+    assert clashes({"a.c": text, "b.c": "static void pwn(void) {}\n"}) == {"pwn": ["a.c", "b.c"]}
+
+
+ASSERT_MODEL = r"""
+func.func @f(%n: i32, %a: tensor<4xf32>) -> tensor<4xf32> {
+  %c0 = arith.constant 0 : i32
+  %ok = arith.cmpi sgt, %n, %c0 : i32
+  cf.assert %ok, "n must be > 0\0A*/ int pwn; /* \22quoted\22 \5C ??/ mod\C3\A8le"
+  %0 = arith.mulf %a, %a : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+"""
+
+
+@pytest.mark.skipif(shutil.which("cc") is None, reason="needs a C compiler")
+def test_assert_message_is_data_in_runtimeless_c(tmp_path, capsys):
+    """A cf.assert message (the model's text) reaches the caller byte for
+    byte through NAME_last_error(), and never becomes C."""
+    (tmp_path / "x.mlir").write_text(ASSERT_MODEL)
+    out = tmp_path / "out"
+    status, err = _emit(capsys, tmp_path / "x.mlir", out, "--execution-model", "runtimeless")
+    assert status == 0, err
+    (tmp_path / "use.c").write_text(
+        '#include <stdio.h>\n#include "m.h"\n'
+        "static _Alignas(64) uint8_t arena[M_ARENA_SIZE > 0 ? M_ARENA_SIZE : 1];\n"
+        "int main(void) {\n  m_t model;\n"
+        "  if (!iree_status_is_ok(m_initialize(&model, arena, sizeof arena))) return 2;\n"
+        "  const float x[4] = {1.0f, 2.0f, 3.0f, 4.0f};\n  float y[4];\n"
+        "  if (m_f(&model, 0, x, y) == 0) return 3;\n"
+        '  for (const char* c = m_last_error(&model); *c; ++c) printf("%02x", (unsigned char)*c);\n'
+        "  return 0;\n}\n"
+    )
+    flags = ["-std=c11", "-trigraphs", "-Wall", "-Wextra", "-Werror", "-I", str(out)]
+    sources = [str(tmp_path / "use.c"), "m.c", "m_constants.S", "m_executables.o"]
+    subprocess.run(["cc", *flags, *sources, "-lm", "-o", str(tmp_path / "use")], cwd=out, check=True)
+    run = subprocess.run([str(tmp_path / "use")], stdout=subprocess.PIPE, text=True, check=True)
+    message = 'n must be > 0\n*/ int pwn; /* "quoted" \\ ??/ modèle'
+    assert bytes.fromhex(run.stdout).decode() == f"@f: {message}"
+
+
+def test_executable_names_from_prefixed_functions_are_renamed_too(tmp_path, capsys):
+    """A function called `m__a b` in model m still gives an identifier."""
+    (tmp_path / "x.mlir").write_text(
+        'func.func @"m__a b"(%a: tensor<4xf32>) -> tensor<4xf32> {\n'
+        "  %0 = arith.mulf %a, %a : tensor<4xf32>\n  return %0 : tensor<4xf32>\n}\n"
+    )
+    status, err = _emit(capsys, tmp_path / "x.mlir", tmp_path / "out", "--execution-model", "runtimeless")
+    assert status == 0, err
+    import json
+
+    queries = json.loads((tmp_path / "out" / "manifest.json").read_text())["static_library_queries"]
+    assert queries == ["m__m_a_b_dispatch_0_library_query"]
+
+
+def test_model_path_that_is_not_utf8_is_refused_in_one_line(tmp_path, capsys):
+    raw = os.fsencode(tmp_path) + b"/bad\xffname.mlir"
+    with open(raw, "w") as f:
+        f.write((ROOT_SAMPLES / "simple_mul" / "simple_mul.mlir").read_text())
+    status = main(["emit", os.fsdecode(raw), "-o", str(tmp_path / "out"), "--name", "m"])
+    err = capsys.readouterr().err
+    assert status == 2 and "bad\\xffname.mlir: the model's path is not valid UTF-8" in err, err
+    assert err.count("\n") == 1 and not (tmp_path / "out").exists()

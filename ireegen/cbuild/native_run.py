@@ -137,6 +137,19 @@ def load_manifest(outdir) -> dict:
     return manifest
 
 
+def _manifest_name(manifest: dict, outdir: Path) -> str:
+    """The model name the runner's C is written with: held to --name's
+    rules, since a manifest is whatever sits in the directory."""
+    from ireegen.cgen.naming import check_name
+
+    name = manifest.get("name")
+    try:
+        return check_name(name if isinstance(name, str) else "")
+    except UsageError as e:
+        reason = str(e).split(": ", 1)[-1]
+        raise UsageError(f"{outdir / MANIFEST}: its name {name!r} {reason}") from None
+
+
 def build_runner(
     outdir, build_dir=None, cc: str | None = None, emulator: str | None = None, cflags=STRICT_CFLAGS, extra_cflags=()
 ) -> Runner:
@@ -153,7 +166,7 @@ def build_runner(
         build_dir.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise UsageError(f"--build-dir {build_dir}: cannot create it ({e.strerror or e})") from None
-    name = manifest["name"]
+    name = _manifest_name(manifest, outdir)
     functions = manifest_functions(manifest)
     cfunctions = build_functions(name, list(functions.values()), str(outdir))
     runner_c = build_dir / RUNNER_SOURCE

@@ -4,6 +4,7 @@ model's prefix, and two exported names never collide silently."""
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 
@@ -108,13 +109,45 @@ def function_symbols(prefix: str, functions, source: str) -> dict:
     return symbols
 
 
-# Identifiers the generated function bodies declare or call next to the
-# parameters (runtime.c.j2, runtimeless.c.j2): a parameter may not take them.
-RESERVED_PARAMETERS = frozenset(
-    """model inputs outputs status value ref arena can_stage constants bindings lengths
-    memcpy memmove memset strcmp size_t uintptr_t int8_t int16_t int32_t int64_t uint8_t uint16_t
+# Identifiers the generated function bodies use next to the parameters
+# without declaring them (library functions, types, macros, ireegen's
+# helpers): a parameter may not take them.
+_BODY_USES = frozenset(
+    """model memcpy memmove memset strcmp size_t uintptr_t int8_t int16_t int32_t int64_t uint8_t uint16_t
     uint32_t uint64_t NULL UINT64_C f32_bits bits_f32 f64_bits bits_f64""".split()
 )
+# The templates that hold function bodies, between these comments.
+_BODY_TEMPLATES = ("runtime.c.j2", "runtimeless.c.j2")
+_BODY_BEGIN = "{# function bodies:"
+_BODY_END = "{# end of function bodies #}"
+# A local declaration in a body: `[static] [const] type [*] [const] name =|[|;`.
+_DECLARATION = re.compile(
+    r"^\s+(?:static\s+)?(?:const\s+)?[A-Za-z_]\w*(?:\s*\*+\s*|\s+)(?:const\s+)?([A-Za-z_]\w*)\s*(?:=|\[|;)", re.M
+)
+
+
+@functools.lru_cache(maxsize=1)
+def reserved_parameters() -> frozenset:
+    """Names a parameter may not take: the locals the templates' function
+    bodies declare (read off the templates, so that a new local is never
+    missed) and what the bodies use without declaring."""
+    from ireegen.common.resources import templates_dir
+
+    declared = set()
+    for template in _BODY_TEMPLATES:
+        text = (templates_dir() / template).read_text()
+        for section in text.split(_BODY_BEGIN)[1:]:
+            body = section.split(_BODY_END, 1)[0]
+            # A template expression joined to a name by `_` (`{{ v.name }}_data`)
+            # is part of it; elsewhere (`{{ "static " if ... }}const`) it is
+            # nothing.
+            body = re.sub(r"(?<=\w)\{\{(?:(?!\}\}).)*\}\}|\{\{(?:(?!\}\}).)*\}\}(?=_)", "X", body, flags=re.S)
+            body = re.sub(r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}", " ", body, flags=re.S)
+            declared.update(m.group(1) for m in _DECLARATION.finditer(body))
+    # Names built on a parameter (`X_data`) are the _DERIVED ones.
+    return frozenset(_BODY_USES | {n for n in declared if not n.startswith("X")})
+
+
 # The host scalars runtimeless C computes at run time: scalar1, scalar2, ...
 _LOCAL_SCALAR = re.compile(r"scalar\d+")
 
@@ -129,7 +162,7 @@ def _value_identifier(text: str, prefix: str) -> str:
         ident = "v_" + ident
     reserved = (
         ident in C_KEYWORDS
-        or ident in RESERVED_PARAMETERS
+        or ident in reserved_parameters()
         or _LOCAL_SCALAR.fullmatch(ident)
         or ident.startswith("iree_")
         # The model's own functions and types (prefix_create, prefix_t, prefix__fail ...), which bodies use.
@@ -163,3 +196,16 @@ def check_macros(macros, source: str) -> None:
         if macro in seen and seen[macro] != what:
             raise UsageError(f"{source}: {seen[macro]} and {what} both define the C macro {macro}; rename one")
         seen[macro] = what
+
+
+def check_library_queries(prefix: str, queries, source: str) -> None:
+    """Refuses executable library entry points (global C symbols the
+    compiler named) that are not C identifiers under `prefix__`
+    (compile/executable_names.py renames them; a compiler that names them
+    otherwise must not put a foreign or unsafe global into the library)."""
+    for query in queries:
+        if not (_IDENT_RE.match(query) and query.startswith(prefix + "__")):
+            raise UsageError(
+                f"{source}: iree-compile named an executable library {query[:80]!r}, which is not a C identifier "
+                f"under {prefix}__; ireegen cannot give it the model's prefix with this compiler"
+            )

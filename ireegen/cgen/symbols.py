@@ -24,9 +24,37 @@ _TYPEDEF_LINE = re.compile(r"^typedef\b(?:[^;{]*|.*\}\s*)\b(\w+)\s*;")
 _HEAD = re.compile(r"^(?!typedef|return|if|else|for|while|switch|case|#)[A-Za-z_][\w\s\*]*?\b(\w+)\s*([\(\[=])")
 
 
+_STRING = re.compile(r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'')
+
+
 def _strip_comments(text: str) -> str:
+    # Line splices first (a macro's continued body is one line), as C does.
+    text = text.replace("\\\n", " ")
     text = re.sub(r"/\*.*?\*/", lambda m: "\n" * m.group(0).count("\n"), text, flags=re.S)
     return re.sub(r"//[^\n]*", "", text)
+
+
+_ATTRIBUTE = re.compile(r"\b(__attribute__|__declspec|_Alignas|alignas)\s*\(")
+
+
+def _without_attributes(line: str) -> str:
+    """`line` without `__attribute__((...))` and the like, which may stand
+    before a definition's type."""
+    while (m := _ATTRIBUTE.search(line)) is not None:
+        depth, end = 0, len(line)
+        for j in range(m.end() - 1, len(line)):
+            depth += {"(": 1, ")": -1}.get(line[j], 0)
+            if depth == 0:
+                end = j + 1
+                break
+        line = line[: m.start()] + line[end:]
+    return line
+
+
+def _parentheses(line: str) -> int:
+    """How many parentheses `line` leaves open (string literals aside)."""
+    code = _STRING.sub('""', line)
+    return code.count("(") - code.count(")")
 
 
 def defined_names(text: str) -> list:
@@ -34,9 +62,21 @@ def defined_names(text: str) -> list:
     text; macros carry their body (a repeated identical #define is
     harmless), and `branches` says which preprocessor branches it sits in:
     two definitions in different branches of one #if never both exist."""
+    return [d[:4] for d in _definitions(text)]
+
+
+def external_definitions(text: str) -> list:
+    """The functions and objects C text defines with external linkage (at
+    file scope, not `static`): the global symbols its object will define."""
+    return sorted({d[0] for d in _definitions(text) if d[4]})
+
+
+def _definitions(text: str) -> list:
+    """defined_names' tuples, and whether each is a global symbol."""
     text = _strip_comments(text)
     out = []
     depth = 0
+    parens = 0  # open parentheses: a line inside them continues a declaration
     conditionals = 0
     stack = []  # (conditional id, branch number) of the enclosing #if ... #endif
     lines = text.split("\n")
@@ -52,24 +92,31 @@ def defined_names(text: str) -> list:
                 stack.pop()
             continue
         branches = tuple(stack)
-        if depth == 0:
+        opened = parens
+        parens = max(parens + _parentheses(line), 0)
+        if depth == 0 and opened == 0:
+            # Indentation does not hide a definition (a generated line may
+            # start with a space).
+            line = line.lstrip()
             m = _MACRO.match(line)
+            if not m:
+                line = _without_attributes(line).lstrip()
             if m:
-                out.append((m.group(1), "macro", m.group(2).strip(), branches))
+                out.append((m.group(1), "macro", m.group(2).strip(), branches, False))
             elif (m := _TYPEDEF_LINE.match(line)) is not None:
-                out.append((m.group(1), "type", "", branches))
-            elif (m := _HEAD.match(line)) is not None and not line.startswith((" ", "\t")):
-                rest = "\n".join(lines[i : i + 40])
-                rest = rest[rest.index(m.group(2), m.start(2)) :]
+                out.append((m.group(1), "type", "", branches, False))
+            elif (m := _HEAD.match(line)) is not None:
+                static = re.search(r"\bstatic\b", line[: m.start(1)]) is not None
+                rest = "\n".join([line[m.start(2) :], *lines[i + 1 : i + 40]])
                 if m.group(2) == "(":
                     # A definition when the body comes before any ';'.
                     brace, semi = rest.find("{"), rest.find(";")
                     if brace != -1 and (semi == -1 or brace < semi):
-                        out.append((m.group(1), "function", "", branches))
+                        out.append((m.group(1), "function", "", branches, not static))
                 elif not re.match(r"^(extern)\b", line):
-                    out.append((m.group(1), "object", "", branches))
+                    out.append((m.group(1), "object", "", branches, not static))
         elif depth == 1 and (m := _TYPEDEF_CLOSE.match(line)) is not None:
-            out.append((m.group(1), "type", "", branches))
+            out.append((m.group(1), "type", "", branches, False))
         if line.strip() in ('extern "C" {', '}  // extern "C"'):
             continue  # C++ linkage blocks do not nest scopes
         depth += line.count("{") - line.count("}")

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -13,7 +14,8 @@ from ireegen.output.layout import output_files
 
 from .compiler import Compiler
 from .emitc_order import canonical_ref_copies
-from .refusals import check_refusals
+from .executable_names import prefix_executables
+from .refusals import check_emitc_names, check_refusals
 from .workarounds import applicable_workarounds, compile_with_workarounds
 
 # Flags ireegen sets itself; --iree-flag may not override them.
@@ -95,6 +97,7 @@ def compile_model(
     compiler's output, without workarounds or refusals (to show that an IREE
     bug is still there); a collection of workaround names applies only those
     (to show one bug with the others worked around), without refusals."""
+    check_emitc_names(model, str(model.path), config.module_format)
     if apply_workarounds is True:
         check_refusals(model, str(model.path), config.execution_model.name, config.module_format)
     model.set_module_name(vm_module_name(name))
@@ -114,6 +117,10 @@ def compile_model(
         workarounds = [w for w in workarounds if apply_workarounds and w.name in apply_workarounds]
     if workarounds:
         compiled.workarounds = [w.name for w in workarounds]
+    # A static library's entry points are global C symbols: they get the
+    # model's prefix (executable_names.py).
+    stream_rewrites = [functools.partial(prefix_executables, prefix=name)] if static_object else []
+    if workarounds or stream_rewrites:
         compile_with_workarounds(
             compiler,
             source,
@@ -123,6 +130,7 @@ def compile_model(
             diagnostics_name,
             config.execution_model.name,
             workarounds,
+            stream_rewrites,
         )
     else:
         compiler.compile(source, output, compiled.flags, diagnostics_name, cwd=workdir)

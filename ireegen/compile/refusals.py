@@ -11,10 +11,17 @@ cf.br/cond_br, several blocks) fails at run time with IREE 3.13 async
 (`ref type mismatch; while invoking native function hal.fence.join`) while
 the bytecode module of the same compile runs.  The inline models' EmitC is
 refused too: no IREE runtime SDK was at hand to show it correct.
+
+emitc-names: EmitC pastes every function's name into C as it is
+(`static iree_status_t NAME__module_torch-jit-export(...)`): a name that is
+not a C identifier gives C that does not compile, and a name with a newline
+gives C directives or code.  Checked always, workarounds or not (it is the
+model's text becoming code, not a wrong number).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -108,3 +115,34 @@ def check_refusals(model, model_name: str, execution_model: str, module_format: 
                 f"{model_name}: --module-format {module_format} refused: {trigger}, and {refusal.bug}; "
                 f"use {refusal.instead} (see docs/known-iree-issues.md)"
             )
+
+
+_C_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def check_emitc_names(model, model_name: str, module_format: str | None) -> None:
+    """Refuses EmitC for a module with a function (public or private) whose
+    name is not a C identifier: IREE's EmitC writes it into C as it is."""
+    if module_format != "emitc":
+        return
+    from iree.compiler import ir
+
+    with model.context:
+        for child in model.module.body.operations:
+            op = child.operation
+            if op.name not in _FUNCTIONS or "sym_name" not in op.attributes:
+                continue
+            name = ir.StringAttr(op.attributes["sym_name"]).value
+            if not _C_IDENTIFIER.fullmatch(name):
+                raise UsageError(
+                    f"{model_name}: --module-format emitc refused: function {_shown(name)} is not a C identifier, "
+                    f"and IREE's EmitC writes function names into C as they are; use --module-format vmfb "
+                    f"(see docs/known-iree-issues.md)"
+                )
+
+
+def _shown(name: str) -> str:
+    """A function name for a one-line message: @name, quoted and escaped when
+    it holds anything but printable ASCII."""
+    text = "@" + name
+    return text if text.isascii() and text.isprintable() else repr(text)

@@ -200,26 +200,37 @@ def compile_with_workarounds(
     model_name: str,
     execution_model: str,
     workarounds: list,
+    stream_rewrites=(),
 ) -> None:
     """The staged compile described above.  Refuses the mode (UsageError) if
-    a check finds that the module would still compute wrong numbers."""
+    a check finds that the module would still compute wrong numbers.
+    `stream_rewrites` ((module) -> int) run at `stream` besides the
+    workarounds' (executable_names.py's renaming); without a `hal` rewrite
+    or check the compile goes from `stream` straight to the end."""
     # Relative names, compiled inside workdir: the module records where the
     # hal.mlir it was finished from lives (as its location).
     stream, hal = "stream.mlir", "hal.mlir"
     # Intermediate files keep the model's locations, so that diagnostics and
-    # debug info name the model, not this run's temporary files.
+    # debug info name the model, not this run's temporary files.  The stages
+    # before the last stop where they say, not where the flags' own
+    # --compile-to (runtimeless: hal) would.
     keep_locations = ["--mlir-print-debuginfo"]
-    compiler.compile(source, stream, flags + keep_locations + ["--compile-to=stream"], model_name, cwd=workdir)
-    _rewrite_text(workdir / stream, [w.rewrite for w in workarounds if w.phase == "stream"], [], compiler)
-    compiler.compile(
-        stream, hal, flags + keep_locations + ["--compile-from=stream", "--compile-to=hal"], model_name, cwd=workdir
-    )
-    reasons = _rewrite_text(
-        workdir / hal,
-        [w.rewrite for w in workarounds if w.phase == "hal"],
-        [w.check for w in workarounds if w.check],
+    staged = [f for f in flags if not f.startswith("--compile-to=")] + keep_locations
+    compiler.compile(source, stream, staged + ["--compile-to=stream"], model_name, cwd=workdir)
+    _rewrite_text(
+        workdir / stream,
+        [w.rewrite for w in workarounds if w.phase == "stream"] + list(stream_rewrites),
+        [],
         compiler,
     )
+    hal_rewrites = [w.rewrite for w in workarounds if w.phase == "hal"]
+    checks = [w.check for w in workarounds if w.check]
+    if not hal_rewrites and not checks:
+        compiler.compile(stream, output, flags + ["--compile-from=stream"], model_name, cwd=workdir)
+        (workdir / stream).unlink()
+        return
+    compiler.compile(stream, hal, staged + ["--compile-from=stream", "--compile-to=hal"], model_name, cwd=workdir)
+    reasons = _rewrite_text(workdir / hal, hal_rewrites, checks, compiler)
     if reasons:
         raise UsageError(
             f"{model_name}: ireegen cannot make --execution-model {execution_model} correct for this model with "

@@ -87,6 +87,13 @@ def normalize_locations(ir_text: str, read_as: str, file_name: str) -> str:
 
 def check_model_path(path) -> Path:
     path = Path(path)
+    try:
+        str(path).encode("utf-8")
+    except UnicodeEncodeError:
+        # Bytes that are not UTF-8 (Python keeps them as lone surrogates):
+        # IREE takes paths as UTF-8, and no message could print the name.
+        shown = str(path).encode("utf-8", "surrogateescape").decode("ascii", "backslashreplace")
+        raise UsageError(f"{shown}: the model's path is not valid UTF-8; rename the file") from None
     if not path.exists():
         raise UsageError(f"{path}: no such model file")
     if not path.is_file():
@@ -187,13 +194,13 @@ def read_functions(module, path) -> tuple:
         if kind not in ("func.func", "util.func"):
             continue
         attrs = op.operation.attributes
-        visibility = str(attrs["sym_visibility"]).strip('"') if "sym_visibility" in attrs else "public"
+        visibility = _text(attrs["sym_visibility"]) if "sym_visibility" in attrs else "public"
         if visibility != "public":
             continue
         # Declarations (external functions) are imports, not exports.
         if len(op.operation.regions) == 0 or len(op.operation.regions[0].blocks) == 0:
             continue
-        name = str(attrs["sym_name"]).strip('"')
+        name = _text(attrs["sym_name"])
         ftype = attrs["function_type"]
         ftype = ftype.value if hasattr(ftype, "value") else ftype
         functions.append(
@@ -209,6 +216,13 @@ def read_functions(module, path) -> tuple:
     return tuple(functions)
 
 
+def _text(attr) -> str:
+    """A string attribute's text as the model wrote it (`say "hi"`), not as
+    MLIR prints it (`"say \\22hi\\22"`)."""
+    value = getattr(attr, "value", None)
+    return value if isinstance(value, str) else str(attr).strip('"')
+
+
 def _value_names(attrs, key) -> list:
     """The `iree.abi.name` of each argument (arg_attrs) or result (res_attrs); None where unnamed."""
     if key not in attrs:
@@ -216,7 +230,7 @@ def _value_names(attrs, key) -> list:
     names = []
     for d in attrs[key]:
         try:
-            names.append(str(d[NAME_ATTR]).strip('"') if NAME_ATTR in d else None)
+            names.append(_text(d[NAME_ATTR]) if NAME_ATTR in d else None)
         except (TypeError, KeyError, ValueError):
             names.append(None)
     return names

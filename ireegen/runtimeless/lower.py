@@ -16,6 +16,7 @@ the dispatches write the caller's output directly.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from . import arena, host_scalars
@@ -59,11 +60,12 @@ class CFunctionPlan:
         """Whether the generated call touches the arena at all."""
         if self.staged_inputs or self.mapped_outputs:
             return True
-        return any(t.startswith("arena") for t in self._texts())
+        return any(re.match(r"arena\b", t) for t in self._texts())
 
     @property
     def uses_state(self) -> bool:
-        return any(t.startswith("state") for t in self._texts())
+        # The local `state`, not a parameter called state_arg.
+        return any(re.match(r"state\b", t) for t in self._texts())
 
 
 def _accesses(steps) -> list:
@@ -333,21 +335,8 @@ def _step(step, places, cfn, schedule, exports, prefix: str) -> dict:
     if isinstance(step, Let):
         return dict(kind="let", name=step.name, c_type=step.c_type, expr=step.expr)
     if isinstance(step, Check):
-        return dict(kind="check", condition=step.condition, message=_c_string(step.message))
+        return dict(kind="check", condition=step.condition, message=step.message)
     return dict(kind="copy", source=ptr(step.source), target=ptr(step.target), length=step.source.length)
-
-
-def _c_string(text: str) -> str:
-    """`text` as the inside of a C string literal (printable ASCII only)."""
-    out = []
-    for ch in text:
-        if ch in '"\\':
-            out.append("\\" + ch)
-        elif " " <= ch <= "~" and ch != "?":  # no trigraphs
-            out.append(ch)
-        else:
-            out.append(" ")
-    return "".join(out)
 
 
 def write_sources(

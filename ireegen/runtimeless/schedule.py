@@ -485,7 +485,7 @@ class _Interpreter:
 
     @_handles("util.status.check_ok")
     def op_check_ok(self, op, a):
-        msg = str(op.attributes["message"]).strip('"') if "message" in op.attributes else "failed"
+        msg = _string_attr(op, "message", "failed")
         if isinstance(a[0], Sym):
             self.steps.append(Check(f"{a[0].expr} == 0", msg))
         elif a[0]:
@@ -626,7 +626,7 @@ class _Interpreter:
 
     @_handles("cf.assert")
     def op_assert(self, op, a):
-        message = str(op.attributes["msg"]).strip('"') if "msg" in op.attributes else "assertion failed"
+        message = _string_attr(op, "msg", "assertion failed")
         if isinstance(a[0], Sym):
             self.steps.append(Check(a[0].expr, message))
         elif not a[0]:
@@ -810,20 +810,42 @@ def _written(step) -> list:
     return []
 
 
+def _string_attr(op, key: str, default: str) -> str:
+    """A string attribute's text as the model wrote it (not MLIR's escaped
+    form); text.py escapes it where it enters C."""
+    if key not in op.attributes:
+        return default
+    attr = op.attributes[key]
+    value = getattr(attr, "value", None)
+    return value if isinstance(value, str) else str(attr).strip('"')
+
+
 def _op_text(op) -> str:
     text = op.get_asm(large_elements_limit=4).strip().splitlines()[0]
     return text if len(text) <= 160 else text[:157] + "..."
 
 
+# Symbols as the model wrote them, not as MLIR prints them: `@"say \22hi\22"`
+# is the function `say "hi"`, and a quoted name may hold `::`.
 def _symbol_name(op) -> str:
-    return str(op.attributes["sym_name"]).strip('"')
+    return _symbol_attr(op.attributes["sym_name"])
 
 
 def _symbol_attr(attr) -> str:
+    value = getattr(attr, "value", None)
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list) and len(value) == 1:
+        return value[0]
     return str(attr).lstrip("@").strip('"')
 
 
 def _symbol_path(attr) -> list:
+    value = getattr(attr, "value", None)
+    if isinstance(value, list):
+        return list(value)
+    if isinstance(value, str):
+        return [value]
     return [part.lstrip("@").strip('"') for part in str(attr).split("::")]
 
 
