@@ -162,6 +162,15 @@ function(ireegen_add_model target)
     list(APPEND _emit_only_args --verify-inputs "${_verify_inputs}")
   endif()
   get_filename_component(_outdir "${_ARG_OUTPUT_DIR}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_BINARY_DIR}")
+  # IREEGEN_CACHE / IREEGEN_CACHE_MODE: the shared output cache (docs/cache.md).
+  # Not an option of the output (not in the options file): only on the command.
+  set(_cache_args "")
+  if(IREEGEN_CACHE)
+    list(APPEND _cache_args --cache "${IREEGEN_CACHE}")
+  endif()
+  if(IREEGEN_CACHE_MODE)
+    list(APPEND _cache_args --cache-mode "${IREEGEN_CACHE_MODE}")
+  endif()
 
   set(_args --execution-model "${_ARG_EXECUTION_MODEL}")
   if(_ARG_MODULE_FORMAT)
@@ -264,7 +273,7 @@ function(ireegen_add_model target)
   add_custom_command(
     OUTPUT ${_IREEGEN_OUTPUTS}
     COMMAND "${IREEGEN_PYTHON_EXECUTABLE}" -m ireegen emit "${_src}" -o "${_outdir}" --name "${_ARG_NAME}" ${_args}
-            ${_emit_only_args}
+            ${_emit_only_args} ${_cache_args}
     DEPENDS "${_src}" ${_IREEGEN_MODEL_FILES} ${_verify_inputs} "${_options_file}" ${_IREEGEN_GENERATOR_FILES} ${_IREEGEN_COMPILER_FILES}
     WORKING_DIRECTORY "${_IREEGEN_CMAKE_DIR}"
     COMMENT "ireegen: generating ${_ARG_NAME} (${_IREEGEN_EXECUTION_MODEL}, ${_IREEGEN_EXECUTABLE_FORMAT}, ${_IREEGEN_MODULE_FORMAT}) from ${_ARG_SRC}"

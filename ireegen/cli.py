@@ -1,4 +1,5 @@
-"""Command line: `python -m ireegen {emit,info,parity,run,size,resolve} ...`, `--cmake-dir`, `--version`."""
+"""Command line: `python -m ireegen {emit,info,parity,run,size,resolve} ...`, `--cmake-dir`, `--bazel-dir`,
+`--version`."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import sys
 from pathlib import Path
 
 from ireegen import __version__
-from ireegen.common.errors import IreegenError, UsageError
+from ireegen.common.errors import IreegenError, UsageError, disk_full, message_lines
 from ireegen.config.modes import DATA_FORMATS, EXECUTABLE_FORMATS, EXECUTION_MODELS, MODULE_FORMATS
 
 
@@ -70,6 +71,37 @@ def _add_input_shape_arg(p) -> None:
     )
 
 
+def _add_cache_args(p) -> None:
+    p.add_argument(
+        "--cache",
+        metavar="URL",
+        help="shared output cache, Bazel's HTTP remote-cache layout (default: $IREEGEN_CACHE; docs/cache.md)",
+    )
+    p.add_argument(
+        "--cache-mode",
+        choices=("readwrite", "read"),
+        help="read: use the cache but never upload, for CI consumers (default: $IREEGEN_CACHE_MODE or readwrite)",
+    )
+
+
+def _cache_from_args(args):
+    import os
+
+    from_env = args.cache is None
+    url = os.environ.get("IREEGEN_CACHE", "") if from_env else args.cache
+    if not url:
+        return None  # --cache '' turns the cache off
+    from ireegen.output.cache import Cache
+
+    mode = args.cache_mode or os.environ.get("IREEGEN_CACHE_MODE") or "readwrite"
+    return Cache(
+        url,
+        mode,
+        url_origin="IREEGEN_CACHE" if from_env else "--cache",
+        mode_origin="--cache-mode" if args.cache_mode else "IREEGEN_CACHE_MODE",
+    )
+
+
 def _input_shapes(args) -> dict:
     from ireegen.frontend.onnx_import import parse_input_shapes
 
@@ -105,6 +137,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="ireegen", description="Generate C libraries from IREE models.")
     parser.add_argument("--version", action="version", version=f"ireegen {__version__}")
     parser.add_argument("--cmake-dir", action="store_true", help="print the folder of ireegenConfig.cmake and exit")
+    parser.add_argument(
+        "--bazel-dir", action="store_true", help="print the Bazel repository with ireegen_model() and exit"
+    )
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
 
     emit = sub.add_parser("emit", help="compile a model and write its C library")
@@ -155,6 +190,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="absolute tolerance of the verification, relative to each output's largest magnitude "
         "(default: %(default)s)",
     )
+    _add_cache_args(emit)
 
     resolve = sub.add_parser(
         "resolve", help="(for ireegen's CMake functions) validate options, print what CMake needs (data, not code)"
@@ -294,6 +330,7 @@ def _cmd_emit(args) -> int:
 
     config = _config_from_args(args)
     input_shapes = _input_shapes(args)
+    cache = _cache_from_args(args)
     result = emit(
         args.model,
         args.output_dir,
@@ -306,9 +343,11 @@ def _cmd_emit(args) -> int:
         ),
         apply_workarounds=not args.no_workarounds,
         input_shapes=input_shapes,
+        cache=cache,
     )
+    origin = f" from the cache at {cache.label}" if result.from_cache else ""
     print(
-        f"ireegen: wrote {len(result.files)} files for {result.name} to {result.outdir} "
+        f"ireegen: wrote {len(result.files)} files for {result.name} to {result.outdir}{origin} "
         f"({_verification_summary(result.manifest['verification'])})"
     )
     return 0
@@ -550,6 +589,11 @@ def _main(argv=None) -> int:
 
         print(cmake_dir())
         return 0
+    if args.bazel_dir:
+        from ireegen.common.resources import bazel_dir
+
+        print(bazel_dir())
+        return 0
     if not args.command:
         parser.print_help(sys.stderr)
         print("ireegen: error: a command is required (emit, info, parity, run, size)", file=sys.stderr)
@@ -565,7 +609,7 @@ def _main(argv=None) -> int:
         }
         return commands[args.command](args)
     except IreegenError as e:
-        print(f"ireegen: error: {e}", file=sys.stderr)
+        print("ireegen: error: " + "\n".join(message_lines(e)), file=sys.stderr)
         return e.exit_code
     except KeyboardInterrupt:
         return 130
@@ -574,3 +618,10 @@ def _main(argv=None) -> int:
 
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
+    except OSError as e:  # BrokenPipeError is one too: it is handled above
+        # A failed write() names no file: the directory the command writes to.
+        full = disk_full(e, directory=getattr(args, "output_dir", None))
+        if full is None:
+            raise
+        print("ireegen: error: " + "\n".join(message_lines(full)), file=sys.stderr)
+        return full.exit_code

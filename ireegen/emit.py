@@ -21,9 +21,11 @@ from ireegen.common.faults import fault_point
 from ireegen.common.progress import progress
 from ireegen.compile.compile_model import check_extra_flags, compile_model, vm_module_name
 from ireegen.compile.compiler import Compiler, find_compiler
+from ireegen.compile.size_limits import check_tensor_sizes
 from ireegen.config.modes import Config
 from ireegen.config.targets import check_target
 from ireegen.frontend.models import check_model_path, load_model
+from ireegen.output.cache import Cache, expectation, snapshot, write_hit
 from ireegen.output.layout import link_libraries, output_files
 from ireegen.output.outputs import MANIFEST, check_emit_target, commit, sha256_of, staging_dir
 from ireegen.output.ownership import MARKER
@@ -36,6 +38,7 @@ class EmitResult:
     name: str
     files: list = field(default_factory=list)
     manifest: dict = field(default_factory=dict)
+    from_cache: bool = False
 
 
 def module_dependencies(module_path: Path, module_format: str) -> list:
@@ -71,6 +74,28 @@ def _inputs(model_path: Path, verify: VerifyOptions) -> list:
     return inputs
 
 
+def _cached(cache, model_path, outdir, name, config, extra_flags, compiler, apply_workarounds, input_shapes, verify):
+    """The EmitResult of writing OUTDIR from `cache`; None on a miss, or
+    when the model or a file it needs cannot be read (a local emit's checks
+    then refuse it with their one line)."""
+    try:
+        source = source_json(model_path, input_shapes)
+    except (OSError, UsageError):
+        return None
+    expect = expectation(source, verify)
+    if expect is None:
+        return None
+    key = content_key(model_path, name, config, extra_flags, compiler, apply_workarounds, input_shapes, source)
+    hit = cache.lookup(key, list(output_files(name, config).values()), expect)
+    if hit is None:
+        return None
+    with staging_dir(outdir) as staging:
+        names = write_hit(hit, staging)
+        progress("writing", f"{outdir} from the cache")
+        commit(staging, outdir, names, hit.manifest)
+    return EmitResult(outdir, name, names + [MANIFEST], hit.manifest, from_cache=True)
+
+
 def emit(
     model_path,
     outdir,
@@ -81,12 +106,15 @@ def emit(
     verify: VerifyOptions | bool = True,
     apply_workarounds: bool = True,
     input_shapes: dict | None = None,
+    cache: Cache | None = None,
 ) -> EmitResult:
     """Compiles `model_path` for `config` and writes the C library into
     `outdir`, after checking that it computes what async computes (verify.py;
     `verify=False` skips that).  `apply_workarounds=False` compiles exactly
     as iree-compile would, IREE's bugs included (verification still runs).
-    `input_shapes` ({input name: dims}) pins symbolic dimensions of an ONNX model."""
+    `input_shapes` ({input name: dims}) pins symbolic dimensions of an ONNX model.
+    With a `cache` (output/cache.py), a cached output for the content key is
+    written instead of compiling, and a compiled one is uploaded."""
     if not str(outdir).strip():
         raise UsageError("-o: the output directory is an empty path")
     model_path = check_model_path(model_path)
@@ -98,8 +126,17 @@ def emit(
         verify = VerifyOptions(enabled=bool(verify))
     check_target(config.target, compiler)
     check_emit_target(outdir, [*output_files(name, config).values(), MANIFEST], _inputs(model_path, verify))
+    if cache is not None:
+        # A hit is an earlier emit of exactly these inputs, which passed
+        # every check below: it skips them (and the model's import) too.
+        hit = _cached(
+            cache, model_path, outdir, name, config, extra_flags, compiler, apply_workarounds, input_shapes, verify
+        )
+        if hit is not None:
+            return hit
 
     model = load_model(model_path, input_shapes, compiler)
+    check_tensor_sizes(model.functions, config, str(model_path))
     functions = build_functions(name, model.functions, str(model_path))
     module_name = vm_module_name(name)
     if not config.execution_model.has_vm_module:
@@ -220,6 +257,9 @@ def emit(
             emit_twin,
             verify_inputs,
         )
+        upload = snapshot(staging, list(files.values()), manifest) if cache is not None else None
         progress("writing", str(outdir))
         commit(staging, outdir, list(files.values()), manifest)
+    if upload is not None:
+        cache.store(key, upload, expectation(source, verify))
     return EmitResult(outdir, name, sorted(files.values()) + [MANIFEST], manifest)

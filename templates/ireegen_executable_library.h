@@ -1,4 +1,5 @@
-// DO NOT EDIT: copied by ireegen from its templates/ireegen_executable_library.h.
+// DO NOT EDIT: copied by ireegen from its
+// templates/ireegen_executable_library.h.
 //
 // The part of IREE's executable library ABI that runtimeless C needs, written
 // from IREE's public, versioned ABI (runtime/src/iree/hal/local/
@@ -25,7 +26,8 @@ typedef struct ireegen_library_header_t {
 } ireegen_library_header_t;
 
 typedef int (*ireegen_import_fn_t)(void* params, void* context, void* reserved);
-typedef int (*ireegen_import_thunk_fn_t)(ireegen_import_fn_t fn, void* params, void* context, void* reserved);
+typedef int (*ireegen_import_thunk_fn_t)(ireegen_import_fn_t fn, void* params,
+                                         void* context, void* reserved);
 
 // iree_hal_executable_environment_v0_t
 typedef struct ireegen_environment_t {
@@ -64,9 +66,10 @@ typedef struct ireegen_workgroup_state_t {
 } ireegen_workgroup_state_t;
 
 // iree_hal_executable_dispatch_v0_t: returns 0 on success.
-typedef int (*ireegen_dispatch_fn_t)(const ireegen_environment_t* environment,
-                                     const ireegen_dispatch_state_t* dispatch_state,
-                                     const ireegen_workgroup_state_t* workgroup_state);
+typedef int (*ireegen_dispatch_fn_t)(
+    const ireegen_environment_t* environment,
+    const ireegen_dispatch_state_t* dispatch_state,
+    const ireegen_workgroup_state_t* workgroup_state);
 
 // iree_hal_executable_dispatch_attrs_v0_t
 typedef struct ireegen_dispatch_attrs_t {

@@ -226,7 +226,8 @@ def test_uint8_stays_unsigned_end_to_end(tmp_path):
     proc = run_cli("emit", path, "-o", out, "--execution-model", "runtimeless")
     assert proc.returncode == 0, proc.stderr
     header = (out / "pre.h").read_text()
-    assert "int pre_preprocess(pre_t* model, const uint8_t* pixels, float* scaled, uint8_t* bumped);" in header
+    declaration = "int pre_preprocess(pre_t* model, const uint8_t* pixels, float* scaled, uint8_t* bumped);"
+    assert declaration in " ".join(header.split())  # as laid out: broken over two lines
     manifest = json.loads((out / "manifest.json").read_text())
     ins, outs = manifest["functions"][0]["inputs"], manifest["functions"][0]["outputs"]
     assert (ins[0]["dtype"], ins[0]["module_dtype"]) == ("uint8", "int8")

@@ -215,16 +215,35 @@ def build_runner(
     return Runner(outdir, manifest, functions, program, toolchain, build_dir)
 
 
+NPY_MAGIC = b"\x93NUMPY"
+
+
+def starts_with(path: Path, magic: bytes) -> bool:
+    try:
+        with open(path, "rb") as f:
+            return f.read(len(magic)) == magic
+    except OSError:
+        return False
+
+
+def numpy_reason(e: Exception) -> str:
+    """numpy's complaint about a file, without its advice to unpickle it."""
+    text = str(e)
+    return "it holds pickled objects, which ireegen never loads" if "pickle" in text else text
+
+
 def parse_input(text: str, value, where: str):
     """An --input: `@file.npy`, or a number for a scalar argument."""
     if text.startswith("@"):
         path = Path(text[1:])
         if not path.is_file():
             raise UsageError(f"{where}: {path}: no such file")
+        if not starts_with(path, NPY_MAGIC):
+            raise UsageError(f"{where}: {path}: not a .npy file (no .npy header); save the array with numpy.save")
         try:
             a = np.load(path, allow_pickle=False)
-        except (ValueError, OSError) as e:
-            raise UsageError(f"{where}: {path}: not a .npy file ({e})") from None
+        except (ValueError, OSError, EOFError) as e:
+            raise UsageError(f"{where}: {path}: not a readable .npy file ({numpy_reason(e)})") from None
         return a
     if value.is_tensor:
         raise UsageError(f"{where}: {value.name} is a tensor; pass it as @file.npy")

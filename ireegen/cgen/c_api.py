@@ -102,7 +102,8 @@ class CFunction:
         return self.function.name
 
     @property
-    def c_params(self) -> str:
+    def params(self) -> list:
+        """The parameters of the function's C entry point."""
         return c_params(self.prefix, self)
 
     def to_json(self) -> dict:
@@ -140,7 +141,6 @@ def build_functions(prefix: str, functions, source: str) -> list:
         values = [_c_value(n, v, macro) for n, v in zip(names, f.inputs + f.outputs)]
         inputs, outputs = values[: len(f.inputs)], values[len(f.inputs) :]
         scalars_ok = all(v.vm_scalar for v in inputs + outputs if not v.is_tensor)
-        macros.append((f"{macro}_FUNCTION_INDEX", f"@{f.name}"))
         macros += [(m, f"@{f.name} {v.source_name}") for v in values for m, _ in v.defines]
         out.append(
             CFunction(f, prefix, f"{prefix}_{symbols[f.name]}", macro, inputs, outputs, f.is_static and scalars_ok)
@@ -173,7 +173,7 @@ def c_byte_block(data: bytes, per_row: int = 16, indent: str = "    ") -> str:
     return "".join(text)[:-1]
 
 
-def c_params(prefix: str, fn: CFunction) -> str:
+def c_params(prefix: str, fn: CFunction) -> list:
     """The parameter list of a function's C entry point."""
     params = [f"{prefix}_t* model"]
     for v in fn.inputs:
@@ -188,4 +188,4 @@ def c_params(prefix: str, fn: CFunction) -> str:
             params.append(f"{v.c_type}* {v.name}")
         else:
             params.append(f"iree_hal_buffer_view_t** out_{v.name}")
-    return ", ".join(params)
+    return params

@@ -126,6 +126,24 @@ _DECLARATION = re.compile(
 )
 
 
+# Locals a body declares through the layout helpers (c_layout.py), which
+# the template expressions hold: `lead="type name = "` of call(), the
+# left side of assign(), the name of variable() and braced_variable().
+_HELPER_DECLARATIONS = (
+    re.compile(r'lead="([^"]*?)\s*=\s*"'),
+    re.compile(r'\bassign\(\s*\d+\s*,\s*"([^"]*)"'),
+)
+_HELPER_VARIABLE = re.compile(r'\b(?:braced_)?variable\(\s*\d+\s*,[^,]*,\s*"([A-Za-z_]\w*)"\s*,')
+
+
+def _helper_locals(body: str) -> set:
+    names = {m.group(1) for m in _HELPER_VARIABLE.finditer(body)}
+    for pattern in _HELPER_DECLARATIONS:
+        for m in pattern.finditer(body):
+            names.update(d.group(1) for d in _DECLARATION.finditer(f"  {m.group(1)} ="))
+    return names
+
+
 @functools.lru_cache(maxsize=1)
 def reserved_parameters() -> frozenset:
     """Names a parameter may not take: the locals the templates' function
@@ -138,6 +156,7 @@ def reserved_parameters() -> frozenset:
         text = (templates_dir() / template).read_text()
         for section in text.split(_BODY_BEGIN)[1:]:
             body = section.split(_BODY_END, 1)[0]
+            declared.update(_helper_locals(body))
             # A template expression joined to a name by `_` (`{{ v.name }}_data`)
             # is part of it; elsewhere (`{{ "static " if ... }}const`) it is
             # nothing.

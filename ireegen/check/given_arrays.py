@@ -7,21 +7,29 @@ from pathlib import Path
 
 import numpy as np
 
-from ireegen.cbuild.native_run import check_inputs
+from ireegen.cbuild.native_run import NPY_MAGIC, check_inputs, numpy_reason, starts_with
 from ireegen.common.errors import UsageError
+
+ZIP_MAGIC = b"PK"
 
 
 def _load_npz(path: Path, flag: str):
+    if not path.is_file():
+        raise UsageError(f"{flag} {path}: not a readable .npz (no such file)")
+    if starts_with(path, NPY_MAGIC):
+        raise UsageError(f"{flag} {path}: is a single .npy array, not an .npz of named arrays")
+    if not starts_with(path, ZIP_MAGIC):
+        raise UsageError(f"{flag} {path}: not a readable .npz (no zip header); save the arrays with numpy.savez")
     try:
         data = np.load(path, allow_pickle=False)
     except (OSError, ValueError, EOFError) as e:
-        raise UsageError(f"{flag} {path}: not a readable .npz ({e})") from None
+        raise UsageError(f"{flag} {path}: not a readable .npz ({numpy_reason(e)})") from None
     if not hasattr(data, "files"):
         raise UsageError(f"{flag} {path}: is a single .npy array, not an .npz of named arrays")
     try:
         return {k: data[k] for k in data.files}
     except (OSError, ValueError, EOFError) as e:
-        raise UsageError(f"{flag} {path}: not a readable .npz ({e})") from None
+        raise UsageError(f"{flag} {path}: not a readable .npz ({numpy_reason(e)})") from None
 
 
 def _match_arrays(arrays: dict, functions, values_of, flag: str, what: str) -> dict:

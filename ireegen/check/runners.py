@@ -68,13 +68,19 @@ def find_runtime_tools(bin_dir=None) -> RuntimeTools:
     return RuntimeTools(Path(libs.__file__).parent)
 
 
+MODULE_LINK = "module.vmfb"
+
+
 def run_with_tool(
     vmfb, function: str, inputs, output_count, tools: RuntimeTools | None = None, timeout: float = 300
 ) -> list:
     tools = tools or find_runtime_tools()
     workdir = Path(tempfile.mkdtemp(prefix="ireegen-run-"))
     try:
-        cmd = [str(tools.run_module), f"--module={vmfb}", f"--function={function}", "--device=local-sync"]
+        # Every path relative to the work directory: iree-run-module's flags
+        # give '@' (and more) a meaning, and OUTDIR or TMPDIR may hold one.
+        (workdir / MODULE_LINK).symlink_to(Path(vmfb).resolve())
+        cmd = [str(tools.run_module), f"--module={MODULE_LINK}", f"--function={function}", "--device=local-sync"]
         for i, x in enumerate(inputs):
             if isinstance(x, np.generic):  # a scalar argument: the bare value
                 cmd.append(f"--input={x.item()!r}" if x.dtype.kind == "f" else f"--input={int(x)}")
@@ -83,21 +89,23 @@ def run_with_tool(
             if x.dtype.name == "bfloat16":  # iree-run-module reads no bf16 .npy: raw bytes
                 path = workdir / f"input{i}.bin"
                 path.write_bytes(np.ascontiguousarray(x).tobytes())
-                cmd.append(f"--input={''.join(f'{d}x' for d in x.shape)}bf16=@{path}")
+                cmd.append(f"--input={''.join(f'{d}x' for d in x.shape)}bf16=@{path.name}")
             elif x.ndim == 0:  # a 0-d tensor<T>
                 cmd.append(f"--input={_scalar_arg(x)}")
             else:
                 path = workdir / f"input{i}.npy"
                 np.save(path, x)
-                cmd.append(f"--input=@{path}")
+                cmd.append(f"--input=@{path.name}")
         # bf16 results come back as raw bytes (iree-run-module writes no bf16
         # .npy); `output_count` may be the outputs' signature Values for that.
         values = list(output_count) if not isinstance(output_count, int) else [None] * output_count
         raw = [v is not None and v.dtype == "bfloat16" for v in values]
         outs = [workdir / (f"output{i}.bin" if r else f"output{i}.npy") for i, r in enumerate(raw)]
-        cmd += [f"--output=@{p}" for p in outs]
+        cmd += [f"--output=@{p.name}" for p in outs]
         try:
-            proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout)
+            proc = subprocess.run(
+                cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout, cwd=workdir
+            )
         except subprocess.TimeoutExpired:
             raise RunError(f"iree-run-module did not finish @{function} within {timeout:g} s") from None
         if proc.returncode != 0:

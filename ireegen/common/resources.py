@@ -1,4 +1,4 @@
-"""Locations of the data ireegen ships: jinja templates and CMake package files.
+"""Locations of the data ireegen ships: jinja templates, CMake package files and Bazel rules.
 
 An installed wheel carries them inside the package (see CMakeLists.txt); a
 source checkout has them at the top of the tree.
@@ -27,3 +27,9 @@ def templates_dir() -> Path:
 
 def cmake_dir() -> Path:
     return _data_dir("cmake")
+
+
+def bazel_dir() -> Path:
+    """A Bazel repository: WORKSPACE, BUILD, defs.bzl (ireegen_model) and the
+    forwarding rules_cc/rules_java repositories (docs/bazel.md)."""
+    return _data_dir("bazel")

@@ -13,10 +13,12 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from ireegen.common.errors import CompileError, UsageError
+from ireegen.common.errors import CompileError, DiskFullError, UsageError
+from ireegen.output.outputs import STAGING_PREFIX
 
 
 @dataclass(frozen=True)
@@ -34,6 +36,13 @@ class Compiler:
         cmd = [self.path, str(source), "-o", str(output), *flags]
         proc = run_killable(cmd, cwd=cwd)
         if proc.returncode != 0:
+            full = full_disk_of(proc.stderr, [(Path(cwd or ".") / output).parent, Path(tempfile.gettempdir())])
+            if full is not None:
+                raise DiskFullError(
+                    f"No space left on device: {full} (iree-compile could not write there while compiling "
+                    f"{diagnostics_name}); free some space{' or point TMPDIR elsewhere' if full == _tmp() else ''} "
+                    "and run it again"
+                )
             raise CompileError(
                 f"iree-compile failed for {diagnostics_name} (exit status {proc.returncode}):\n"
                 + proc.stderr.rstrip()
@@ -42,6 +51,37 @@ class Compiler:
             )
         if proc.stderr.strip() and not quiet_warnings:
             sys.stderr.write(proc.stderr)
+
+
+# Free bytes under which a failed compile is taken to have run out of space
+# (a tool that hits ENOSPC does not always say so: iree-lld reports the
+# truncated object it wrote instead).
+LOW_SPACE = 1 << 20
+_DISK_FULL_WORDS = ("No space left on device", "Disk quota exceeded", "File too large")
+
+
+def _tmp() -> Path:
+    return Path(tempfile.gettempdir())
+
+
+def full_disk_of(stderr: str, directories) -> Path | None:
+    """The directory, among those a failed tool wrote to, whose file system
+    is (nearly) full; None when the failure is not a full disk."""
+    said_so = any(words in stderr for words in _DISK_FULL_WORDS)
+    for directory in directories:
+        try:
+            free = shutil.disk_usage(directory).free
+        except OSError:
+            continue
+        if free < LOW_SPACE:
+            return _shown(Path(directory))
+    return _shown(Path(directories[0])) if said_so else None
+
+
+def _shown(directory: Path) -> Path:
+    """OUTDIR rather than the staging directory inside it, which is gone
+    by the time the user reads the message."""
+    return directory.parent if directory.name.startswith(STAGING_PREFIX) else directory
 
 
 def _die_with_parent():  # runs in the child between fork and exec

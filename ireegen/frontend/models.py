@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ireegen.common.errors import UsageError
+from ireegen.common.errors import DiagnosticsError, UsageError
 
 from .parse_guard import check_parses
 from .signature import Function, function_from_types, with_source_types
@@ -128,7 +128,8 @@ def load_model(path, input_shapes: dict | None = None, compiler=None) -> LoadedM
         # parseFile keeps file:line:col locations for text and bytecode alike.
         module = ir.Module.parseFile(str(path), context)
     except ir.MLIRError as e:
-        raise UsageError(f"{path}: malformed MLIR:\n{_format_mlir_error(e)}") from None
+        raise DiagnosticsError(f"{path}: malformed MLIR:", [_format_mlir_error(e)]) from None
+    check_function_names(module, path)
     functions = read_functions(module, path)
     if not functions:
         raise UsageError(f"{path}: the module exports no public function")
@@ -150,6 +151,7 @@ def _load_onnx(path: Path, input_shapes, compiler) -> LoadedModel:
         raise ImportFailure(
             f"{path}: IREE's ONNX lowering wrote MLIR it cannot read back:\n{_format_mlir_error(e)}"
         ) from None
+    check_function_names(module, path, "the ONNX graph's name")
     functions = []
     for f in read_functions(module, path):
         if (
@@ -184,6 +186,37 @@ def _format_location(loc) -> str:
         file, _, rest = text[5:-1].partition('"')
         return file + rest
     return text
+
+
+# Bytes a function's name may have: IREE names executables and their
+# temporary files after it (`<function>_dispatch_0...`), and a file name
+# over 255 bytes makes iree-compile fail or crash ("File name too long").
+MAX_SYMBOL_BYTES = 128
+# What IREE's flag parser trims from a value: iree-run-module (verification,
+# parity) cannot call a function whose name starts or ends with one.
+_FLAG_TRIMMED = " \t\n\v\f\r"
+
+
+def check_function_names(module, path, what: str = "") -> None:
+    """Refuses a function whose name IREE's tools cannot take: too long
+    for the files named after it, or with whitespace at either end."""
+    for op in module.body.operations:
+        if op.operation.name not in ("func.func", "util.func") or "sym_name" not in op.operation.attributes:
+            continue
+        name = _text(op.operation.attributes["sym_name"])
+        size = len(name.encode("utf-8", "surrogatepass"))
+        shown = f"@{name[:24]!r}{'...' if len(name) > 24 else ''}"
+        whose = f"{what} (function {shown})" if what else f"function {shown}"
+        if size > MAX_SYMBOL_BYTES:
+            raise UsageError(
+                f"{path}: {whose} is {size:,} bytes long; ireegen takes names of at most {MAX_SYMBOL_BYTES} bytes "
+                "(IREE names files after them): rename it"
+            )
+        if name != name.strip(_FLAG_TRIMMED):
+            raise UsageError(
+                f"{path}: {whose} starts or ends with whitespace, which IREE's tools trim from a function name "
+                "(they could not call it): rename it"
+            )
 
 
 def read_functions(module, path) -> tuple:

@@ -23,6 +23,7 @@ its ONNX name and numpy dtype.
 
 from __future__ import annotations
 
+import math
 import re
 import subprocess
 from dataclasses import dataclass
@@ -95,6 +96,13 @@ def require_onnx():
     return onnx
 
 
+# A dimension of --input-shape: decimal, ASCII digits, short enough for int().
+_DIM_RE = re.compile(r"[0-9]{1,19}", re.ASCII)
+# Elements an input given by --input-shape may have: its byte size must fit
+# the size_t and the signed index of a 32-bit target.
+MAX_INPUT_ELEMENTS = 2**31 - 1
+
+
 def parse_input_shapes(texts) -> dict:
     """`NAME=1x3x224x224` (repeatable) -> {NAME: (1, 3, 224, 224)}; `NAME=scalar` for rank 0."""
     shapes = {}
@@ -106,11 +114,18 @@ def parse_input_shapes(texts) -> dict:
             shape = ()
         else:
             parts = dims.split("x")
-            if not all(p.isdigit() and int(p) > 0 for p in parts):
+            # ASCII digits only: str.isdigit() also takes '²' and '١'.
+            if not all(_DIM_RE.fullmatch(p) and int(p) > 0 for p in parts):
                 raise UsageError(
-                    f"--input-shape {text!r}: dimensions must be positive integers joined by x, e.g. 1x1x28x28"
+                    f"--input-shape {text!r}: dimensions must be positive integers (ASCII digits) joined by x, "
+                    "e.g. 1x1x28x28"
                 )
             shape = tuple(int(p) for p in parts)
+            if math.prod(shape) > MAX_INPUT_ELEMENTS:
+                raise UsageError(
+                    f"--input-shape {text!r}: {math.prod(shape)} elements; an input may have at most "
+                    f"{MAX_INPUT_ELEMENTS} (what a 32-bit target and IREE's index type can hold)"
+                )
         if name in shapes:
             raise UsageError(f"--input-shape {text!r}: {name} is given twice")
         shapes[name] = shape

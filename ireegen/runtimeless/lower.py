@@ -19,6 +19,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from ireegen.compile.size_limits import check_static_memory
+
 from . import arena, host_scalars
 from .schedule import Alloc, Buf, Check, Copy, Dispatch, Fill, Let, Load, RuntimelessError, Schedule, Sym
 
@@ -175,6 +177,17 @@ def plan_function(cfn, fs, where: str, constant_offsets: dict, state_offsets: di
     return plan, places
 
 
+def _pin_hint(v, where: str) -> str:
+    """How the user gives a dynamic input a static shape."""
+    if where.endswith(".onnx"):
+        example = "x".join("N" if d is None else str(d) for d in v.value.shape) or "scalar"
+        return (
+            f"pin it with --input-shape {v.value.name}={example} (CLI) or "
+            f"INPUT_SHAPES {v.value.name}={example} (CMake), N the size you need"
+        )
+    return "give the MLIR function static dimensions (--input-shape and INPUT_SHAPES take .onnx models)"
+
+
 def check_functions(functions: list, where: str) -> None:
     """Refuses, before compiling, a signature runtimeless C cannot take,
     naming the value at fault."""
@@ -185,7 +198,7 @@ def check_functions(functions: list, where: str) -> None:
                     "; runtimeless C needs static shapes (a result whose shape depends on input values "
                     "cannot be planned)"
                     if v in cfn.outputs
-                    else "; runtimeless C needs static shapes"
+                    else f"; runtimeless C needs static shapes: {_pin_hint(v, where)}"
                 )
                 kind = "result" if v in cfn.outputs else "argument"
                 raise RuntimelessError(
@@ -363,6 +376,7 @@ def write_sources(
         module = ir.Module.parseFile(str(program_ir))
         schedule = read_schedule(module, {f.name: f.function for f in functions}, where)
     lowered = lower(schedule, functions, where)
+    check_static_memory(lowered["arena_size"], lowered["state_size"], where)
     object_file = files["executables-object"]
     header_file = files["abi-header"]
     queries = [f"{symbol}_library_query" for symbol in schedule.executables]

@@ -1,0 +1,202 @@
+"""The Bazel rules (bazel/, `python -m ireegen --bazel-dir`) on Debian's
+Bazel 4.2.3: samples/bazel builds, verifies and runs (data_format c and asm); a clean build of a
+second checkout (another output base) takes the ireegen action from a
+remote cache (nginx); the declared outputs are ireegen's own layout.
+
+One Bazel server per checkout, small (--jobs 2, -Xmx1g), shut down after;
+Bazel's first start is slow, so the workspace builds once per session."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from cache_server import NGINX, nginx_cache
+from conftest import ROOT, run_cli, sample_cases
+
+from ireegen.output.bazel_layout import starlark
+
+BAZEL = shutil.which("bazel")
+needs_bazel = pytest.mark.skipif(not BAZEL or not NGINX, reason="needs bazel (bazel-bootstrap) and nginx")
+
+
+def test_layout_bzl_is_generated_from_the_layout_table():
+    assert (ROOT / "bazel" / "layout.bzl").read_text() == starlark(), (
+        "bazel/layout.bzl is stale: run `python -m ireegen.output.bazel_layout`"
+    )
+
+
+def test_bazel_dir_is_a_repository_with_the_rules():
+    proc = run_cli("--bazel-dir")
+    assert proc.returncode == 0
+    d = Path(proc.stdout.strip())
+    for f in ("WORKSPACE", "BUILD", "defs.bzl", "layout.bzl", "rules_cc/cc/defs.bzl", "rules_java/java/defs.bzl"):
+        assert (d / f).is_file(), f
+
+
+class Checkout:
+    """samples/bazel and bazel/ copied to `root`, as a checkout has them."""
+
+    def __init__(self, root: Path, user_root: Path):
+        self.root = root
+        shutil.copytree(ROOT / "bazel", root / "bazel")
+        shutil.copytree(
+            ROOT / "samples" / "bazel", root / "samples" / "bazel", ignore=shutil.ignore_patterns("bazel-*")
+        )
+        self.workspace = root / "samples" / "bazel"
+        self.user_root = user_root
+
+    def bazel(self, command, *args):
+        startup = [f"--output_user_root={self.user_root}", "--host_jvm_args=-Xmx1g", "--max_idle_secs=120"]
+        flags = []
+        if command == "build":
+            flags = ["--jobs=2", f"--@ireegen//:python={sys.executable}"]
+            if os.environ.get("PYTHONPATH"):  # a worktree's ireegen, as the tests run it
+                flags.append(f"--action_env=PYTHONPATH={os.environ['PYTHONPATH']}")
+        return subprocess.run(
+            [BAZEL, *startup, command, *flags, *args],
+            cwd=self.workspace,
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
+
+
+def spawns(log: Path) -> list:
+    """The spawns of an --execution_log_json_file (concatenated JSON objects)."""
+    decoder, text, out, i = json.JSONDecoder(), log.read_text(), [], 0
+    while i < len(text):
+        while i < len(text) and text[i].isspace():
+            i += 1
+        if i == len(text):
+            break
+        obj, i = decoder.raw_decode(text, i)
+        out.append(obj)
+    return out
+
+
+@pytest.fixture(scope="module")
+def builds(tmp_path_factory):
+    """Checkout A builds cold against an empty remote cache; checkout B, at
+    another path (so another output base), builds clean against it."""
+    tmp = tmp_path_factory.mktemp("bazel")
+    user_root = tmp / "user_root"
+    results = {}
+    with nginx_cache(tmp / "nginx") as server:
+        for label, path in (("a", tmp / "a"), ("b", tmp / "elsewhere" / "b")):
+            co = Checkout(path, user_root)
+            log = tmp / f"{label}.exec.json"
+            try:
+                build = co.bazel("build", f"--remote_cache={server.url}", f"--execution_log_json_file={log}", "//:all")
+                assert build.returncode == 0, build.stderr[-4000:]
+                run = {
+                    demo: subprocess.run([co.workspace / "bazel-bin" / demo], capture_output=True, text=True)
+                    for demo in ("simple_mul_demo", "mlp_demo")
+                }
+                bad = None
+                if label == "a":
+                    bad_pkg = co.workspace / "bad"
+                    bad_pkg.mkdir()
+                    (bad_pkg / "BUILD").write_text(
+                        'load("@ireegen//:defs.bzl", "ireegen_model")\n'
+                        'ireegen_model(name = "m", src = "//:simple_mul.mlir", execution_model = "runtimeless",'
+                        ' module_format = "vmfb")\n'
+                    )
+                    bad = co.bazel("build", "//bad:m")
+                    results["onnx"] = _onnx_builds(co)
+                results[label] = (co, build, run, spawns(log), bad)
+            finally:
+                co.bazel("shutdown")
+        results["requests"] = server.requests()
+    return results
+
+
+def _onnx_builds(co):
+    """An ONNX model with its weights in an external data file, declared
+    (model_data) and not: (build with, build without)."""
+    try:
+        from test_onnx import _save, mlp_model
+    except ImportError:  # no onnx here: the ONNX tests skip
+        return None
+    pkg = co.workspace / "onnx"
+    pkg.mkdir()
+    save = dict(save_as_external_data=True, all_tensors_to_one_file=True, location="mlp.weights", size_threshold=0)
+    _save(mlp_model(), pkg / "mlp.onnx", **save)
+    (pkg / "BUILD").write_text(
+        'load("@ireegen//:defs.bzl", "ireegen_model")\n'
+        'ireegen_model(name = "net", src = "mlp.onnx", model_data = ["mlp.weights"],'
+        ' input_shapes = ["image=2x64"], execution_model = "runtimeless")\n'
+        'ireegen_model(name = "undeclared", src = "mlp.onnx",'
+        ' input_shapes = ["image=2x64"], execution_model = "runtimeless")\n'
+    )
+    return co.bazel("build", "//onnx:net"), co.bazel("build", "//onnx:undeclared")
+
+
+def _emit_spawns(spawn_list, model):
+    return [
+        s
+        for s in spawn_list
+        if s.get("mnemonic") == "IreegenEmit" and any(f"/{model}_ireegen/" in o["path"] for o in s["actualOutputs"])
+    ]
+
+
+@needs_bazel
+def test_the_sample_workspace_builds_verifies_and_runs(builds):
+    co, build, run, spawn_list, _ = builds["a"]
+    assert build.stdout.count("verified against async: max abs error") == 2, build.stdout
+    demo = run["simple_mul_demo"]
+    assert demo.returncode == 0, demo.stderr
+    assert demo.stdout.splitlines() == ["-2 * 3 = -6", "-0.5 * 3.25 = -1.625", "1 * 3.5 = 3.5", "2.5 * 3.75 = 9.375"]
+    # The MLP's weights come from the .incbin of data_format asm: numpy's logits.
+    assert run["mlp_demo"].returncode == 0, run["mlp_demo"].stderr
+    expected = sample_cases()["mlp"][3][0]  # for x[i] = i * 0.25 - 2, as mlp_main.c has it
+    logits = np.array([float(v) for v in run["mlp_demo"].stdout.split()], np.float32)
+    np.testing.assert_allclose(logits, expected.reshape(-1), rtol=1e-5, atol=1e-5)
+    for model, blobs in (("simple_mul", []), ("mlp", ["mlp_constants.bin"])):
+        (emit,) = _emit_spawns(spawn_list, model)
+        assert not emit["remoteCacheHit"]
+        # Its declared outputs are exactly what emit wrote (manifest.json lists them).
+        outdir = co.workspace / "bazel-bin" / f"{model}_ireegen"
+        manifest = json.loads((outdir / "manifest.json").read_text())
+        declared = sorted(Path(o["path"]).name for o in emit["actualOutputs"])
+        assert declared == sorted([f["path"] for f in manifest["files"]] + ["manifest.json"])
+        assert sorted(p.name for p in outdir.iterdir()) == declared
+        assert set(blobs) <= set(declared)
+        # Inputs: the model only (no globbing of the source tree).
+        assert [Path(i["path"]).name for i in emit["inputs"]] == [f"{model}.mlir"]
+
+
+@needs_bazel
+def test_a_clean_build_elsewhere_gets_the_ireegen_action_from_the_remote_cache(builds):
+    _, build, run, spawn_list, _ = builds["b"]
+    for model in ("simple_mul", "mlp"):
+        (emit,) = _emit_spawns(spawn_list, model)
+        assert emit["remoteCacheHit"], emit
+    assert "remote cache hit" in build.stderr
+    for demo, proc in run.items():
+        assert proc.returncode == 0 and proc.stdout == builds["a"][2][demo].stdout
+    assert any(r[0] == "GET" and r[1].startswith("/ac/") and r[2] == "200" for r in builds["requests"])
+
+
+@needs_bazel
+def test_onnx_external_data_is_a_declared_input(builds):
+    if builds.get("onnx") is None:
+        pytest.skip("onnx is not installed")
+    declared, undeclared = builds["onnx"]
+    assert declared.returncode == 0, declared.stderr[-3000:]
+    assert "verified against async" in declared.stdout
+    # The sandbox shows the action only its declared inputs: without
+    # model_data the weights are not there, and emit says so.
+    assert undeclared.returncode != 0
+    assert "its external data file mlp.weights is missing" in undeclared.stdout + undeclared.stderr
+
+
+@needs_bazel
+def test_an_impossible_combination_fails_at_analysis_with_ireegens_message(builds):
+    bad = builds["a"][4]
+    assert bad.returncode != 0
+    assert "ireegen_model(m): --module-format vmfb: --execution-model runtimeless has no VM module" in bad.stderr
