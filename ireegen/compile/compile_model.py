@@ -63,7 +63,7 @@ def vm_module_name(name: str) -> str:
 _COMPILER_OUTPUTS = ("module", "module-emitc", "executables-object", "executables-header")
 
 # What runtimeless compiles to instead of a module: the HAL-level program,
-# read by schedule.py and not kept.
+# read by runtimeless/interpret/ and not kept.
 PROGRAM_IR = "program.hal.mlir"
 
 

@@ -38,7 +38,7 @@ EXECUTION_MODELS = {
             "inline-dynamic", "inline-dynamic", ("embedded-elf", "static-library", "vmvx"), "hal_inline", True
         ),
         # No VM at all: ireegen reads the async program's schedule at emit time
-        # (schedule.py) and writes it out as plain C.
+        # (runtimeless/interpret/) and writes it out as plain C.
         ExecutionModel("runtimeless", "async-internal", ("static-library",), "", False),
     )
 }

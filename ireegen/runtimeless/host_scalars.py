@@ -1,6 +1,6 @@
 """Host scalars, folded at emit time or written as C for run time.
 
-The runtimeless interpreter (schedule.py) runs the program's host code at
+The runtimeless interpreter (interpret/) runs the program's host code at
 emit time.  Most host scalars are constants it folds here (`fold_*`).  A
 value only known when the C runs, one the program reads from device data
 (`hal.buffer.load`: a slice start, a pad width, a quantization zero point)

@@ -369,7 +369,7 @@ def write_sources(
 
     from ireegen.cgen.render import render
 
-    from .schedule import read_schedule
+    from .interpret.read import read_schedule
 
     where = context["source"]
     with ir.Context():
