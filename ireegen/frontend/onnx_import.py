@@ -40,7 +40,14 @@ MIN_OPSET = 17
 
 LOWERING_FLAGS = ("--compile-to=input", "--iree-torch-emit-async-entry-points=false", "--mlir-print-debuginfo")
 
-INSTALL_HINT = "pip install 'ireegen[onnx]'"
+
+def install_hint(extra: str) -> str:
+    """How to install an optional dependency: ireegen is on no package index,
+    so from the checkout, with the extra that pins the version."""
+    return f"pip install -e '.[{extra}]' in the ireegen checkout"
+
+
+INSTALL_HINT = install_hint("onnx")
 
 
 class ImportFailure(UsageError):
