@@ -32,6 +32,7 @@ from pathlib import Path
 from ireegen.common.errors import UsageError
 
 from .containment import contained_file, shown
+from .mlir_text import mlir_escaped
 
 # Oldest default-domain opset whose ops IREE's ONNX lowering (torch-mlir)
 # covers; an older model that IREE cannot take as it is is upgraded to it
@@ -374,7 +375,7 @@ def _file_locations(text: str, model, path: Path) -> str:
     line_of = {}
     for i, node in enumerate(model.graph.node):
         line_of.setdefault(node.name, i + 1)
-    file = path.name.replace("\\", "\\\\").replace('"', '\\"')
+    file = mlir_escaped(path.name)
 
     def sub(m):
         name = m.group(1)
