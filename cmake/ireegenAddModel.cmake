@@ -28,17 +28,19 @@ function(_ireegen_default_triple out_var)
   set(${out_var} "${_triple}" PARENT_SCOPE)
 endfunction()
 
-# find_package(IREERuntime) once, on first need, with a clear error.
-macro(_ireegen_require_runtime target)
+# find_package(IREERuntime) once, on first need.  Without an SDK the error is
+# one sentence: the way to build with a C compiler alone (runtimeless), and
+# the way to get the SDK.  `mode` is "EXECUTION_MODEL <m>", and says when it
+# is the default.
+macro(_ireegen_require_runtime target mode)
   if(NOT TARGET iree_base_base)
     find_package(Threads REQUIRED)
     find_package(IREERuntime CONFIG QUIET)
     if(NOT IREERuntime_FOUND)
       message(FATAL_ERROR
-        "ireegen_add_model(${target}): this execution model needs the IREE runtime C SDK, "
-        "and find_package(IREERuntime CONFIG) found none. Build IREE's runtime "
-        "(-DIREE_BUILD_COMPILER=OFF; ireegen's docs/iree-runtime.md) and configure with "
-        "-DIREERuntime_DIR=<its build tree or install prefix>/lib/cmake/IREE.")
+        "ireegen_add_model(${target}): ${mode} links the IREE runtime C SDK, which "
+        "find_package(IREERuntime CONFIG) did not find; add EXECUTION_MODEL runtimeless to build with a C "
+        "compiler alone, or build the SDK (ireegen's docs/iree-runtime.md) and set -DIREERuntime_DIR.")
     endif()
   endif()
 endmacro()
@@ -129,8 +131,12 @@ function(ireegen_add_model target)
   if(NOT _ARG_NAME)
     set(_ARG_NAME "${target}")
   endif()
+  # The default is the CLI's (async, what IREE runtime users expect); without
+  # an IREE runtime SDK the configure step says to choose runtimeless.
+  set(_mode_text "EXECUTION_MODEL ${_ARG_EXECUTION_MODEL}")
   if(NOT _ARG_EXECUTION_MODEL)
     set(_ARG_EXECUTION_MODEL async)
+    set(_mode_text "EXECUTION_MODEL async (the default)")
   endif()
   if(NOT _ARG_OUTPUT_DIR)
     set(_ARG_OUTPUT_DIR "${CMAKE_CURRENT_BINARY_DIR}/ireegen/${target}")
@@ -317,7 +323,7 @@ function(ireegen_add_model target)
     IREEGEN_OUTPUT_DIR "${_outdir}")
   target_compile_features(${target} PRIVATE c_std_11)
   if(_IREEGEN_RUNTIME_TARGETS)
-    _ireegen_require_runtime(${target})
+    _ireegen_require_runtime(${target} "${_mode_text}")
     target_link_libraries(${target} PUBLIC ${_IREEGEN_RUNTIME_TARGETS})
   endif()
   if(_IREEGEN_LINK_LIBRARIES AND NOT WIN32)

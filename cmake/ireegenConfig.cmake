@@ -5,7 +5,7 @@
 #
 #   ireegen_add_model(<target> SRC <model>
 #                     [NAME <c-prefix>]
-#                     [EXECUTION_MODEL async|inline-static|inline-dynamic]
+#                     [EXECUTION_MODEL async|inline-static|inline-dynamic|runtimeless]
 #                     [EXECUTABLE_FORMAT embedded-elf|static-library|vmvx]
 #                     [MODULE_FORMAT vmfb|emitc]
 #                     [DATA_FORMAT asm|c]
@@ -22,6 +22,10 @@
 # SRC is .mlir, .mlirbc or .onnx (an ONNX model's external data files are
 # dependencies too; INPUT_SHAPES pins its symbolic dimensions, e.g.
 # image=1x1x28x28; INPUT_VALUES makes inputs constants, e.g. sr=16000).
+#
+# EXECUTION_MODEL defaults to async, as in the CLI; async and the inline
+# modes link the IREE runtime C SDK (find_package(IREERuntime), see
+# docs/iree-runtime.md), runtimeless needs only a C compiler.
 #
 # It runs `python -m ireegen emit` at build time and creates the static
 # library <target> with the generated sources, its include directory PUBLIC

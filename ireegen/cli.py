@@ -1,4 +1,5 @@
-"""Command line: `python -m ireegen {emit,info} ...`, `--cmake-dir` and `--bazel-dir`."""
+"""Command line: `python -m ireegen {emit,info,parity,run,size,resolve} ...`, `--cmake-dir`, `--bazel-dir`,
+`--version`."""
 
 from __future__ import annotations
 
@@ -638,7 +639,7 @@ def _main(argv=None) -> int:
         return 0
     if not args.command:
         parser.print_help(sys.stderr)
-        print("ireegen: error: a command is required (emit, info, parity, run, resolve)", file=sys.stderr)
+        print("ireegen: error: a command is required (emit, info, parity, run, size)", file=sys.stderr)
         return 2
     try:
         commands = {

@@ -1,8 +1,20 @@
-"""pytest plugin (registered through the `pytest11` entry point).
+"""pytest plugin: the `ireegen_parity` fixture.  Register it in your
+project's top-level conftest.py:
+
+    pytest_plugins = ["ireegen.pytest_plugin"]
+
+(or run pytest with `-p ireegen.pytest_plugin`).  Then:
 
     def test_my_model(ireegen_parity):
-        ireegen_parity("model.mlir")                  # all three execution models
-        ireegen_parity("model.mlir", modes=["async", "inline-static"], rtol=1e-4)
+        ireegen_parity("model.mlir")              # async, inline-static, inline-dynamic
+        ireegen_parity("model.mlir", modes=["async", "runtimeless"], rtol=1e-4)
+        ireegen_parity("model.onnx", input_shapes={"image": (1, 64)})
+
+It takes `ireegen.parity.parity()`'s arguments: `modes` (default async,
+inline-static and inline-dynamic, the VM modes; add "runtimeless" to check
+the plain C too), `rtol`/`atol`, `function`, `inputs`/`inputs_file`,
+`expected`/`expected_file`, `input_shapes` (an ONNX model's symbolic
+dimensions, name -> dims, as `--input-shape`), `runtimeless_target`, ...
 
 A relative model path is found beside the test file (as `open()` in a test
 would not, but as a test's data files usually are); when no such file is
@@ -10,6 +22,14 @@ there, it is taken relative to the current directory.
 
 The fixture fails the test with the parity table when the modes disagree.
 `ireegen.parity.assert_parity` does the same outside the fixture.
+
+There is no `pytest11` entry point on purpose: pytest marks every module of
+a distribution with one for assertion rewriting, and an editable install's
+finder module (`_editable_skbc_ireegen`, imported at start-up) then gets a
+PytestAssertRewriteWarning in every run of every project.  Registered by
+name, only this module is marked.  (An install made before this change
+still has the entry point: `pip install -e .` again, or pytest reports the
+plugin as registered twice.)
 """
 
 from pathlib import Path

@@ -6,6 +6,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+# The plugin's fixture for ireegen's own tests (a user's conftest.py says
+# `pytest_plugins = ["ireegen.pytest_plugin"]`; imported, it also works
+# beside an older install that still autoloads the plugin).
+from ireegen.pytest_plugin import ireegen_parity  # noqa: F401
+
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "samples"
 
@@ -17,6 +22,20 @@ def load_sample_module(relpath: str):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def run_user_pytest(tests: Path, cwd: Path) -> subprocess.CompletedProcess:
+    """pytest in a user's project whose conftest.py registers ireegen's plugin
+    as the docs say.  (`-p no:ireegen` keeps an older install's `pytest11`
+    entry point from registering it a second time.)"""
+    (tests / "conftest.py").write_text('pytest_plugins = ["ireegen.pytest_plugin"]\n')
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:ireegen", str(tests)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        cwd=cwd,
+    )
 
 
 def run_cli(*args, cwd=None):

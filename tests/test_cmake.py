@@ -213,15 +213,35 @@ def test_target_named_like_a_system_library_is_refused(tmp_path):
     )
 
 
-def test_runtime_mode_without_runtime_says_how_to_get_one(tmp_path):
+def _error_messages(output: str) -> list:
+    """The text of each `CMake Error` in a configure's output, CMake's line
+    wrapping undone."""
+    return [
+        " ".join(block.split("\nCall Stack")[0].split("\n", 1)[1].split())
+        for block in output.split("CMake Error at ")[1:]
+    ]
+
+
+@pytest.mark.parametrize(
+    "mode_args, mode_text",
+    [("", "EXECUTION_MODEL async (the default)"), ("EXECUTION_MODEL inline-static", "EXECUTION_MODEL inline-static")],
+)
+def test_default_mode_without_an_sdk_names_runtimeless_in_one_sentence(tmp_path, mode_args, mode_text):
+    """No IREE runtime C SDK (none on any registry): ireegen_add_model()
+    without EXECUTION_MODEL fails at configure time with one sentence that
+    names EXECUTION_MODEL runtimeless, and docs/iree-runtime.md for the SDK."""
     p = Project(tmp_path, GENERATORS[0], {"m1": SIMPLE})
     (p.src / "CMakeLists.txt").write_text(
         "cmake_minimum_required(VERSION 3.21)\nproject(t C)\nfind_package(ireegen CONFIG REQUIRED)\n"
-        "ireegen_add_model(t1 SRC m1.mlir)\n"
+        f"ireegen_add_model(t1 SRC m1.mlir {mode_args})\n"
     )
     proc = p.configure("-DIREERuntime_DIR=/nonexistent")
     assert proc.returncode != 0
-    assert "IREERuntime_DIR" in proc.stdout and "IREE runtime" in " ".join(proc.stdout.split())
+    assert _error_messages(proc.stdout) == [
+        f"ireegen_add_model(t1): {mode_text} links the IREE runtime C SDK, which find_package(IREERuntime CONFIG) "
+        "did not find; add EXECUTION_MODEL runtimeless to build with a C compiler alone, or build the SDK "
+        "(ireegen's docs/iree-runtime.md) and set -DIREERuntime_DIR."
+    ], proc.stdout
 
 
 def test_cross_toolchain_sets_the_default_triple(tmp_path):

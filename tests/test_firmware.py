@@ -177,14 +177,9 @@ def test_parity_and_size_cli_for_a_bare_metal_target(tmp_path):
     assert f"flash {report['flash']['total']:>9,} B" in proc.stdout
 
 
-@pytest.mark.parametrize("cpu", ["cortex-m4", "cortex-m55", "cortex-m0plus"])
-def test_firmware_sample_builds_and_runs_under_qemu(tmp_path, cpu):
-    _require_tools()
-    if shutil.which("cmake") is None or shutil.which("ninja") is None:
-        pytest.skip("cmake or ninja not installed")
+def _configure_firmware_sample(build, cpu, *defs, check=True):
     cmake_dir = run_cli("--cmake-dir").stdout.strip()
-    build = tmp_path / "build"
-    subprocess.run(
+    return subprocess.run(
         [
             "cmake",
             "-G",
@@ -197,13 +192,18 @@ def test_firmware_sample_builds_and_runs_under_qemu(tmp_path, cpu):
             f"-DIREEGEN_CORTEX_M_CPU={cpu}",
             f"-Direegen_DIR={cmake_dir}",
             f"-DIREEGEN_PYTHON_EXECUTABLE={sys.executable}",
+            *defs,
         ],
-        check=True,
+        check=check,
         stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
     )
+
+
+def _build_and_run_firmware_sample(build, cpu) -> tuple:
     log = subprocess.run(["cmake", "--build", build], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     assert log.returncode == 0, log.stdout
-    assert "flash" in log.stdout and "arena" in log.stdout  # the build-time footprint
     run = subprocess.run(
         [
             "qemu-system-arm",
@@ -223,11 +223,55 @@ def test_firmware_sample_builds_and_runs_under_qemu(tmp_path, cpu):
         timeout=120,
     )
     assert run.returncode == 0, run.stdout
-    numbers = [float(w) for w in run.stdout.split()]
+    return log.stdout, np.array([float(w) for w in run.stdout.split()], np.float32)
+
+
+def _require_cmake():
+    _require_tools()
+    if shutil.which("cmake") is None or shutil.which("ninja") is None:
+        pytest.skip("cmake or ninja not installed")
+
+
+@pytest.mark.parametrize("cpu", ["cortex-m4", "cortex-m55", "cortex-m0plus"])
+def test_firmware_sample_builds_and_runs_under_qemu(tmp_path, cpu):
+    _require_cmake()
+    build = tmp_path / "build"
+    _configure_firmware_sample(build, cpu)
+    log, numbers = _build_and_run_firmware_sample(build, cpu)
+    assert "flash" in log and "arena" in log  # the build-time footprint
     _, _, _, expected = sample_cases()["mlp"]
-    np.testing.assert_allclose(np.array(numbers, np.float32), expected[0].ravel(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(numbers, expected[0].ravel(), rtol=1e-5, atol=1e-6)
     footprint = json.loads((build / "ireegen" / "mlp.footprint.json").read_text())
     assert footprint["target"]["cpu"] == cpu and footprint["objects"] == "given"
+
+
+def test_firmware_sample_runs_another_models_names(tmp_path):
+    """-DMODEL= with a function and tensors named otherwise than the MLP's."""
+    _require_cmake()
+    model = tmp_path / "negate.mlir"
+    model.write_text(
+        "func.func @forward(%x: tensor<3x4xf32>) -> tensor<3x4xf32> {\n"
+        "  %0 = arith.negf %x : tensor<3x4xf32>\n  return %0 : tensor<3x4xf32>\n}\n"
+    )
+    build = tmp_path / "build"
+    _configure_firmware_sample(build, "cortex-m4", f"-DMODEL={model}")
+    _, numbers = _build_and_run_firmware_sample(build, "cortex-m4")
+    np.testing.assert_array_equal(numbers, -(np.arange(12, dtype=np.float32) * 0.25 - 2))
+
+
+def test_firmware_sample_refuses_a_signature_it_cannot_call(tmp_path):
+    _require_cmake()
+    model = SAMPLES / "simple_mul" / "simple_mul.mlir"
+    proc = _configure_firmware_sample(tmp_path / "build", "cortex-m4", f"-DMODEL={model}", check=False)
+    assert proc.returncode != 0
+    errors = proc.stdout.split("CMake Error at ")[1:]
+    assert len(errors) == 1, proc.stdout
+    message = " ".join(errors[0].split("\n\n")[0].split("\n", 1)[1].split())
+    assert message == (
+        f"samples/firmware: MODEL {model}: main.c calls the model's first function with one float32 tensor of "
+        "static shape and prints its one float32 result, and @simple_mul does not fit (2 inputs, 1 results; see "
+        "`ireegen info`); write a main.c for it"
+    )
 
 
 def test_optimize_for_size_and_quiet_glue(tmp_path):

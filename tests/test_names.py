@@ -287,13 +287,21 @@ def test_text_rule_keeps_outside_text_data(tmp_path, text):
 
 
 @pytest.mark.skipif(shutil.which("cc") is None, reason="needs a C compiler")
-def test_model_file_name_cannot_become_code(tmp_path, capsys):
-    """The model's file name is in every file's banner: a name with a
-    newline and a constructor stays a comment, and the library builds."""
+@pytest.mark.parametrize("suffix", [".mlir", ".onnx"])
+def test_model_file_name_cannot_become_code(tmp_path, capsys, suffix):
+    """The model's file name is in every file's banner (and, for ONNX, in the
+    imported program's locations): a name with a newline, a quote and a
+    constructor stays a comment, and the library builds."""
     from ireegen.cgen.render import banner
 
-    name = "x\n__attribute__((constructor)) static void pwn(void) { } \\"
-    model = _model(tmp_path / f"{name}.mlir", ["f"])
+    name = 'x\n__attribute__((constructor)) static void pwn(void) { } "q" \\'
+    if suffix == ".onnx":
+        pytest.importorskip("onnx")
+        from test_symbols import add_model
+
+        model = add_model(tmp_path / f"{name}.onnx", 2.0, "main_graph")
+    else:
+        model = _model(tmp_path / f"{name}.mlir", ["f"])
     out = tmp_path / "out"
     status = main(["emit", str(model), "-o", str(out), "--name", "m", "--execution-model", "runtimeless"])
     err = capsys.readouterr().err

@@ -3,12 +3,11 @@ report, and the IREE bug its workaround exists for."""
 
 import importlib.util
 import json
-import subprocess
 import sys
 
 import numpy as np
 import pytest
-from conftest import ROOT, SAMPLES, run_cli
+from conftest import ROOT, SAMPLES, run_cli, run_user_pytest
 
 from ireegen.parity import assert_parity, parity
 
@@ -128,12 +127,6 @@ def test_assert_parity_api_and_pytest_fixture(ireegen_parity):
 def test_pytest_plugin_fails_a_user_test_with_the_report(tmp_path):
     test = tmp_path / "test_user.py"
     test.write_text(f"def test_model(ireegen_parity):\n    ireegen_parity({str(MLP)!r}, apply_workarounds=False)\n")
-    proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(test)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        cwd=tmp_path,
-    )
+    proc = run_user_pytest(tmp_path, cwd=tmp_path)
     assert proc.returncode == 1, proc.stdout
     assert "execution models disagree" in proc.stdout and "source_buffer is null" in proc.stdout

@@ -48,8 +48,10 @@ def require_onnxruntime():
     try:
         import onnxruntime
     except ImportError:
+        from ireegen.frontend.onnx_import import install_hint
+
         raise UsageError(
-            "--reference onnxruntime needs the onnxruntime package: pip install 'ireegen[onnxruntime]'"
+            f"--reference onnxruntime needs the onnxruntime package: {install_hint('onnxruntime')}"
         ) from None
     return onnxruntime
 

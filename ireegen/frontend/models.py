@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ireegen.common.errors import DiagnosticsError, UsageError
 
+from .mlir_text import mlir_escaped
 from .parse_guard import check_parses
 from .signature import Function, function_from_types, with_source_types
 
@@ -64,26 +65,12 @@ class LoadedModel:
             f.write(normalize_locations(text.getvalue(), str(self.path), self.path.name))
 
 
-def _mlir_escaped(text: str) -> str:
-    """A string as MLIR's printer writes it (llvm::printEscapedString)."""
-    out = []
-    for b in text.encode():
-        c = chr(b)
-        if c == "\\":
-            out.append("\\\\")
-        elif 0x20 <= b < 0x7F and c != '"':
-            out.append(c)
-        else:
-            out.append(f"\\{b:02X}")
-    return "".join(out)
-
-
 def normalize_locations(ir_text: str, read_as: str, file_name: str) -> str:
     """Replaces the path the model was parsed from by its file name in every
     location of printed IR."""
     if read_as == file_name:
         return ir_text
-    return ir_text.replace(f'loc("{_mlir_escaped(read_as)}"', f'loc("{_mlir_escaped(file_name)}"')
+    return ir_text.replace(f'loc("{mlir_escaped(read_as)}"', f'loc("{mlir_escaped(file_name)}"')
 
 
 def check_model_path(path) -> Path:

@@ -33,6 +33,7 @@ from pathlib import Path
 from ireegen.common.errors import UsageError
 
 from .containment import contained_file, shown
+from .mlir_text import mlir_escaped
 from .onnx_fold import fold_known, if_hint, needs_folding
 from .onnx_rewrites import apply_rewrites
 
@@ -43,7 +44,14 @@ MIN_OPSET = 17
 
 LOWERING_FLAGS = ("--compile-to=input", "--iree-torch-emit-async-entry-points=false", "--mlir-print-debuginfo")
 
-INSTALL_HINT = "pip install 'ireegen[onnx]'"
+
+def install_hint(extra: str) -> str:
+    """How to install an optional dependency: ireegen is on no package index,
+    so from the checkout, with the extra that pins the version."""
+    return f"pip install -e '.[{extra}]' in the ireegen checkout"
+
+
+INSTALL_HINT = install_hint("onnx")
 
 
 class ImportFailure(UsageError):
@@ -505,7 +513,7 @@ def _file_locations(text: str, model, path: Path) -> str:
     line_of = {}
     for i, node in enumerate(model.graph.node):
         line_of.setdefault(node.name, i + 1)
-    file = path.name.replace("\\", "\\\\").replace('"', '\\"')
+    file = mlir_escaped(path.name)
 
     def sub(m):
         name = m.group(1)

@@ -189,7 +189,7 @@ def recover(outdir: Path) -> list:
         if fd is None:
             # Not ireegen's, or an emit killed before it marked its directory:
             # removed only when empty, never emptied.
-            if not _lexists(staging / _OWNER):
+            if not os.path.lexists(staging / _OWNER):
                 try:
                     os.rmdir(staging)
                     removed.append(staging.name)
@@ -200,7 +200,7 @@ def recover(outdir: Path) -> list:
             if not _flock(fd, blocking=False):
                 continue  # a live emit is still working in it
             complete = True
-            if _lexists(staging / _JOURNAL):
+            if os.path.lexists(staging / _JOURNAL):
                 journal = _read_journal(staging)
                 complete = journal is not None and _roll_back(staging, outdir, journal)
             if complete:
@@ -209,14 +209,6 @@ def recover(outdir: Path) -> list:
         finally:
             os.close(fd)
     return removed
-
-
-def _lexists(path: Path) -> bool:
-    try:
-        os.lstat(path)
-        return True
-    except OSError:
-        return False
 
 
 def check_emit_target(outdir: Path, names, inputs) -> None:
@@ -247,7 +239,7 @@ def staging_dir(outdir: Path):
     outdir = Path(outdir)
     check_outdir_path(outdir)
     try:
-        created = not _lexists(outdir)
+        created = not os.path.lexists(outdir)
         outdir.mkdir(parents=True, exist_ok=True)
         # Created and owned under the directory lock, so that no other
         # emit's recover() can take the new directory for a dead one's.
@@ -366,7 +358,7 @@ def _roll_back(staging: Path, outdir: Path, journal: dict) -> bool:
     complete = True
     for name in names:
         # A new file is in place when staging no longer has it.
-        if name in replace and not _lexists(staging / name) and _lexists(outdir / name):
+        if name in replace and not os.path.lexists(staging / name) and os.path.lexists(outdir / name):
             if regular_sha256(outdir / name) == replace[name]:
                 try:
                     (outdir / name).unlink()
@@ -378,7 +370,7 @@ def _roll_back(staging: Path, outdir: Path, journal: dict) -> bool:
             st = os.lstat(old / name)
         except OSError:
             continue
-        if not stat.S_ISREG(st.st_mode) or _lexists(outdir / name):
+        if not stat.S_ISREG(st.st_mode) or os.path.lexists(outdir / name):
             complete = False  # left in staging, which then stays too
             continue
         try:
@@ -396,7 +388,7 @@ def _roll_back(staging: Path, outdir: Path, journal: dict) -> bool:
 
 def interrupted(outdir: Path) -> bool:
     """Whether a crashed commit's journal waits in OUTDIR for the next emit."""
-    return any(_lexists(staging / _JOURNAL) for staging in _staging_entries(Path(outdir)))
+    return any(os.path.lexists(staging / _JOURNAL) for staging in _staging_entries(Path(outdir)))
 
 
 def read_manifest_path(outdir: Path) -> Path:
@@ -405,7 +397,7 @@ def read_manifest_path(outdir: Path) -> Path:
     interrupted a commit, it says so (the next emit rolls it back)."""
     outdir = Path(outdir)
     path = outdir / MANIFEST
-    if not _lexists(path) and interrupted(outdir):
+    if not os.path.lexists(path) and interrupted(outdir):
         raise UsageError(
             f"{outdir}: an emit into it was interrupted while replacing its files; "
             "run the emit again (it first puts the previous output back)"

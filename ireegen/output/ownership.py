@@ -62,14 +62,6 @@ def is_marked(record) -> bool:
     return isinstance(record, dict) and all(record.get(k) == v for k, v in MARKER.items())
 
 
-def _lexists(path: Path) -> bool:
-    try:
-        os.lstat(path)
-        return True
-    except OSError:
-        return False
-
-
 def owned_files(outdir: Path) -> dict:
     """{file name: sha256} of what ireegen's manifest.json in `outdir` lists
     ({} without one); a manifest.json that is not ireegen's is refused."""
@@ -127,7 +119,7 @@ def check_overwrites(outdir: Path, names, owned: dict) -> None:
     outdir = Path(outdir)
     for name in names:
         target = outdir / name
-        if name == MANIFEST or not _lexists(target) or is_ours(outdir, name, owned):
+        if name == MANIFEST or not os.path.lexists(target) or is_ours(outdir, name, owned):
             continue
         if target.is_dir() and not target.is_symlink():
             raise UsageError(f"-o {outdir}: {name} is a directory; ireegen needs to write a file there")
@@ -173,5 +165,5 @@ def check_outdir_path(outdir: Path) -> None:
                 raise UsageError(
                     f"-o {outdir}: {path} is {kind} (to {target}); point it at a directory or remove it"
                 ) from None
-        if path == outdir and _lexists(path) and not path.is_dir():
+        if path == outdir and os.path.lexists(path) and not path.is_dir():
             raise UsageError(f"-o {outdir}: exists and is not a directory")
