@@ -22,6 +22,10 @@ def _attrs(node) -> dict:
     return {a.name: helper.get_attribute_value(a) for a in node.attribute}
 
 
+def _default_opset(model) -> int:
+    return next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), MIN_DEFAULT_OPSET)
+
+
 def _fresh(graph, base: str, pending=()) -> str:
     """A value name not used in `graph` or by the `pending` nodes."""
     used = {v for n in (*graph.node, *pending) for v in (*n.input, *n.output)} | {t.name for t in graph.initializer}
@@ -317,7 +321,9 @@ def normalizer_as_reductions(model, shapes: dict, values: dict) -> int:
         value = _fresh(graph, f"{prefix}/x", out_nodes)
         out_nodes.append(helper.make_node("Cast", [x], [value], to=1))
         total = _fresh(graph, f"{prefix}/total", out_nodes)
-        if norm == "MAX":
+        if norm == "MAX" and _default_opset(model) >= 18:  # axes became an input
+            out_nodes.append(helper.make_node("ReduceMax", [value, axes], [total], keepdims=1))
+        elif norm == "MAX":
             out_nodes.append(helper.make_node("ReduceMax", [value], [total], axes=[1], keepdims=1))
         else:
             part = _fresh(graph, f"{prefix}/part", out_nodes)
