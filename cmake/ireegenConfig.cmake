@@ -13,14 +13,15 @@
 #                     [TARGET_CPU_FEATURES <features>]
 #                     [FLAGS <iree-compile flag>...]
 #                     [INPUT_SHAPES <onnx input>=<dims>...]
-#                     [VERIFY ON|OFF] [VERIFY_INPUTS <x.npz>]
+#                     [INPUT_VALUES <onnx input>=<v>[,<v>...]...]
+#                     [VERIFY ON|OFF|STRICT] [VERIFY_INPUTS <x.npz>]
 #                     [OUTPUT_DIR <dir>] [GENERATE_ONLY]
 #                     [CONSTANTS_SECTION <section>] [ARENA_SECTION <section>]
 #                     [OPTIMIZE_FOR speed|size])
 #
 # SRC is .mlir, .mlirbc or .onnx (an ONNX model's external data files are
 # dependencies too; INPUT_SHAPES pins its symbolic dimensions, e.g.
-# image=1x1x28x28).
+# image=1x1x28x28; INPUT_VALUES makes inputs constants, e.g. sr=16000).
 #
 # EXECUTION_MODEL defaults to async, as in the CLI; async and the inline
 # modes link the IREE runtime C SDK (find_package(IREERuntime), see

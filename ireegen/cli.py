@@ -69,6 +69,13 @@ def _add_input_shape_arg(p) -> None:
         metavar="NAME=DIMS",
         help="pin the symbolic dimensions of ONNX input NAME, e.g. image=1x1x28x28 (repeatable)",
     )
+    p.add_argument(
+        "--input-value",
+        action="append",
+        default=[],
+        metavar="NAME=V[,V...]",
+        help="make ONNX input NAME a constant with these values, e.g. sr=16000; it leaves the C API (repeatable)",
+    )
 
 
 def _add_cache_args(p) -> None:
@@ -106,6 +113,12 @@ def _input_shapes(args) -> dict:
     from ireegen.frontend.onnx_import import parse_input_shapes
 
     return parse_input_shapes(getattr(args, "input_shape", None))
+
+
+def _input_values(args) -> dict:
+    from ireegen.frontend.onnx_import import parse_input_values
+
+    return parse_input_values(getattr(args, "input_value", None))
 
 
 _EXIT_CODES_PARITY = """exit status:
@@ -153,6 +166,13 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="do not run the emitted code against async before writing it (default: verify, and "
         "refuse with exit status 1 if any output differs)",
+    )
+    emit.add_argument(
+        "--verify-strict",
+        action="store_true",
+        help="refuse (exit status 1) when a function's outputs never moved across the inputs tried, "
+        "so that verification proved nothing about it (default: a warning, and the summary says "
+        "'not exercised')",
     )
     emit.add_argument(
         "--no-workarounds",
@@ -329,7 +349,10 @@ def _cmd_emit(args) -> int:
     from ireegen.emit import emit
 
     config = _config_from_args(args)
+    if args.verify_strict and args.no_verify:
+        raise UsageError("--verify-strict: makes verification stricter; it cannot go with --no-verify")
     input_shapes = _input_shapes(args)
+    input_values = _input_values(args)
     cache = _cache_from_args(args)
     result = emit(
         args.model,
@@ -339,21 +362,38 @@ def _cmd_emit(args) -> int:
         extra_flags=args.iree_flag,
         compiler=find_compiler(args.iree_compile),
         verify=VerifyOptions(
-            not args.no_verify, args.verify_seed, args.verify_rtol, args.verify_atol, args.verify_inputs
+            not args.no_verify,
+            args.verify_seed,
+            args.verify_rtol,
+            args.verify_atol,
+            args.verify_inputs,
+            args.verify_strict,
         ),
         apply_workarounds=not args.no_workarounds,
         input_shapes=input_shapes,
+        input_values=input_values,
         cache=cache,
     )
+    section = result.manifest["verification"]
     origin = f" from the cache at {cache.label}" if result.from_cache else ""
     print(
         f"ireegen: wrote {len(result.files)} files for {result.name} to {result.outdir}{origin} "
-        f"({_verification_summary(result.manifest['verification'])})"
+        f"({_verification_summary(section)})"
     )
+    for function, why in section.get("not_exercised", {}).items():
+        print(
+            f"ireegen: warning: {args.model}: @{function} was not exercised by verification ({why}): "
+            "the comparison with async proves nothing; give inputs that make its outputs move with "
+            "--verify-inputs (CMake VERIFY_INPUTS), or make this an error with --verify-strict (VERIFY STRICT)",
+            file=sys.stderr,
+        )
     return 0
 
 
 def _verification_summary(section: dict) -> str:
+    if section.get("not_exercised"):
+        idle = section["not_exercised"]
+        return "not exercised: " + "; ".join(f"@{f} {why}" for f, why in idle.items())
     if not section.get("verified"):
         return "not verified: --no-verify"
     errors = [
@@ -376,12 +416,14 @@ def _cmd_resolve(args) -> int:
     config = _config_from_args(args)
     check_extra_flags(args.iree_flag)
     input_shapes = _input_shapes(args)
-    if input_shapes:
+    input_values = _input_values(args)
+    if input_shapes or input_values:
         from ireegen.frontend.onnx_import import check_input_shapes
 
         if not args.src or Path(args.src).suffix != ".onnx":
-            raise UsageError("INPUT_SHAPES (--input-shape): applies to .onnx models only")
-        check_input_shapes(args.src, input_shapes)
+            keyword = "INPUT_SHAPES (--input-shape)" if input_shapes else "INPUT_VALUES (--input-value)"
+            raise UsageError(f"{keyword}: applies to .onnx models only")
+        check_input_shapes(args.src, input_shapes, input_values)
     text = resolve(args.name, config, Path(args.output_dir), args.iree_compile, args.src)
     sys.stdout.flush()
     sys.stdout.buffer.write(text.encode("utf-8"))  # UTF-8 whatever the locale: CMake reads it so
@@ -411,6 +453,7 @@ def _cmd_parity(args) -> int:
         save_outputs=args.save_outputs,
         runtimeless_target={"triple": args.target_triple, "cpu": args.target_cpu, "emulator": args.emulator},
         input_shapes=_input_shapes(args),
+        input_values=_input_values(args),
         reference=args.reference,
     )
     print(report.table())
@@ -543,7 +586,7 @@ def _cmd_info(args) -> int:
 
         name = check_name(args.name) if args.name else default_name(path)
         compiler = find_compiler() if path.suffix == ".onnx" else None
-        functions = list(load_model(path, _input_shapes(args), compiler).functions)
+        functions = list(load_model(path, _input_shapes(args), compiler, _input_values(args)).functions)
         header = f"{path} (C prefix {name})"
     c_functions = build_functions(name, functions, str(path))
     if args.json:

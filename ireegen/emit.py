@@ -74,18 +74,32 @@ def _inputs(model_path: Path, verify: VerifyOptions) -> list:
     return inputs
 
 
-def _cached(cache, model_path, outdir, name, config, extra_flags, compiler, apply_workarounds, input_shapes, verify):
+def _cached(
+    cache,
+    model_path,
+    outdir,
+    name,
+    config,
+    extra_flags,
+    compiler,
+    apply_workarounds,
+    input_shapes,
+    verify,
+    input_values,
+):
     """The EmitResult of writing OUTDIR from `cache`; None on a miss, or
     when the model or a file it needs cannot be read (a local emit's checks
     then refuse it with their one line)."""
     try:
-        source = source_json(model_path, input_shapes)
+        source = source_json(model_path, input_shapes, input_values)
     except (OSError, UsageError):
         return None
     expect = expectation(source, verify)
     if expect is None:
         return None
-    key = content_key(model_path, name, config, extra_flags, compiler, apply_workarounds, input_shapes, source)
+    key = content_key(
+        model_path, name, config, extra_flags, compiler, apply_workarounds, input_shapes, source, input_values
+    )
     hit = cache.lookup(key, list(output_files(name, config).values()), expect)
     if hit is None:
         return None
@@ -106,13 +120,15 @@ def emit(
     verify: VerifyOptions | bool = True,
     apply_workarounds: bool = True,
     input_shapes: dict | None = None,
+    input_values: dict | None = None,
     cache: Cache | None = None,
 ) -> EmitResult:
     """Compiles `model_path` for `config` and writes the C library into
     `outdir`, after checking that it computes what async computes (verify.py;
     `verify=False` skips that).  `apply_workarounds=False` compiles exactly
     as iree-compile would, IREE's bugs included (verification still runs).
-    `input_shapes` ({input name: dims}) pins symbolic dimensions of an ONNX model.
+    `input_shapes` ({input name: dims}) pins symbolic dimensions of an ONNX
+    model; `input_values` ({input name: values}) makes its inputs constants.
     With a `cache` (output/cache.py), a cached output for the content key is
     written instead of compiling, and a compiled one is uploaded."""
     if not str(outdir).strip():
@@ -130,12 +146,22 @@ def emit(
         # A hit is an earlier emit of exactly these inputs, which passed
         # every check below: it skips them (and the model's import) too.
         hit = _cached(
-            cache, model_path, outdir, name, config, extra_flags, compiler, apply_workarounds, input_shapes, verify
+            cache,
+            model_path,
+            outdir,
+            name,
+            config,
+            extra_flags,
+            compiler,
+            apply_workarounds,
+            input_shapes,
+            verify,
+            input_values,
         )
         if hit is not None:
             return hit
 
-    model = load_model(model_path, input_shapes, compiler)
+    model = load_model(model_path, input_shapes, compiler, input_values)
     check_tensor_sizes(model.functions, config, str(model_path))
     functions = build_functions(name, model.functions, str(model_path))
     module_name = vm_module_name(name)
@@ -158,10 +184,13 @@ def emit(
             compiler=compiler,
             verify=VerifyOptions(enabled=False),
             input_shapes=input_shapes,
+            input_values=input_values,
         )
 
-    source = source_json(model_path, input_shapes)
-    key = content_key(model_path, name, config, extra_flags, compiler, apply_workarounds, input_shapes, source)
+    source = source_json(model_path, input_shapes, input_values)
+    key = content_key(
+        model_path, name, config, extra_flags, compiler, apply_workarounds, input_shapes, source, input_values
+    )
     # The templates compile while iree-compile runs.
     templates = threading.Thread(target=preload, daemon=True)
     templates.start()
@@ -233,6 +262,7 @@ def emit(
             "compile_flags": flags,
             "module_dependencies": dependencies,
             "iree_workarounds": compiled.workarounds,
+            **({"onnx_rewrites": list(model.onnx_rewrites)} if model.onnx_rewrites else {}),
             "static_library_queries": library_queries,
             **extra_manifest,
             "functions": [fn.to_json() for fn in functions],

@@ -97,6 +97,7 @@ def prepare_mode(
     apply_workarounds: bool,
     runtimeless_target: dict | None = None,
     input_shapes: dict | None = None,
+    input_values: dict | None = None,
 ) -> Subject:
     """Compiles one mode with its default formats for the host; runtimeless
     for `runtimeless_target` (triple, cpu, emulator; default the host)."""
@@ -114,6 +115,7 @@ def prepare_mode(
             compiler=toolchain.compiler,
             verify=False,
             input_shapes=input_shapes,
+            input_values=input_values,
         )
         try:
             runner = build_runner(workdir / "out", workdir / "build", emulator=target.get("emulator"))
@@ -149,12 +151,14 @@ def parity(
     runtimeless_target: dict | None = None,
     input_shapes: dict | None = None,
     reference: str = REFERENCE,
+    input_values: dict | None = None,
 ) -> Report:
     """Runs the parity check; see the module docstring.  `runtimeless_target`
     ({"triple", "cpu", "emulator"}, each optional) builds and runs the
     runtimeless C for another target, a bare-metal board for instance; the
     other modes run on the host.  `input_shapes` pins an ONNX model's
-    symbolic dimensions; `reference="onnxruntime"` also compares every mode,
+    symbolic dimensions and `input_values` makes its inputs constants
+    (ONNX Runtime is fed them); `reference="onnxruntime"` also compares every mode,
     async included, with ONNX Runtime."""
     modes = list(modes)
     if reference not in REFERENCES:
@@ -170,7 +174,7 @@ def parity(
         modes.insert(0, REFERENCE)
     modes = list(dict.fromkeys(modes))
     toolchain = toolchain or toolchain_from()
-    model = load_model(model_path, input_shapes, toolchain.compiler)
+    model = load_model(model_path, input_shapes, toolchain.compiler, input_values)
     everything = list(model.functions)
     functions = [model.function(function)] if function else everything
     given = dict(inputs or {})
@@ -200,6 +204,7 @@ def parity(
                     apply_workarounds,
                     runtimeless_target,
                     input_shapes,
+                    input_values,
                 )
             except IreegenError as e:
                 report.compile_errors[mode] = str(e)
@@ -209,7 +214,10 @@ def parity(
                 report.ireegen_errors[mode] = f"{type(e).__name__}: {e}"
         extra = None
         if reference == "onnxruntime":
-            extra = Subject("onnxruntime", lambda f, inputs: onnxruntime_outputs(model_path, f, inputs))
+            from ireegen.frontend.onnx_import import input_value_arrays
+
+            fixed = input_value_arrays(model_path, input_shapes, input_values)
+            extra = Subject("onnxruntime", lambda f, inputs: onnxruntime_outputs(model_path, f, inputs, fixed))
         run_subjects(report, functions, subjects, given, seed, rtol, atol, wanted, extra)
     if save_outputs is not None:
         write_outputs(report, functions, save_outputs)

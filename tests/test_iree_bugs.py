@@ -164,3 +164,134 @@ def test_no_workarounds_skips_the_emitc_refusal(tmp_path, corpus):
     assert (tmp_path / compiled.module_file).exists()
     with pytest.raises(UsageError, match="EmitC control-flow bug"):
         compile_model(model, "m", config, [], find_compiler(), tmp_path)
+
+
+# ---------------------------------------------------------------------------
+# ONNX patterns IREE 3.13's lowering rejects, and the graph rewrites around
+# them (ireegen/frontend/onnx_rewrites.py, docs/known-iree-issues.md section 8)
+
+
+def _onnx_bug_models():
+    from onnx import helper, numpy_helper
+
+    w = numpy_helper.from_array(np.random.default_rng(0).standard_normal((8, 64, 3)).astype(np.float32) * 0.1, "w")
+    conv = helper.make_graph(
+        [helper.make_node("Conv", ["x", "w"], ["y"], name="conv", strides=[2], pads=[1, 1], kernel_shape=[3])],
+        "conv",
+        [helper.make_tensor_value_info("x", 1, [1, 64, 2])],
+        [helper.make_tensor_value_info("y", 1, [1, 8, 1])],
+        [w],
+    )
+    pads = numpy_helper.from_array(np.array([0, 64, 0, 64], np.int64), "pads")
+    pad = helper.make_graph(
+        [helper.make_node("Pad", ["x", "pads"], ["y"], name="pad", mode="reflect")],
+        "pad",
+        [helper.make_tensor_value_info("x", 1, [1, 576])],
+        [helper.make_tensor_value_info("y", 1, [1, 704])],
+        [pads],
+    )
+    indices = numpy_helper.from_array(np.array([2, 0], np.int64), "indices")
+    extract = helper.make_graph(
+        [helper.make_node("ArrayFeatureExtractor", ["x", "indices"], ["y"], name="extract", domain="ai.onnx.ml")],
+        "extract",
+        [helper.make_tensor_value_info("x", 1, [2, 3])],
+        [helper.make_tensor_value_info("y", 1, [2, 2])],
+        [indices],
+    )
+    coef = np.random.default_rng(2).standard_normal((3, 4)).astype(np.float32)
+    linear = helper.make_graph(
+        [
+            helper.make_node(
+                "LinearClassifier",
+                ["x"],
+                ["label", "scores"],
+                name="linear",
+                domain="ai.onnx.ml",
+                classlabels_ints=[3, 5, 7],
+                coefficients=coef.ravel().tolist(),
+                intercepts=[0.1, -0.2, 0.3],
+                multi_class=1,
+                post_transform="SOFTMAX",
+            )
+        ],
+        "linear",
+        [helper.make_tensor_value_info("x", 1, [5, 4])],
+        [helper.make_tensor_value_info("label", 7, [5]), helper.make_tensor_value_info("scores", 1, [5, 3])],
+    )
+    normalize = helper.make_graph(
+        [helper.make_node("Normalizer", ["x"], ["y"], name="normalize", domain="ai.onnx.ml", norm="L1")],
+        "normalize",
+        [helper.make_tensor_value_info("x", 1, [5, 4])],
+        [helper.make_tensor_value_info("y", 1, [5, 4])],
+    )
+    legalize = "failed to legalize operation 'torch.operator'"
+    return {
+        "linear-classifier-as-gemm": (linear, (5, 4), legalize),
+        "normalizer-as-reductions": (normalize, (5, 4), legalize),
+        "array-feature-extractor-as-gather": (extract, (2, 3), legalize),
+        "strided-conv-single-window": (
+            conv,
+            (1, 64, 2),
+            "inferred input/output operand #1 has shape's dimension #2 to be 4, but found 3",
+        ),
+        "reflect-pad-as-slices": (
+            pad,
+            (1, 576),
+            "inferred input/output operand #0 has shape's dimension #0 to be greater than or equal to 64, but found 57",
+        ),
+    }
+
+
+@pytest.mark.parametrize(
+    "rewrite",
+    [
+        "strided-conv-single-window",
+        "reflect-pad-as-slices",
+        "array-feature-extractor-as-gather",
+        "linear-classifier-as-gemm",
+        "normalizer-as-reductions",
+    ],
+)
+def test_onnx_patterns_raw_iree_rejects_are_rewritten(tmp_path, rewrite):
+    import subprocess
+
+    onnx = pytest.importorskip("onnx")
+    pytest.importorskip("onnxruntime")
+    from onnx import helper
+
+    from ireegen.compile.compiler import find_compiler
+
+    graph, shape, message = _onnx_bug_models()[rewrite]
+    path = tmp_path / f"{graph.name}.onnx"
+    opsets = [helper.make_opsetid("", 17), helper.make_opsetid("ai.onnx.ml", 3)]
+    onnx.save(helper.make_model(graph, opset_imports=opsets, ir_version=8), str(path))
+    # Bare iree-import-onnx + iree-compile still fail on it.
+    imported = subprocess.run(
+        [sys.executable, "-m", "iree.compiler.tools.import_onnx", str(path), "-o", str(tmp_path / "raw.mlir")],
+        capture_output=True,
+        text=True,
+    )
+    assert imported.returncode == 0, imported.stderr
+    raw = subprocess.run(
+        [
+            find_compiler().path,
+            str(tmp_path / "raw.mlir"),
+            "--iree-hal-target-device=local",
+            "--iree-hal-local-target-device-backends=llvm-cpu",
+            "-o",
+            str(tmp_path / "raw.vmfb"),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert raw.returncode != 0 and message in raw.stderr, raw.stderr
+    # ireegen rewrites it, verifies it, lists it in the manifest, and agrees with ONNX Runtime.
+    proc = run_cli("emit", path, "-o", tmp_path / "out", "--execution-model", "runtimeless")
+    assert proc.returncode == 0 and "verified against async" in proc.stdout, proc.stderr
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert manifest["onnx_rewrites"] == [{"rewrite": rewrite, "nodes": 1}]
+    x = np.random.default_rng(1).standard_normal(shape).astype(np.float32)
+    report = parity(
+        path, modes=["async", "runtimeless"], inputs={graph.name: [x]}, reference="onnxruntime", rtol=1e-5, atol=1e-5
+    )
+    assert report.agrees and not report.compile_errors, report.table()

@@ -138,3 +138,6 @@ def test_content_key_covers_every_option_that_changes_the_output(tmp_path):
     assert len(set(keys.values())) == len(keys), keys
     args = (SAMPLES / "mlp" / "mlp.mlir", "mlp", make_config("runtimeless"), [], find_compiler(), True)
     assert len({content_key(*args), content_key(*args, {"x": (1, 8)}), content_key(*args, {"x": (2, 8)})}) == 3
+    # --input-value too (the key does not read the model's inputs: any name does).
+    by_value = {content_key(*args, None, None, v) for v in (None, {"sr": (16000,)}, {"sr": (8000,)})}
+    assert len(by_value) == 3

@@ -12,17 +12,26 @@ from ireegen.common.errors import IreegenError
 from ireegen.common.progress import progress
 
 
-def _errors(got: np.ndarray, want: np.ndarray):
+def _errors(got: np.ndarray, want: np.ndarray, atol: float = 0.0):
+    """(max abs error, max rel error).  The relative error of an element is
+    |got - want| / max(|want|, floor), floor = max(atol, 1e-12 x the largest
+    |want|): relative where the reference is above the absolute tolerance,
+    in units of atol where it is at or near zero (a bare |want| there made
+    1e-7 / 1e-304 print as 1e+297 beside "ok")."""
     if got.dtype == bool or want.dtype == bool:
         got, want = got.astype(np.int64), want.astype(np.int64)
     got64, want64 = got.astype(np.float64), want.astype(np.float64)
     if got64.size == 0:
         return 0.0, 0.0
-    diff = np.abs(got64 - want64)
+    with np.errstate(invalid="ignore"):  # inf - inf: equal non-finite values, zeroed below
+        diff = np.abs(got64 - want64)
     same_nonfinite = (got64 == want64) | (np.isnan(got64) & np.isnan(want64))
     diff = np.where(same_nonfinite, 0.0, diff)
     abs_err = float(np.nanmax(diff)) if not np.isnan(diff).all() else float("nan")
-    rel = diff / np.maximum(np.abs(want64), np.finfo(np.float64).tiny)
+    magnitude = np.abs(want64[np.isfinite(want64)])
+    largest = float(magnitude.max()) if magnitude.size else 0.0
+    floor = max(atol, 1e-12 * largest, np.finfo(np.float64).tiny)
+    rel = diff / np.maximum(np.abs(want64), floor)
     rel_err = float(np.nanmax(np.where(diff == 0, 0.0, rel)))
     return abs_err, rel_err
 
@@ -71,10 +80,10 @@ def compare(
             against=against,
             **described,
         )
-    abs_err, rel_err = _errors(got, want)
     if scale_atol and want.dtype.kind == "f" and want.size:
         finite = np.abs(want[np.isfinite(want)])
         atol *= max(1.0, float(finite.max()) if finite.size else 1.0)
+    abs_err, rel_err = _errors(got, want, atol)
     if want.dtype.kind in "iub" and got.dtype.kind in "iub":
         same = np.array_equal(got.astype(np.int64), want.astype(np.int64))
     else:

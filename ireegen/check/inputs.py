@@ -11,8 +11,17 @@ reference) are not degenerate is used:
 - identical for two different draws from the same distribution (the output
   does not depend on the inputs).
 
-If no distribution works, the least degenerate draw is used and the choice
-says so: the comparison then proves little.
+Then, for a function of several inputs, each input is redrawn alone from
+each distribution, the others kept: a model may use one input as data and
+another as a length or a mask that must be in range first.  The last
+distribution, `counts(0..5)`, draws small non-negative integers for every
+input, floats included: the lengths, counts and indices a sequence model
+takes (an LSTM with sequence lengths outputs zeros for any negative or
+fractional length).
+
+If nothing works, the least degenerate draw is used and the choice says so:
+the comparison then proves little, and emit's verification says "not
+exercised" instead of "verified".
 """
 
 from __future__ import annotations
@@ -25,6 +34,9 @@ from ireegen.frontend.signature import Function, Value
 
 DYNAMIC_DIM = 3  # size given to each dynamic dimension of generated inputs
 SECOND_DRAW = 1000  # seed offset of the draw that checks inputs matter
+DRAW_STRIDE = 100  # seed offset between the draws of one distribution
+ALONE_DRAW = 2000  # seed offset of the draws that vary one input alone
+ALONE_MAX_INPUTS = 8  # inputs varied alone at most (each costs a reference run per distribution)
 
 
 def _ints(low: int, high: int):
@@ -42,6 +54,7 @@ class Distribution:
     signed: object  # signed integers that are data, not indices
     indices: object  # int64 / index-like inputs: sizes, counts, positions
     unsigned: object
+    draws: int = 1  # draws tried (seeds seed + k, + k + DRAW_STRIDE, ...) before the next distribution
 
 
 # Tried in order.  The first is the historical default, so reports of models
@@ -60,6 +73,11 @@ DISTRIBUTIONS = (
     ),
     Distribution(
         "uniform(0,1)", _floats(lambda rng, s: rng.uniform(0.0, 1.0, s)), _ints(0, 2), _ints(0, 2), _ints(0, 2)
+    ),
+    # Several draws: a length vector must often hold a 0 at the right place
+    # (an LSTM that runs between the first and the last zero length).
+    Distribution(
+        "counts(0..5)", _floats(lambda rng, s: rng.integers(0, 6, s)), _ints(0, 6), _ints(0, 6), _ints(0, 6), 8
     ),
 )
 
@@ -176,8 +194,10 @@ def choose_inputs(function: Function, seed: int, run_reference) -> InputChoice:
     first draw is returned so that the caller reports the failure."""
     best = None
     tried = []
-    for k, dist in enumerate(DISTRIBUTIONS):
-        inputs = draw(function, seed + k, dist)
+    draws = [(k, j, dist) for k, dist in enumerate(DISTRIBUTIONS) for j in range(dist.draws)]
+    for k, j, dist in draws:
+        s = seed + k + j * DRAW_STRIDE
+        inputs = draw(function, s, dist)
         try:
             outputs = run_reference(inputs)
         except Exception:  # noqa: BLE001 - the caller's reference run reports it
@@ -186,11 +206,11 @@ def choose_inputs(function: Function, seed: int, run_reference) -> InputChoice:
         reasons = _degenerate_outputs(function, outputs, None)
         if not reasons and function.inputs:
             try:
-                second = run_reference(draw(function, seed + k + SECOND_DRAW, dist))
+                second = run_reference(draw(function, s + SECOND_DRAW, dist))
             except Exception:  # noqa: BLE001
                 second = None
             reasons = _degenerate_outputs(function, outputs, second)
-        choice = InputChoice(function.name, inputs, dist.name, seed + k, reasons, list(tried), outputs)
+        choice = InputChoice(function.name, inputs, dist.name, s, reasons, list(tried), outputs)
         if not reasons:
             return choice
         if best is None or len(reasons) < len(best.degenerate):
@@ -201,7 +221,29 @@ def choose_inputs(function: Function, seed: int, run_reference) -> InputChoice:
     if best is None:
         return InputChoice(function.name, draw(function, seed), DISTRIBUTIONS[0].name, seed, {}, tried)
     best.tried = [t for t in tried if t != best.distribution]
-    return best
+    return _vary_each_alone(function, best, run_reference) or best
+
+
+def _vary_each_alone(function: Function, base: InputChoice, run_reference) -> InputChoice | None:
+    """The first choice, from `base` with one input redrawn from one
+    distribution, whose outputs are not degenerate and differ from base's
+    (the input moved them); None if there is none."""
+    if not 2 <= len(function.inputs) <= ALONE_MAX_INPUTS or base.reference_outputs is None:
+        return None
+    for i, v in enumerate(function.inputs):
+        for k, dist in enumerate(DISTRIBUTIONS):
+            rng = np.random.default_rng(base.seed + ALONE_DRAW + i * len(DISTRIBUTIONS) + k)
+            inputs = list(base.inputs)
+            inputs[i] = draw_value(v, dist, rng)
+            try:
+                outputs = run_reference(inputs)
+            except Exception:  # noqa: BLE001 - out of the model's range: try the next
+                continue
+            if not _degenerate_outputs(function, outputs, base.reference_outputs):
+                how = f"{base.distribution}, {v.name} from {dist.name}"
+                tried = base.tried + [base.distribution]
+                return InputChoice(function.name, inputs, how, base.seed, {}, tried, outputs)
+    return None
 
 
 def given_inputs(function: Function, inputs, run_reference=None) -> InputChoice:

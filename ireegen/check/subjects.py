@@ -56,15 +56,17 @@ def require_onnxruntime():
     return onnxruntime
 
 
-def onnxruntime_outputs(model_path, function: Function, inputs) -> list:
+def onnxruntime_outputs(model_path, function: Function, inputs, fixed: dict | None = None) -> list:
     """The reference provider for --reference onnxruntime: runs the .onnx
-    model in ONNX Runtime (CPU) on `inputs`, fed and read by ONNX name."""
+    model in ONNX Runtime (CPU) on `inputs`, fed and read by ONNX name;
+    `fixed` ({name: array}) feeds the inputs --input-value made constants."""
     ort = require_onnxruntime()
     options = ort.SessionOptions()
     options.log_severity_level = 3
     try:
         session = ort.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
         feeds = {v.name: np.asarray(x) for v, x in zip(function.inputs, inputs)}
+        feeds.update(fixed or {})
         return session.run([v.name for v in function.outputs], feeds)
     except Exception as e:  # noqa: BLE001 - onnxruntime raises its own exception types
         raise RunError(

@@ -52,6 +52,7 @@ class VerifyOptions:
     rtol: float = DEFAULT_RTOL
     atol: float = DEFAULT_ATOL
     inputs: Path | None = None  # an .npz of inputs to verify on, instead of drawn ones
+    strict: bool = False  # a function whose outputs never moved is an error, not a warning
 
 
 def load_verify_inputs(options: VerifyOptions, functions) -> dict:
@@ -142,6 +143,20 @@ def _built_runner(outdir, build_dir):
         raise VerificationError(f"cannot verify the emitted C: building it failed:\n{e}") from None
 
 
+def not_exercised(report: Report, functions) -> dict:
+    """{function name: why} for the functions whose outputs never moved
+    across the inputs tried (degenerate outputs): the emitted code agreeing
+    with async on them proves nothing about it."""
+    out = {}
+    for f in functions:
+        choice = report.inputs.get(f.name)
+        if choice is not None and choice.degenerate:
+            what = ", ".join(f"{k} {v}" for k, v in choice.degenerate.items())
+            where = "on the given inputs" if choice.distribution == "given" else "for every input tried"
+            out[f.name] = f"{what} {where}"
+    return out
+
+
 def verify(
     model,
     model_path,
@@ -209,8 +224,17 @@ def verify(
             f"async, so nothing was written (see docs/known-iree-issues.md; --no-verify skips this check):\n"
             + report.table()
         )
+    idle = not_exercised(report, functions)
+    if idle and options.strict:
+        raise VerificationError(
+            f"{model_path}: --execution-model {label}: verification proved nothing about "
+            + "; ".join(f"@{f}: {why}" for f, why in idle.items())
+            + ", so nothing was written (--verify-strict; give inputs that make the outputs move with "
+            "--verify-inputs)"
+        )
     return {
-        "verified": True,
+        "verified": not idle,
+        **({"reason": "not exercised", "not_exercised": idle} if idle else {}),
         "reference": describe(ref_config) + " (iree-run-module, local-sync)",
         "ran": describe(ran),
         "ran_the_emitted_code": ran == config,

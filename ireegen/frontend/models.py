@@ -32,6 +32,7 @@ class LoadedModel:
     context: object  # iree.compiler.ir.Context
     module: object  # iree.compiler.ir.Module
     functions: tuple  # of signature.Function
+    onnx_rewrites: tuple = ()  # of {"rewrite", "nodes"}: graph rewrites around IREE bugs (onnx_rewrites.py)
 
     def function(self, name: str) -> Function:
         for f in self.functions:
@@ -93,20 +94,26 @@ def check_model_path(path) -> Path:
     return path
 
 
-def load_model(path, input_shapes: dict | None = None, compiler=None) -> LoadedModel:
+def load_model(path, input_shapes: dict | None = None, compiler=None, input_values: dict | None = None) -> LoadedModel:
     """Parses (for ONNX: imports and lowers) the model and reads its public
     functions.  Parse errors become a UsageError carrying MLIR's own
     file:line diagnostics.  `input_shapes` ({ONNX input name: dims}, from
-    `--input-shape`) pins symbolic dimensions of an ONNX model; `compiler`
+    `--input-shape`) pins symbolic dimensions of an ONNX model and
+    `input_values` ({ONNX input name: values}, from `--input-value`) makes
+    inputs constants; `compiler`
     (a compile.compiler.Compiler) lowers ONNX; an ONNX model needs one."""
     path = check_model_path(path)
     size = path.stat().st_size
     if size == 0 or (size < 4096 and not path.read_bytes().strip()):
         raise UsageError(f"{path}: the model file is empty")
     if path.suffix == ".onnx":
-        return _load_onnx(path, input_shapes, compiler)
+        return _load_onnx(path, input_shapes, compiler, input_values)
     if input_shapes:
         raise UsageError(f"--input-shape: applies to .onnx models; {path} is MLIR, whose shapes are its own")
+    if input_values:
+        raise UsageError(
+            f"--input-value: applies to .onnx models; {path} is MLIR: make the value a constant in the function"
+        )
     check_parses(path)
     from iree.compiler import ir
 
@@ -123,14 +130,14 @@ def load_model(path, input_shapes: dict | None = None, compiler=None) -> LoadedM
     return LoadedModel(path, context, module, functions)
 
 
-def _load_onnx(path: Path, input_shapes, compiler) -> LoadedModel:
+def _load_onnx(path: Path, input_shapes, compiler, input_values=None) -> LoadedModel:
     from iree.compiler import ir
 
     from .onnx_import import ImportFailure, lower_onnx
 
     if compiler is None:
         raise TypeError("load_model: an ONNX model needs the compiler that lowers it")
-    text, onnx_sig = lower_onnx(path, input_shapes, compiler)
+    text, onnx_sig = lower_onnx(path, input_shapes, compiler, input_values)
     context = ir.Context()
     try:
         module = ir.Module.parse(text, context)
@@ -154,7 +161,7 @@ def _load_onnx(path: Path, input_shapes, compiler) -> LoadedModel:
         functions.append(f)
     if not functions:
         raise UsageError(f"{path}: the ONNX graph became no public function")
-    return LoadedModel(path, context, module, tuple(functions))
+    return LoadedModel(path, context, module, tuple(functions), onnx_sig.rewrites)
 
 
 def _format_mlir_error(e) -> str:

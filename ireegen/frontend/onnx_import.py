@@ -4,7 +4,8 @@ The steps, each refusing bad input with a one-line error that names the
 user's file, flag or ONNX node:
 
 1. load the protobuf with its external data (resolved beside the `.onnx`);
-2. pin symbolic dimensions from `--input-shape NAME=DIMS`;
+2. pin symbolic dimensions from `--input-shape NAME=DIMS`, and make the
+   inputs given by `--input-value NAME=V[,V...]` constants;
 3. infer shapes, then import into the torch dialect with IREE's importer
    (`iree.compiler.extras.onnx_importer`, in-process);
 4. lower to the input dialect with `iree-compile --compile-to=input`;
@@ -33,6 +34,8 @@ from ireegen.common.errors import UsageError
 
 from .containment import contained_file, shown
 from .mlir_text import mlir_escaped
+from .onnx_fold import fold_known, if_hint, needs_folding
+from .onnx_rewrites import apply_rewrites
 
 # Oldest default-domain opset whose ops IREE's ONNX lowering (torch-mlir)
 # covers; an older model that IREE cannot take as it is is upgraded to it
@@ -87,6 +90,7 @@ class OnnxSignature:
     function: str  # the MLIR function the graph became
     inputs: tuple  # of OnnxValue, graph inputs that are not initializers
     outputs: tuple  # of OnnxValue
+    rewrites: tuple = ()  # of {"rewrite": name, "nodes": count}: onnx_rewrites.REWRITES applied
 
 
 def require_onnx():
@@ -133,6 +137,37 @@ def parse_input_shapes(texts) -> dict:
     return shapes
 
 
+_INT_RE = re.compile(r"[+-]?[0-9]+")
+
+
+def parse_input_values(texts) -> dict:
+    """`NAME=V[,V...]` (repeatable) -> {NAME: (V, ...)}, each V an int or a
+    finite float as written (`16000`, `-1`, `0.5`, `1e-3`); the input's
+    dtype and shape are checked against the model by `fix_input_values`."""
+    values = {}
+    for text in texts or ():
+        name, sep, items = str(text).partition("=")
+        if not sep or not name or not items:
+            raise UsageError(f"--input-value {text!r}: expected NAME=V[,V...], e.g. sr=16000")
+        parsed = []
+        for item in items.split(","):
+            item = item.strip()
+            if _INT_RE.fullmatch(item):
+                parsed.append(int(item))
+                continue
+            try:
+                number = float(item)
+            except ValueError:
+                number = None
+            if number is None or number != number or number in (float("inf"), float("-inf")):
+                raise UsageError(f"--input-value {text!r}: {item!r} is not a finite number")
+            parsed.append(number)
+        if name in values:
+            raise UsageError(f"--input-value {text!r}: {name} is given twice")
+        values[name] = tuple(parsed)
+    return values
+
+
 def _load(path: Path):
     onnx = require_onnx()
     try:
@@ -148,7 +183,20 @@ def _load(path: Path):
         raise UsageError(f"{path}: the ONNX graph has no outputs (an empty or truncated model?)")
     if not model.graph.name or model.graph.name.startswith("__"):
         model.graph.name = "main"
+    unknown_negative_dims(model)
     return model
+
+
+def unknown_negative_dims(model) -> None:
+    """Makes every negative `dim_value` an unknown dimension: PaddlePaddle's
+    exporter writes an unknown size as `dim_value: -1`, which ONNX Runtime
+    reads as unknown too (a size is never negative)."""
+    values = list(model.graph.input) + list(model.graph.output) + list(model.graph.value_info)
+    for v in values:
+        if v.type.HasField("tensor_type") and v.type.tensor_type.HasField("shape"):
+            for d in v.type.tensor_type.shape.dim:
+                if d.HasField("dim_value") and d.dim_value < 0:
+                    d.Clear()
 
 
 def external_data_files(model, path: Path) -> list:
@@ -169,10 +217,11 @@ def external_data_files(model, path: Path) -> list:
     return files
 
 
-def check_input_shapes(path, shapes: dict) -> None:
-    """Refuses --input-shape names that are not inputs of the ONNX model at
-    `path` (cheap: reads the graph, not the weights).  For configure time."""
-    if not shapes:
+def check_input_shapes(path, shapes: dict, values: dict | None = None) -> None:
+    """Refuses --input-shape and --input-value arguments that do not fit the
+    ONNX model at `path` (cheap: reads the graph, not the weights).  For
+    configure time."""
+    if not shapes and not values:
         return
     path = Path(path)
     model = _load_graph(path)
@@ -180,6 +229,8 @@ def check_input_shapes(path, shapes: dict) -> None:
     for name in shapes:
         if name not in inputs:
             raise UsageError(f"--input-shape {name}: {path} has no input {name!r} (inputs: {', '.join(inputs)})")
+    _pin_shapes(model, dict(shapes), path)
+    fix_input_values(model, dict(values or {}), path)
 
 
 def model_dependencies(path) -> list:
@@ -194,9 +245,11 @@ def _load_graph(path: Path):
     """The model at `path` without its external weights (cheap)."""
     onnx = require_onnx()
     try:
-        return onnx.load(str(path), load_external_data=False)
+        model = onnx.load(str(path), load_external_data=False)
     except Exception as e:
         raise UsageError(f"{path}: not a readable ONNX model ({type(e).__name__}: {e})") from None
+    unknown_negative_dims(model)
+    return model
 
 
 def _effective_inputs(model) -> list:
@@ -233,6 +286,73 @@ def _pin_shapes(model, shapes: dict, path: Path) -> None:
                     d.Clear()
 
 
+def fix_input_values(model, values: dict, path: Path) -> dict:
+    """Makes each input named in `values` ({name: (V, ...)}, from
+    `--input-value`) a constant: the graph input becomes an initializer of its
+    declared element type and (pinned) shape, so it leaves the C API and
+    what depends on it (an `If` on a sample rate) folds at compile time.
+    Returns {name: the numpy array it became}."""
+    import numpy as np
+    from onnx import numpy_helper
+
+    inputs = {i.name: i for i in _effective_inputs(model)}
+    arrays = {}
+    for name, items in values.items():
+        if name not in inputs:
+            raise UsageError(f"--input-value {name}: {path} has no input {name!r} (inputs: {', '.join(inputs)})")
+        tensor = inputs[name].type.tensor_type
+        dtype = _ONNX_TO_NUMPY.get(tensor.elem_type) if inputs[name].type.HasField("tensor_type") else None
+        if dtype is None or dtype == "bfloat16":
+            raise UsageError(f"--input-value {name}: {name} is not a tensor of a numeric type --input-value can give")
+        if not tensor.HasField("shape"):
+            raise UsageError(f"--input-value {name}: {name} has no declared shape; give it with --input-shape too")
+        shape = []
+        for i, d in enumerate(tensor.shape.dim):
+            if not d.HasField("dim_value"):
+                raise UsageError(
+                    f"--input-value {name}: dimension {i} of {name} is unknown; pin it with --input-shape too"
+                )
+            shape.append(d.dim_value)
+        count = int(np.prod(shape, dtype=np.int64))
+        if len(items) != count:
+            dims = "x".join(map(str, shape)) or "scalar"
+            raise UsageError(f"--input-value {name}: {name} is {dtype} [{dims}], {count} values; got {len(items)}")
+        array = _typed_values(name, items, np.dtype(dtype)).reshape(shape)
+        model.graph.initializer.append(numpy_helper.from_array(array, name))
+        model.graph.input.remove(inputs[name])
+        arrays[name] = array
+    return arrays
+
+
+def input_value_arrays(path, shapes: dict | None, values: dict | None) -> dict:
+    """{name: numpy array} of the inputs `--input-value` fixes in the ONNX
+    model at `path` (to feed ONNX Runtime, which runs the model as shipped)."""
+    if not values:
+        return {}
+    path = Path(path)
+    model = _load_graph(path)
+    _pin_shapes(model, dict(shapes or {}), path)
+    return fix_input_values(model, dict(values), path)
+
+
+def _typed_values(name: str, items: tuple, dtype):
+    """`items` as an array of `dtype`; refuses a value the type cannot hold
+    exactly (a fraction for an integer, 300 for uint8, 2 for bool)."""
+    import numpy as np
+
+    if dtype.kind == "f":
+        array = np.array(items, dtype=dtype)
+        if not np.all(np.isfinite(array)):
+            raise UsageError(f"--input-value {name}: a value overflows {dtype}")
+        return array
+    limits = (0, 1) if dtype.kind == "b" else (np.iinfo(dtype).min, np.iinfo(dtype).max)
+    for v in items:
+        if not isinstance(v, int) or not limits[0] <= v <= limits[1]:
+            kind = "0 or 1" if dtype.kind == "b" else f"integers from {limits[0]} to {limits[1]}"
+            raise UsageError(f"--input-value {name}: {v!r} is not a {dtype} value ({kind})")
+    return np.array(items, dtype=dtype)
+
+
 def _opset(model) -> int | None:
     """The model's default-domain opset."""
     return next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), None)
@@ -250,7 +370,7 @@ def _upgrade_opset(model, failure: ImportFailure):
     # The converter may change the interface (Scan 8 -> 9 drops the batch
     # dimension of every input and output): the C API would not be the model's.
     before, after = _interface(model), _interface(upgraded)
-    if before != after:
+    if len(before) != len(after) or not all(_same_value(a, b) for a, b in zip(before, after)):
 
         def text(v):
             shape = "unknown shape" if v[2] is None else "[" + ", ".join(str(d) for d in v[2]) + "]"
@@ -260,7 +380,7 @@ def _upgrade_opset(model, failure: ImportFailure):
             (
                 f"{a[0]}: {text(a)} -> {b[0] + ': ' if b[0] != a[0] else ''}{text(b)}"
                 for a, b in zip(before, after)
-                if a != b
+                if not _same_value(a, b)
             ),
             f"{len(before)} inputs and outputs -> {len(after)}",
         )
@@ -268,6 +388,24 @@ def _upgrade_opset(model, failure: ImportFailure):
             f"{failure}; upgrading the model to opset {MIN_OPSET} would change its inputs or outputs ({changed})"
         )
     return upgraded
+
+
+def _same_value(before: tuple, after: tuple) -> bool:
+    """Whether an input or output (`_interface`'s tuple) means the same to a
+    caller after the opset upgrade: the same name, element type and rank, and
+    each dimension the same where it was known.  An unknown dimension may come
+    back under another name (`?` -> `unk__54`) or as the static size the
+    pinned inputs imply (`?` -> 320): the converter's shape inference only
+    says what the model computes.  A known size that changes, a dimension
+    dropped or added, or a shape that becomes unknown is a real change."""
+    (name_a, type_a, dims_a), (name_b, type_b, dims_b) = before, after
+    if name_a != name_b or type_a != type_b:
+        return False
+    if dims_a is None:
+        return True
+    if dims_b is None or len(dims_a) != len(dims_b):
+        return False
+    return all(not isinstance(a, int) or a == b for a, b in zip(dims_a, dims_b))
 
 
 def _interface(model) -> list:
@@ -420,9 +558,10 @@ def _lowering_error(stderr: str, returncode: int, path: Path, model) -> ImportFa
             where = f"the model ({domain + '.' if domain else ''}{m.group('op')})"
         elif proto.op_type != m.group("op"):  # an op of the node's expansion
             where = f"{where[:-1]}, its {m.group('op')})"
+        hint = if_hint(model) if m.group("op") == "If" and not domain else ""
         return ImportFailure(
             f"{path}: {where}: IREE's ONNX lowering does not support this op "
-            f"as used here ({domain + ' ' if domain else ''}opset {opset})"
+            f"as used here ({domain + ' ' if domain else ''}opset {opset}){hint}"
         )
     if returncode < 0 or "Stack dump" in stderr:
         return ImportFailure(
@@ -438,14 +577,19 @@ def _lowering_error(stderr: str, returncode: int, path: Path, model) -> ImportFa
     return ImportFailure(f"{path}: IREE's ONNX lowering failed: {first.strip()[:300]}")
 
 
-def lower_onnx(path, input_shapes: dict | None, compiler) -> tuple:
+def lower_onnx(path, input_shapes: dict | None, compiler, input_values: dict | None = None) -> tuple:
     """(input-dialect MLIR text, OnnxSignature) of the ONNX model at `path`,
-    lowered by `compiler` (a compile.compiler.Compiler)."""
+    lowered by `compiler` (a compile.compiler.Compiler), with `input_shapes`
+    pinned and the inputs in `input_values` made constants."""
     path = Path(path)
     model = _load(path)
     _pin_shapes(model, dict(input_shapes or {}), path)
+    fix_input_values(model, dict(input_values or {}), path)
+    if needs_folding(model, input_values):
+        fold_known(model)
+    rewrites = apply_rewrites(model)
     try:
-        return _lower(model, path, compiler)
+        return _lower(model, path, compiler, rewrites)
     except ImportFailure as e:
         version = _opset(model)
         if version is None or version >= MIN_OPSET:
@@ -454,19 +598,20 @@ def lower_onnx(path, input_shapes: dict | None, compiler) -> tuple:
     # IREE's lowering covers opset 17 and later: older ops may have no lowering.
     upgraded = _upgrade_opset(model, failure)
     try:
-        return _lower(upgraded, path, compiler)
+        return _lower(upgraded, path, compiler, rewrites)
     except ImportFailure as e:
         # Say what fails in the model as the user wrote it (the upgrade may add or renumber nodes).
         raise ImportFailure(f"{failure}; also after upgrading the model to opset {MIN_OPSET}") from e
 
 
-def _lower(model, path: Path, compiler) -> tuple:
+def _lower(model, path: Path, compiler, rewrites=()) -> tuple:
     """Shape inference, IREE's import and the lowering of `model`: (MLIR text, OnnxSignature)."""
     model = _infer_shapes(model, path)
     signature = OnnxSignature(
         model.graph.name,
         tuple(OnnxValue(i.name, _dtype(i)) for i in _effective_inputs(model)),
         tuple(OnnxValue(o.name, _dtype(o)) for o in model.graph.output),
+        tuple(rewrites),
     )
     torch_mlir = _import_to_torch(model, path)
     # stdin and stdout: no file name can end up in the lowered module's locations.

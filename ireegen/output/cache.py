@@ -288,4 +288,6 @@ def expectation(source: dict, verify) -> dict:
     else:
         inputs = {"name": Path(verify.inputs).name, "sha256": sha256_of(Path(verify.inputs))} if verify.inputs else None
         options = {"enabled": True, "seed": verify.seed, "rtol": verify.rtol, "atol": verify.atol, "inputs": inputs}
+        if verify.strict:  # a hit made without it may be "not exercised"
+            options["strict"] = True
     return {"source": source, "verify": options}

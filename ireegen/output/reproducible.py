@@ -2,7 +2,7 @@
 so that a build cache can reuse an output directory made elsewhere.
 
 Emitted bytes depend on the model's bytes (an ONNX model's external data
-files included, and --input-shape), the
+files included, --input-shape and --input-value), the
 configuration (modes, target, --optimize-for, --data-format), the name, the
 extra compiler flags, whether IREE workarounds apply, ireegen's version and
 templates and the compiler's version, and on nothing else (not the model's
@@ -17,7 +17,7 @@ import json
 from ireegen import __version__
 from ireegen.common.resources import templates_dir
 
-KEY_SCHEMA = 3
+KEY_SCHEMA = 4
 
 
 def templates_sha256() -> str:
@@ -33,10 +33,10 @@ def templates_sha256() -> str:
     return digest.hexdigest()
 
 
-def source_json(model_path, input_shapes=None) -> dict:
+def source_json(model_path, input_shapes=None, input_values=None) -> dict:
     """The model as the manifest describes it, and the key hashes it: its
     file name and sha256, an ONNX model's external data files (weights
-    beside the .onnx) and its pinned input shapes."""
+    beside the .onnx), its pinned input shapes and its fixed input values."""
     from pathlib import Path
 
     from .outputs import sha256_of
@@ -51,6 +51,8 @@ def source_json(model_path, input_shapes=None) -> dict:
             out["external_data"] = [{"file": f.name, "sha256": sha256_of(f)} for f in data]
         if input_shapes:
             out["input_shapes"] = {k: list(v) for k, v in sorted(input_shapes.items())}
+        if input_values:
+            out["input_values"] = {k: list(v) for k, v in sorted(input_values.items())}
     return out
 
 
@@ -63,12 +65,14 @@ def content_key_inputs(
     apply_workarounds: bool = True,
     input_shapes: dict | None = None,
     external_data: dict | None = None,
+    input_values: dict | None = None,
 ) -> dict:
     return {
         "schema": KEY_SCHEMA,
         "source_sha256": source_sha256,
         "external_data_sha256": dict(sorted((external_data or {}).items())),
         "input_shapes": {k: list(v) for k, v in (input_shapes or {}).items()},
+        "input_values": {k: list(v) for k, v in (input_values or {}).items()},
         "name": name,
         "execution_model": config.execution_model.name,
         "executable_format": config.executable_format.name,
@@ -93,13 +97,22 @@ def content_key(
     apply_workarounds=True,
     input_shapes=None,
     source: dict | None = None,
+    input_values=None,
 ) -> str:
     """sha256 over the canonical JSON of content_key_inputs(); `source` is
     source_json()'s description of the model, when the caller has it."""
-    source = source or source_json(model_path, input_shapes)
+    source = source or source_json(model_path, input_shapes, input_values)
     external_data = {d["file"]: d["sha256"] for d in source.get("external_data", [])}
     inputs = content_key_inputs(
-        source["sha256"], name, config, extra_flags, compiler.version, apply_workarounds, input_shapes, external_data
+        source["sha256"],
+        name,
+        config,
+        extra_flags,
+        compiler.version,
+        apply_workarounds,
+        input_shapes,
+        external_data,
+        input_values,
     )
     text = json.dumps(inputs, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()

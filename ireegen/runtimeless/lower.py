@@ -194,9 +194,10 @@ def check_functions(functions: list, where: str) -> None:
     for cfn in functions:
         for v in cfn.inputs + cfn.outputs:
             if v.is_tensor and not v.value.is_static:
+                onnx = str(where).endswith(".onnx")
                 why = (
                     "; runtimeless C needs static shapes (a result whose shape depends on input values "
-                    "cannot be planned)"
+                    "cannot be planned" + ("; fix such an input with --input-value NAME=V" if onnx else "") + ")"
                     if v in cfn.outputs
                     else f"; runtimeless C needs static shapes: {_pin_hint(v, where)}"
                 )
