@@ -48,6 +48,33 @@ def run_cli(*args, cwd=None):
     )
 
 
+def build_generate_only(src: Path, build: Path, model_line: str) -> subprocess.CompletedProcess:
+    """Writes a CMake project in `src` whose one line is `model_line` (an
+    ireegen_add_model call), configures it into `build` and builds it; returns
+    the failed configure, else the build (both with stderr in stdout)."""
+    (src / "CMakeLists.txt").write_text(
+        f"cmake_minimum_required(VERSION 3.21)\nproject(t NONE)\nfind_package(ireegen CONFIG REQUIRED)\n{model_line}\n"
+    )
+    cmake_dir = run_cli("--cmake-dir").stdout.strip()
+    configure = subprocess.run(
+        [
+            "cmake",
+            "-S",
+            src,
+            "-B",
+            build,
+            f"-Direegen_DIR={cmake_dir}",
+            f"-DIREEGEN_PYTHON_EXECUTABLE={sys.executable}",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    if configure.returncode != 0:
+        return configure
+    return subprocess.run(["cmake", "--build", build], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
 @pytest.fixture(scope="session")
 def samples():
     return SAMPLES

@@ -6,12 +6,10 @@ up.  Real compiles and runs; the input search also with plain numpy models."""
 
 import json
 import shutil
-import subprocess
-import sys
 
 import numpy as np
 import pytest
-from conftest import run_cli
+from conftest import build_generate_only, run_cli
 
 from ireegen.check.inputs import choose_inputs
 from ireegen.frontend.signature import Function, Value
@@ -96,31 +94,10 @@ def test_cmake_warns_and_verify_strict_fails(tmp_path):
     src = tmp_path / "src"
     src.mkdir()
     (src / "zeros.mlir").write_text(ZEROS)
-    cmake_dir = run_cli("--cmake-dir").stdout.strip()
 
     def build(verify):
-        (src / "CMakeLists.txt").write_text(
-            "cmake_minimum_required(VERSION 3.21)\nproject(t NONE)\nfind_package(ireegen CONFIG REQUIRED)\n"
-            f"ireegen_add_model(zeros SRC zeros.mlir EXECUTION_MODEL inline-static GENERATE_ONLY {verify})\n"
-        )
-        configure = subprocess.run(
-            [
-                "cmake",
-                "-S",
-                src,
-                "-B",
-                tmp_path / "build",
-                f"-Direegen_DIR={cmake_dir}",
-                f"-DIREEGEN_PYTHON_EXECUTABLE={sys.executable}",
-            ],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-        )
-        assert configure.returncode == 0, configure.stdout
-        return subprocess.run(
-            ["cmake", "--build", tmp_path / "build"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-        )
+        line = f"ireegen_add_model(zeros SRC zeros.mlir EXECUTION_MODEL inline-static GENERATE_ONLY {verify})"
+        return build_generate_only(src, tmp_path / "build", line)
 
     warned = build("")
     assert warned.returncode == 0, warned.stdout

@@ -5,12 +5,10 @@ the case that must be refused."""
 
 import json
 import shutil
-import subprocess
-import sys
 
 import numpy as np
 import pytest
-from conftest import SAMPLES, load_sample_module, run_cli
+from conftest import SAMPLES, build_generate_only, load_sample_module, run_cli
 
 from ireegen.check.inputs import DISTRIBUTIONS, choose_inputs, degenerate_reason
 from ireegen.frontend.signature import Function, Value
@@ -174,32 +172,10 @@ def test_cmake_verify_on_by_default_off_on_request(tmp_path, wide_mlp):
     src = tmp_path / "src"
     src.mkdir()
     shutil.copy(wide_mlp, src / "wide.mlir")
-    cmake_dir = run_cli("--cmake-dir").stdout.strip()
 
     def build(verify):
-        (src / "CMakeLists.txt").write_text(
-            "cmake_minimum_required(VERSION 3.21)\nproject(t NONE)\nfind_package(ireegen CONFIG REQUIRED)\n"
-            f"ireegen_add_model(wide SRC wide.mlir EXECUTION_MODEL inline-static GENERATE_ONLY {verify})\n"
-        )
-        configure = subprocess.run(
-            [
-                "cmake",
-                "-S",
-                src,
-                "-B",
-                tmp_path / "build",
-                f"-Direegen_DIR={cmake_dir}",
-                f"-DIREEGEN_PYTHON_EXECUTABLE={sys.executable}",
-            ],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-        )
-        if configure.returncode != 0:
-            return configure
-        return subprocess.run(
-            ["cmake", "--build", tmp_path / "build"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-        )
+        line = f"ireegen_add_model(wide SRC wide.mlir EXECUTION_MODEL inline-static GENERATE_ONLY {verify})"
+        return build_generate_only(src, tmp_path / "build", line)
 
     verified = build("")
     assert verified.returncode == 0 and "verified against async" in verified.stdout, verified.stdout
