@@ -27,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from cache_server import nginx_cache  # noqa: E402
+from cache_server import logging_compiler, nginx_cache  # noqa: E402
 
 MODEL = """\
 func.func @scale_shift(%x: tensor<8xf32>) -> tensor<8xf32> {{
@@ -49,20 +49,6 @@ def write_models(src: Path, n: int) -> list:
         (src / f"{name}.mlir").write_text(MODEL.format(w=w, b=b))
         names.append(name)
     return names
-
-
-def compiler_wrapper(d: Path) -> tuple:
-    """An iree-compile that logs each compile of a model file, then runs the real one."""
-    from iree.compiler.tools import binaries
-
-    log = d / "compiles.log"
-    wrapper = d / "iree-compile"
-    wrapper.write_text(
-        f'#!/bin/sh\ncase "$1" in -*) ;; *) echo "$1" >> "{log}" ;; esac\n'
-        f'exec "{binaries.find_tool("iree-compile")}" "$@"\n'
-    )
-    wrapper.chmod(0o755)
-    return wrapper, log
 
 
 def compiler_runs(log: Path) -> int:
@@ -153,7 +139,7 @@ def main() -> int:
     results = {"models": args.models, "jobs": args.jobs}
     with tempfile.TemporaryDirectory(prefix="ireegen-cache-bench-") as tmp:
         tmp = Path(tmp)
-        wrapper, log = compiler_wrapper(tmp)
+        wrapper, log = logging_compiler(tmp)
         with nginx_cache(tmp / "nginx") as server:
             results["cmake"] = {
                 "cold": cmake_build(tmp / "cmake-a", names, server, wrapper, log, args.jobs),

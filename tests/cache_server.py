@@ -108,3 +108,19 @@ def nginx_cache(root: Path):
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+def logging_compiler(directory: Path) -> tuple:
+    """(an iree-compile that logs each compile of a model file, one line each,
+    then runs the real one; the log).  Flags first (--version, the target
+    queries, which read stdin) are not logged."""
+    from iree.compiler.tools import binaries
+
+    log = directory / "compiles.log"
+    wrapper = directory / "iree-compile"
+    wrapper.write_text(
+        f'#!/bin/sh\ncase "$1" in -*) ;; *) echo "$1" >> "{log}" ;; esac\n'
+        f'exec "{binaries.find_tool("iree-compile")}" "$@"\n'
+    )
+    wrapper.chmod(0o755)
+    return wrapper, log

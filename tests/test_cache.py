@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from cache_server import NGINX, free_port, nginx_cache
+from cache_server import NGINX, free_port, logging_compiler, nginx_cache
 from conftest import SAMPLES
 
 pytestmark = pytest.mark.skipif(NGINX is None, reason="nginx is not installed (apt-get install nginx)")
@@ -34,19 +34,8 @@ def cache(server):
 
 @pytest.fixture(scope="module")
 def compiler_log(tmp_path_factory):
-    """An iree-compile that logs each compile of a file (not --version, not
-    the target queries, which read stdin) and runs the real one."""
-    from iree.compiler.tools import binaries
-
-    d = tmp_path_factory.mktemp("compiler")
-    log = d / "compiles.log"
-    wrapper = d / "iree-compile"
-    wrapper.write_text(
-        f'#!/bin/sh\ncase "$1" in -*) ;; *) echo compile >> "{log}" ;; esac\n'
-        f'exec "{binaries.find_tool("iree-compile")}" "$@"\n'
-    )
-    wrapper.chmod(0o755)
-    return wrapper, log
+    """An iree-compile that logs each compile (cache_server.logging_compiler)."""
+    return logging_compiler(tmp_path_factory.mktemp("compiler"))
 
 
 def checkout(root: Path, name: str = "simple_mul.mlir") -> Path:
