@@ -12,6 +12,7 @@ from ireegen.config.modes import Config
 from ireegen.frontend.models import LoadedModel
 from ireegen.output.layout import output_files
 
+from . import slice_liveness
 from .compiler import Compiler
 from .emitc_order import canonical_ref_copies
 from .executable_names import prefix_executables
@@ -75,6 +76,9 @@ class CompiledModule:
     # False when the program dispatches nothing (Identity, Reshape, ...): the
     # executables object then holds no library the program uses.
     has_executables: bool = True
+    # Runtimeless: each function's transient memory lower bound, from IREE's
+    # buffer lifetimes (slice_liveness.py); None where it is not known.
+    lower_bounds: dict = field(default_factory=dict)
 
     @property
     def module_file(self) -> str:
@@ -120,6 +124,7 @@ def compile_model(
     # A static library's entry points are global C symbols: they get the
     # model's prefix (executable_names.py).
     stream_rewrites = [functools.partial(prefix_executables, prefix=name)] if static_object else []
+    liveness = static_object and not config.execution_model.has_vm_module
     if workarounds or stream_rewrites:
         compile_with_workarounds(
             compiler,
@@ -131,7 +136,10 @@ def compile_model(
             config.execution_model.name,
             workarounds,
             stream_rewrites,
+            slice_liveness.dump_flags() if liveness else (),
         )
+        if liveness:
+            compiled.lower_bounds = slice_liveness.read_lower_bounds(workdir)
     else:
         compiler.compile(source, output, compiled.flags, diagnostics_name, cwd=workdir)
     (workdir / source).unlink()

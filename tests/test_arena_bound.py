@@ -1,0 +1,82 @@
+"""The arena's liveness lower bound (compile/slice_liveness.py): read from
+IREE's buffer lifetimes before it lays them out, recorded in the manifest,
+printed by `ireegen size`."""
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import run_cli
+
+from ireegen.compile import slice_liveness
+
+PACK = """
+  %c48 = arith.constant 48 : index
+  %c2784 = arith.constant 2784 : index
+  %c48384 = arith.constant 48384 : index
+  %c32000 = arith.constant 32000 : index
+  %3:5 = stream.resource.pack on(#hal.device.affinity<@__device_0>) slices({
+    [0, 2] = %c2784,
+    [1, 3] = %c48384,
+    [3, 4] = %c32000,
+    [3, 5] = %c48384,
+    [5, 6] = %c48
+  }) : index
+"""
+
+
+def test_lower_bound_is_the_most_bytes_live_at_once():
+    (pack,) = slice_liveness.parse_packs(PACK)
+    assert pack == [(0, 2, 2784), (1, 3, 48384), (3, 4, 32000), (3, 5, 48384), (5, 6, 48)]
+    # At 3: 48384 + 32000 + 48384; at 1: 2816 (2784 aligned to 64) + 48384.
+    assert slice_liveness.lower_bound(pack) == 128768
+    assert slice_liveness.lower_bound(pack[:2]) == 2816 + 48384
+    assert slice_liveness.lower_bound([]) == 0
+
+
+def _dump(root, directory, header, body):
+    where = root / slice_liveness.DUMP_DIR / "builtin_module_no-symbol-name" / directory
+    where.mkdir(parents=True)
+    (where / "0_0_iree-stream-layout-slices.mlir").write_text(
+        f"// -----// IR Dump Before LayoutSlicesPass: iree-stream-layout-slices //----- //\n{header} {{\n{body}}}\n"
+    )
+
+
+def test_a_pack_with_a_run_time_size_has_no_bound(tmp_path):
+    dynamic = PACK.replace("[5, 6] = %c48", "[5, 6] = %7")
+    assert slice_liveness.parse_packs(dynamic) == [None]
+    _dump(tmp_path, "util_func_f$async", 'util.func public @"f$async"(%arg0: !hal.buffer_view)', PACK + dynamic)
+    _dump(tmp_path, "util_func_g$async", "util.func public @g$async(%arg0: !hal.buffer_view)", PACK)
+    _dump(tmp_path, "util_func_h", "util.func public @h(%arg0: !hal.buffer_view)", "")
+    # The dump's directory names are mangled ('/' becomes '_'): the name is read from the text.
+    _dump(tmp_path, "util_func_.._x y$async", 'util.func public @"../x y\\22$async"(%arg0: i32)', PACK)
+    _dump(tmp_path, "util_initializer_no-symbol-name", "util.initializer", PACK + PACK)
+    bounds = slice_liveness.read_lower_bounds(tmp_path)
+    assert bounds == {"f": None, "g": 128768, "h": 0, "../x y\\22": 128768}
+    assert slice_liveness.bound_of(bounds, '../x y"') == 128768
+    assert slice_liveness.bound_of(bounds, "f") is None and slice_liveness.bound_of(bounds, "other") is None
+    assert not (tmp_path / slice_liveness.DUMP_DIR).exists()
+
+
+def test_size_prints_the_arena_next_to_the_bound(tmp_path):
+    """Keyword spotting (DS-CNN): the bound is two zero-padded 27x7x64 float
+    copies and one 25x5x64 activation, live together around a depthwise
+    convolution; IREE's layout is within 1.03x of it."""
+    pytest.importorskip("onnxruntime")
+    onnx = pytest.importorskip("onnx")
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    import mlperf_tiny_models as mt
+
+    onnx.save(mt.build("ds_cnn"), tmp_path / "kws.onnx")
+    proc = run_cli("emit", tmp_path / "kws.onnx", "-o", tmp_path / "out", "--execution-model", "runtimeless")
+    assert proc.returncode == 0, proc.stderr
+    arena = json.loads((tmp_path / "out" / "manifest.json").read_text())["runtimeless"]["arena"]
+    bound = 2 * 27 * 7 * 64 * 4 + 25 * 5 * 64 * 4
+    assert arena["lower_bound"] == bound
+    assert bound <= arena["size_aligned_io"] <= 1.03 * bound
+    proc = run_cli("size", tmp_path / "out")
+    assert proc.returncode == 0, proc.stderr
+    ratio = arena["size_aligned_io"] / bound
+    assert f"without staging; liveness lower bound {bound:,} ({ratio:.2f}x)" in proc.stdout
+    assert not list((tmp_path / "out").rglob("*layout-slices*"))
