@@ -60,23 +60,31 @@ def test_a_pack_with_a_run_time_size_has_no_bound(tmp_path):
 
 
 def test_size_prints_the_arena_next_to_the_bound(tmp_path):
-    """Keyword spotting (DS-CNN): the bound is two zero-padded 27x7x64 float
-    copies and one 25x5x64 activation, live together around a depthwise
-    convolution; IREE's layout is within 1.03x of it."""
+    """Keyword spotting (DS-CNN): run one dispatch at a time, as runtimeless
+    C does, the most bytes live at once are one zero-padded 27x7x64 float copy
+    and one 25x5x64 activation; IREE's layout is within the 1.15x of issue 22.
+    With IREE's default concurrent partitioning the next copy's fill starts
+    early and the bound holds two copies."""
     pytest.importorskip("onnxruntime")
     onnx = pytest.importorskip("onnx")
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
     import mlperf_tiny_models as mt
 
     onnx.save(mt.build("ds_cnn"), tmp_path / "kws.onnx")
-    proc = run_cli("emit", tmp_path / "kws.onnx", "-o", tmp_path / "out", "--execution-model", "runtimeless")
+    padded, activation = 27 * 7 * 64 * 4, 25 * 5 * 64 * 4
+    for flags, bound in (
+        ([], padded + activation),
+        (["--iree-flag=--iree-stream-partitioning-favor=max-concurrency"], 2 * padded + activation),
+    ):
+        out = tmp_path / f"out{len(flags)}"
+        proc = run_cli("emit", tmp_path / "kws.onnx", "-o", out, "--execution-model", "runtimeless", *flags)
+        assert proc.returncode == 0, proc.stderr
+        arena = json.loads((out / "manifest.json").read_text())["runtimeless"]["arena"]
+        assert arena["lower_bound"] == bound
+        assert bound <= arena["size_aligned_io"] <= 1.15 * bound
+        assert not list(out.rglob("*layout-slices*"))
+    proc = run_cli("size", tmp_path / "out0")
     assert proc.returncode == 0, proc.stderr
-    arena = json.loads((tmp_path / "out" / "manifest.json").read_text())["runtimeless"]["arena"]
-    bound = 2 * 27 * 7 * 64 * 4 + 25 * 5 * 64 * 4
-    assert arena["lower_bound"] == bound
-    assert bound <= arena["size_aligned_io"] <= 1.03 * bound
-    proc = run_cli("size", tmp_path / "out")
-    assert proc.returncode == 0, proc.stderr
-    ratio = arena["size_aligned_io"] / bound
-    assert f"without staging; liveness lower bound {bound:,} ({ratio:.2f}x)" in proc.stdout
-    assert not list((tmp_path / "out").rglob("*layout-slices*"))
+    arena = json.loads((tmp_path / "out0" / "manifest.json").read_text())["runtimeless"]["arena"]
+    ratio = arena["size_aligned_io"] / (padded + activation)
+    assert f"without staging; liveness lower bound {padded + activation:,} ({ratio:.2f}x)" in proc.stdout
