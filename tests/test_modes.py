@@ -41,7 +41,6 @@ def test_runtimeless_flags():
     flags = config.compile_flags("/out/x.o")
     assert "--compile-to=hal" in flags and "--iree-hal-memoization=false" in flags
     assert "--iree-hal-indirect-command-buffers=false" in flags
-    assert "--iree-stream-partitioning-favor=debug" in flags  # one dispatch at a time: no early allocations
     assert not any(f.startswith("--output-format") for f in flags)
     assert "--iree-llvmcpu-target-triple=aarch64-unknown-linux-gnu" in flags
     assert "--iree-llvmcpu-static-library-output-path=/out/x.o" in flags

@@ -12,7 +12,7 @@ from ireegen.config.modes import Config
 from ireegen.frontend.models import LoadedModel
 from ireegen.output.layout import output_files
 
-from . import slice_liveness
+from . import partitioning
 from .compiler import Compiler
 from .emitc_order import canonical_ref_copies
 from .executable_names import prefix_executables
@@ -124,7 +124,15 @@ def compile_model(
     # A static library's entry points are global C symbols: they get the
     # model's prefix (executable_names.py).
     stream_rewrites = [functools.partial(prefix_executables, prefix=name)] if static_object else []
-    liveness = static_object and not config.execution_model.has_vm_module
+    runtimeless = static_object and not config.execution_model.has_vm_module
+    stream_compile = None
+    if runtimeless:
+
+        def stream_compile(source, stream, staged):
+            compiled.lower_bounds = partitioning.compile_stream(
+                compiler, workdir, diagnostics_name, compiled.flags, source, stream, staged
+            )
+
     if workarounds or stream_rewrites:
         compile_with_workarounds(
             compiler,
@@ -136,10 +144,8 @@ def compile_model(
             config.execution_model.name,
             workarounds,
             stream_rewrites,
-            slice_liveness.dump_flags() if liveness else (),
+            stream_compile,
         )
-        if liveness:
-            compiled.lower_bounds = slice_liveness.read_lower_bounds(workdir)
     else:
         compiler.compile(source, output, compiled.flags, diagnostics_name, cwd=workdir)
     (workdir / source).unlink()

@@ -44,16 +44,12 @@ EXECUTION_MODELS = {
 }
 
 # What runtimeless compiles to: the HAL-level program, one direct command
-# buffer per submission, so that its schedule can be read off.  Its C runs
-# one dispatch at a time, so the stream is partitioned without concurrency:
-# no buffer is allocated before the step that needs it (keyword spotting's
-# arena 133.5 KB -> 85.2 KB; docs/firmware.md, Memory).  A later
-# --iree-flag=--iree-stream-partitioning-favor=... overrides it.
+# buffer per submission, so that its schedule can be read off.  (How the
+# stream is partitioned is chosen per model: compile/partitioning.py.)
 RUNTIMELESS_COMPILE_FLAGS = (
     "--compile-to=hal",
     "--iree-hal-memoization=false",
     "--iree-hal-indirect-command-buffers=false",
-    "--iree-stream-partitioning-favor=debug",
 )
 
 
