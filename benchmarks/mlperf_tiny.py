@@ -239,6 +239,15 @@ def run(args) -> list:
     return rows
 
 
+def short_failure(text: str) -> str:
+    """A failure in a few words: how iree-compile failed, else the start."""
+    m = re.search(r"iree-compile failed for \S+ \(exit status (-?\d+)\)", text)
+    if not m:
+        return f"failed: {text[:80]}"
+    status = int(m.group(1))
+    return "iree-compile fails (error)" if status > 0 else f"iree-compile crashes (signal {-status})"
+
+
 def _m(v) -> str:
     return f"{v / 1e6:.2f} M" if v >= 1e5 else f"{v / 1e3:.1f} k"
 
@@ -258,15 +267,15 @@ def table(rows, cpu) -> str:
             if r["model"] != model or r["cpu"] != cpu:
                 continue
             build = f"{r['tool']}, {r['variant']}"
+            if r["tool"] in IREEGEN and IREEGEN[r["tool"]][2]:
+                continue  # memory only: the Memory table
             if "failed" in r:
-                lines.append(f"| {LABELS[model]} | {build} | | | | failed: {r['failed'][:120]} |")
+                lines.append(f"| {LABELS[model]} | {build} | | | | {short_failure(r['failed'])} |")
                 continue
             ram = _kb(r["ram"])
             if "arena" in r:
                 bound = f"; {_kb(r['lower_bound'])}" if r.get("lower_bound") else ""
                 ram += f" ({_kb(r['arena'])}{bound})"
-            if "instructions" not in r:
-                continue  # memory only: the Memory table
             lines.append(
                 f"| {LABELS[model]} | {build} | {_kb(r['flash'])} | {ram} | {_m(r['instructions'])} | "
                 f"{r['max_error']:.3g} |"
@@ -296,7 +305,7 @@ def memory_table(rows, cpu) -> str:
         if r is None:
             return ""
         if "failed" in r:
-            return "IREE fails to compile it"
+            return short_failure(r["failed"])
         bound = r.get("lower_bound")
         return f"{_kb(r['arena_transients'])} / {_kb(bound)} = {r['arena_transients'] / bound:.2f}x" if bound else ""
 
