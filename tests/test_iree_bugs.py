@@ -190,6 +190,14 @@ def _onnx_bug_models():
         [helper.make_tensor_value_info("y", 1, [1, 704])],
         [pads],
     )
+    # As torch.export's exporter writes it: no kernel_shape.
+    conv_bare = helper.make_graph(
+        [helper.make_node("Conv", ["x", "w"], ["y"], name="conv", strides=[2], pads=[1, 1])],
+        "conv_bare",
+        [helper.make_tensor_value_info("x", 1, [1, 64, 2])],
+        [helper.make_tensor_value_info("y", 1, [1, 8, 1])],
+        [w],
+    )
     indices = numpy_helper.from_array(np.array([2, 0], np.int64), "indices")
     extract = helper.make_graph(
         [helper.make_node("ArrayFeatureExtractor", ["x", "indices"], ["y"], name="extract", domain="ai.onnx.ml")],
@@ -239,20 +247,26 @@ def _onnx_bug_models():
             (1, 576),
             "inferred input/output operand #0 has shape's dimension #0 to be greater than or equal to 64, but found 57",
         ),
+        "strided-conv-single-window/no-kernel-shape": (
+            conv_bare,
+            (1, 64, 2),
+            "inferred input/output operand #1 has shape's dimension #2 to be 4, but found 3",
+        ),
     }
 
 
 @pytest.mark.parametrize(
-    "rewrite",
+    "case",
     [
         "strided-conv-single-window",
         "reflect-pad-as-slices",
         "array-feature-extractor-as-gather",
         "linear-classifier-as-gemm",
         "normalizer-as-reductions",
+        "strided-conv-single-window/no-kernel-shape",
     ],
 )
-def test_onnx_patterns_raw_iree_rejects_are_rewritten(tmp_path, rewrite):
+def test_onnx_patterns_raw_iree_rejects_are_rewritten(tmp_path, case):
     import subprocess
 
     onnx = pytest.importorskip("onnx")
@@ -261,7 +275,8 @@ def test_onnx_patterns_raw_iree_rejects_are_rewritten(tmp_path, rewrite):
 
     from ireegen.compile.compiler import find_compiler
 
-    graph, shape, message = _onnx_bug_models()[rewrite]
+    graph, shape, message = _onnx_bug_models()[case]
+    rewrite = case.split("/")[0]
     path = tmp_path / f"{graph.name}.onnx"
     opsets = [helper.make_opsetid("", 17), helper.make_opsetid("ai.onnx.ml", 3)]
     onnx.save(helper.make_model(graph, opset_imports=opsets, ir_version=8), str(path))

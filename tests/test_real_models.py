@@ -42,7 +42,12 @@ from ireegen.cbuild.native_run import build_runner, manifest_functions  # noqa: 
 from ireegen.check.subjects import module_subject  # noqa: E402
 
 PACKAGES = {
-    "silero-vad==6.2.3": {"silero_vad.onnx": "silero_vad/data/silero_vad.onnx"},
+    "silero-vad==6.2.3": {
+        "silero_vad.onnx": "silero_vad/data/silero_vad.onnx",
+        # torch.export's exporter (PyTorch 2.9, opset 18), and the TorchScript one with an LSTM (2.11).
+        "silero_vad_op18.onnx": "silero_vad/data/silero_vad_op18_ifless.onnx",
+        "silero_vad_lstm.onnx": "silero_vad/data/silero_vad_16k_sequence.onnx",
+    },
     "rapidocr-onnxruntime==1.4.4": {
         "ocr_cls.onnx": "rapidocr_onnxruntime/models/ch_ppocr_mobile_v2.0_cls_infer.onnx",
         "ocr_det.onnx": "rapidocr_onnxruntime/models/ch_PP-OCRv4_det_infer.onnx",
@@ -168,6 +173,73 @@ def test_silero_vad_16_chained_steps(tmp_path, shipped):
         np.testing.assert_allclose(got, ref, atol=1e-4)
         np.testing.assert_allclose(states[mode], states["ort"], atol=1e-4)
         assert ((got > 0.5) == (ref > 0.5)).all()
+
+
+def _vad_steps(chunks):
+    """Each chunk after the last 64 samples of the one before, as silero-vad's own wrapper calls it."""
+    context = np.zeros((chunks.shape[1], 64), np.float32)
+    for samples in chunks:
+        chunk = np.concatenate([context, samples], axis=1)
+        context = chunk[:, -64:]
+        yield chunk
+
+
+@pytest.mark.slow
+def test_silero_vad_torch_export_16_chained_steps(tmp_path, shipped):
+    """The same detector through torch.export's exporter (PyTorch 2.9, opset
+    18: no kernel_shape on its Convs, `val_N` names, an If on sr)."""
+    model = shipped["silero_vad_op18.onnx"]
+    flags = ("--input-value", "sr=16000", "--input-shape", "input=1x576", "--input-shape", "state=2x1x128")
+    fn, runner, vm = _both(model, tmp_path, "vad18", *flags)
+    ort = _ort(model)
+    states = {k: np.zeros((2, 1, 128), np.float32) for k in ("ort", "runtimeless", "async")}
+    probs = {k: [] for k in states}
+    for chunk in _vad_steps(synthetic_voice().reshape(16, 1, 512)):
+        out, states["ort"] = ort.run(None, {"input": chunk, "state": states["ort"], "sr": np.array(16000)})
+        probs["ort"].append(float(out.reshape(())))
+        for mode, call in (("runtimeless", lambda a: runner.call(fn.name, a)[0]), ("async", lambda a: vm.run(fn, a))):
+            out, states[mode] = call([chunk, states[mode]])
+            probs[mode].append(float(np.asarray(out).reshape(())))
+    ref = np.array(probs["ort"])
+    assert ref[:4].max() < 0.2 and ref[4:].min() > 0.5, ref
+    for mode in ("runtimeless", "async"):
+        got = np.array(probs[mode])
+        print(
+            f"silero-vad op18 {mode}: max abs err {np.abs(got - ref).max():.3g} (probability), "
+            f"{np.abs(states[mode] - states['ort']).max():.3g} (state after 16 steps)"
+        )
+        np.testing.assert_allclose(got, ref, atol=1e-4)
+        np.testing.assert_allclose(states[mode], states["ort"], atol=1e-4)
+
+
+@pytest.mark.slow
+def test_silero_vad_lstm_sequence_4_chained_calls(tmp_path, shipped):
+    """The sequence variant (TorchScript exporter, PyTorch 2.11): an ONNX LSTM
+    with h and c in and out, 4 chunks of 576 samples a call (`view(-1)` on
+    the result, made explicit by ireegen's folding), 4 calls chained."""
+    model = shipped["silero_vad_lstm.onnx"]
+    fn, runner, vm = _both(model, tmp_path, "vadseq", "--input-shape", "input=4x576")
+    ort = _ort(model)
+    chunks = np.concatenate(list(_vad_steps(synthetic_voice().reshape(16, 1, 512))))  # 16 x 576
+    zero = np.zeros((1, 1, 128), np.float32)
+    states = {k: (zero, zero) for k in ("ort", "runtimeless", "async")}
+    probs = {k: [] for k in states}
+    for call in range(4):
+        batch = chunks[4 * call : 4 * call + 4]
+        p, *states["ort"] = ort.run(None, {"input": batch, "h": states["ort"][0], "c": states["ort"][1]})
+        probs["ort"].extend(p.tolist())
+        for mode, run in (("runtimeless", lambda a: runner.call(fn.name, a)[0]), ("async", lambda a: vm.run(fn, a))):
+            p, *states[mode] = [np.asarray(o) for o in run([batch, *states[mode]])]
+            probs[mode].extend(p.tolist())
+    ref = np.array(probs["ort"])
+    assert ref[:4].max() < 0.2 and ref[-4:].min() > 0.5, ref
+    for mode in ("runtimeless", "async"):
+        got = np.array(probs[mode])
+        err = max(np.abs(a - b).max() for a, b in zip(states[mode], states["ort"]))
+        print(f"silero-vad lstm {mode}: max abs err {np.abs(got - ref).max():.3g} (probability), {err:.3g} (h, c)")
+        np.testing.assert_allclose(got, ref, atol=1e-4)
+        for a, b in zip(states[mode], states["ort"]):
+            np.testing.assert_allclose(a, b, atol=1e-4)
 
 
 GLYPHS = {  # 5x7 capitals and digits, enough to write a label

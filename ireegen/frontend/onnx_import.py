@@ -585,7 +585,7 @@ def lower_onnx(path, input_shapes: dict | None, compiler, input_values: dict | N
     model = _load(path)
     _pin_shapes(model, dict(input_shapes or {}), path)
     fix_input_values(model, dict(input_values or {}), path)
-    if needs_folding(model, input_values):
+    if needs_folding(model, input_values, input_shapes):
         fold_known(model)
     rewrites = apply_rewrites(model)
     try:

@@ -67,7 +67,9 @@ def strided_conv_single_window(model, shapes: dict, values: dict) -> int:
             continue
         in_dims, out_dims = shapes[x], shapes[node.output[0]]
         spatial = len(in_dims) - 2
-        kernel = list(a.get("kernel_shape") or (shapes.get(w) or [None, None] + [None] * spatial)[2:])
+        # kernel_shape is optional (torch.export's exporter leaves it out): else the weight's dims.
+        w_dims = list(values[w].dims) if w in values else shapes.get(w)
+        kernel = list(a.get("kernel_shape") or (w_dims or [None, None] + [None] * spatial)[2:])
         strides = list(a.get("strides") or [1] * spatial)
         dilations = list(a.get("dilations") or [1] * spatial)
         pads = list(a.get("pads") or [0] * (2 * spatial))
