@@ -305,6 +305,9 @@ def test_onnx_patterns_raw_iree_rejects_are_rewritten(tmp_path, case):
     assert proc.returncode == 0 and "verified against async" in proc.stdout, proc.stderr
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
     assert manifest["onnx_rewrites"] == [{"rewrite": rewrite, "nodes": 1}]
+    # --no-workarounds leaves the model as written: the raw compiler's failure, in ireegen's words.
+    raw_emit = run_cli("emit", path, "-o", tmp_path / "raw", "--execution-model", "runtimeless", "--no-workarounds")
+    assert raw_emit.returncode != 0 and not (tmp_path / "raw").exists(), raw_emit.stdout
     x = np.random.default_rng(1).standard_normal(shape).astype(np.float32)
     report = parity(
         path, modes=["async", "runtimeless"], inputs={graph.name: [x]}, reference="onnxruntime", rtol=1e-5, atol=1e-5
