@@ -487,53 +487,110 @@ def sklearn_path(tmp_path_factory):
 
 CONVERT = """
 import sys, numpy as np, onnx
-from sklearn.datasets import load_digits
-from sklearn.linear_model import LogisticRegression
-from sklearn.neural_network import MLPClassifier
+from sklearn import datasets, ensemble, linear_model, neural_network, pipeline, preprocessing, svm
 from skl2onnx import to_onnx
-X, y = load_digits(return_X_y=True)
+DATA = {"digits": datasets.load_digits, "cancer": datasets.load_breast_cancer, "diabetes": datasets.load_diabetes}
+KINDS = {
+    "mlp": ("digits", lambda: neural_network.MLPClassifier((32,), max_iter=500, random_state=0)),
+    "logreg": ("digits", lambda: linear_model.LogisticRegression(max_iter=2000)),
+    "scaled_logreg": ("digits", lambda: pipeline.make_pipeline(
+        preprocessing.StandardScaler(), linear_model.LogisticRegression(max_iter=2000))),
+    "forest": ("digits", lambda: ensemble.RandomForestClassifier(30, random_state=0)),
+    "boosting": ("cancer", lambda: ensemble.GradientBoostingClassifier(n_estimators=20, random_state=0)),
+    "forest_regressor": ("diabetes", lambda: ensemble.RandomForestRegressor(20, random_state=0)),
+    "svr": ("diabetes", lambda: svm.SVR(C=50)),
+    "linear": ("diabetes", lambda: linear_model.Ridge()),
+}
+dataset, make = KINDS[sys.argv[3]]
+X, y = DATA[dataset](return_X_y=True)
 X = X.astype(np.float32)
-kinds = {"mlp": MLPClassifier((32,), max_iter=500, random_state=0), "logreg": LogisticRegression(max_iter=2000)}
-clf = kinds[sys.argv[3]].fit(X[:1500], y[:1500])
-onnx.save(to_onnx(clf, X[:1], options={id(clf): {"zipmap": False}}, target_opset=17), sys.argv[1])
-np.savez(sys.argv[2], X=X[1500:], y=y[1500:])
+cut = len(X) * 5 // 6
+est = make().fit(X[:cut], y[:cut])
+last = est.steps[-1][1] if hasattr(est, "steps") else est
+options = {id(last): {"zipmap": False}} if hasattr(last, "predict_proba") else None
+onnx.save(to_onnx(est, X[:1], options=options, target_opset=17), sys.argv[1])
+np.savez(sys.argv[2], X=X[cut:], y=y[cut:])
 """
 
 
 SKLEARN_REWRITES = {
-    "mlp": ("ONNX(MLPClassifier)", ["array-feature-extractor-as-gather"]),
-    "logreg": ("ONNX(LogisticRegression)", ["linear-classifier-as-gemm", "normalizer-as-reductions"]),
+    "mlp": ["array-feature-extractor-as-gather"],
+    "logreg": ["linear-classifier-as-gemm", "normalizer-as-reductions"],
+    "scaled_logreg": ["scaler-as-arithmetic", "linear-classifier-as-gemm", "normalizer-as-reductions"],
+    "forest": ["tree-ensemble-classifier-as-traversal"],
+    "boosting": ["tree-ensemble-classifier-as-traversal"],
+    "forest_regressor": ["tree-ensemble-regressor-as-traversal"],
+    "svr": ["svm-regressor-as-kernels"],
+    "linear": ["linear-regressor-as-gemm"],
 }
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", sorted(SKLEARN_REWRITES))
-def test_sklearn_classifier(tmp_path, sklearn_path, kind):
-    """skl2onnx writes ai.onnx.ml ops that IREE 3.13 cannot lower
-    (ArrayFeatureExtractor after an MLP, LinearClassifier and Normalizer for
-    a LogisticRegression): ireegen rewrites them into default-domain ops."""
-    model, data = tmp_path / f"digits_{kind}.onnx", tmp_path / "digits.npz"
+def test_sklearn_model(tmp_path, sklearn_path, kind):
+    """skl2onnx writes ai.onnx.ml ops that IREE 3.13 cannot lower at all
+    (ArrayFeatureExtractor after an MLP; LinearClassifier and Normalizer for
+    a LogisticRegression; Scaler for a StandardScaler; TreeEnsemble* for
+    forests and boosting; SVMRegressor; LinearRegressor): ireegen rewrites
+    them into default-domain ops.  Held-out rows of the data sets
+    scikit-learn ships: the same labels, and the same scores or values."""
+    model, data = tmp_path / f"{kind}.onnx", tmp_path / "data.npz"
     env = dict(os.environ, PYTHONPATH=str(sklearn_path))
     proc = subprocess.run([sys.executable, "-c", CONVERT, model, data, kind], capture_output=True, text=True, env=env)
     assert proc.returncode == 0, proc.stderr
     held_out = np.load(data)
-    flags = ("--input-shape", f"X={held_out['X'].shape[0]}x64")
-    function, rewrites = SKLEARN_REWRITES[kind]
-    manifest = _emit(model, tmp_path / "mlp", "runtimeless", *flags)
-    assert manifest["onnx_rewrites"] == [{"rewrite": r, "nodes": 1} for r in rewrites]
-    _emit(model, tmp_path / "mlp_async", "async", *flags)
-    fn = manifest_functions(manifest)[function]
-    want_label, want_proba = _ort(model).run(None, {"X": held_out["X"]})
-    runner = build_runner(tmp_path / "mlp", tmp_path / "build")
-    vm = module_subject("async", tmp_path / "mlp_async" / "mlp_async.vmfb", None)
-    for mode, (label, proba) in (
-        ("runtimeless", runner.call(fn.name, [held_out["X"]])[0]),
-        ("async", vm.run(fn, [held_out["X"]])),
-    ):
-        print(
-            f"sklearn {kind} {mode}: max abs err {np.abs(proba - want_proba).max():.3g} (probabilities), "
-            f"labels equal {int((label == want_label).sum())}/{label.size}, accuracy "
-            f"{(label.ravel() == held_out['y']).mean():.3f} vs {(want_label.ravel() == held_out['y']).mean():.3f}"
-        )
-        np.testing.assert_array_equal(label, want_label)
-        np.testing.assert_allclose(proba, want_proba, atol=1e-5)
+    X = held_out["X"]
+    # Verified on the held-out rows too: random rows far outside the data
+    # leave an RBF SVR at its constant rho ("not exercised").
+    np.savez(tmp_path / "verify.npz", X=X)
+    shape = f"X={X.shape[0]}x{X.shape[1]}"
+    fn, runner, vm = _both(model, tmp_path, "skl", "--input-shape", shape, "--verify-inputs", tmp_path / "verify.npz")
+    manifest = json.loads((tmp_path / "skl" / "manifest.json").read_text())
+    assert manifest["onnx_rewrites"] == [{"rewrite": r, "nodes": 1} for r in SKLEARN_REWRITES[kind]]
+    want = _ort(model).run(None, {"X": X})
+    for mode, got in _outputs(fn, runner, vm, [X]).items():
+        for g, w in zip(got, want):
+            if w.dtype.kind in "iu":  # labels
+                print(
+                    f"sklearn {kind} {mode}: labels equal {int((g == w).sum())}/{w.size}, accuracy "
+                    f"{(g.ravel() == held_out['y']).mean():.3f} vs {(w.ravel() == held_out['y']).mean():.3f}"
+                )
+                np.testing.assert_array_equal(g, w)
+            else:  # probabilities, scores or predicted values
+                print(
+                    f"sklearn {kind} {mode}: max abs err {np.abs(g - w).max():.3g} (values up to {np.abs(w).max():.3g})"
+                )
+                np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
+
+
+def test_an_sklearn_op_ireegen_does_not_rewrite_is_refused_naming_it(tmp_path):
+    """An SVMClassifier (skl2onnx's SVC): refused before IREE's lowering, in
+    one line naming the node and what ireegen rewrites instead."""
+    from onnx import helper
+
+    node = helper.make_node(
+        "SVMClassifier",
+        ["X"],
+        ["label", "scores"],
+        name="svc",
+        domain="ai.onnx.ml",
+        classlabels_ints=[0, 1],
+        coefficients=[1.0, -1.0],
+        support_vectors=[0.0, 1.0, 1.0, 0.0],
+        vectors_per_class=[1, 1],
+        rho=[0.1],
+        kernel_type="LINEAR",
+    )
+    graph = helper.make_graph(
+        [node],
+        "svc",
+        [helper.make_tensor_value_info("X", 1, [3, 2])],
+        [helper.make_tensor_value_info("label", 7, [3]), helper.make_tensor_value_info("scores", 1, [3, 2])],
+    )
+    path = tmp_path / "svc.onnx"
+    opsets = [helper.make_opsetid("", 17), helper.make_opsetid("ai.onnx.ml", 1)]
+    path.write_bytes(helper.make_model(graph, opset_imports=opsets, ir_version=8).SerializeToString())
+    proc = run_cli("emit", path, "-o", tmp_path / "out", "--execution-model", "runtimeless")
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert "node 'svc' (ai.onnx.ml.SVMClassifier): IREE 3.13 lowers no ai.onnx.ml op" in proc.stderr
+    assert "TreeEnsembleClassifier" in proc.stderr and not (tmp_path / "out").exists()

@@ -35,6 +35,7 @@ from ireegen.common.errors import UsageError
 from .containment import contained_file, shown
 from .mlir_text import mlir_escaped
 from .onnx_fold import fold_known, if_hint, needs_folding
+from .onnx_ml_rewrites import unrewritten_ml_node
 from .onnx_rewrites import apply_rewrites
 
 # Oldest default-domain opset whose ops IREE's ONNX lowering (torch-mlir)
@@ -591,6 +592,9 @@ def lower_onnx(
     if needs_folding(model, input_values, input_shapes):
         fold_known(model)
     rewrites = apply_rewrites(model) if onnx_rewrites else []
+    left = unrewritten_ml_node(model) if onnx_rewrites else None
+    if left:
+        raise ImportFailure(f"{path}: {left}")
     try:
         return _lower(model, path, compiler, rewrites)
     except ImportFailure as e:
