@@ -22,13 +22,9 @@ from pathlib import Path
 from ireegen.common.errors import UsageError
 
 from .native_run import load_manifest
-from .toolchains import toolchain_for
+from .toolchains import binutil, toolchain_for
 
 SIZE_CFLAGS = ("-Os", "-std=c11", "-ffunction-sections", "-fdata-sections")
-
-
-def _tool(cc: str, name: str) -> str:
-    return cc[: -len("gcc")] + name if cc.endswith("gcc") else name
 
 
 def _run(cmd) -> str:
@@ -65,7 +61,7 @@ def linked_sizes(cc: str, cflags, objects: dict, roots) -> tuple:
         _run(cmd)
         text = mapfile.read_text()
         undefined = sorted(
-            {line.split()[-1] for line in _run([_tool(cc, "nm"), "-u", str(elf)]).splitlines() if line.strip()}
+            {line.split()[-1] for line in _run([binutil(cc, "nm"), "-u", str(elf)]).splitlines() if line.strip()}
         )
     by_path = {str(p): role for role, p in objects.items()}
     sizes = {role: {"flash": 0, "ram": 0} for role in objects}
@@ -155,7 +151,7 @@ def measure(outdir, objects=(), cc: str | None = None, cflags=SIZE_CFLAGS) -> di
     )
     name = manifest["name"]
     roles = {f["role"]: outdir / f["path"] for f in manifest["files"]}
-    nm_tool, objdump_tool = _tool(toolchain.cc, "nm"), _tool(toolchain.cc, "objdump")
+    nm_tool, objdump_tool = binutil(toolchain.cc, "nm"), binutil(toolchain.cc, "objdump")
     with tempfile.TemporaryDirectory(prefix="ireegen-size-") as tmp:
         built = {}
         for role in ("runtime-source", "constants-source"):

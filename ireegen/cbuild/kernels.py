@@ -1,0 +1,120 @@
+"""Building a user's kernels (`--kernels SPEC`) for the model's target.
+
+The kernels are compiled with the toolchain ireegen builds the model's C
+with (toolchains.py: the host's cc, Debian's cross gcc, arm-none-eabi-gcc
+with the core's -mcpu and float ABI, riscv64-unknown-elf-gcc), with the
+same strict flags (native_run.STRICT_CFLAGS), then SPEC's flags for the
+target family.  All sources become one relocatable object:
+
+- for embedded ELF: position independent and freestanding, linked by
+  IREE's linker into the executables' ELF (compile/kernel_link.py);
+- for a static library: linked into NAME_executables.o by a relocatable
+  link, and every symbol the kernels define is then made local, so that
+  the only global symbols of NAME_executables.o stay IREE's library
+  queries under the model's prefix: two models can link the same kernel
+  source, and no kernel name can clash with the user's program.
+
+Each source compiles in SPEC's directory by its relative name, with that
+directory mapped to `.` (-ffile-prefix-map): the object holds no path of
+this machine.
+"""
+
+from __future__ import annotations
+
+import functools
+import subprocess
+from pathlib import Path
+
+from ireegen.common.errors import UsageError
+from ireegen.compile.kernel_link import KernelLink, check_config
+from ireegen.config.modes import Config
+from ireegen.frontend.kernel_spec import KernelSpec, target_family
+
+from .native_run import STRICT_CFLAGS
+from .toolchains import Toolchain, binutil, toolchain_for
+
+# Flags the object's destination needs, by executable format.
+FORMAT_CFLAGS = {
+    # An embedded ELF is a position-independent shared object with no C
+    # library: nothing from outside, no stack protector's guard symbol.
+    "embedded-elf": ("-fPIC", "-ffreestanding", "-fno-stack-protector", "-fvisibility=hidden"),
+    "static-library": ("-fno-stack-protector", "-fvisibility=hidden"),
+}
+
+
+def kernel_toolchain(config: Config) -> Toolchain:
+    check_config(config)
+    target = config.target
+    return toolchain_for(target.triple, cpu=target.cpu, need_emulator=False, cpu_features=target.cpu_features)
+
+
+def _run(cmd, cwd, spec: KernelSpec, what: str) -> str:
+    try:
+        proc = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    except OSError as e:
+        raise UsageError(f"{spec.path}: {what}: cannot run {cmd[0]} ({e.strerror or e})") from None
+    if proc.returncode != 0:
+        raise UsageError(f"{spec.path}: {what} failed:\n$ {' '.join(map(str, cmd))}\n{proc.stdout.rstrip()}")
+    return proc.stdout
+
+
+def build_object(spec: KernelSpec, config: Config, workdir: Path, file_name: str) -> None:
+    """Compiles SPEC's sources for config's target into workdir/file_name."""
+    toolchain = kernel_toolchain(config)
+    family = target_family(config.target.triple)
+    directory = spec.directory.resolve()
+    cmd = [
+        toolchain.cc,
+        *toolchain.cflags,
+        *STRICT_CFLAGS,
+        *FORMAT_CFLAGS[config.executable_format.name],
+        *spec.flags_for(family),
+        f"-ffile-prefix-map={directory}=.",
+        "-nostdlib",
+        "-r",
+        *(spec.relative(s) for s in spec.sources),
+        "-o",
+        str((Path(workdir) / file_name).resolve()),
+    ]
+    _run(cmd, directory, spec, f"compiling the kernels for {config.target.triple} ({family})")
+
+
+def defined_globals(nm: str, obj: Path, spec: KernelSpec) -> list:
+    out = _run([nm, "-g", "--defined-only", "-P", str(obj)], None, spec, "listing the kernels' symbols")
+    return sorted({line.split()[0] for line in out.splitlines() if line.strip()})
+
+
+def merge_static(spec: KernelSpec, config: Config, static_object: Path, kernels_object: Path) -> None:
+    """Links the kernels into IREE's static-library object; their symbols become local."""
+    toolchain = kernel_toolchain(config)
+    kernel_symbols = defined_globals(binutil(toolchain.cc, "nm"), kernels_object, spec)
+    merged = static_object.with_name(static_object.name + ".merged")
+    _run(
+        [
+            toolchain.cc,
+            *toolchain.cflags,
+            "-nostdlib",
+            "-r",
+            str(static_object),
+            str(kernels_object),
+            "-o",
+            str(merged),
+        ],
+        None,
+        spec,
+        f"linking the kernels into {static_object.name}",
+    )
+    names = static_object.with_name("kernels.symbols")
+    names.write_text("".join(s + "\n" for s in kernel_symbols))
+    _run(
+        [binutil(toolchain.cc, "objcopy"), f"--localize-symbols={names}", str(merged), str(static_object)],
+        None,
+        spec,
+        f"making the kernels' symbols local to {static_object.name}",
+    )
+    merged.unlink()
+    names.unlink()
+
+
+def kernel_link(spec: KernelSpec) -> KernelLink:
+    return KernelLink(spec, functools.partial(build_object, spec), functools.partial(merge_static, spec))
