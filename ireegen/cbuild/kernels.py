@@ -25,7 +25,7 @@ import functools
 import subprocess
 from pathlib import Path
 
-from ireegen.common.errors import UsageError
+from ireegen.common.errors import DiagnosticsError, UsageError
 from ireegen.compile.kernel_link import KernelLink, check_config
 from ireegen.config.modes import Config
 from ireegen.frontend.kernel_spec import KernelSpec, target_family
@@ -54,29 +54,48 @@ def _run(cmd, cwd, spec: KernelSpec, what: str) -> str:
     except OSError as e:
         raise UsageError(f"{spec.path}: {what}: cannot run {cmd[0]} ({e.strerror or e})") from None
     if proc.returncode != 0:
-        raise UsageError(f"{spec.path}: {what} failed:\n$ {' '.join(map(str, cmd))}\n{proc.stdout.rstrip()}")
+        raise DiagnosticsError(
+            f"{spec.path}: {what} failed (exit status {proc.returncode}):",
+            [f"$ {' '.join(map(str, cmd))}", *proc.stdout.rstrip().splitlines()],
+        )
     return proc.stdout
 
 
+def _link_flags(toolchain: Toolchain) -> list:
+    """The toolchain's flags that pick the object format (-mcpu, -march ...),
+    without the C library's specs, whose linker script a relocatable link
+    must not get."""
+    return [f for f in toolchain.cflags if not f.startswith("--specs")]
+
+
+def _relocatable_link(toolchain: Toolchain, inputs, output: Path, spec: KernelSpec, what: str) -> None:
+    cmd = [toolchain.cc, *_link_flags(toolchain), "-nostdlib", "-nostartfiles", "-r", *map(str, inputs), "-o"]
+    _run([*cmd, str(output)], None, spec, what)
+
+
 def build_object(spec: KernelSpec, config: Config, workdir: Path, file_name: str) -> None:
-    """Compiles SPEC's sources for config's target into workdir/file_name."""
+    """Compiles SPEC's sources for config's target into workdir/file_name:
+    each source on its own, then one relocatable link."""
     toolchain = kernel_toolchain(config)
     family = target_family(config.target.triple)
     directory = spec.directory.resolve()
-    cmd = [
-        toolchain.cc,
+    workdir = Path(workdir).resolve()
+    flags = [
         *toolchain.cflags,
         *STRICT_CFLAGS,
         *FORMAT_CFLAGS[config.executable_format.name],
         *spec.flags_for(family),
         f"-ffile-prefix-map={directory}=.",
-        "-nostdlib",
-        "-r",
-        *(spec.relative(s) for s in spec.sources),
-        "-o",
-        str((Path(workdir) / file_name).resolve()),
     ]
-    _run(cmd, directory, spec, f"compiling the kernels for {config.target.triple} ({family})")
+    objects = []
+    for i, source in enumerate(spec.sources):
+        obj = workdir / f"kernels.{i}.o"
+        what = f"compiling {spec.relative(source)} for {config.target.triple} (family {family})"
+        _run([toolchain.cc, *flags, "-c", spec.relative(source), "-o", str(obj)], directory, spec, what)
+        objects.append(obj)
+    _relocatable_link(toolchain, objects, workdir / file_name, spec, "linking the kernels into one object")
+    for obj in objects:
+        obj.unlink()
 
 
 def defined_globals(nm: str, obj: Path, spec: KernelSpec) -> list:
@@ -89,20 +108,8 @@ def merge_static(spec: KernelSpec, config: Config, static_object: Path, kernels_
     toolchain = kernel_toolchain(config)
     kernel_symbols = defined_globals(binutil(toolchain.cc, "nm"), kernels_object, spec)
     merged = static_object.with_name(static_object.name + ".merged")
-    _run(
-        [
-            toolchain.cc,
-            *toolchain.cflags,
-            "-nostdlib",
-            "-r",
-            str(static_object),
-            str(kernels_object),
-            "-o",
-            str(merged),
-        ],
-        None,
-        spec,
-        f"linking the kernels into {static_object.name}",
+    _relocatable_link(
+        toolchain, [static_object, kernels_object], merged, spec, f"linking the kernels into {static_object.name}"
     )
     names = static_object.with_name("kernels.symbols")
     names.write_text("".join(s + "\n" for s in kernel_symbols))

@@ -67,7 +67,7 @@ def contained_file(model_path: Path, location: str, what: str = "external data f
         # The same words whether or not the target exists: no oracle.
         raise UsageError(
             f"{model_path}: its {what} location {shown(location)} leads outside the {owner}'s directory; "
-            f"ireegen reads {what}s only from inside it"
+            "ireegen reads no file outside it"
         )
     path = model_path.parent / location
     if os.path.islink(path):

@@ -116,7 +116,7 @@ def _file(spec: Path, key: str, value, suffixes: tuple) -> Path:
         _fail(spec, key, f"expected a file name relative to {spec.name}, got {shown(json.dumps(value))[:80]}")
     if not value.endswith(suffixes):
         _fail(spec, key, f"{shown(value)} is not a {' or '.join(suffixes)} file")
-    return contained_file(spec, value, f'kernel file ("{key}")', "kernel spec")
+    return contained_file(spec, value, f'"{key}" file', "kernel spec")
 
 
 def _files(spec: Path, key: str, value, suffixes: tuple, required: bool) -> tuple:

@@ -1,3 +1,10 @@
+// The match spec of kernels.json: IREE's preprocessing runs it on the model
+// (--iree-preprocessing-transform-spec-filename).  It finds the multiply of
+// two tensor<64xf32> and replaces it with a dispatch of @scale_mul, whose
+// function calls the C kernel scale_mul_f32 (hal.import.static: linked from
+// the kernels' object).  The executable is a stream.executable without
+// targets or objects: it compiles for the model's target, and ireegen links
+// the kernels (docs/kernels.md).
 module attributes {transform.with_named_sequence} {
   stream.executable private @scale_mul {
     stream.executable.export public @scale_mul workgroups() -> (index, index, index) {

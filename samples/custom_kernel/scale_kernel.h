@@ -3,7 +3,7 @@
 
 #include <stddef.h>
 
-void scale_mul_f32(const float* a, size_t a_offset, const float* b, size_t b_offset, float* c, size_t c_offset,
-                   size_t n);
+void scale_mul_f32(const float* a, size_t a_offset, const float* b,
+                   size_t b_offset, float* c, size_t c_offset, size_t n);
 
 #endif  // SCALE_KERNEL_H_
