@@ -152,6 +152,18 @@ def test_a_match_spec_that_matches_nothing_is_refused(tmp_path):
         )
 
 
+def test_a_library_that_need_not_match_links_nothing_into_a_model_it_does_not_touch(tmp_path):
+    from ireegen.cbuild.kernels import kernel_link
+
+    link = kernel_link(load_kernel_spec(SPEC), require_match=False)
+    result = emit(
+        SAMPLES / "simple_mul" / "simple_mul.mlir", tmp_path / "out", make_config("runtimeless"), kernels=link
+    )
+    assert result.manifest["kernels"]["dispatches"] == []
+    symbols = subprocess.run(["nm", tmp_path / "out" / "simple_mul_executables.o"], stdout=subprocess.PIPE, text=True)
+    assert "scale_mul_f32" not in symbols.stdout
+
+
 # --- emitting with the kernels --------------------------------------------
 
 
@@ -260,6 +272,13 @@ def test_cortex_m4_runs_the_kernel_under_qemu_and_refuses_a_wrong_one(tmp_path):
     assert result.manifest["verification"]["ran_the_emitted_code"]
     nm = _nm_globals(tmp_path / "out" / "scale_executables.o", "arm-none-eabi-nm")
     assert nm == ["scale__module_linked_library_query"]
+    # ireegen size names the kernel, its bytes and its caller.
+    from ireegen.cbuild.footprint import measure, table
+
+    report = measure(tmp_path / "out")
+    [kernel] = report["kernels"]
+    assert kernel["kernel"] == "scale_mul_f32" and kernel["dispatches"] == ["scale_mul"] and 0 < kernel["bytes"] < 200
+    assert "kernel    scale_mul_f32:" in table(report)
     d = _wrong_kernel(tmp_path)
     proc = run_cli(
         "emit",

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from ireegen.common.errors import UsageError
 
+from .kernels import kernel_footprint, kernel_table_lines
 from .native_run import load_manifest
 from .toolchains import binutil, toolchain_for
 
@@ -187,6 +188,7 @@ def measure(outdir, objects=(), cc: str | None = None, cflags=SIZE_CFLAGS) -> di
         instance = symbol_size(nm_tool, glue, f"{name}__default_instance") or 0
         readable = target["triple"].startswith(("thumb", "arm", "riscv"))
         frames = dispatch_frames(objdump_tool, executables) if readable else {}
+        kernels = kernel_footprint(manifest, nm_tool, executables)
     arena = manifest["runtimeless"]["arena"]["size"]
     glue_stack = max((stack.get(f["c_symbol"], 0) for f in manifest["functions"]), default=0) + stack.get(
         f"{name}__dispatch", 0
@@ -206,6 +208,7 @@ def measure(outdir, objects=(), cc: str | None = None, cflags=SIZE_CFLAGS) -> di
         "ram": {**ram, "total": sum(v for v in ram.values() if v)},
         "stack_detail": {"glue": glue_stack, "deepest_dispatch": max(frames.values(), default=0) if readable else None},
         "c_library": undefined,  # what the model needs from libc/libm/libgcc, not counted
+        **({"kernels": kernels} if kernels else {}),  # --kernels (kernels.py)
     }
 
 
@@ -224,6 +227,7 @@ def table(report: dict) -> str:
             if stack is not None
             else "not measured for this target"
         ),
+        *kernel_table_lines(report),
         f"  plus from the C library: {', '.join(report['c_library']) or 'nothing'}",
     ]
     return "\n".join(lines)

@@ -123,5 +123,39 @@ def merge_static(spec: KernelSpec, config: Config, static_object: Path, kernels_
     names.unlink()
 
 
-def kernel_link(spec: KernelSpec) -> KernelLink:
-    return KernelLink(spec, functools.partial(build_object, spec), functools.partial(merge_static, spec))
+def kernel_link(spec: KernelSpec, require_match: bool = True) -> KernelLink:
+    return KernelLink(spec, functools.partial(build_object, spec), functools.partial(merge_static, spec), require_match)
+
+
+def kernel_footprint(manifest: dict, nm_tool: str, executables: Path) -> list:
+    """`ireegen size`: each kernel of a --kernels output, its code size in
+    NAME_executables.o (part of the executables' flash) and the dispatches
+    that call it."""
+    section = manifest.get("kernels")
+    if not section:
+        return []
+    callers = {}
+    for d in section["dispatches"]:
+        for k in d["kernels"]:
+            callers.setdefault(k, []).append(d["dispatch"])
+    sizes = _code_sizes(nm_tool, executables)
+    return [{"kernel": k, "bytes": sizes.get(k), "dispatches": sorted(callers[k])} for k in sorted(callers)]
+
+
+def _code_sizes(nm_tool: str, obj: Path) -> dict:
+    """symbol -> bytes, for the code symbols of `obj` (local ones too)."""
+    proc = subprocess.run([nm_tool, "-S", str(obj)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    sizes = {}
+    for line in proc.stdout.splitlines():
+        parts = line.split()
+        if len(parts) == 4 and parts[2] in "tT":
+            sizes[parts[3]] = int(parts[1], 16)
+    return sizes
+
+
+def kernel_table_lines(report: dict) -> list:
+    return [
+        f"  kernel    {k['kernel']}: {k['bytes'] if k['bytes'] is not None else '?'} B of the executables' flash, "
+        f"called by {', '.join(k['dispatches'])}"
+        for k in report.get("kernels", [])
+    ]

@@ -151,7 +151,7 @@ def compile_model(
     if kernels is not None:
         kernel_link.cleanup(workdir)
         kernel_link.check_matched(kernels, calls, diagnostics_name)
-        if static_object:
+        if static_object and calls.dispatches:
             kernel_link.finish_static(kernels, config, workdir, static_object)
         compiled.kernel_calls = calls.to_json()
     if static_object and not (workdir / static_object).exists():

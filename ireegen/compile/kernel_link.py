@@ -47,6 +47,9 @@ class KernelLink:
     build_object: Callable[[Config, Path, str], None]
     # (config, static object, kernels object): links the kernels into IREE's static-library object.
     merge_static: Callable[[Config, Path, Path], None]
+    # A match spec that rewrites nothing is refused (a user's --kernels);
+    # False for a library applied to every model whether it matches or not.
+    require_match: bool = True
 
 
 @dataclass
@@ -163,7 +166,7 @@ def link_at_stream(module, calls: KernelCalls, config: Config) -> int:
 
 
 def check_matched(link: KernelLink, calls: KernelCalls, source: str) -> None:
-    if not calls.dispatches:
+    if not calls.dispatches and link.require_match:
         raise UsageError(
             f"{link.spec.path}: its match spec ({link.spec.relative(link.spec.match)}) rewrote no op of {source} "
             "into a kernel call; nothing would use the kernels (docs/kernels.md says how a match is written)"
