@@ -42,9 +42,11 @@ def _wrong_kernel(tmp_path: Path) -> Path:
     return d
 
 
-def _expected() -> np.ndarray:
+def _expected(offset: float) -> np.ndarray:
+    """y = x * w + x for x = i / 4 - offset: what samples/custom_kernel/main.c
+    (offset 8) and samples/firmware/main.c (offset 2) print."""
     i = np.arange(64, dtype=np.float32)
-    x = np.float32(0.25) * i - np.float32(8)
+    x = np.float32(0.25) * i - np.float32(offset)
     w = np.float32(0.5) + i / np.float32(64)
     return x * w + x
 
@@ -220,12 +222,12 @@ def test_async_with_the_kernels_runs_the_kernel(tmp_path):
     run_module = find_runtime_tools().run_module
     out = subprocess.run(
         [run_module, f"--module={tmp_path / 'out' / 'scale.vmfb'}", "--device=local-sync", "--function=predict"]
-        + ["--input=64xf32=2", "--input=64xf32=3"],
+        + ["--input=64xf32=2"],
         stdout=subprocess.PIPE,
         text=True,
         check=True,
     ).stdout
-    assert "64xf32=8 8 8" in out
+    assert "64xf32=3 3.03125 3.0625" in out  # 2 * w + 2, w = 0.5 + i / 64
 
 
 @pytest.mark.parametrize("mode", ["runtimeless", "async"])
@@ -295,6 +297,20 @@ def test_cortex_m4_runs_the_kernel_under_qemu_and_refuses_a_wrong_one(tmp_path):
     assert proc.returncode == 1 and "mismatch" in proc.stderr, proc.stderr
 
 
+@needs_m4
+def test_firmware_sample_with_the_kernel_runs_on_cortex_m4(tmp_path):
+    """samples/firmware cross-built by CMake with KERNELS: arm-none-eabi-gcc,
+    the sample's startup and linker script, run on qemu's mps2-an386."""
+    from test_firmware import _build_and_run_firmware_sample, _configure_firmware_sample, _require_cmake
+
+    _require_cmake()
+    build = tmp_path / "build"
+    _configure_firmware_sample(build, "cortex-m4", f"-DMODEL={MODEL}", f"-DKERNELS={SPEC}")
+    log, numbers = _build_and_run_firmware_sample(build, "cortex-m4")
+    assert "kernel    scale_mul_f32:" in log  # the build-time footprint names it
+    np.testing.assert_allclose(numbers, _expected(2), rtol=1e-6)
+
+
 # --- CMake: KERNELS -------------------------------------------------------
 
 
@@ -321,7 +337,7 @@ def test_sample_builds_with_cmake_and_rebuilds_when_a_kernel_file_changes(tmp_pa
 
     assert "ireegen: generating scale" in build_log()
     out = subprocess.run([build / "scale_demo"], stdout=subprocess.PIPE, text=True, check=True).stdout.split()
-    np.testing.assert_allclose(np.array(out, np.float32), _expected(), rtol=1e-6)
+    np.testing.assert_allclose(np.array(out, np.float32), _expected(8), rtol=1e-6)
     assert "generating" not in build_log()
     for f in ("scale_kernel.c", "scale_kernel.h", "scale.match.mlir"):
         (d / f).write_text((d / f).read_text() + "\n")

@@ -12,13 +12,11 @@ int main(void) {
     return 1;
   }
   float x[SCALE_PREDICT_INPUT0_ELEMENT_COUNT];
-  float w[SCALE_PREDICT_INPUT1_ELEMENT_COUNT];
   float y[SCALE_PREDICT_OUTPUT0_ELEMENT_COUNT] = {0};
   for (int i = 0; i < SCALE_PREDICT_INPUT0_ELEMENT_COUNT; ++i) {
     x[i] = 0.25f * (float)i - 8.0f;
-    w[i] = 0.5f + (float)i / 64.0f;
   }
-  if (scale_predict(model, x, w, y) != 0) {
+  if (scale_predict(model, x, y) != 0) {
     fprintf(stderr, "scale_predict failed: %s\n", scale_last_error(model));
     scale_destroy(model);
     return 1;
