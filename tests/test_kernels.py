@@ -72,6 +72,8 @@ GOOD = {"ireegen_kernels": 1, "sources": ["k.c"], "match": "m.mlir"}
         ([1, 2], "a kernel spec is a JSON object"),
         ({"extra": 1}, '"extra": unknown key'),
         ({"ireegen_kernels": 2}, '"ireegen_kernels": expected 1'),
+        ({"ireegen_kernels": True}, '"ireegen_kernels": expected 1'),
+        ("[" * 100000 + "]" * 100000, "nested too deep"),
         ({"sources": []}, '"sources": expected a non-empty list'),
         ({"sources": "k.c"}, '"sources": expected a non-empty list'),
         ({"sources": ["k.c", "k.c"]}, "k.c is listed twice"),
@@ -125,6 +127,22 @@ def test_cli_refuses_in_one_line_before_any_work(tmp_path):
     assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
     assert str(path) in proc.stderr and '"sources"' in proc.stderr
     assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [
+        {**GOOD, "sources": ["a\nb.c"]},
+        {**GOOD, "sources": ["\x1b[31mred.c"]},
+        {**GOOD, "cflags": {"*": ["-O2\n-fplugin=x"]}},
+        {**GOOD, "\u202eevil": 1},
+    ],
+)
+def test_hostile_names_stay_one_line(tmp_path, doc):
+    path = _spec(tmp_path, doc)
+    proc = run_cli("emit", MODEL, "-o", tmp_path / "out", "--execution-model", "runtimeless", "--kernels", path)
+    assert proc.returncode == 2 and len(proc.stderr.splitlines()) == 1, proc.stderr
+    assert "\x1b" not in proc.stderr and "\u202e" not in proc.stderr and "Traceback" not in proc.stderr
 
 
 def test_vmvx_executables_cannot_call_c_kernels(tmp_path):
@@ -190,6 +208,16 @@ def test_runtimeless_links_the_kernel_and_keeps_its_symbols_local(tmp_path):
     assert _nm_globals(obj) == ["scale__module_linked_library_query"]
     # No path of this machine in the object.
     assert str(SAMPLE).encode() not in obj.read_bytes() and str(tmp_path).encode() not in obj.read_bytes()
+
+
+def test_the_output_does_not_depend_on_where_the_kernels_are(tmp_path):
+    outs = []
+    for where in ("a", "b/deeper"):
+        d = tmp_path / where / "kernels"
+        shutil.copytree(SAMPLE, d)
+        emit(d / "scale.mlir", d / "out", make_config("runtimeless"), verify=False, kernels=d / SPEC.name)
+        outs.append({f.name: f.read_bytes() for f in sorted((d / "out").iterdir())})
+    assert outs[0] == outs[1]
 
 
 def test_the_content_key_covers_the_spec_and_every_kernel_file(tmp_path):

@@ -182,12 +182,15 @@ def load_kernel_spec(path) -> KernelSpec:
         doc = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise UsageError(f"{spec}: not a JSON kernel spec ({str(e).splitlines()[0][:120]})") from None
+    except RecursionError:
+        raise UsageError(f"{spec}: not a kernel spec (JSON nested too deep)") from None
     if not isinstance(doc, dict):
         raise UsageError(f"{spec}: a kernel spec is a JSON object with the keys {', '.join(_KEYS)}")
     for key in doc:
         if key not in _KEYS:
             _fail(spec, shown(key)[:80], f"unknown key; the keys are {', '.join(_KEYS)}")
-    if doc.get("ireegen_kernels") != FORMAT_VERSION:
+    version = doc.get("ireegen_kernels")
+    if type(version) is not int or version != FORMAT_VERSION:
         _fail(spec, "ireegen_kernels", f"expected {FORMAT_VERSION} (the version of this format)")
     if "match" not in doc:
         _fail(spec, "match", "missing: the transform-dialect spec that rewrites ops into kernel calls")
