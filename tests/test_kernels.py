@@ -161,6 +161,33 @@ def test_a_kernel_that_does_not_compile_shows_the_compilers_diagnostics(tmp_path
     assert not (tmp_path / "out").exists()
 
 
+def _calls_libm(tmp_path: Path) -> Path:
+    """The sample with a kernel that calls libm (in a second source)."""
+    d = _copy_sample(tmp_path)
+    (d / "unit.c").write_text(
+        "#include <math.h>\n\nfloat scale_unit(float v);\nfloat scale_unit(float v) { return expf(logf(v)); }\n"
+    )
+    kernel = d / "scale_kernel.c"
+    kernel.write_text(
+        kernel.read_text()
+        .replace("#include <stddef.h>", "#include <stddef.h>\n\nfloat scale_unit(float v);")
+        .replace("c[i] = a[i] * b[i];", "c[i] = a[i] * scale_unit(b[i]);")
+    )
+    spec = json.loads((d / SPEC.name).read_text())
+    spec["sources"].append("unit.c")
+    (d / SPEC.name).write_text(json.dumps(spec))
+    return d
+
+
+def test_kernels_may_call_libm_in_a_static_library_but_not_in_an_embedded_elf(tmp_path):
+    d = _calls_libm(tmp_path)
+    result = emit(d / "scale.mlir", tmp_path / "rl", make_config("runtimeless"), kernels=d / SPEC.name)
+    assert result.manifest["verification"]["verified"]
+    proc = run_cli("emit", d / "scale.mlir", "-o", tmp_path / "elf", "--kernels", d / SPEC.name)
+    assert proc.returncode == 1
+    assert "undefined symbol: logf" in proc.stderr and "may call only functions of its own sources" in proc.stderr
+
+
 def test_a_match_spec_that_matches_nothing_is_refused(tmp_path):
     # simple_mul multiplies tensor<4xf32>: the sample's matcher wants 64.
     with pytest.raises(UsageError, match="rewrote no op of simple_mul.mlir into a kernel call"):

@@ -12,6 +12,7 @@ from ireegen.config.modes import Config
 from ireegen.frontend.models import LoadedModel
 from ireegen.output.layout import output_files
 
+from . import kernel_link
 from .compiler import Compiler
 from .emitc_order import canonical_ref_copies
 from .executable_names import prefix_executables
@@ -116,8 +117,6 @@ def compile_model(
     flags = config.compile_flags(static_object) + list(extra_flags)
     calls = KernelCalls()
     if kernels is not None:
-        from . import kernel_link
-
         kernel_link.stage_inputs(kernels, config, workdir)
         flags += kernel_link.compile_flags()
     compiled = CompiledModule(files, flags)
@@ -133,20 +132,21 @@ def compile_model(
     stream_rewrites = [functools.partial(prefix_executables, prefix=name)] if static_object else []
     if kernels is not None:
         stream_rewrites.append(functools.partial(kernel_link.link_at_stream, calls=calls, config=config))
-    if workarounds or stream_rewrites:
-        compile_with_workarounds(
-            compiler,
-            source,
-            output,
-            compiled.flags,
-            workdir,
-            diagnostics_name,
-            config.execution_model.name,
-            workarounds,
-            stream_rewrites,
-        )
-    else:
-        compiler.compile(source, output, compiled.flags, diagnostics_name, cwd=workdir)
+    with kernel_link.explained_failures(kernels):
+        if workarounds or stream_rewrites:
+            compile_with_workarounds(
+                compiler,
+                source,
+                output,
+                compiled.flags,
+                workdir,
+                diagnostics_name,
+                config.execution_model.name,
+                workarounds,
+                stream_rewrites,
+            )
+        else:
+            compiler.compile(source, output, compiled.flags, diagnostics_name, cwd=workdir)
     (workdir / source).unlink()
     if kernels is not None:
         kernel_link.cleanup(workdir)

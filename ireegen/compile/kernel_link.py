@@ -21,13 +21,14 @@ in the module.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ireegen.common.errors import UsageError
+from ireegen.common.errors import CompileError, UsageError
 from ireegen.config.modes import Config
 from ireegen.frontend.kernel_spec import KernelSpec
 
@@ -163,6 +164,22 @@ def link_at_stream(module, calls: KernelCalls, config: Config) -> int:
             exe.attributes["hal.executable.objects"] = ir.Attribute.parse(f"#hal.executable.objects<{{{objects}}}>")
         changed += 1
     return changed
+
+
+@contextlib.contextmanager
+def explained_failures(link: KernelLink | None):
+    """A compile that fails on a kernel's undefined symbol (an embedded ELF
+    has no C library) says what a kernel may call."""
+    try:
+        yield
+    except CompileError as e:
+        if link is None or "undefined symbol" not in str(e):
+            raise
+        raise CompileError(
+            f"{e}\n{link.spec.path}: a kernel linked into an embedded ELF may call only functions of its own "
+            "sources (no C library, no libm); use --executable-format static-library, or write the function "
+            "into the kernel (docs/kernels.md)"
+        ) from None
 
 
 def check_matched(link: KernelLink, calls: KernelCalls, source: str) -> None:
