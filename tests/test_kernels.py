@@ -394,10 +394,18 @@ def test_sample_builds_with_cmake_and_rebuilds_when_a_kernel_file_changes(tmp_pa
     out = subprocess.run([build / "scale_demo"], stdout=subprocess.PIPE, text=True, check=True).stdout.split()
     np.testing.assert_allclose(np.array(out, np.float32), _expected(8), rtol=1e-6)
     assert "generating" not in build_log()
-    for f in ("scale_kernel.c", "scale_kernel.h", "scale.match.mlir"):
+    for f in ("scale_kernel.c", "scale_kernel.h", "scale.match.mlir", "kernels.json"):
         (d / f).write_text((d / f).read_text() + "\n")
         assert "ireegen: generating scale" in build_log(), f
         assert "generating" not in build_log()
+    # A source added to the spec becomes a dependency (the spec re-configures).
+    (d / "unit.c").write_text("float scale_unit(float v);\nfloat scale_unit(float v) { return v; }\n")
+    spec = json.loads((d / SPEC.name).read_text())
+    (d / SPEC.name).write_text(json.dumps({**spec, "sources": [*spec["sources"], "unit.c"]}))
+    assert "ireegen: generating scale" in build_log()
+    (d / "unit.c").write_text((d / "unit.c").read_text() + "\n")
+    assert "ireegen: generating scale" in build_log()
+    assert "generating" not in build_log()
 
 
 def test_cmake_refuses_a_bad_kernels_spec_at_configure_time(tmp_path):
