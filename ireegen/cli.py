@@ -278,6 +278,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="what every mode is also compared with: async (default), or ONNX Runtime for an .onnx model",
     )
     _add_input_shape_arg(par)
+    _add_kernels_arg(par)
     par.add_argument("--json", metavar="REPORT", help="also write the report as JSON")
     par.add_argument("--iree-flag", action="append", default=[], metavar="FLAG", help="pass FLAG to iree-compile")
     par.add_argument("--iree-compile", help="iree-compile of the IREE release to check (default: installed)")
@@ -468,6 +469,7 @@ def _cmd_parity(args) -> int:
         input_shapes=_input_shapes(args),
         input_values=_input_values(args),
         reference=args.reference,
+        kernels=args.kernels,
     )
     print(report.table())
     if args.json:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -294,6 +295,18 @@ def test_a_wrong_kernel_is_refused_by_verification(tmp_path, mode):
     assert "computes different numbers from async" in proc.stderr and "mismatch" in proc.stderr
     assert "compute something else than the ops they replace" in proc.stderr
     assert not out.exists()
+
+
+def test_parity_links_the_kernels_into_every_mode_but_the_reference(tmp_path):
+    from ireegen.parity import parity
+
+    report = parity(MODEL, modes=["async", "inline-dynamic", "runtimeless"], kernels=SPEC)
+    assert report.modes == ["async", "async+kernels", "inline-dynamic+kernels", "runtimeless+kernels"]
+    assert report.agrees and report.exit_code == 0, report.table()
+    d = _wrong_kernel(tmp_path)
+    proc = run_cli("parity", d / "scale.mlir", "--execution-models", "runtimeless", "--kernels", d / SPEC.name)
+    assert proc.returncode == 1
+    assert re.search(r"runtimeless\+kernels\s+async .*mismatch", proc.stdout), proc.stdout
 
 
 needs_cross = pytest.mark.skipif(
