@@ -238,6 +238,16 @@ def test_runtimeless_links_the_kernel_and_keeps_its_symbols_local(tmp_path):
     assert str(SAMPLE).encode() not in obj.read_bytes() and str(tmp_path).encode() not in obj.read_bytes()
 
 
+def test_a_kernel_symbol_that_would_stay_global_is_refused(tmp_path):
+    """A common symbol (-fcommon) is not localized by objcopy: refused, not shipped."""
+    d = _copy_sample(tmp_path)
+    (d / "scale_kernel.c").write_text((d / "scale_kernel.c").read_text() + "int scale_counter;\n")
+    spec = json.loads((d / SPEC.name).read_text())
+    (d / SPEC.name).write_text(json.dumps({**spec, "cflags": {"*": ["-O2", "-fcommon"]}}))
+    with pytest.raises(UsageError, match="symbol scale_counter stayed global in scale_executables.o"):
+        emit(d / "scale.mlir", tmp_path / "out", make_config("runtimeless"), kernels=d / SPEC.name)
+
+
 def test_the_output_does_not_depend_on_where_the_kernels_are(tmp_path):
     outs = []
     for where in ("a", "b/deeper"):

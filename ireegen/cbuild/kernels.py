@@ -106,7 +106,9 @@ def defined_globals(nm: str, obj: Path, spec: KernelSpec) -> list:
 def merge_static(spec: KernelSpec, config: Config, static_object: Path, kernels_object: Path) -> None:
     """Links the kernels into IREE's static-library object; their symbols become local."""
     toolchain = kernel_toolchain(config)
-    kernel_symbols = defined_globals(binutil(toolchain.cc, "nm"), kernels_object, spec)
+    nm = binutil(toolchain.cc, "nm")
+    kernel_symbols = defined_globals(nm, kernels_object, spec)
+    iree_symbols = defined_globals(nm, static_object, spec)
     merged = static_object.with_name(static_object.name + ".merged")
     _relocatable_link(
         toolchain, [static_object, kernels_object], merged, spec, f"linking the kernels into {static_object.name}"
@@ -121,6 +123,14 @@ def merge_static(spec: KernelSpec, config: Config, static_object: Path, kernels_
     )
     merged.unlink()
     names.unlink()
+    # What the program's link sees is what IREE's object had: its library
+    # queries, under the model's prefix (checked by emit).
+    escaped = sorted(set(defined_globals(nm, static_object, spec)) - set(iree_symbols))
+    if escaped:
+        raise UsageError(
+            f"{spec.path}: the kernels' symbol {escaped[0]} stayed global in {static_object.name}; "
+            "define the kernels' functions and data as ordinary C definitions (docs/kernels.md)"
+        )
 
 
 def kernel_link(spec: KernelSpec, require_match: bool = True) -> KernelLink:
