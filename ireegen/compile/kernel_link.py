@@ -79,6 +79,7 @@ def compile_flags() -> list:
 def stage_inputs(link: KernelLink, config: Config, workdir: Path) -> None:
     """Copies the match spec into workdir and, for embedded ELF, builds the
     kernels' object there (the static-library object is merged afterwards)."""
+    check_config(config)
     shutil.copyfile(link.spec.match, workdir / MATCH_FILE)
     if config.executable_format.name == "embedded-elf":
         link.build_object(config, workdir, OBJECT_FILE)
@@ -105,12 +106,12 @@ def _callees(op) -> set:
             for child in block.operations:
                 c = child.operation
                 if c.name == "func.call":
-                    out.add(ir_symbol(c.attributes["callee"]))
+                    out.add(_symbol(c.attributes["callee"]))
                 out |= _callees(c)
     return out
 
 
-def ir_symbol(attr) -> str:
+def _symbol(attr) -> str:
     from iree.compiler import ir
 
     return ir.FlatSymbolRefAttr(attr).value
