@@ -597,6 +597,7 @@ def lower_onnx(path, input_shapes: dict | None, compiler, input_values: dict | N
         failure = e
     # IREE's lowering covers opset 17 and later: older ops may have no lowering.
     upgraded = _upgrade_opset(model, failure)
+    rewrites = [*rewrites, *apply_rewrites(upgraded)]  # a model below opset 13 is rewritten once upgraded
     try:
         return _lower(upgraded, path, compiler, rewrites)
     except ImportFailure as e:

@@ -344,12 +344,85 @@ def normalizer_as_reductions(model, shapes: dict, values: dict) -> int:
     return rewritten
 
 
+def _has_value(node) -> bool:
+    return len(node.output) == 1 and [a.name for a in node.attribute] == ["value"]
+
+
+def pointwise_conv_on_one_pixel_as_matmul(model, shapes: dict, values: dict) -> int:
+    """A 1x1 Conv with a bias on a one-pixel input (`[1, 6, 1, 1]`, the
+    squeeze-excite block after a GlobalAveragePool): with
+    `--iree-global-opt-use-im2col-for-convs`, IREE 3.13 makes it a
+    matmul_24x1x6 whose bias copy lands outside the workgroup loop ("write
+    affecting operations on global resources are restricted to workgroup
+    distributed contexts"), and the whole model fails to compile.  It is a
+    matrix product: rewritten as a Reshape to [N, C], a MatMul with the
+    transposed weights, the Add of the bias and a Reshape back to
+    [N, M, 1, 1]."""
+    from onnx import helper, numpy_helper
+
+    graph = model.graph
+    # The weights: initializers, or Constant nodes (PaddlePaddle's exports).
+    known = dict(values)
+    known.update({n.output[0]: _attrs(n)["value"] for n in graph.node if n.op_type == "Constant" and _has_value(n)})
+    rewritten = 0
+    out_nodes = []
+    for node in list(graph.node):
+        a = _attrs(node) if node.op_type == "Conv" else {}
+        x = node.input[0] if node.input else ""
+        w = node.input[1] if len(node.input) > 1 else ""
+        dims = shapes.get(x)
+        weights = numpy_helper.to_array(known[w]) if w in known and node.op_type == "Conv" else None
+        if (
+            node.op_type != "Conv"
+            or node.domain not in ("", "ai.onnx")
+            or a.get("group", 1) != 1
+            or a.get("auto_pad", b"NOTSET") not in (b"NOTSET", "NOTSET", b"VALID", "VALID")
+            or any(a.get("pads") or ())
+            or not dims
+            or len(dims) < 3
+            or any(d != 1 for d in dims[2:])
+            or not isinstance(dims[0], int)
+            or weights is None
+            or weights.ndim != len(dims)
+            or any(k != 1 for k in weights.shape[2:])
+            or weights.shape[1] != dims[1]
+            or weights.dtype != np.float32
+        ):
+            out_nodes.append(node)
+            continue
+        n, channels, features = dims[0], weights.shape[1], weights.shape[0]
+        prefix = f"{node.name or 'conv'}/ireegen.matmul"
+        rows = _fresh(graph, f"{prefix}/rows", out_nodes)
+        out_nodes.append(
+            helper.make_node("Reshape", [x, _const(graph, f"{prefix}/flat", np.array([n, channels], np.int64))], [rows])
+        )
+        product = _fresh(graph, f"{prefix}/product", out_nodes)
+        kernel = _const(graph, f"{prefix}/weights", np.ascontiguousarray(weights.reshape(features, channels).T))
+        out_nodes.append(helper.make_node("MatMul", [rows, kernel], [product]))
+        if len(node.input) > 2 and node.input[2]:
+            biased = _fresh(graph, f"{prefix}/biased", out_nodes)
+            out_nodes.append(helper.make_node("Add", [product, node.input[2]], [biased]))
+            product = biased
+        shape = np.array([n, features] + [1] * (len(dims) - 2), np.int64)
+        out_nodes.append(
+            helper.make_node(
+                "Reshape", [product, _const(graph, f"{prefix}/shape", shape)], list(node.output), name=node.name
+            )
+        )
+        rewritten += 1
+    if rewritten:
+        del graph.node[:]
+        graph.node.extend(out_nodes)
+    return rewritten
+
+
 REWRITES = (
     ("strided-conv-single-window", strided_conv_single_window),
     ("reflect-pad-as-slices", reflect_pad_as_slices),
     ("array-feature-extractor-as-gather", array_feature_extractor_as_gather),
     ("linear-classifier-as-gemm", linear_classifier_as_gemm),
     ("normalizer-as-reductions", normalizer_as_reductions),
+    ("pointwise-conv-on-one-pixel-as-matmul", pointwise_conv_on_one_pixel_as_matmul),
 )
 
 
