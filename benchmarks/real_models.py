@@ -79,6 +79,17 @@ CHANNELS_LAST = (
     "--iree-preprocessing-pass-pipeline=builtin.module(util.func(iree-preprocessing-convert-conv-to-channels-last))",
 )
 TRANSPOSES = ("--iree-global-opt-propagate-transposes", "--iree-opt-aggressively-propagate-transposes")
+CONV_DATA_TILING = (
+    "--iree-dispatch-creation-experimental-set-data-tiling-ops=matmul",
+    "--iree-dispatch-creation-experimental-set-data-tiling-ops=convolution",
+)
+# Transposes moved through pads and convolutions (IREE 3.13's padding fusion,
+# --iree-dispatch-creation-enable-fuse-padding-into-linalg-producer-ops, fails
+# to compile ResNet-18: "failed to run translation of source executable").
+TRANSPOSES_THROUGH = (
+    "--iree-global-opt-enable-sink-transpose-through-pad",
+    "--iree-global-opt-propagate-transposes-through-conv",
+)
 FLAG_SETS = {
     "base": (),
     "im2col": IM2COL,
@@ -87,6 +98,9 @@ FLAG_SETS = {
     "im2col+dt": IM2COL + DATA_TILING,
     "im2col+channels-last": IM2COL + CHANNELS_LAST,
     "channels-last+dt": CHANNELS_LAST + DATA_TILING,
+    "channels-last+dt-conv": CHANNELS_LAST + DATA_TILING + CONV_DATA_TILING,
+    "channels-last+transposes": CHANNELS_LAST + TRANSPOSES + TRANSPOSES_THROUGH,
+    "channels-last+O3": CHANNELS_LAST + ("--iree-opt-level=O3",),
     "all": IM2COL + DATA_TILING + CHANNELS_LAST + TRANSPOSES,
 }
 DEFAULT_FLAG_SETS = ("base", "im2col", "dt-ukernels", "im2col+dt")

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .onnx_speed_rewrites import SPEED_REWRITES
+
 
 def _attrs(node) -> dict:
     from onnx import helper
@@ -431,7 +433,7 @@ REWRITTEN_OPS = ("Conv", "Pad", "ArrayFeatureExtractor", "LinearClassifier", "No
 
 
 def apply_rewrites(model) -> list:
-    """Applies the table to `model` in place; returns
+    """Applies the table, then onnx_speed_rewrites.SPEED_REWRITES, to `model` in place; returns
     [{"rewrite": name, "nodes": count}] of those that matched."""
     from .onnx_fold import declare_initializers, static_shapes
 
@@ -439,7 +441,7 @@ def apply_rewrites(model) -> list:
     if default is not None and default < MIN_DEFAULT_OPSET:
         return []  # the replacements use the input forms of Pad, Unsqueeze and ReduceSum (opset 13)
     applied = []
-    for name, rewrite in REWRITES:
+    for name, rewrite in (*REWRITES, *SPEED_REWRITES):
         if not any(n.op_type in REWRITTEN_OPS for n in model.graph.node):
             break
         shapes = static_shapes(model)
