@@ -15,35 +15,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from .onnx_edit import attrs as _attrs
+from .onnx_edit import const as _const
+from .onnx_edit import fresh as _fresh
+from .onnx_edit import known_arrays
 from .onnx_speed_rewrites import SPEED_REWRITES
-
-
-def _attrs(node) -> dict:
-    from onnx import helper
-
-    return {a.name: helper.get_attribute_value(a) for a in node.attribute}
 
 
 def _default_opset(model) -> int:
     return next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), MIN_DEFAULT_OPSET)
-
-
-def _fresh(graph, base: str, pending=()) -> str:
-    """A value name not used in `graph` or by the `pending` nodes."""
-    used = {v for n in (*graph.node, *pending) for v in (*n.input, *n.output)} | {t.name for t in graph.initializer}
-    used |= {v.name for v in graph.input}
-    k = 0
-    while f"{base}{k}" in used:
-        k += 1
-    return f"{base}{k}"
-
-
-def _const(graph, base: str, array) -> str:
-    from onnx import numpy_helper
-
-    name = _fresh(graph, base)
-    graph.initializer.append(numpy_helper.from_array(np.asarray(array), name))
-    return name
 
 
 def strided_conv_single_window(model, shapes: dict, values: dict) -> int:
@@ -346,10 +326,6 @@ def normalizer_as_reductions(model, shapes: dict, values: dict) -> int:
     return rewritten
 
 
-def _has_value(node) -> bool:
-    return len(node.output) == 1 and [a.name for a in node.attribute] == ["value"]
-
-
 def pointwise_conv_on_one_pixel_as_matmul(model, shapes: dict, values: dict) -> int:
     """A 1x1 Conv with a bias on a one-pixel input (`[1, 6, 1, 1]`, the
     squeeze-excite block after a GlobalAveragePool): with
@@ -364,8 +340,7 @@ def pointwise_conv_on_one_pixel_as_matmul(model, shapes: dict, values: dict) -> 
 
     graph = model.graph
     # The weights: initializers, or Constant nodes (PaddlePaddle's exports).
-    known = dict(values)
-    known.update({n.output[0]: _attrs(n)["value"] for n in graph.node if n.op_type == "Constant" and _has_value(n)})
+    known = known_arrays(graph, values)
     rewritten = 0
     out_nodes = []
     for node in list(graph.node):

@@ -12,22 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from .onnx_edit import attrs, const, fresh, known_arrays
+
 MAX_TAPS = 25  # kernels up to 5x5: beyond that the sum of shifted slices is no longer one small dispatch
-
-
-def _attrs(node) -> dict:
-    from onnx import helper
-
-    return {a.name: helper.get_attribute_value(a) for a in node.attribute}
-
-
-def _known_arrays(graph, values: dict) -> dict:
-    """{name: TensorProto} of the initializers and the Constant nodes' values."""
-    known = dict(values)
-    for n in graph.node:
-        if n.op_type == "Constant" and len(n.output) == 1 and [a.name for a in n.attribute] == ["value"]:
-            known[n.output[0]] = _attrs(n)["value"]
-    return known
 
 
 def depthwise_conv_as_taps(model, shapes: dict, values: dict) -> int:
@@ -41,14 +28,12 @@ def depthwise_conv_as_taps(model, shapes: dict, values: dict) -> int:
     ones stay Convs (strided slices measured slower)."""
     from onnx import helper, numpy_helper
 
-    from .onnx_rewrites import _const, _fresh
-
     graph = model.graph
-    known = _known_arrays(graph, values)
+    known = known_arrays(graph, values)
     rewritten = 0
     out_nodes = []
     for node in list(graph.node):
-        a = _attrs(node) if node.op_type == "Conv" else {}
+        a = attrs(node) if node.op_type == "Conv" else {}
         x = node.input[0] if node.input else ""
         w = node.input[1] if len(node.input) > 1 else ""
         dims, out_dims = shapes.get(x), shapes.get(node.output[0]) if node.output else None
@@ -78,33 +63,33 @@ def depthwise_conv_as_taps(model, shapes: dict, values: dict) -> int:
         prefix = f"{node.name or 'depthwise'}/ireegen.taps"
         value = x
         if any(pads):
-            value = _fresh(graph, f"{prefix}/padded", out_nodes)
+            value = fresh(graph, f"{prefix}/padded", out_nodes)
             full = np.array([0, 0, pads[0], pads[1], 0, 0, pads[2], pads[3]], np.int64)
-            out_nodes.append(helper.make_node("Pad", [x, _const(graph, f"{prefix}/pads", full)], [value]))
-        axes = _const(graph, f"{prefix}/axes", np.array([2, 3], np.int64))
+            out_nodes.append(helper.make_node("Pad", [x, const(graph, f"{prefix}/pads", full)], [value]))
+        axes = const(graph, f"{prefix}/axes", np.array([2, 3], np.int64))
         terms = []
         for i in range(kh):
             for j in range(kw):
-                shifted = _fresh(graph, f"{prefix}/shifted", out_nodes)
+                shifted = fresh(graph, f"{prefix}/shifted", out_nodes)
                 starts = np.array([i * dh, j * dw], np.int64)
                 out_nodes.append(
                     helper.make_node(
                         "Slice",
                         [
                             value,
-                            _const(graph, f"{prefix}/starts", starts),
-                            _const(graph, f"{prefix}/ends", starts + np.array([height, width], np.int64)),
+                            const(graph, f"{prefix}/starts", starts),
+                            const(graph, f"{prefix}/ends", starts + np.array([height, width], np.int64)),
                             axes,
                         ],
                         [shifted],
                     )
                 )
-                tap = _const(graph, f"{prefix}/tap", weights[:, 0, i, j].reshape(1, channels, 1, 1).copy())
-                terms.append(_fresh(graph, f"{prefix}/term", out_nodes))
+                tap = const(graph, f"{prefix}/tap", weights[:, 0, i, j].reshape(1, channels, 1, 1).copy())
+                terms.append(fresh(graph, f"{prefix}/term", out_nodes))
                 out_nodes.append(helper.make_node("Mul", [shifted, tap], [terms[-1]]))
         if len(node.input) > 2 and node.input[2]:
-            bias = _fresh(graph, f"{prefix}/bias", out_nodes)
-            shape = _const(graph, f"{prefix}/bias_shape", np.array([1, channels, 1, 1], np.int64))
+            bias = fresh(graph, f"{prefix}/bias", out_nodes)
+            shape = const(graph, f"{prefix}/bias_shape", np.array([1, channels, 1, 1], np.int64))
             out_nodes.append(helper.make_node("Reshape", [node.input[2], shape], [bias]))
             terms.append(bias)
         out_nodes.append(helper.make_node("Sum", terms, list(node.output), name=node.name))
