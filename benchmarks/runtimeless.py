@@ -17,7 +17,7 @@ machine noise hits all three; the table shows each one's best round.
   memmove of that length in a scratch buffer, counted in the notes;
 - async: `iree-benchmark-module --device=local-sync` on the async
   embedded-elf .vmfb (real time per iteration, N iterations).
-All three are compiled for the same CPU (the default: generic, host triple).
+All three are compiled for the same CPU (ireegen's default for the host triple).
 """
 
 from __future__ import annotations
