@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .onnx_edit import attrs, const, fresh, known_arrays
+from .onnx_nodes import add_const, fresh_name, known_arrays, node_attrs
 
 MAX_TAPS = 25  # kernels up to 5x5: beyond that the sum of shifted slices is no longer one small dispatch
 
@@ -33,7 +33,7 @@ def depthwise_conv_as_taps(model, shapes: dict, values: dict) -> int:
     rewritten = 0
     out_nodes = []
     for node in list(graph.node):
-        a = attrs(node) if node.op_type == "Conv" else {}
+        a = node_attrs(node) if node.op_type == "Conv" else {}
         x = node.input[0] if node.input else ""
         w = node.input[1] if len(node.input) > 1 else ""
         dims, out_dims = shapes.get(x), shapes.get(node.output[0]) if node.output else None
@@ -63,33 +63,33 @@ def depthwise_conv_as_taps(model, shapes: dict, values: dict) -> int:
         prefix = f"{node.name or 'depthwise'}/ireegen.taps"
         value = x
         if any(pads):
-            value = fresh(graph, f"{prefix}/padded", out_nodes)
+            value = fresh_name(graph, f"{prefix}/padded", out_nodes)
             full = np.array([0, 0, pads[0], pads[1], 0, 0, pads[2], pads[3]], np.int64)
-            out_nodes.append(helper.make_node("Pad", [x, const(graph, f"{prefix}/pads", full)], [value]))
-        axes = const(graph, f"{prefix}/axes", np.array([2, 3], np.int64))
+            out_nodes.append(helper.make_node("Pad", [x, add_const(graph, f"{prefix}/pads", full)], [value]))
+        axes = add_const(graph, f"{prefix}/axes", np.array([2, 3], np.int64))
         terms = []
         for i in range(kh):
             for j in range(kw):
-                shifted = fresh(graph, f"{prefix}/shifted", out_nodes)
+                shifted = fresh_name(graph, f"{prefix}/shifted", out_nodes)
                 starts = np.array([i * dh, j * dw], np.int64)
                 out_nodes.append(
                     helper.make_node(
                         "Slice",
                         [
                             value,
-                            const(graph, f"{prefix}/starts", starts),
-                            const(graph, f"{prefix}/ends", starts + np.array([height, width], np.int64)),
+                            add_const(graph, f"{prefix}/starts", starts),
+                            add_const(graph, f"{prefix}/ends", starts + np.array([height, width], np.int64)),
                             axes,
                         ],
                         [shifted],
                     )
                 )
-                tap = const(graph, f"{prefix}/tap", weights[:, 0, i, j].reshape(1, channels, 1, 1).copy())
-                terms.append(fresh(graph, f"{prefix}/term", out_nodes))
+                tap = add_const(graph, f"{prefix}/tap", weights[:, 0, i, j].reshape(1, channels, 1, 1).copy())
+                terms.append(fresh_name(graph, f"{prefix}/term", out_nodes))
                 out_nodes.append(helper.make_node("Mul", [shifted, tap], [terms[-1]]))
         if len(node.input) > 2 and node.input[2]:
-            bias = fresh(graph, f"{prefix}/bias", out_nodes)
-            shape = const(graph, f"{prefix}/bias_shape", np.array([1, channels, 1, 1], np.int64))
+            bias = fresh_name(graph, f"{prefix}/bias", out_nodes)
+            shape = add_const(graph, f"{prefix}/bias_shape", np.array([1, channels, 1, 1], np.int64))
             out_nodes.append(helper.make_node("Reshape", [node.input[2], shape], [bias]))
             terms.append(bias)
         out_nodes.append(helper.make_node("Sum", terms, list(node.output), name=node.name))
