@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import subprocess
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ireegen import __version__
@@ -24,6 +24,7 @@ from ireegen.compile.compiler import Compiler, find_compiler
 from ireegen.compile.size_limits import check_tensor_sizes
 from ireegen.config.modes import Config
 from ireegen.config.targets import check_target
+from ireegen.config.tuning import check_level
 from ireegen.frontend.models import check_model_path, load_model
 from ireegen.output.cache import Cache, expectation, snapshot, write_hit
 from ireegen.output.layout import link_libraries, output_files
@@ -39,6 +40,7 @@ class EmitResult:
     files: list = field(default_factory=list)
     manifest: dict = field(default_factory=dict)
     from_cache: bool = False
+    tuning: str = ""  # the tuning's one-line summary, "" when nothing was tried
 
 
 def module_dependencies(module_path: Path, module_format: str) -> list:
@@ -86,6 +88,7 @@ def _cached(
     input_shapes,
     verify,
     input_values,
+    tune,
 ):
     """The EmitResult of writing OUTDIR from `cache`; None on a miss, or
     when the model or a file it needs cannot be read (a local emit's checks
@@ -98,7 +101,7 @@ def _cached(
     if expect is None:
         return None
     key = content_key(
-        model_path, name, config, extra_flags, compiler, apply_workarounds, input_shapes, source, input_values
+        model_path, name, config, extra_flags, compiler, apply_workarounds, input_shapes, source, input_values, tune
     )
     hit = cache.lookup(key, list(output_files(name, config).values()), expect)
     if hit is None:
@@ -122,6 +125,7 @@ def emit(
     input_shapes: dict | None = None,
     input_values: dict | None = None,
     cache: Cache | None = None,
+    tune: str | None = None,
 ) -> EmitResult:
     """Compiles `model_path` for `config` and writes the C library into
     `outdir`, after checking that it computes what async computes (verify.py;
@@ -130,12 +134,15 @@ def emit(
     `input_shapes` ({input name: dims}) pins symbolic dimensions of an ONNX
     model; `input_values` ({input name: values}) makes its inputs constants.
     With a `cache` (output/cache.py), a cached output for the content key is
-    written instead of compiling, and a compiled one is uploaded."""
+    written instead of compiling, and a compiled one is uploaded.
+    `tune` (off, quick, full; None: config/tuning.py's default) chooses
+    among IREE configurations by timing them on the model (check/tune.py)."""
     if not str(outdir).strip():
         raise UsageError("-o: the output directory is an empty path")
     model_path = check_model_path(model_path)
     name = check_name(name) if name is not None else default_name(model_path)
     extra_flags = check_extra_flags(extra_flags)
+    tune = check_level(tune)
     outdir = Path(outdir)
     compiler = compiler or find_compiler()
     if not isinstance(verify, VerifyOptions):
@@ -157,6 +164,7 @@ def emit(
             input_shapes,
             verify,
             input_values,
+            tune,
         )
         if hit is not None:
             return hit
@@ -174,6 +182,36 @@ def emit(
         check_vm_names(name, model_path, config, functions, module_name)
     verify_inputs = load_verify_inputs(verify, [f.function for f in functions])
 
+    source = source_json(model_path, input_shapes, input_values)
+    key = content_key(
+        model_path, name, config, extra_flags, compiler, apply_workarounds, input_shapes, source, input_values, tune
+    )
+    tuning = None
+    if tune != "off":
+        from ireegen.check.tune import tune as tune_model
+
+        def emit_candidate(flags, candidate_outdir: Path) -> None:
+            emit(
+                model_path,
+                candidate_outdir,
+                config,
+                name=name,
+                extra_flags=[*extra_flags, *flags],
+                compiler=compiler,
+                verify=replace(verify, enabled=True),  # a candidate is always verified
+                apply_workarounds=apply_workarounds,
+                input_shapes=input_shapes,
+                input_values=input_values,
+                tune="off",
+            )
+
+        given = verify_inputs if verify.enabled else {}
+        tuning = tune_model(
+            model, tune, config, key, [f.function for f in functions], given, verify.seed, emit_candidate
+        )
+        # The chosen candidate's flags, after the user's.
+        extra_flags = [*extra_flags, *tuning.flags]
+
     def emit_twin(twin: Config, twin_outdir: Path) -> None:
         emit(
             model_path,
@@ -185,12 +223,9 @@ def emit(
             verify=VerifyOptions(enabled=False),
             input_shapes=input_shapes,
             input_values=input_values,
+            tune="off",
         )
 
-    source = source_json(model_path, input_shapes, input_values)
-    key = content_key(
-        model_path, name, config, extra_flags, compiler, apply_workarounds, input_shapes, source, input_values
-    )
     # The templates compile while iree-compile runs.
     templates = threading.Thread(target=preload, daemon=True)
     templates.start()
@@ -262,6 +297,7 @@ def emit(
             "compile_flags": flags,
             "module_dependencies": dependencies,
             "iree_workarounds": compiled.workarounds,
+            **({"tuning": tuning.section} if tuning is not None else {}),
             **({"onnx_rewrites": list(model.onnx_rewrites)} if model.onnx_rewrites else {}),
             "static_library_queries": library_queries,
             **extra_manifest,
@@ -292,4 +328,6 @@ def emit(
         commit(staging, outdir, list(files.values()), manifest)
     if upload is not None:
         cache.store(key, upload, expectation(source, verify))
-    return EmitResult(outdir, name, sorted(files.values()) + [MANIFEST], manifest)
+    return EmitResult(
+        outdir, name, sorted(files.values()) + [MANIFEST], manifest, tuning=tuning.summary if tuning else ""
+    )

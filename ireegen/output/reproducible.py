@@ -3,7 +3,7 @@ so that a build cache can reuse an output directory made elsewhere.
 
 Emitted bytes depend on the model's bytes (an ONNX model's external data
 files included, --input-shape and --input-value), the
-configuration (modes, target, --optimize-for, --data-format), the name, the
+configuration (modes, target, --optimize-for, --data-format, --tune), the name, the
 extra compiler flags, whether IREE workarounds apply, ireegen's version and
 templates and the compiler's version, and on nothing else (not the model's
 path, not OUTDIR, not the time): the tests in tests/test_reproducible.py
@@ -66,8 +66,13 @@ def content_key_inputs(
     input_shapes: dict | None = None,
     external_data: dict | None = None,
     input_values: dict | None = None,
+    tune: str = "off",
 ) -> dict:
+    # --tune enters the key only when it is on, so that `--tune off` keeps
+    # the keys (and outputs) of emits made before tuning existed.
+    tuning = {} if tune == "off" else {"tune": tune}
     return {
+        **tuning,
         "schema": KEY_SCHEMA,
         "source_sha256": source_sha256,
         "external_data_sha256": dict(sorted((external_data or {}).items())),
@@ -98,6 +103,7 @@ def content_key(
     input_shapes=None,
     source: dict | None = None,
     input_values=None,
+    tune: str = "off",
 ) -> str:
     """sha256 over the canonical JSON of content_key_inputs(); `source` is
     source_json()'s description of the model, when the caller has it."""
@@ -113,6 +119,7 @@ def content_key(
         input_shapes,
         external_data,
         input_values,
+        tune,
     )
     text = json.dumps(inputs, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()
