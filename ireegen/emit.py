@@ -126,6 +126,7 @@ def emit(
     input_values: dict | None = None,
     cache: Cache | None = None,
     tune: str | None = None,
+    candidate_flags=(),
 ) -> EmitResult:
     """Compiles `model_path` for `config` and writes the C library into
     `outdir`, after checking that it computes what async computes (verify.py;
@@ -136,12 +137,15 @@ def emit(
     With a `cache` (output/cache.py), a cached output for the content key is
     written instead of compiling, and a compiled one is uploaded.
     `tune` (off, quick, full; None: config/tuning.py's default) chooses
-    among IREE configurations by timing them on the model (check/tune.py)."""
+    among IREE configurations by timing them on the model (check/tune.py);
+    `candidate_flags` are a tuning candidate's: compiled into the output, but
+    not into the async reference it is verified against, nor into the key."""
     if not str(outdir).strip():
         raise UsageError("-o: the output directory is an empty path")
     model_path = check_model_path(model_path)
     name = check_name(name) if name is not None else default_name(model_path)
     extra_flags = check_extra_flags(extra_flags)
+    candidate_flags = check_extra_flags(candidate_flags)
     tune = check_level(tune)
     outdir = Path(outdir)
     compiler = compiler or find_compiler()
@@ -196,21 +200,21 @@ def emit(
                 candidate_outdir,
                 config,
                 name=name,
-                extra_flags=[*extra_flags, *flags],
+                extra_flags=extra_flags,
                 compiler=compiler,
                 verify=replace(verify, enabled=True),  # a candidate is always verified
                 apply_workarounds=apply_workarounds,
                 input_shapes=input_shapes,
                 input_values=input_values,
                 tune="off",
+                candidate_flags=flags,
             )
 
         given = verify_inputs if verify.enabled else {}
         tuning = tune_model(
             model, tune, config, key, [f.function for f in functions], given, verify.seed, emit_candidate
         )
-        # The chosen candidate's flags, after the user's.
-        extra_flags = [*extra_flags, *tuning.flags]
+        candidate_flags = tuning.flags
 
     def emit_twin(twin: Config, twin_outdir: Path) -> None:
         emit(
@@ -224,6 +228,7 @@ def emit(
             input_shapes=input_shapes,
             input_values=input_values,
             tune="off",
+            candidate_flags=candidate_flags,
         )
 
     # The templates compile while iree-compile runs.
@@ -231,7 +236,9 @@ def emit(
     templates.start()
     with staging_dir(outdir) as staging:
         progress("compiling", f"{model_path.name} with iree-compile ({summary(config)})")
-        compiled = compile_model(model, name, config, extra_flags, compiler, staging, apply_workarounds)
+        compiled = compile_model(
+            model, name, config, [*extra_flags, *candidate_flags], compiler, staging, apply_workarounds
+        )
         fault_point("after-compile")
         progress("rendering", "C sources")
         templates.join()
@@ -316,12 +323,13 @@ def emit(
             module_file,
             manifest,
             functions,
-            extra_flags,
+            [*extra_flags, *candidate_flags],
             compiler,
             verify,
             apply_workarounds,
             emit_twin,
             verify_inputs,
+            reference_flags=extra_flags,
         )
         upload = snapshot(staging, list(files.values()), manifest) if cache is not None else None
         progress("writing", str(outdir))

@@ -167,10 +167,27 @@ def test_tune_off_changes_nothing_and_an_mlp_compiles_nothing_more(tmp_path, rec
     assert size.manifest["tuning"]["candidates"] == []
 
 
-def test_vm_modes_keep_the_baseline_and_say_why(tmp_path, records):
+def test_async_candidates_are_timed_by_iree_benchmark_module(tmp_path, records):
     result = emit(CNN, tmp_path / "out", make_config("async"), tune="quick")
-    assert result.manifest["tuning"]["choice"] == BASELINE
-    assert "not timed by ireegen yet" in result.manifest["tuning"]["note"]
+    section = result.manifest["tuning"]
+    assert "iree-benchmark-module" in section["measured"]
+    assert [c["status"] for c in section["candidates"]] == ["ok", "ok", "ok"]
+    assert all(c["figure"] > 0 for c in section["candidates"])
+    # inline-dynamic is not timed: the baseline, and the manifest says why.
+    inline = emit(CNN, tmp_path / "inline", make_config("inline-dynamic"), tune="quick")
+    assert inline.manifest["tuning"]["choice"] == BASELINE
+    assert "is not timed by ireegen" in inline.manifest["tuning"]["note"]
+
+
+def test_a_candidate_is_verified_against_async_without_its_flags(tmp_path):
+    """Otherwise an async candidate would be its own reference, and a
+    runtimeless one would be compared with a reference that has the same
+    rewrite (and the same miscompile, if it has one)."""
+    im2col = BY_NAME["im2col"].flags
+    result = emit(CNN, tmp_path / "out", make_config("async"), tune="off", candidate_flags=im2col)
+    section = result.manifest["verification"]
+    assert section["verified"] is True and "functions" in section, section
+    assert result.manifest["compile_flags"][-1] == im2col[-1]
 
 
 @pytest.mark.parametrize(
@@ -204,3 +221,13 @@ def test_cmake_tune_is_validated_at_configure_time(tmp_path):
     assert "ireegen_add_model(mlp): ireegen: error: --tune 'fastest': unknown tuning level" in " ".join(
         proc.stdout.split()
     )
+
+
+def test_the_docs_table_is_the_candidate_table():
+    from ireegen.config.tuning import CANDIDATES
+
+    text = (ROOT / "docs" / "tuning.md").read_text()
+    table = text[text.index("| candidate |") :]
+    rows = [line.split("|")[1:-1] for line in table[: table.index("\n\n")].splitlines()[2:]]
+    documented = {cells[0].strip().strip("`"): cells[3].strip() for cells in rows}
+    assert documented == {c.name: ", ".join(c.levels) for c in CANDIDATES}

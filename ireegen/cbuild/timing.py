@@ -37,6 +37,7 @@ PLUGIN_SOURCE = Path(__file__).resolve().parent / "qemu_insn_count.c"
 class Meter:
     unit: str  # CPU_TIME or INSTRUCTIONS
     plugin: Path | None = None  # the built qemu plugin, for INSTRUCTIONS
+    vm_module: bool = False  # time the VM module (iree-benchmark-module), not a runtimeless runner
 
 
 def build_plugin(workdir: Path) -> Path:

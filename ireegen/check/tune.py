@@ -14,6 +14,7 @@ so that the next emit of the same inputs uses it without searching.
 
 from __future__ import annotations
 
+import json
 import statistics
 import tempfile
 import time
@@ -29,6 +30,7 @@ from ireegen.common.errors import CompileError, DiskFullError, IreegenError, Run
 from ireegen.common.progress import progress
 from ireegen.config.tuning import BASELINE, candidates_for, untunable
 from ireegen.frontend.model_features import model_features
+from ireegen.output.outputs import MANIFEST
 from ireegen.output.tuning_record import load_record, store_record
 
 # How much faster than the baseline a candidate must be to be chosen.
@@ -75,12 +77,16 @@ def _quiet(level: str, note: str) -> Tuning:
 
 def meter_for(config, workdir: Path) -> Meter | str:
     """How `config`'s code is timed here, or why it cannot be."""
-    if config.execution_model.has_vm_module:
-        return (
-            f"--execution-model {config.execution_model.name} is not timed by ireegen yet "
-            "(only runtimeless C is): kept the baseline"
-        )
     target = config.target
+    if config.execution_model.has_vm_module:
+        timed = (config.execution_model.name, config.executable_format.name, config.module_format)
+        if timed == ("async", "embedded-elf", "vmfb") and runs_natively(target.triple):
+            return Meter(CPU_TIME, vm_module=True)
+        return (
+            f"--execution-model {config.execution_model.name} with {config.executable_format.name} executables "
+            f"and a {config.module_format} module is not timed by ireegen (runtimeless C is, and async "
+            "embedded-elf vmfb modules for this machine): kept the baseline"
+        )
     if runs_natively(target.triple):
         return Meter(CPU_TIME)
     try:
@@ -173,7 +179,8 @@ def tune(
     best, base = _best(trials, meter.unit)
     chosen = best or next(t for t in trials if t.name == BASELINE)
     measured = (
-        f"CPU time on this machine, median of {ROUNDS[level]} alternating rounds"
+        f"CPU time on this machine{' (iree-benchmark-module, local-sync)' if meter.vm_module else ''}, "
+        f"median of {ROUNDS[level]} alternating rounds"
         if meter.unit == CPU_TIME
         else f"guest instructions under qemu ({config.target.triple})"
     )
@@ -201,6 +208,16 @@ def tune(
     return Tuning(tuple(chosen.flags), section, summary)
 
 
+def _timer(outdir: Path, build_dir: Path, inputs: dict, meter: Meter):
+    if meter.vm_module:
+        from .module_timing import ModuleTimer
+
+        manifest = json.loads((outdir / MANIFEST).read_text())
+        module = next(f["path"] for f in manifest["files"] if f["role"] == "module")
+        return ModuleTimer(outdir / module, inputs)
+    return Timer(build_runner(outdir, build_dir), inputs, meter)
+
+
 def _search(candidates, meter: Meter, inputs: dict, emit_candidate, tmp: Path, rounds: int) -> list:
     trials = []
     n = len(candidates)
@@ -222,7 +239,7 @@ def _search(candidates, meter: Meter, inputs: dict, emit_candidate, tmp: Path, r
                 progress("tuning", f"candidate {k} of {n}: {candidate.name}: skipped, {trial.note}")
                 continue
             try:
-                trial.timer = Timer(build_runner(outdir, tmp / f"build{k}"), inputs, meter)
+                trial.timer = _timer(outdir, tmp / f"build{k}", inputs, meter)
                 trial.samples.append(trial.timer.sample())
             except (RunError, IreegenError) as e:
                 trial.status, trial.note = "not timed", f"not timed: {str(e).strip().splitlines()[0][:MAX_NOTE]}"

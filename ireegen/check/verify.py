@@ -172,11 +172,16 @@ def verify(
     apply_workarounds=True,
     emit_twin: Callable[[Config, Path], None] | None = None,
     given: dict | None = None,
+    reference_flags=None,
 ) -> dict:
     """Runs the emitted code against async; returns the manifest's
     `verification` section, or raises VerificationError.  `emit_twin(config,
     outdir)` emits the same model, unverified, for another configuration:
-    runtimeless C for this machine when the target's cannot run here."""
+    runtimeless C for this machine when the target's cannot run here.
+    `reference_flags` (default `extra_flags`) are the extra iree-compile
+    flags of the async reference: a tuning candidate's flags are checked
+    against a reference compiled without them."""
+    reference_flags = list(extra_flags if reference_flags is None else reference_flags)
     if not options.enabled:
         return {"verified": False, "reason": "--no-verify"}
     label = config.execution_model.name
@@ -191,7 +196,7 @@ def verify(
         else:
             subject, ran, reasons = _runtimeless_subject(config, staging, manifest, tmp / "subject", emit_twin)
         ref_config = reference_config()
-        if ran == ref_config:
+        if ran == ref_config and reference_flags == list(extra_flags):
             return {
                 "verified": True,
                 "reference": describe(ref_config),
@@ -199,7 +204,7 @@ def verify(
                 "notes": reasons + ["this configuration is the reference itself: nothing to compare"],
             }
         try:
-            compiled = compile_model(model, name, ref_config, extra_flags, compiler, tmp / "reference")
+            compiled = compile_model(model, name, ref_config, reference_flags, compiler, tmp / "reference")
         except IreegenError as e:
             raise VerificationError(
                 f"{model_path}: cannot verify --execution-model {label}: the async reference does not compile "
