@@ -6,6 +6,7 @@ CI runs the quick level on small models."""
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -188,6 +189,31 @@ def test_a_candidate_is_verified_against_async_without_its_flags(tmp_path):
     section = result.manifest["verification"]
     assert section["verified"] is True and "functions" in section, section
     assert result.manifest["compile_flags"][-1] == im2col[-1]
+
+
+@pytest.mark.parametrize(
+    "triple, cpu, tools",
+    [
+        ("aarch64-unknown-linux-gnu", None, ("aarch64-linux-gnu-gcc", "qemu-aarch64")),
+        (None, "cortex-m4", ("arm-none-eabi-gcc", "qemu-system-arm")),
+    ],
+)
+def test_a_foreign_target_is_timed_by_instructions_under_qemu(tmp_path, records, triple, cpu, tools):
+    missing = [t for t in tools if not shutil.which(t)]
+    if missing:
+        if os.environ.get("IREEGEN_REQUIRE_CROSS"):
+            pytest.fail(f"IREEGEN_REQUIRE_CROSS is set but {', '.join(missing)} is missing")
+        pytest.skip(f"needs {', '.join(tools)}")
+    model = _squeeze_excite(tmp_path / "se.onnx")
+    config = make_config("runtimeless", target_triple=triple, target_cpu=cpu)
+    result = emit(model, tmp_path / "out", config, tune="quick")
+    section = result.manifest["tuning"]
+    assert section["unit"] == "instructions/call" and "under qemu" in section["measured"]
+    tried = {c["name"]: c for c in section["candidates"]}
+    assert tried["im2col"]["status"] == "failed"
+    assert tried["baseline"]["status"] == "ok" and tried["baseline"]["samples"] == 1
+    assert tried["baseline"]["figure"] > 1000  # a convolution's instructions, not the runner's start-up
+    assert result.manifest["verification"]["ran_the_emitted_code"] is True
 
 
 @pytest.mark.parametrize(
