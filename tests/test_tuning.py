@@ -122,6 +122,16 @@ def test_recorded_choice_skips_the_search(tmp_path, records):
     assert (tmp_path / "a" / "manifest.json").read_bytes() == (tmp_path / "b" / "manifest.json").read_bytes()
 
 
+IM2COL_ENTRY = {
+    "name": "im2col",
+    "flags": list(BY_NAME["im2col"].flags),
+    "status": "ok",
+    "figure": 1000.0,
+    "unit": "ns CPU/call",
+    "samples": 3,
+}
+
+
 @pytest.mark.parametrize(
     "change",
     [
@@ -131,12 +141,28 @@ def test_recorded_choice_skips_the_search(tmp_path, records):
         {"content_key": "0" * 64},
         {"schema": 99},
         {"candidates": "all"},
+        {"candidates": [{"name": "im2col", "flags": [], "status": "ok"}]},  # not the table's flags
+        {"candidates": [{**IM2COL_ENTRY, "status": "fastest"}]},
+        {"candidates": [{**IM2COL_ENTRY, "figure": "1e3"}]},
+        {"candidates": [{**IM2COL_ENTRY, "note": "x" * 5000}]},
+        {"candidates": [{**IM2COL_ENTRY, "extra": "anything"}]},
+        {"level": "turbo"},
+        {"speedup": "2x"},
     ],
 )
 def test_a_record_is_data_checked_before_use(records, change):
     key = "ab" * 32
     offered = {c.name: c.flags for c in candidates_for("quick", {"convolutions"})}
-    good = {"choice": "im2col", "flags": list(BY_NAME["im2col"].flags), "candidates": []}
+    good = {
+        "level": "quick",
+        "measured": "CPU time on this machine, median of 3 alternating rounds",
+        "unit": "ns CPU/call",
+        "candidates": [IM2COL_ENTRY],
+        "choice": "im2col",
+        "flags": list(BY_NAME["im2col"].flags),
+        "speedup": 1.2,
+        "search_seconds": 4.5,
+    }
     assert store_record(key, good)
     assert load_record(key, offered)["choice"] == "im2col"
     path = records / f"{key}.json"

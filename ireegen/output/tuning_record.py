@@ -7,9 +7,10 @@ $IREEGEN_TUNING_DIR, else $XDG_CACHE_HOME/ireegen/tuning, else
 tuned output is reused instead: output/cache.py.)
 
 A record is data from outside: it is used only when it is a JSON object
-of at most MAX_RECORD_BYTES, names this content key, and chose a candidate
-that the caller's table offers for this key with exactly the table's flags;
-anything else is ignored (the search runs again and rewrites it).  Writes
+of at most MAX_RECORD_BYTES, names this content key, chose a candidate
+that the caller's table offers for this key with exactly the table's flags,
+and lists only such candidates with figures and short notes (the manifest
+copies it); anything else is ignored (the search runs again and rewrites it).  Writes
 are atomic (a temporary file renamed over the record), and a directory that
 cannot be written only costs the next emit a search.
 """
@@ -20,6 +21,8 @@ import json
 import os
 import tempfile
 from pathlib import Path
+
+from ireegen.config.tuning import LEVELS
 
 DIR_ENV = "IREEGEN_TUNING_DIR"
 SCHEMA = 1
@@ -58,9 +61,42 @@ def load_record(key: str, offered: dict) -> dict | None:
     choice = record.get("choice")
     if not isinstance(choice, str) or choice not in offered or record.get("flags") != list(offered[choice]):
         return None
-    if not isinstance(record.get("candidates"), list):
+    candidates = record.get("candidates")
+    if not isinstance(candidates, list) or not all(_entry_ok(c, offered) for c in candidates):
         return None
-    return record
+    if record.get("level") not in LEVELS or not all(
+        isinstance(record.get(k), str) and len(record[k]) <= MAX_TEXT for k in ("measured", "unit")
+    ):
+        return None
+    if not all(_number(record.get(k)) for k in ("speedup", "search_seconds")):
+        return None
+    return {k: record[k] for k in _SECTION_KEYS if k in record}
+
+
+# What a record holds: the manifest's tuning section, field by field.
+_SECTION_KEYS = ("level", "measured", "unit", "candidates", "choice", "flags", "speedup", "search_seconds")
+_ENTRY_KEYS = {"name", "flags", "status", "figure", "unit", "samples", "note"}
+STATUSES = ("ok", "failed", "not timed")
+MAX_TEXT = 400
+
+
+def _number(x) -> bool:
+    return x is None or (isinstance(x, (int, float)) and not isinstance(x, bool) and 0 <= x < 1e18)
+
+
+def _entry_ok(entry, offered: dict) -> bool:
+    """One candidate's line: a candidate offered, with its table flags,
+    and nothing but figures and short text besides."""
+    if not isinstance(entry, dict) or not set(entry) <= _ENTRY_KEYS:
+        return False
+    name = entry.get("name")
+    if not isinstance(name, str) or name not in offered or entry.get("flags") != list(offered[name]):
+        return False
+    if entry.get("status") not in STATUSES or not _number(entry.get("figure")):
+        return False
+    if not isinstance(entry.get("samples", 0), int) or isinstance(entry.get("samples", 0), bool):
+        return False
+    return all(isinstance(entry.get(k, ""), str) and len(entry.get(k, "")) <= MAX_TEXT for k in ("unit", "note"))
 
 
 def store_record(key: str, record: dict) -> bool:
