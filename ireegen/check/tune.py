@@ -38,13 +38,14 @@ MIN_GAIN = {CPU_TIME: 0.05, INSTRUCTIONS: 0.01}
 # Alternating timing rounds per --tune level (instruction counts need one).
 ROUNDS = {"quick": 3, "full": 5}
 MAX_NOTE = 300
+SAME = "same as baseline"
 
 
 @dataclass
 class Trial:
     name: str
     flags: tuple
-    status: str = "ok"  # ok, failed, not timed
+    status: str = "ok"  # ok, failed, not timed, SAME
     note: str = ""
     samples: list = field(default_factory=list)
     timer: object = None
@@ -202,10 +203,16 @@ def tune(
     summary = (
         f"tuning ({level}): chose {chosen.name}{speedup} by {meter.unit}; {len(trials)} candidates in {seconds:.1f} s"
     )
-    failed = [t.name for t in trials if t.status != "ok"]
+    failed = [t.name for t in trials if t.status not in ("ok", SAME)]
     if failed:
         summary += f" ({', '.join(failed)} skipped: see the manifest)"
     return Tuning(tuple(chosen.flags), section, summary)
+
+
+def _output_files(outdir: Path) -> dict:
+    """{file: sha256} of an emitted directory, from its manifest."""
+    manifest = json.loads((outdir / MANIFEST).read_text())
+    return {f["path"]: f["sha256"] for f in manifest["files"]}
 
 
 def _timer(outdir: Path, build_dir: Path, inputs: dict, meter: Meter):
@@ -221,6 +228,7 @@ def _timer(outdir: Path, build_dir: Path, inputs: dict, meter: Meter):
 def _search(candidates, meter: Meter, inputs: dict, emit_candidate, tmp: Path, rounds: int) -> list:
     trials = []
     n = len(candidates)
+    baseline_files = None
     try:
         for k, candidate in enumerate(candidates, 1):
             trial = Trial(candidate.name, candidate.flags)
@@ -238,6 +246,14 @@ def _search(candidates, meter: Meter, inputs: dict, emit_candidate, tmp: Path, r
                 trial.status, trial.note = "failed", _note(e)
                 progress("tuning", f"candidate {k} of {n}: {candidate.name}: skipped, {trial.note}")
                 continue
+            files = _output_files(outdir)
+            if candidate.name != BASELINE and files == baseline_files:
+                # The flags changed nothing this model compiles to: nothing to time.
+                trial.status, trial.note = SAME, "the same output as the baseline"
+                progress("tuning", f"candidate {k} of {n}: {candidate.name}: {trial.note}")
+                continue
+            if candidate.name == BASELINE:
+                baseline_files = files
             try:
                 trial.timer = _timer(outdir, tmp / f"build{k}", inputs, meter)
                 trial.samples.append(trial.timer.sample())
