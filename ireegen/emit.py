@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import re
+import shutil
 import subprocess
 import threading
 from dataclasses import dataclass, field, replace
@@ -113,6 +115,25 @@ def _cached(
     return EmitResult(outdir, name, names + [MANIFEST], hit.manifest, from_cache=True)
 
 
+def _write_tuned(tuning, outdir: Path, key: str, cache, source: dict, verify) -> EmitResult:
+    """Writes the chosen candidate's output, emitted and verified during the
+    search with exactly this emit's inputs and the candidate's flags, as
+    this emit's: the same bytes a compile with those flags would give (the
+    rebuild from the tuning record does that compile)."""
+    manifest = json.loads((tuning.output / MANIFEST).read_text())
+    names = [f["path"] for f in manifest["files"]]
+    manifest = {**manifest, "content_key": key, "tuning": tuning.section}
+    with staging_dir(outdir) as staging:
+        for file in names:
+            shutil.copyfile(tuning.output / file, staging / file)
+        upload = snapshot(staging, names, manifest) if cache is not None else None
+        progress("writing", str(outdir))
+        commit(staging, outdir, names, manifest)
+    if upload is not None:
+        cache.store(key, upload, expectation(source, verify))
+    return EmitResult(outdir, manifest["name"], sorted(names) + [MANIFEST], manifest, tuning=tuning.summary)
+
+
 def emit(
     model_path,
     outdir,
@@ -212,9 +233,22 @@ def emit(
 
         given = verify_inputs if verify.enabled else {}
         tuning = tune_model(
-            model, tune, config, key, [f.function for f in functions], given, verify.seed, emit_candidate
+            model,
+            tune,
+            config,
+            key,
+            [f.function for f in functions],
+            given,
+            verify.seed,
+            emit_candidate,
+            keep_output=verify.enabled,  # under --no-verify, the output's verification section differs
         )
         candidate_flags = tuning.flags
+        if tuning.output is not None:
+            try:
+                return _write_tuned(tuning, outdir, key, cache, source, verify)
+            finally:
+                tuning.discard()
 
     def emit_twin(twin: Config, twin_outdir: Path) -> None:
         emit(

@@ -285,3 +285,31 @@ def test_the_docs_table_is_the_candidate_table():
     rows = [line.split("|")[1:-1] for line in table[: table.index("\n\n")].splitlines()[2:]]
     documented = {cells[0].strip().strip("`"): cells[3].strip() for cells in rows}
     assert documented == {c.name: ", ".join(c.levels) for c in CANDIDATES}
+
+
+def test_a_shared_cache_hit_is_the_tuned_output_without_a_search(tmp_path):
+    from cache_server import NGINX, nginx_cache
+
+    if NGINX is None:
+        pytest.skip("nginx is not installed (apt-get install nginx)")
+    with nginx_cache(tmp_path / "nginx") as server:
+        runs = []
+        for machine in ("a", "b"):  # two machines: two checkouts, two tuning directories
+            model = tmp_path / machine / "src" / "cnn.mlir"
+            model.parent.mkdir(parents=True)
+            model.write_bytes(CNN.read_bytes())
+            env = {
+                **{k: v for k, v in os.environ.items() if not k.startswith("IREEGEN_CACHE")},
+                "IREEGEN_PROGRESS": "1",
+                "IREEGEN_TUNING_DIR": str(tmp_path / machine / "records"),
+            }
+            out = tmp_path / machine / "out"
+            args = ("--execution-model", "runtimeless", "--tune", "quick", "--cache", server.url)
+            proc = run_cli("emit", model, "-o", out, *args, env=env)
+            assert proc.returncode == 0, proc.stderr
+            runs.append((proc, out))
+    (first, a), (second, b) = runs
+    assert "tuning: candidate 1 of 3" in first.stderr and "from the cache" not in first.stdout
+    assert "tuning: candidate" not in second.stderr and "from the cache" in second.stdout
+    assert {p.name: p.read_bytes() for p in a.iterdir()} == {p.name: p.read_bytes() for p in b.iterdir()}
+    assert json.loads((b / "manifest.json").read_text())["tuning"]["level"] == "quick"

@@ -15,6 +15,7 @@ so that the next emit of the same inputs uses it without searching.
 from __future__ import annotations
 
 import json
+import shutil
 import statistics
 import tempfile
 import time
@@ -70,6 +71,14 @@ class Tuning:
     flags: tuple  # the chosen candidate's iree-compile flags
     section: dict  # the manifest's "tuning"
     summary: str = ""  # one line for the command line ("" when nothing was tried)
+    # The chosen candidate's emitted (and verified) directory, kept for the
+    # emit to write as its own; discard() removes it.
+    output: Path | None = None
+
+    def discard(self) -> None:
+        if self.output is not None:
+            shutil.rmtree(self.output.parent, ignore_errors=True)
+            self.output = None
 
 
 def _quiet(level: str, note: str) -> Tuning:
@@ -146,11 +155,13 @@ def tune(
     given_inputs: dict,
     seed: int,
     emit_candidate: Callable[[tuple, Path], None],
+    keep_output: bool = False,
 ) -> Tuning:
     """Chooses the candidate for this emit.  `emit_candidate(flags, outdir)`
     emits the model, verified, with `flags` added, into `outdir`;
     `functions` are the model's signature.Functions, `given_inputs` the
-    --verify-inputs arrays by function (timing uses them, else seeded draws)."""
+    --verify-inputs arrays by function (timing uses them, else seeded draws).
+    With `keep_output`, the chosen candidate's directory is kept (Tuning.output)."""
     why = untunable(config)
     if why is not None:
         return _quiet(level, why)
@@ -176,9 +187,13 @@ def tune(
             return _quiet(level, meter)
         inputs = {f.name: list(given_inputs.get(f.name) or draw(f, seed)) for f in functions}
         trials = _search(candidates, meter, inputs, emit_candidate, tmp, ROUNDS[level])
+        best, base = _best(trials, meter.unit)
+        chosen = best or next(t for t in trials if t.name == BASELINE)
+        kept = None
+        if keep_output and best is not None:
+            kept = Path(tempfile.mkdtemp(prefix="ireegen-tuned-")) / "output"
+            shutil.move(str(tmp / f"candidate{trials.index(best) + 1}"), str(kept))
     seconds = time.monotonic() - started
-    best, base = _best(trials, meter.unit)
-    chosen = best or next(t for t in trials if t.name == BASELINE)
     measured = (
         f"CPU time on this machine{' (iree-benchmark-module, local-sync)' if meter.vm_module else ''}, "
         f"median of {ROUNDS[level]} alternating rounds"
@@ -206,7 +221,7 @@ def tune(
     failed = [t.name for t in trials if t.status not in ("ok", SAME)]
     if failed:
         summary += f" ({', '.join(failed)} skipped: see the manifest)"
-    return Tuning(tuple(chosen.flags), section, summary)
+    return Tuning(tuple(chosen.flags), section, summary, kept)
 
 
 def _output_files(outdir: Path) -> dict:
