@@ -23,6 +23,7 @@ from ireegen.common.faults import fault_point
 from ireegen.common.progress import progress
 from ireegen.compile.compile_model import check_extra_flags, compile_model, vm_module_name
 from ireegen.compile.compiler import Compiler, find_compiler
+from ireegen.compile.kernel_link import KernelLink
 from ireegen.compile.size_limits import check_tensor_sizes
 from ireegen.config.modes import Config
 from ireegen.config.targets import check_target
@@ -43,6 +44,16 @@ class EmitResult:
     manifest: dict = field(default_factory=dict)
     from_cache: bool = False
     tuning: str = ""  # the tuning's one-line summary, "" when nothing was tried
+
+
+def prepare_kernels(spec_path, config: Config) -> KernelLink:
+    """A --kernels SPEC, checked with the toolchain that builds it, before any work."""
+    from ireegen.cbuild.kernels import kernel_link, kernel_toolchain
+    from ireegen.frontend.kernel_spec import load_kernel_spec
+
+    link = kernel_link(load_kernel_spec(spec_path))
+    kernel_toolchain(config)
+    return link
 
 
 def module_dependencies(module_path: Path, module_format: str) -> list:
@@ -66,7 +77,7 @@ def _library_queries(header: Path) -> list:
     return re.findall(r"^([^\s/#].*?_library_query)\(", header.read_text(), re.M)
 
 
-def _inputs(model_path: Path, verify: VerifyOptions) -> list:
+def _inputs(model_path: Path, verify: VerifyOptions, kernels=None) -> list:
     """(what, path) of every file emit reads: no output may land on one."""
     inputs = [("the model", model_path)]
     if model_path.suffix == ".onnx":
@@ -75,6 +86,8 @@ def _inputs(model_path: Path, verify: VerifyOptions) -> list:
         inputs += [("its external data file", f) for f in model_dependencies(model_path)[1:]]
     if verify.enabled and verify.inputs is not None:
         inputs.append(("--verify-inputs", Path(verify.inputs)))
+    if kernels is not None:
+        inputs += [("a --kernels file", f) for f in kernels.spec.files()]
     return inputs
 
 
@@ -91,6 +104,7 @@ def _cached(
     verify,
     input_values,
     tune,
+    kernels,
 ):
     """The EmitResult of writing OUTDIR from `cache`; None on a miss, or
     when the model or a file it needs cannot be read (a local emit's checks
@@ -103,7 +117,17 @@ def _cached(
     if expect is None:
         return None
     key = content_key(
-        model_path, name, config, extra_flags, compiler, apply_workarounds, input_shapes, source, input_values, tune
+        model_path,
+        name,
+        config,
+        extra_flags,
+        compiler,
+        apply_workarounds,
+        input_shapes,
+        source,
+        input_values,
+        kernels.spec.to_json() if kernels else None,
+        tune=tune,
     )
     hit = cache.lookup(key, list(output_files(name, config).values()), expect)
     if hit is None:
@@ -146,6 +170,7 @@ def emit(
     input_shapes: dict | None = None,
     input_values: dict | None = None,
     cache: Cache | None = None,
+    kernels=None,
     tune: str | None = None,
     candidate_flags=(),
 ) -> EmitResult:
@@ -156,7 +181,9 @@ def emit(
     `input_shapes` ({input name: dims}) pins symbolic dimensions of an ONNX
     model; `input_values` ({input name: values}) makes its inputs constants.
     With a `cache` (output/cache.py), a cached output for the content key is
-    written instead of compiling, and a compiled one is uploaded.
+    written instead of compiling, and a compiled one is uploaded.  `kernels`
+    (a --kernels SPEC path, or the KernelLink of one) links the user's own
+    kernels into the executables (docs/kernels.md).
     `tune` (off, quick, full; None: config/tuning.py's default) chooses
     among IREE configurations by timing them on the model (check/tune.py);
     `candidate_flags` are a tuning candidate's: compiled into the output, but
@@ -173,7 +200,9 @@ def emit(
     if not isinstance(verify, VerifyOptions):
         verify = VerifyOptions(enabled=bool(verify))
     check_target(config.target, compiler)
-    check_emit_target(outdir, [*output_files(name, config).values(), MANIFEST], _inputs(model_path, verify))
+    if kernels is not None and not isinstance(kernels, KernelLink):
+        kernels = prepare_kernels(kernels, config)
+    check_emit_target(outdir, [*output_files(name, config).values(), MANIFEST], _inputs(model_path, verify, kernels))
     if cache is not None:
         # A hit is an earlier emit of exactly these inputs, which passed
         # every check below: it skips them (and the model's import) too.
@@ -190,6 +219,7 @@ def emit(
             verify,
             input_values,
             tune,
+            kernels,
         )
         if hit is not None:
             return hit
@@ -209,7 +239,17 @@ def emit(
 
     source = source_json(model_path, input_shapes, input_values)
     key = content_key(
-        model_path, name, config, extra_flags, compiler, apply_workarounds, input_shapes, source, input_values, tune
+        model_path,
+        name,
+        config,
+        extra_flags,
+        compiler,
+        apply_workarounds,
+        input_shapes,
+        source,
+        input_values,
+        kernels.spec.to_json() if kernels else None,
+        tune=tune,
     )
     tuning = None
     if tune != "off":
@@ -227,6 +267,7 @@ def emit(
                 apply_workarounds=apply_workarounds,
                 input_shapes=input_shapes,
                 input_values=input_values,
+                kernels=kernels,
                 tune="off",
                 candidate_flags=flags,
             )
@@ -261,6 +302,7 @@ def emit(
             verify=VerifyOptions(enabled=False),
             input_shapes=input_shapes,
             input_values=input_values,
+            kernels=kernels,
             tune="off",
             candidate_flags=candidate_flags,
         )
@@ -271,7 +313,7 @@ def emit(
     with staging_dir(outdir) as staging:
         progress("compiling", f"{model_path.name} with iree-compile ({summary(config)})")
         compiled = compile_model(
-            model, name, config, [*extra_flags, *candidate_flags], compiler, staging, apply_workarounds
+            model, name, config, [*extra_flags, *candidate_flags], compiler, staging, apply_workarounds, kernels
         )
         fault_point("after-compile")
         progress("rendering", "C sources")
@@ -341,6 +383,7 @@ def emit(
             **({"tuning": tuning.section} if tuning is not None else {}),
             **({"onnx_rewrites": list(model.onnx_rewrites)} if model.onnx_rewrites else {}),
             "static_library_queries": library_queries,
+            **({"kernels": {**kernels.spec.to_json(), "dispatches": compiled.kernel_calls}} if kernels else {}),
             **extra_manifest,
             "functions": [fn.to_json() for fn in functions],
             "files": [
@@ -363,6 +406,7 @@ def emit(
             apply_workarounds,
             emit_twin,
             verify_inputs,
+            kernels,
             reference_flags=extra_flags,
         )
         upload = snapshot(staging, list(files.values()), manifest) if cache is not None else None

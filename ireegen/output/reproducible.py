@@ -66,13 +66,18 @@ def content_key_inputs(
     input_shapes: dict | None = None,
     external_data: dict | None = None,
     input_values: dict | None = None,
+    kernels: dict | None = None,
     tune: str = "off",
 ) -> dict:
-    # --tune enters the key only when it is on, so that `--tune off` keeps
-    # the keys (and outputs) of emits made before tuning existed.
-    tuning = {} if tune == "off" else {"tune": tune}
+    # --kernels: SPEC and every file it names, by content (absent without
+    # --kernels, so that other keys stay what they were).  --tune enters
+    # the key only when it is on, so that `--tune off` keeps the keys (and
+    # outputs) of emits made before tuning existed.
+    extra = {"kernels": kernels} if kernels else {}
+    if tune != "off":
+        extra["tune"] = tune
     return {
-        **tuning,
+        **extra,
         "schema": KEY_SCHEMA,
         "source_sha256": source_sha256,
         "external_data_sha256": dict(sorted((external_data or {}).items())),
@@ -103,6 +108,7 @@ def content_key(
     input_shapes=None,
     source: dict | None = None,
     input_values=None,
+    kernels: dict | None = None,
     tune: str = "off",
 ) -> str:
     """sha256 over the canonical JSON of content_key_inputs(); `source` is
@@ -119,6 +125,7 @@ def content_key(
         input_shapes,
         external_data,
         input_values,
+        kernels,
         tune,
     )
     text = json.dumps(inputs, sort_keys=True, separators=(",", ":"))
