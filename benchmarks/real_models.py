@@ -28,7 +28,8 @@ intra-op threads, both in wall time per call (CPU time would add the
 threads up).
 
 Each ireegen configuration is a CPU (--target-cpu) and a flag set (FLAG_SETS,
---flag-sets): the IREE flags passed with --iree-flag.  Every output is
+--flag-sets): the IREE flags passed with --iree-flag, emitted with --tune off;
+--tune quick|full adds what `emit --tune` picks by itself.  Every output is
 checked against ONNX Runtime's before it is timed (max abs error within
 1e-3 of the output's largest magnitude); a configuration that does not
 compile or computes other numbers is reported, not timed.
@@ -382,9 +383,12 @@ def benchmark(name: str, workdir: Path, args, floor_ns: float) -> Result:
     configs = [(args.target_cpu, f) for f in args.flag_sets]
     if args.default_target:
         configs += [(cpu, "base") for cpu in ("generic", "x86-64-v3") if cpu != args.target_cpu]
+    if args.tune != "off":
+        configs.append((args.target_cpu, f"tune-{args.tune}"))
     for cpu, flag_set in configs:
         label = contender_name("runtimeless", cpu, flag_set)
         outdir = workdir / f"rl-{cpu}-{flag_set}"
+        tuned = flag_set.startswith("tune-")
         try:
             start = time.perf_counter()
             emit(
@@ -392,10 +396,11 @@ def benchmark(name: str, workdir: Path, args, floor_ns: float) -> Result:
                 outdir,
                 make_config("runtimeless", target_cpu=cpu),
                 name=name,
-                extra_flags=list(FLAG_SETS[flag_set]),
-                verify=False,
+                extra_flags=[] if tuned else list(FLAG_SETS[flag_set]),
+                verify=tuned,  # a tuned emit verifies each candidate anyway
                 input_shapes=shapes,
                 input_values=values,
+                tune=args.tune if tuned else "off",
             )
             result.emit_seconds[label] = round(time.perf_counter() - start, 1)
             runner = build_runner(outdir, workdir / f"runner-{cpu}-{flag_set}")
@@ -416,7 +421,9 @@ def benchmark(name: str, workdir: Path, args, floor_ns: float) -> Result:
             probe[label] = max(timer(3), 1.0)
         except Exception as e:  # noqa: BLE001
             result.errors[label] = first_line(e)
-    fastest = [k for k in sorted(probe, key=probe.get) if k.startswith(f"runtimeless {args.target_cpu} ")]
+    fastest = [
+        k for k in sorted(probe, key=probe.get) if k.startswith(f"runtimeless {args.target_cpu} ") and "tune-" not in k
+    ]
     best = fastest[0].split(" ", 2)[2] if fastest else "base"
     result.async_flag_sets = list(dict.fromkeys(best if f == "best" else f for f in args.async_flag_sets))
     for flag_set in result.async_flag_sets:
@@ -431,6 +438,7 @@ def benchmark(name: str, workdir: Path, args, floor_ns: float) -> Result:
                 verify=False,
                 input_shapes=shapes,
                 input_values=values,
+                tune="off",
             )
             function = first_function(outdir)
             flags = benchmark_module_inputs(inputs, workdir / "async-inputs")
@@ -483,7 +491,7 @@ def is_one_thread(label: str) -> bool:
 
 
 def best_ireegen(r: Result, kind: str = "runtimeless") -> tuple:
-    found = {k: v for k, v in r.ns.items() if k.startswith(kind + " ") and is_one_thread(k)}
+    found = {k: v for k, v in r.ns.items() if k.startswith(kind + " ") and is_one_thread(k) and "tune-" not in k}
     return min(found.items(), key=lambda kv: kv[1]) if found else (None, None)
 
 
@@ -540,7 +548,7 @@ def markdown(results: list, meta: dict, args) -> str:
         f"**IREE flag sets, runtimeless, `--target-cpu {cpu}`** (time / ONNX Runtime's; the best per model in bold):",
         "",
     ]
-    sets = [f for f in args.flag_sets]
+    sets = [*args.flag_sets, *([f"tune-{args.tune}"] if args.tune != "off" else [])]
     lines.append("| model | GFLOP | ONNX Runtime | " + " | ".join(f"`{s}`" for s in sets) + " |")
     lines.append("|---|---:|---:|" + "---:|" * len(sets))
     for r in results:
@@ -675,6 +683,12 @@ def main() -> int:
         help="flag sets also timed in async, one thread and --threads; best: runtimeless's fastest (default base best)",
     )
     parser.add_argument("--default-target", action="store_true", help="also time the generic and x86-64-v3 CPUs")
+    parser.add_argument(
+        "--tune",
+        choices=("off", "quick", "full"),
+        default="off",
+        help="also time what `emit --tune LEVEL` picks (runtimeless, --target-cpu); default off",
+    )
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--seconds", type=float, default=0.5, help="target time of one measurement (default 0.5)")
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="threaded comparison (1: none)")
