@@ -33,6 +33,7 @@ from ireegen.check.report import REFERENCE, Report
 from ireegen.check.subjects import module_subject, runner_subject
 from ireegen.common.errors import IreegenError, RunError, UsageError
 from ireegen.compile.compile_model import compile_model
+from ireegen.config.baselines import missing_here
 from ireegen.config.modes import Config, make_config
 from ireegen.output.outputs import MANIFEST, manifest_text, sha256_of
 
@@ -78,6 +79,19 @@ def reference_config() -> Config:
 
 def _host_runnable(config: Config) -> bool:
     return config.target is None or runs_natively(config.target.triple)
+
+
+def _check_runs_here(config: Config) -> None:
+    """Refuses, in one line, code that needs more of the CPU than this
+    machine has (the default x86-64-v3 on a CPU without AVX2): it would die
+    of an illegal instruction."""
+    for target in (config.target if _host_runnable(config) else None, reference_config().target):
+        missing = missing_here(target.cpu) if target else ()
+        if missing:
+            raise UsageError(
+                f"--target-cpu {target.cpu}: this machine's CPU lacks {', '.join(missing)}, so the code cannot "
+                "run here to be verified; pass --target-cpu generic (any x86-64) or host, or --no-verify"
+            )
 
 
 def runnable_twin(config: Config) -> tuple:
@@ -176,6 +190,7 @@ def verify(
     emit_twin: Callable[[Config, Path], None] | None = None,
     given: dict | None = None,
     kernels=None,
+    reference_flags=None,
 ) -> dict:
     """Runs the emitted code against async; returns the manifest's
     `verification` section, or raises VerificationError.  `emit_twin(config,
@@ -183,9 +198,14 @@ def verify(
     runtimeless C for this machine when the target's cannot run here.
     With `kernels` (--kernels) the subject links the user's kernels and
     the reference does not: a kernel that computes something else than the
-    ops it replaced is refused like any other difference."""
+    ops it replaced is refused like any other difference.
+    `reference_flags` (default `extra_flags`) are the extra iree-compile
+    flags of the async reference: a tuning candidate's flags are checked
+    against a reference compiled without them."""
+    reference_flags = list(extra_flags if reference_flags is None else reference_flags)
     if not options.enabled:
         return {"verified": False, "reason": "--no-verify"}
+    _check_runs_here(config)
     label = config.execution_model.name
     with tempfile.TemporaryDirectory(prefix="ireegen-verify-") as tmp:
         tmp = Path(tmp)
@@ -207,7 +227,7 @@ def verify(
         else:
             subject, ran, reasons = _runtimeless_subject(config, staging, manifest, tmp / "subject", emit_twin)
         ref_config = reference_config()
-        if ran == ref_config and kernels is None:
+        if ran == ref_config and kernels is None and reference_flags == list(extra_flags):
             return {
                 "verified": True,
                 "reference": describe(ref_config),
@@ -215,7 +235,7 @@ def verify(
                 "notes": reasons + ["this configuration is the reference itself: nothing to compare"],
             }
         try:
-            compiled = compile_model(model, name, ref_config, extra_flags, compiler, tmp / "reference")
+            compiled = compile_model(model, name, ref_config, reference_flags, compiler, tmp / "reference")
         except IreegenError as e:
             raise VerificationError(
                 f"{model_path}: cannot verify --execution-model {label}: the async reference does not compile "
