@@ -117,7 +117,8 @@ def compile_model(
     model.write(workdir / source)
     files = {r: f for r, f in output_files(name, config).items() if r in _COMPILER_OUTPUTS}
     static_object = files.get("executables-object")
-    flags = config.compile_flags(static_object) + list(extra_flags)
+    config_flags = config.compile_flags(static_object)
+    flags = config_flags + list(extra_flags)
     calls = KernelCalls()
     if kernels is not None:
         kernel_link.stage_inputs(kernels, config, workdir)
@@ -138,9 +139,11 @@ def compile_model(
     if runtimeless:
 
         def stream_compile(source, stream, staged):
-            compiled.lower_bounds = partitioning.compile_stream(
-                compiler, workdir, diagnostics_name, compiled.flags, source, stream, staged
+            compiled.lower_bounds, chosen = partitioning.compile_stream(
+                compiler, workdir, diagnostics_name, source, stream, staged
             )
+            if chosen:  # after the configuration's flags: the later phases and the manifest name it
+                compiled.flags.insert(len(config_flags), chosen)
 
     if kernels is not None:
         stream_rewrites.append(functools.partial(kernel_link.link_at_stream, calls=calls, config=config))

@@ -39,16 +39,16 @@ def transient_bytes(stream_text: str) -> int | None:
     return None if None in sizes else sum(sizes)
 
 
-def compile_stream(compiler, workdir: Path, diagnostics_name: str, flags: list, source, stream, staged) -> dict:
-    """Compiles `source` to the stream phase into `stream` with each
-    partitioning and keeps the one with fewer transient bytes; appends its
-    flag to `flags` (the later phases and the manifest then name it).
-    Returns its lower bounds (slice_liveness.read_lower_bounds)."""
+def compile_stream(compiler, workdir: Path, diagnostics_name: str, source, stream, staged) -> tuple:
+    """Compiles `source` to the stream phase into `stream` (flags `staged`)
+    with each partitioning and keeps the one with fewer transient bytes.
+    Returns its lower bounds (slice_liveness.read_lower_bounds) and its flag
+    (None when `staged` already names a partitioning)."""
     workdir = Path(workdir)
-    if user_chose(flags):
+    if user_chose(staged):
         dump = slice_liveness.dump_flags()
         compiler.compile(source, stream, [*staged, "--compile-to=stream", *dump], diagnostics_name, cwd=workdir)
-        return slice_liveness.read_lower_bounds(workdir)
+        return slice_liveness.read_lower_bounds(workdir), None
     tried = []
     for i, choice in enumerate(CHOICES):
         out = stream if i == 0 else f"stream-{choice}.mlir"
@@ -66,5 +66,4 @@ def compile_stream(compiler, workdir: Path, diagnostics_name: str, flags: list, 
             (workdir / out).unlink()
     if best[4] != stream:
         (workdir / best[4]).replace(workdir / stream)
-    flags.append(f"{FLAG}={best[3]}")
-    return best[5]
+    return best[5], f"{FLAG}={best[3]}"
