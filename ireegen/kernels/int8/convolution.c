@@ -1,0 +1,99 @@
+// NCHW int8 convolution and depthwise convolution with ONNX Runtime's
+// rounding; the zero padding is done by skipping, not by a padded copy.
+#include "ireegen_int8.h"
+#include "requantize.h"
+
+// The range [*lo, *hi) of kernel taps k for which the input row
+// out * stride + k - pad lies inside [0, size).
+static void ireegen_i8_taps(size_t out, size_t stride, size_t pad, size_t size,
+                            size_t taps, size_t* lo, size_t* hi) {
+  const size_t start = out * stride;  // input index of tap k is start + k - pad
+  *lo = start < pad ? pad - start : 0;
+  const size_t end = size + pad;  // tap k is inside when start + k < end
+  *hi = start >= end ? 0 : (end - start < taps ? end - start : taps);
+  if (*hi < *lo) *hi = *lo;
+}
+
+void ireegen_i8_convolution(const int8_t* x, size_t x_offset, const int8_t* w,
+                            size_t w_offset, const int32_t* bias,
+                            size_t bias_offset, int8_t* y, size_t y_offset,
+                            size_t n, size_t c, size_t h, size_t wd, size_t f,
+                            size_t kh, size_t kw, size_t oh, size_t ow,
+                            size_t stride, size_t pad_top, size_t pad_left,
+                            uint32_t x_scale, int32_t x_zero, uint32_t w_scale,
+                            uint32_t y_scale, int32_t y_zero) {
+  x += x_offset;
+  w += w_offset;
+  bias += bias_offset;
+  y += y_offset;
+  const float multiplier = ireegen_i8_multiplier(x_scale, w_scale, y_scale);
+  for (size_t b = 0; b < n; ++b) {
+    const int8_t* image = x + b * c * h * wd;
+    for (size_t oy = 0; oy < oh; ++oy) {
+      size_t ky0, ky1;
+      ireegen_i8_taps(oy, stride, pad_top, h, kh, &ky0, &ky1);
+      for (size_t ox = 0; ox < ow; ++ox) {
+        size_t kx0, kx1;
+        ireegen_i8_taps(ox, stride, pad_left, wd, kw, &kx0, &kx1);
+        const int8_t* filter = w;
+        for (size_t o = 0; o < f; ++o, filter += c * kh * kw) {
+          int32_t acc = bias[o];
+          for (size_t ci = 0; ci < c; ++ci) {
+            const int8_t* plane = image + ci * h * wd;
+            const int8_t* taps = filter + ci * kh * kw;
+            for (size_t ky = ky0; ky < ky1; ++ky) {
+              // kx >= kx0 keeps the column index ox * stride + kx - pad_left >=
+              // 0.
+              const int8_t* row = plane + (oy * stride + ky - pad_top) * wd +
+                                  (ox * stride + kx0 - pad_left);
+              const int8_t* tap = taps + ky * kw + kx0;
+              for (size_t kx = 0; kx < kx1 - kx0; ++kx)
+                acc += ((int32_t)row[kx] - x_zero) * tap[kx];
+            }
+          }
+          y[((b * f + o) * oh + oy) * ow + ox] =
+              ireegen_i8_requantize(acc, multiplier, y_zero);
+        }
+      }
+    }
+  }
+}
+
+void ireegen_i8_depthwise_conv(
+    const int8_t* x, size_t x_offset, const int8_t* w, size_t w_offset,
+    const int32_t* bias, size_t bias_offset, int8_t* y, size_t y_offset,
+    size_t n, size_t c, size_t h, size_t wd, size_t f, size_t kh, size_t kw,
+    size_t oh, size_t ow, size_t stride, size_t pad_top, size_t pad_left,
+    uint32_t x_scale, int32_t x_zero, uint32_t w_scale, uint32_t y_scale,
+    int32_t y_zero) {
+  (void)f;
+  x += x_offset;
+  w += w_offset;
+  bias += bias_offset;
+  y += y_offset;
+  const float multiplier = ireegen_i8_multiplier(x_scale, w_scale, y_scale);
+  for (size_t b = 0; b < n; ++b) {
+    for (size_t ch = 0; ch < c; ++ch) {
+      const int8_t* plane = x + (b * c + ch) * h * wd;
+      const int8_t* taps = w + ch * kh * kw;
+      int8_t* out = y + (b * c + ch) * oh * ow;
+      for (size_t oy = 0; oy < oh; ++oy) {
+        size_t ky0, ky1;
+        ireegen_i8_taps(oy, stride, pad_top, h, kh, &ky0, &ky1);
+        for (size_t ox = 0; ox < ow; ++ox) {
+          size_t kx0, kx1;
+          ireegen_i8_taps(ox, stride, pad_left, wd, kw, &kx0, &kx1);
+          int32_t acc = bias[ch];
+          for (size_t ky = ky0; ky < ky1; ++ky) {
+            const int8_t* row = plane + (oy * stride + ky - pad_top) * wd +
+                                (ox * stride + kx0 - pad_left);
+            const int8_t* tap = taps + ky * kw + kx0;
+            for (size_t kx = 0; kx < kx1 - kx0; ++kx)
+              acc += ((int32_t)row[kx] - x_zero) * tap[kx];
+          }
+          out[oy * ow + ox] = ireegen_i8_requantize(acc, multiplier, y_zero);
+        }
+      }
+    }
+  }
+}
