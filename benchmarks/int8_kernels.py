@@ -29,14 +29,14 @@ KERNELS = ROOT / "ireegen" / "kernels" / "int8" / "kernels.json"
 
 # name -> (nodes, input shape, output shape, initializers as (name, shape))
 MODELS = {
-    "fc 640->128": ("fc", [1, 640], [1, 128], (128, 640)),
-    "conv 3x3 16->32 on 16x16": ("conv", [1, 16, 16, 16], [1, 32, 14, 14], (32, 16, 3, 3)),
-    "depthwise 3x3 on 32x16x16": ("dw", [1, 32, 16, 16], [1, 32, 14, 14], (32, 1, 3, 3)),
-    "pointwise 32->64 on 8x8": ("conv", [1, 32, 8, 8], [1, 64, 8, 8], (64, 32, 1, 1)),
+    "fc 640->128": ("fc", [1, 640], [1, 128], (128, 640), 0),
+    "conv 3x3 16->32 on 16x16, pad 1": ("conv", [1, 16, 16, 16], [1, 32, 16, 16], (32, 16, 3, 3), 1),
+    "depthwise 3x3 on 32x16x16, pad 1": ("dw", [1, 32, 16, 16], [1, 32, 16, 16], (32, 1, 3, 3), 1),
+    "pointwise 32->64 on 8x8": ("conv", [1, 32, 8, 8], [1, 64, 8, 8], (64, 32, 1, 1), 0),
 }
 
 
-def build(kind, x_shape, y_shape, w_shape, path: Path, seed=0) -> Path:
+def build(kind, x_shape, y_shape, w_shape, pad, path: Path, seed=0) -> Path:
     import onnx
     from onnx import TensorProto, helper, numpy_helper
     from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
@@ -47,7 +47,8 @@ def build(kind, x_shape, y_shape, w_shape, path: Path, seed=0) -> Path:
     if kind == "fc":
         node = helper.make_node("Gemm", ["x", "w", "b"], ["y"], transB=1)
     else:
-        node = helper.make_node("Conv", ["x", "w", "b"], ["y"], group=x_shape[1] if kind == "dw" else 1)
+        group = x_shape[1] if kind == "dw" else 1
+        node = helper.make_node("Conv", ["x", "w", "b"], ["y"], group=group, pads=[pad] * 4)
     graph = helper.make_graph(
         [node],
         path.stem,
@@ -93,8 +94,8 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="int8-kernels-"))
     lib = plugin(work)
     rows = []
-    for label, (kind, x_shape, y_shape, w_shape) in MODELS.items():
-        model = build(kind, x_shape, y_shape, w_shape, work / f"m{len(rows)}.onnx")
+    for label, (kind, x_shape, y_shape, w_shape, pad) in MODELS.items():
+        model = build(kind, x_shape, y_shape, w_shape, pad, work / f"m{len(rows)}.onnx")
         session = ort.InferenceSession(str(model), providers=["CPUExecutionProvider"])
         rng = np.random.default_rng(1)
         inputs = [rng.standard_normal(x_shape).astype(np.float32) * 2 for _ in range(args.inputs)]

@@ -20,12 +20,7 @@ import itertools
 from dataclasses import dataclass
 
 # Padding (top, left, bottom, right) and stride of the convolutions matched.
-# A padded convolution is not matched yet: IREE's import pads the dequantized
-# float input with a tensor.pad whose region yields a constant defined outside
-# it, and the DAG matcher compares regions only through values it reached as
-# operands (docs/kernels-int8.md).  The kernels themselves pad (the pads are
-# operands), so adding a form here is all a working pad match needs.
-CONV_PADS = ((0, 0, 0, 0),)
+CONV_PADS = ((0, 0, 0, 0), (1, 1, 1, 1), (0, 0, 1, 1), (1, 1, 0, 0), (2, 2, 2, 2))
 CONV_STRIDES = (1, 2)
 
 _M4 = "affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>"
@@ -86,13 +81,92 @@ def _q(value, scale, zero, out):
     )
 
 
+def _input_args(form: Form) -> str:
+    """The input's part of the matched DAG's inputs."""
+    x = "tensor<?x?xi8>" if form.op == "fc" else "tensor<?x?x?x?xi8>"
+    return f"%x: {x}, %sx: f32" + (", %zx: i64" if form.x_zero else "")
+
+
+def _operator_args(form: Form) -> str:
+    """The rest: weights, bias and the output's quantization."""
+    w = "tensor<?x?xi8>" if form.op == "fc" else "tensor<?x?x?x?xi8>"
+    return f"%w: {w}, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32" + (", %zy: i64" if form.y_zero else "")
+
+
 def _args(form: Form) -> str:
     """The matched DAG's inputs, in the order its call takes them."""
-    zx = ", %zx: i64" if form.x_zero else ""
-    zy = ", %zy: i64" if form.y_zero else ""
-    w = "tensor<?x?xi8>" if form.op == "fc" else "tensor<?x?x?x?xi8>"
-    x = "tensor<?x?xi8>" if form.op == "fc" else "tensor<?x?x?x?xi8>"
-    return f"%x: {x}, %sx: f32{zx}, %w: {w}, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32{zy}"
+    return f"{_input_args(form)}, {_operator_args(form)}"
+
+
+def _pad_mark(form: Form) -> str:
+    """The attribute _mark_pads() puts on a convolution whose input is
+    padded with 0.0 by form.pads."""
+    return "ireegen_i8_padded_" + "_".join(map(str, form.pads))
+
+
+def _mark_pads(fs: list) -> str:
+    """Transform ops that mark each convolution whose input a tensor.pad
+    pads with 0.0, by the pad's amounts.  The DAG matcher cannot match such a
+    pad: its region yields a constant defined outside it, and the matcher
+    compares regions only through values it reached as operands.  So the
+    pad is matched by name only in the DAG, and its amounts and value by
+    this mark on the convolution (compared as one of its attributes)."""
+    pads = sorted({f.pads for f in fs if any(f.pads)})
+    any_op = "(!transform.any_op) -> !transform.any_op"
+    # structured.match and get_consumers_of_result take one op: each handle
+    # is walked with transform.foreach.
+    per_pad = []
+    for i, (top, left, bottom, right) in enumerate(pads):
+        mark = _pad_mark(Form("conv", False, False, (top, left, bottom, right)))
+        per_pad += [
+            f'%pad{i} = transform.structured.match ops{{["tensor.pad"]}} attributes {{static_low = array<i64: 0, 0, {top}, {left}>, static_high = array<i64: 0, 0, {bottom}, {right}>}} in %parent : {any_op}',
+            f"transform.foreach %pad{i} : !transform.any_op {{",
+            "^bb0(%p: !transform.any_op):",
+            f"  %consumers = transform.get_consumers_of_result %p[0] : {any_op}",
+            "  transform.foreach %consumers : !transform.any_op {",
+            "  ^bb0(%consumer: !transform.any_op):",
+            f'    %conv = transform.structured.match ops{{["linalg.conv_2d_nchw_fchw", "linalg.depthwise_conv_2d_nchw_chw"]}} in %consumer : {any_op}',
+            f'    transform.annotate %conv "{mark}" : !transform.any_op',
+            "  }",
+            "}",
+        ]
+    lines = [
+        f'%zeros = transform.structured.match ops{{["arith.constant"]}} attributes {{value = 0.000000e+00 : f32}} in %func : {any_op}',
+        "transform.foreach %zeros : !transform.any_op {",
+        "^bb0(%zero: !transform.any_op):",
+        f"  %users = transform.get_consumers_of_result %zero[0] : {any_op}",
+        "  transform.foreach %users : !transform.any_op {",
+        "  ^bb0(%user: !transform.any_op):",
+        f'    %yield = transform.structured.match ops{{["tensor.yield"]}} in %user : {any_op}',
+        "    transform.foreach %yield : !transform.any_op {",
+        "    ^bb0(%y: !transform.any_op):",
+        f"      %parent = transform.get_parent_op %y <{{nth_parent = 1 : i64}}> : {any_op}",
+        *(f"      {line}" for line in per_pad),
+        "    }",
+        "  }",
+        "}",
+    ]
+    return "".join(f"        {line}\n" for line in lines)
+
+
+def _padded_input(form: Form) -> str:
+    """The matcher's second half for a padded convolution: the dequantized
+    int8 input under the pad, a DAG of its own."""
+    zx = "%zx" if form.x_zero else None
+    t4 = "tensor<?x?x?x?xf32>"
+    dq = _dq("%x", "%sx", zx, "tensor<?x?x?x?xi8>", (_M4, _S4), _I8, f"%e4 : {t4}")
+    return f"""\
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {{
+      ^bb0({_input_args(form)}):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {{"match.operation_name_only"}} : {t4}
+        %xf = {dq}
+    }} : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+"""
 
 
 def _fc_dag(form: Form) -> str:
@@ -150,19 +224,24 @@ def _conv_dag(form: Form) -> str:
         ),
         f'%e4 = tensor.empty(%d, %d, %d, %d) {{"match.operation_name_only"}} : {t4}',
         "%wf = " + _dq("%w", "%sw", None, "tensor<?x?x?x?xi8>", (_M4, _S4), _I8, f"%e4 : {t4}"),
-        "%xf = " + _dq("%x", "%sx", zx, "tensor<?x?x?x?xi8>", (_M4, _S4), _I8, f"%e4 : {t4}"),
     ]
-    source = "%xf"
     if any(form.pads):
+        # Matched by name only: its operand (the dequantized input) and its
+        # amounts are matched by _padded_input().
+        lines[2] = "%d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>"
         lines += [
-            f"%padded = tensor.pad %xf low[0, 0, {top}, {left}] high[0, 0, {bottom}, {right}] {{",
+            f"%padded = tensor.pad %e4 low[0, 0, {top}, {left}] high[0, 0, {bottom}, {right}] {{",
             "^bb1(%i0: index, %i1: index, %i2: index, %i3: index):",
             "  tensor.yield %zero : f32",
-            f"}} : {t4} to {t4}",
+            f'}} {{"match.operation_name_only"}} : {t4} to {t4}',
         ]
         source = "%padded"
+    else:
+        lines.append("%xf = " + _dq("%x", "%sx", zx, "tensor<?x?x?x?xi8>", (_M4, _S4), _I8, f"%e4 : {t4}"))
+        source = "%xf"
     lines.append(f"%bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : {t4}) dimensions = [0, 2, 3]")
-    attrs = f"{{dilations = dense<1> : vector<2xi64>, strides = dense<{form.stride}> : vector<2xi64>}}"
+    mark = f", {_pad_mark(form)}" if any(form.pads) else ""
+    attrs = f"{{dilations = dense<1> : vector<2xi64>, strides = dense<{form.stride}> : vector<2xi64>{mark}}}"
     if form.op == "conv":
         lines.append(
             f"%conv = linalg.conv_2d_nchw_fchw {attrs} ins({source}, %wf : {t4}, {t4}) outs(%bcast : {t4}) -> {t4}"
@@ -330,16 +409,25 @@ def spec() -> str:
         parts.append(_call(form))
     for form in fs:
         dag = _fc_dag(form) if form.op == "fc" else _conv_dag(form)
+        padded = any(form.pads)
+        values = ", ".join(["!transform.any_value"] * (3 if padded else 2))
+        if padded:
+            inputs = (
+                "%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}"
+            )
+            merge = "    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value\n"
+        else:
+            inputs, merge = "%ins: !transform.any_value {transform.readonly}", ""
         parts.append(
             f"""\
-  transform.named_sequence @match_{form.name}(%root: !transform.any_op {{transform.readonly}}) -> (!transform.any_value, !transform.any_value) {{
-    %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {{
-      ^bb0({_args(form)}):
+  transform.named_sequence @match_{form.name}(%root: !transform.any_op {{transform.readonly}}) -> ({values}) {{
+    %{"op_ins" if padded else "ins"}, %outs = transform.iree.match.cast_compatible_dag_from_root %root {{
+      ^bb0({_operator_args(form) if padded else _args(form)}):
 {dag}    }} : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
-    transform.yield %ins, %outs : !transform.any_value, !transform.any_value
+{_padded_input(form) if padded else ""}    transform.yield {"%x_ins, %op_ins" if padded else "%ins"}, %outs : {values}
   }}
-  transform.named_sequence @call_{form.name}(%ins: !transform.any_value {{transform.readonly}}, %out: !transform.any_value {{transform.readonly}}) {{
-    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+  transform.named_sequence @call_{form.name}({inputs}, %out: !transform.any_value {{transform.readonly}}) {{
+{merge}    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @{"ireegen_i8_fc" if form.op == "fc" else "ireegen_i8_" + form.op} into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_{form.name} into %module if undefined : (!transform.any_op) -> !transform.any_op
@@ -357,7 +445,7 @@ def spec() -> str:
     %funcs = transform.structured.match ops{{["util.func"]}} in %module : (!transform.any_op) -> !transform.any_op
     transform.foreach %funcs : !transform.any_op {{
       ^bb1(%func: !transform.any_op):
-        transform.foreach_match in %func {pairs} : (!transform.any_op) -> (!transform.any_op)
+{_mark_pads(fs)}        transform.foreach_match in %func {pairs} : (!transform.any_op) -> (!transform.any_op)
     }}
     transform.apply_dce to %module : !transform.any_op
     transform.yield

@@ -232,6 +232,318 @@ module attributes {transform.with_named_sequence} {
       -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
     util.return %y : tensor<?x?x?x?xi8>
   }
+  util.func private @ireegen_call_conv_p1111_s1_zxy(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 1 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 1 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %y = flow.dispatch @ireegen_i8_conv::@ireegen_i8_conv(%x, %w, %b, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p1111_s2_zxy(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 1 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 1 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %y = flow.dispatch @ireegen_i8_conv::@ireegen_i8_conv(%x, %w, %b, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p0011_s1_zxy(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 0 : index
+    %pl = arith.constant 0 : index
+    %pb = arith.constant 1 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %y = flow.dispatch @ireegen_i8_conv::@ireegen_i8_conv(%x, %w, %b, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p0011_s2_zxy(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 0 : index
+    %pl = arith.constant 0 : index
+    %pb = arith.constant 1 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %y = flow.dispatch @ireegen_i8_conv::@ireegen_i8_conv(%x, %w, %b, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p1100_s1_zxy(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 1 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 0 : index
+    %pr = arith.constant 0 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %y = flow.dispatch @ireegen_i8_conv::@ireegen_i8_conv(%x, %w, %b, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p1100_s2_zxy(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 1 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 0 : index
+    %pr = arith.constant 0 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %y = flow.dispatch @ireegen_i8_conv::@ireegen_i8_conv(%x, %w, %b, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p2222_s1_zxy(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 2 : index
+    %pl = arith.constant 2 : index
+    %pb = arith.constant 2 : index
+    %pr = arith.constant 2 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %y = flow.dispatch @ireegen_i8_conv::@ireegen_i8_conv(%x, %w, %b, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p2222_s2_zxy(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 2 : index
+    %pl = arith.constant 2 : index
+    %pb = arith.constant 2 : index
+    %pr = arith.constant 2 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %y = flow.dispatch @ireegen_i8_conv::@ireegen_i8_conv(%x, %w, %b, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
   util.func private @ireegen_call_conv_p0000_s1_zx(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32) -> tensor<?x?x?x?xi8> {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
@@ -293,6 +605,318 @@ module attributes {transform.with_named_sequence} {
     %pl = arith.constant 0 : index
     %pb = arith.constant 0 : index
     %pr = arith.constant 0 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %y = flow.dispatch @ireegen_i8_conv::@ireegen_i8_conv(%x, %w, %b, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p1111_s1_zx(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 1 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 1 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %y = flow.dispatch @ireegen_i8_conv::@ireegen_i8_conv(%x, %w, %b, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p1111_s2_zx(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 1 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 1 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %y = flow.dispatch @ireegen_i8_conv::@ireegen_i8_conv(%x, %w, %b, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p0011_s1_zx(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 0 : index
+    %pl = arith.constant 0 : index
+    %pb = arith.constant 1 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %y = flow.dispatch @ireegen_i8_conv::@ireegen_i8_conv(%x, %w, %b, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p0011_s2_zx(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 0 : index
+    %pl = arith.constant 0 : index
+    %pb = arith.constant 1 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %y = flow.dispatch @ireegen_i8_conv::@ireegen_i8_conv(%x, %w, %b, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p1100_s1_zx(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 1 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 0 : index
+    %pr = arith.constant 0 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %y = flow.dispatch @ireegen_i8_conv::@ireegen_i8_conv(%x, %w, %b, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p1100_s2_zx(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 1 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 0 : index
+    %pr = arith.constant 0 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %y = flow.dispatch @ireegen_i8_conv::@ireegen_i8_conv(%x, %w, %b, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p2222_s1_zx(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 2 : index
+    %pl = arith.constant 2 : index
+    %pb = arith.constant 2 : index
+    %pr = arith.constant 2 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %y = flow.dispatch @ireegen_i8_conv::@ireegen_i8_conv(%x, %w, %b, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p2222_s2_zx(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 2 : index
+    %pl = arith.constant 2 : index
+    %pb = arith.constant 2 : index
+    %pr = arith.constant 2 : index
     %s = arith.constant 2 : index
     %hp0 = arith.addi %h, %pt : index
     %hp = arith.addi %hp0, %pb : index
@@ -388,6 +1012,318 @@ module attributes {transform.with_named_sequence} {
       -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
     util.return %y : tensor<?x?x?x?xi8>
   }
+  util.func private @ireegen_call_conv_p1111_s1_zy(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 1 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 1 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %y = flow.dispatch @ireegen_i8_conv::@ireegen_i8_conv(%x, %w, %b, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p1111_s2_zy(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 1 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 1 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %y = flow.dispatch @ireegen_i8_conv::@ireegen_i8_conv(%x, %w, %b, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p0011_s1_zy(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 0 : index
+    %pl = arith.constant 0 : index
+    %pb = arith.constant 1 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %y = flow.dispatch @ireegen_i8_conv::@ireegen_i8_conv(%x, %w, %b, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p0011_s2_zy(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 0 : index
+    %pl = arith.constant 0 : index
+    %pb = arith.constant 1 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %y = flow.dispatch @ireegen_i8_conv::@ireegen_i8_conv(%x, %w, %b, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p1100_s1_zy(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 1 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 0 : index
+    %pr = arith.constant 0 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %y = flow.dispatch @ireegen_i8_conv::@ireegen_i8_conv(%x, %w, %b, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p1100_s2_zy(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 1 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 0 : index
+    %pr = arith.constant 0 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %y = flow.dispatch @ireegen_i8_conv::@ireegen_i8_conv(%x, %w, %b, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p2222_s1_zy(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 2 : index
+    %pl = arith.constant 2 : index
+    %pb = arith.constant 2 : index
+    %pr = arith.constant 2 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %y = flow.dispatch @ireegen_i8_conv::@ireegen_i8_conv(%x, %w, %b, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p2222_s2_zy(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 2 : index
+    %pl = arith.constant 2 : index
+    %pb = arith.constant 2 : index
+    %pr = arith.constant 2 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %y = flow.dispatch @ireegen_i8_conv::@ireegen_i8_conv(%x, %w, %b, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
   util.func private @ireegen_call_conv_p0000_s1_znone(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32) -> tensor<?x?x?x?xi8> {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
@@ -449,6 +1385,318 @@ module attributes {transform.with_named_sequence} {
     %pl = arith.constant 0 : index
     %pb = arith.constant 0 : index
     %pr = arith.constant 0 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %y = flow.dispatch @ireegen_i8_conv::@ireegen_i8_conv(%x, %w, %b, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p1111_s1_znone(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 1 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 1 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %y = flow.dispatch @ireegen_i8_conv::@ireegen_i8_conv(%x, %w, %b, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p1111_s2_znone(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 1 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 1 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %y = flow.dispatch @ireegen_i8_conv::@ireegen_i8_conv(%x, %w, %b, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p0011_s1_znone(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 0 : index
+    %pl = arith.constant 0 : index
+    %pb = arith.constant 1 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %y = flow.dispatch @ireegen_i8_conv::@ireegen_i8_conv(%x, %w, %b, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p0011_s2_znone(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 0 : index
+    %pl = arith.constant 0 : index
+    %pb = arith.constant 1 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %y = flow.dispatch @ireegen_i8_conv::@ireegen_i8_conv(%x, %w, %b, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p1100_s1_znone(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 1 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 0 : index
+    %pr = arith.constant 0 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %y = flow.dispatch @ireegen_i8_conv::@ireegen_i8_conv(%x, %w, %b, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p1100_s2_znone(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 1 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 0 : index
+    %pr = arith.constant 0 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %y = flow.dispatch @ireegen_i8_conv::@ireegen_i8_conv(%x, %w, %b, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p2222_s1_znone(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 2 : index
+    %pl = arith.constant 2 : index
+    %pb = arith.constant 2 : index
+    %pr = arith.constant 2 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %y = flow.dispatch @ireegen_i8_conv::@ireegen_i8_conv(%x, %w, %b, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p2222_s2_znone(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 2 : index
+    %pl = arith.constant 2 : index
+    %pb = arith.constant 2 : index
+    %pr = arith.constant 2 : index
     %s = arith.constant 2 : index
     %hp0 = arith.addi %h, %pt : index
     %hp = arith.addi %hp0, %pb : index
@@ -544,6 +1792,318 @@ module attributes {transform.with_named_sequence} {
       -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
     util.return %y : tensor<?x?x?x?xi8>
   }
+  util.func private @ireegen_call_dwconv_p1111_s1_zxy(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 1 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 1 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %y = flow.dispatch @ireegen_i8_dwconv::@ireegen_i8_dwconv(%x, %w, %b, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p1111_s2_zxy(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 1 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 1 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %y = flow.dispatch @ireegen_i8_dwconv::@ireegen_i8_dwconv(%x, %w, %b, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p0011_s1_zxy(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 0 : index
+    %pl = arith.constant 0 : index
+    %pb = arith.constant 1 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %y = flow.dispatch @ireegen_i8_dwconv::@ireegen_i8_dwconv(%x, %w, %b, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p0011_s2_zxy(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 0 : index
+    %pl = arith.constant 0 : index
+    %pb = arith.constant 1 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %y = flow.dispatch @ireegen_i8_dwconv::@ireegen_i8_dwconv(%x, %w, %b, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p1100_s1_zxy(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 1 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 0 : index
+    %pr = arith.constant 0 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %y = flow.dispatch @ireegen_i8_dwconv::@ireegen_i8_dwconv(%x, %w, %b, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p1100_s2_zxy(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 1 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 0 : index
+    %pr = arith.constant 0 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %y = flow.dispatch @ireegen_i8_dwconv::@ireegen_i8_dwconv(%x, %w, %b, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p2222_s1_zxy(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 2 : index
+    %pl = arith.constant 2 : index
+    %pb = arith.constant 2 : index
+    %pr = arith.constant 2 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %y = flow.dispatch @ireegen_i8_dwconv::@ireegen_i8_dwconv(%x, %w, %b, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p2222_s2_zxy(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 2 : index
+    %pl = arith.constant 2 : index
+    %pb = arith.constant 2 : index
+    %pr = arith.constant 2 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %y = flow.dispatch @ireegen_i8_dwconv::@ireegen_i8_dwconv(%x, %w, %b, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
   util.func private @ireegen_call_dwconv_p0000_s1_zx(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32) -> tensor<?x?x?x?xi8> {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
@@ -605,6 +2165,318 @@ module attributes {transform.with_named_sequence} {
     %pl = arith.constant 0 : index
     %pb = arith.constant 0 : index
     %pr = arith.constant 0 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %y = flow.dispatch @ireegen_i8_dwconv::@ireegen_i8_dwconv(%x, %w, %b, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p1111_s1_zx(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 1 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 1 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %y = flow.dispatch @ireegen_i8_dwconv::@ireegen_i8_dwconv(%x, %w, %b, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p1111_s2_zx(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 1 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 1 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %y = flow.dispatch @ireegen_i8_dwconv::@ireegen_i8_dwconv(%x, %w, %b, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p0011_s1_zx(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 0 : index
+    %pl = arith.constant 0 : index
+    %pb = arith.constant 1 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %y = flow.dispatch @ireegen_i8_dwconv::@ireegen_i8_dwconv(%x, %w, %b, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p0011_s2_zx(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 0 : index
+    %pl = arith.constant 0 : index
+    %pb = arith.constant 1 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %y = flow.dispatch @ireegen_i8_dwconv::@ireegen_i8_dwconv(%x, %w, %b, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p1100_s1_zx(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 1 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 0 : index
+    %pr = arith.constant 0 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %y = flow.dispatch @ireegen_i8_dwconv::@ireegen_i8_dwconv(%x, %w, %b, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p1100_s2_zx(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 1 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 0 : index
+    %pr = arith.constant 0 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %y = flow.dispatch @ireegen_i8_dwconv::@ireegen_i8_dwconv(%x, %w, %b, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p2222_s1_zx(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 2 : index
+    %pl = arith.constant 2 : index
+    %pb = arith.constant 2 : index
+    %pr = arith.constant 2 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %y = flow.dispatch @ireegen_i8_dwconv::@ireegen_i8_dwconv(%x, %w, %b, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p2222_s2_zx(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 2 : index
+    %pl = arith.constant 2 : index
+    %pb = arith.constant 2 : index
+    %pr = arith.constant 2 : index
     %s = arith.constant 2 : index
     %hp0 = arith.addi %h, %pt : index
     %hp = arith.addi %hp0, %pb : index
@@ -700,6 +2572,318 @@ module attributes {transform.with_named_sequence} {
       -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
     util.return %y : tensor<?x?x?x?xi8>
   }
+  util.func private @ireegen_call_dwconv_p1111_s1_zy(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 1 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 1 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %y = flow.dispatch @ireegen_i8_dwconv::@ireegen_i8_dwconv(%x, %w, %b, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p1111_s2_zy(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 1 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 1 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %y = flow.dispatch @ireegen_i8_dwconv::@ireegen_i8_dwconv(%x, %w, %b, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p0011_s1_zy(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 0 : index
+    %pl = arith.constant 0 : index
+    %pb = arith.constant 1 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %y = flow.dispatch @ireegen_i8_dwconv::@ireegen_i8_dwconv(%x, %w, %b, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p0011_s2_zy(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 0 : index
+    %pl = arith.constant 0 : index
+    %pb = arith.constant 1 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %y = flow.dispatch @ireegen_i8_dwconv::@ireegen_i8_dwconv(%x, %w, %b, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p1100_s1_zy(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 1 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 0 : index
+    %pr = arith.constant 0 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %y = flow.dispatch @ireegen_i8_dwconv::@ireegen_i8_dwconv(%x, %w, %b, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p1100_s2_zy(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 1 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 0 : index
+    %pr = arith.constant 0 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %y = flow.dispatch @ireegen_i8_dwconv::@ireegen_i8_dwconv(%x, %w, %b, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p2222_s1_zy(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 2 : index
+    %pl = arith.constant 2 : index
+    %pb = arith.constant 2 : index
+    %pr = arith.constant 2 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %y = flow.dispatch @ireegen_i8_dwconv::@ireegen_i8_dwconv(%x, %w, %b, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p2222_s2_zy(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 2 : index
+    %pl = arith.constant 2 : index
+    %pb = arith.constant 2 : index
+    %pr = arith.constant 2 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %y = flow.dispatch @ireegen_i8_dwconv::@ireegen_i8_dwconv(%x, %w, %b, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
   util.func private @ireegen_call_dwconv_p0000_s1_znone(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32) -> tensor<?x?x?x?xi8> {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
@@ -761,6 +2945,318 @@ module attributes {transform.with_named_sequence} {
     %pl = arith.constant 0 : index
     %pb = arith.constant 0 : index
     %pr = arith.constant 0 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %y = flow.dispatch @ireegen_i8_dwconv::@ireegen_i8_dwconv(%x, %w, %b, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p1111_s1_znone(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 1 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 1 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %y = flow.dispatch @ireegen_i8_dwconv::@ireegen_i8_dwconv(%x, %w, %b, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p1111_s2_znone(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 1 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 1 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %y = flow.dispatch @ireegen_i8_dwconv::@ireegen_i8_dwconv(%x, %w, %b, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p0011_s1_znone(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 0 : index
+    %pl = arith.constant 0 : index
+    %pb = arith.constant 1 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %y = flow.dispatch @ireegen_i8_dwconv::@ireegen_i8_dwconv(%x, %w, %b, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p0011_s2_znone(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 0 : index
+    %pl = arith.constant 0 : index
+    %pb = arith.constant 1 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %y = flow.dispatch @ireegen_i8_dwconv::@ireegen_i8_dwconv(%x, %w, %b, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p1100_s1_znone(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 1 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 0 : index
+    %pr = arith.constant 0 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %y = flow.dispatch @ireegen_i8_dwconv::@ireegen_i8_dwconv(%x, %w, %b, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p1100_s2_znone(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 1 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 0 : index
+    %pr = arith.constant 0 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %y = flow.dispatch @ireegen_i8_dwconv::@ireegen_i8_dwconv(%x, %w, %b, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p2222_s1_znone(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 2 : index
+    %pl = arith.constant 2 : index
+    %pb = arith.constant 2 : index
+    %pr = arith.constant 2 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %y = flow.dispatch @ireegen_i8_dwconv::@ireegen_i8_dwconv(%x, %w, %b, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p2222_s2_znone(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 2 : index
+    %pl = arith.constant 2 : index
+    %pb = arith.constant 2 : index
+    %pr = arith.constant 2 : index
     %s = arith.constant 2 : index
     %hp0 = arith.addi %h, %pt : index
     %hp = arith.addi %hp0, %pb : index
@@ -994,6 +3490,342 @@ module attributes {transform.with_named_sequence} {
     } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
     transform.yield
   }
+  transform.named_sequence @match_conv_p1111_s1_zxy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 1, 1] high[0, 0, 1, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>, ireegen_i8_padded_1_1_1_1} ins(%padded, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p1111_s1_zxy(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p1111_s1_zxy into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p1111_s2_zxy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 1, 1] high[0, 0, 1, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>, ireegen_i8_padded_1_1_1_1} ins(%padded, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p1111_s2_zxy(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p1111_s2_zxy into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p0011_s1_zxy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 0, 0] high[0, 0, 1, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>, ireegen_i8_padded_0_0_1_1} ins(%padded, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p0011_s1_zxy(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p0011_s1_zxy into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p0011_s2_zxy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 0, 0] high[0, 0, 1, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>, ireegen_i8_padded_0_0_1_1} ins(%padded, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p0011_s2_zxy(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p0011_s2_zxy into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p1100_s1_zxy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 1, 1] high[0, 0, 0, 0] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>, ireegen_i8_padded_1_1_0_0} ins(%padded, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p1100_s1_zxy(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p1100_s1_zxy into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p1100_s2_zxy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 1, 1] high[0, 0, 0, 0] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>, ireegen_i8_padded_1_1_0_0} ins(%padded, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p1100_s2_zxy(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p1100_s2_zxy into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p2222_s1_zxy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 2, 2] high[0, 0, 2, 2] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>, ireegen_i8_padded_2_2_2_2} ins(%padded, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p2222_s1_zxy(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p2222_s1_zxy into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p2222_s2_zxy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 2, 2] high[0, 0, 2, 2] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>, ireegen_i8_padded_2_2_2_2} ins(%padded, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p2222_s2_zxy(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p2222_s2_zxy into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    transform.yield
+  }
   transform.named_sequence @match_conv_p0000_s1_zx(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
     %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
       ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32):
@@ -1045,6 +3877,342 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_conv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_conv_p0000_s2_zx into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p1111_s1_zx(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 1, 1] high[0, 0, 1, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>, ireegen_i8_padded_1_1_1_1} ins(%padded, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p1111_s1_zx(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p1111_s1_zx into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p1111_s2_zx(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 1, 1] high[0, 0, 1, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>, ireegen_i8_padded_1_1_1_1} ins(%padded, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p1111_s2_zx(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p1111_s2_zx into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p0011_s1_zx(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 0, 0] high[0, 0, 1, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>, ireegen_i8_padded_0_0_1_1} ins(%padded, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p0011_s1_zx(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p0011_s1_zx into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p0011_s2_zx(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 0, 0] high[0, 0, 1, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>, ireegen_i8_padded_0_0_1_1} ins(%padded, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p0011_s2_zx(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p0011_s2_zx into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p1100_s1_zx(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 1, 1] high[0, 0, 0, 0] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>, ireegen_i8_padded_1_1_0_0} ins(%padded, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p1100_s1_zx(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p1100_s1_zx into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p1100_s2_zx(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 1, 1] high[0, 0, 0, 0] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>, ireegen_i8_padded_1_1_0_0} ins(%padded, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p1100_s2_zx(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p1100_s2_zx into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p2222_s1_zx(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 2, 2] high[0, 0, 2, 2] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>, ireegen_i8_padded_2_2_2_2} ins(%padded, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p2222_s1_zx(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p2222_s1_zx into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p2222_s2_zx(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 2, 2] high[0, 0, 2, 2] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>, ireegen_i8_padded_2_2_2_2} ins(%padded, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p2222_s2_zx(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p2222_s2_zx into %module if undefined : (!transform.any_op) -> !transform.any_op
     transform.util.cast_and_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
     } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
@@ -1106,6 +4274,342 @@ module attributes {transform.with_named_sequence} {
     } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
     transform.yield
   }
+  transform.named_sequence @match_conv_p1111_s1_zy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 1, 1] high[0, 0, 1, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>, ireegen_i8_padded_1_1_1_1} ins(%padded, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p1111_s1_zy(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p1111_s1_zy into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p1111_s2_zy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 1, 1] high[0, 0, 1, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>, ireegen_i8_padded_1_1_1_1} ins(%padded, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p1111_s2_zy(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p1111_s2_zy into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p0011_s1_zy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 0, 0] high[0, 0, 1, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>, ireegen_i8_padded_0_0_1_1} ins(%padded, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p0011_s1_zy(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p0011_s1_zy into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p0011_s2_zy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 0, 0] high[0, 0, 1, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>, ireegen_i8_padded_0_0_1_1} ins(%padded, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p0011_s2_zy(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p0011_s2_zy into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p1100_s1_zy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 1, 1] high[0, 0, 0, 0] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>, ireegen_i8_padded_1_1_0_0} ins(%padded, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p1100_s1_zy(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p1100_s1_zy into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p1100_s2_zy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 1, 1] high[0, 0, 0, 0] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>, ireegen_i8_padded_1_1_0_0} ins(%padded, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p1100_s2_zy(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p1100_s2_zy into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p2222_s1_zy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 2, 2] high[0, 0, 2, 2] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>, ireegen_i8_padded_2_2_2_2} ins(%padded, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p2222_s1_zy(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p2222_s1_zy into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p2222_s2_zy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 2, 2] high[0, 0, 2, 2] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>, ireegen_i8_padded_2_2_2_2} ins(%padded, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p2222_s2_zy(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p2222_s2_zy into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    transform.yield
+  }
   transform.named_sequence @match_conv_p0000_s1_znone(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
     %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
       ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32):
@@ -1157,6 +4661,342 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_conv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_conv_p0000_s2_znone into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p1111_s1_znone(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 1, 1] high[0, 0, 1, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>, ireegen_i8_padded_1_1_1_1} ins(%padded, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p1111_s1_znone(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p1111_s1_znone into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p1111_s2_znone(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 1, 1] high[0, 0, 1, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>, ireegen_i8_padded_1_1_1_1} ins(%padded, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p1111_s2_znone(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p1111_s2_znone into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p0011_s1_znone(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 0, 0] high[0, 0, 1, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>, ireegen_i8_padded_0_0_1_1} ins(%padded, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p0011_s1_znone(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p0011_s1_znone into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p0011_s2_znone(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 0, 0] high[0, 0, 1, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>, ireegen_i8_padded_0_0_1_1} ins(%padded, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p0011_s2_znone(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p0011_s2_znone into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p1100_s1_znone(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 1, 1] high[0, 0, 0, 0] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>, ireegen_i8_padded_1_1_0_0} ins(%padded, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p1100_s1_znone(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p1100_s1_znone into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p1100_s2_znone(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 1, 1] high[0, 0, 0, 0] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>, ireegen_i8_padded_1_1_0_0} ins(%padded, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p1100_s2_znone(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p1100_s2_znone into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p2222_s1_znone(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 2, 2] high[0, 0, 2, 2] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>, ireegen_i8_padded_2_2_2_2} ins(%padded, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p2222_s1_znone(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p2222_s1_znone into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p2222_s2_znone(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 2, 2] high[0, 0, 2, 2] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>, ireegen_i8_padded_2_2_2_2} ins(%padded, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p2222_s2_znone(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p2222_s2_znone into %module if undefined : (!transform.any_op) -> !transform.any_op
     transform.util.cast_and_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
     } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
@@ -1220,6 +5060,350 @@ module attributes {transform.with_named_sequence} {
     } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
     transform.yield
   }
+  transform.named_sequence @match_dwconv_p1111_s1_zxy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 1, 1] high[0, 0, 1, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>, ireegen_i8_padded_1_1_1_1} ins(%padded, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p1111_s1_zxy(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p1111_s1_zxy into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p1111_s2_zxy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 1, 1] high[0, 0, 1, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>, ireegen_i8_padded_1_1_1_1} ins(%padded, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p1111_s2_zxy(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p1111_s2_zxy into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p0011_s1_zxy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 0, 0] high[0, 0, 1, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>, ireegen_i8_padded_0_0_1_1} ins(%padded, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p0011_s1_zxy(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p0011_s1_zxy into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p0011_s2_zxy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 0, 0] high[0, 0, 1, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>, ireegen_i8_padded_0_0_1_1} ins(%padded, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p0011_s2_zxy(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p0011_s2_zxy into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p1100_s1_zxy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 1, 1] high[0, 0, 0, 0] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>, ireegen_i8_padded_1_1_0_0} ins(%padded, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p1100_s1_zxy(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p1100_s1_zxy into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p1100_s2_zxy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 1, 1] high[0, 0, 0, 0] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>, ireegen_i8_padded_1_1_0_0} ins(%padded, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p1100_s2_zxy(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p1100_s2_zxy into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p2222_s1_zxy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 2, 2] high[0, 0, 2, 2] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>, ireegen_i8_padded_2_2_2_2} ins(%padded, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p2222_s1_zxy(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p2222_s1_zxy into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p2222_s2_zxy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 2, 2] high[0, 0, 2, 2] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>, ireegen_i8_padded_2_2_2_2} ins(%padded, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p2222_s2_zxy(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p2222_s2_zxy into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    transform.yield
+  }
   transform.named_sequence @match_dwconv_p0000_s1_zx(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
     %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
       ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32):
@@ -1273,6 +5457,350 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_dwconv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_dwconv_p0000_s2_zx into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p1111_s1_zx(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 1, 1] high[0, 0, 1, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>, ireegen_i8_padded_1_1_1_1} ins(%padded, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p1111_s1_zx(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p1111_s1_zx into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p1111_s2_zx(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 1, 1] high[0, 0, 1, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>, ireegen_i8_padded_1_1_1_1} ins(%padded, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p1111_s2_zx(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p1111_s2_zx into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p0011_s1_zx(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 0, 0] high[0, 0, 1, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>, ireegen_i8_padded_0_0_1_1} ins(%padded, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p0011_s1_zx(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p0011_s1_zx into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p0011_s2_zx(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 0, 0] high[0, 0, 1, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>, ireegen_i8_padded_0_0_1_1} ins(%padded, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p0011_s2_zx(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p0011_s2_zx into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p1100_s1_zx(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 1, 1] high[0, 0, 0, 0] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>, ireegen_i8_padded_1_1_0_0} ins(%padded, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p1100_s1_zx(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p1100_s1_zx into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p1100_s2_zx(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 1, 1] high[0, 0, 0, 0] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>, ireegen_i8_padded_1_1_0_0} ins(%padded, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p1100_s2_zx(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p1100_s2_zx into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p2222_s1_zx(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 2, 2] high[0, 0, 2, 2] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>, ireegen_i8_padded_2_2_2_2} ins(%padded, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p2222_s1_zx(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p2222_s1_zx into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p2222_s2_zx(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 2, 2] high[0, 0, 2, 2] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>, ireegen_i8_padded_2_2_2_2} ins(%padded, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p2222_s2_zx(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p2222_s2_zx into %module if undefined : (!transform.any_op) -> !transform.any_op
     transform.util.cast_and_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
     } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
@@ -1336,6 +5864,350 @@ module attributes {transform.with_named_sequence} {
     } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
     transform.yield
   }
+  transform.named_sequence @match_dwconv_p1111_s1_zy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 1, 1] high[0, 0, 1, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>, ireegen_i8_padded_1_1_1_1} ins(%padded, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p1111_s1_zy(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p1111_s1_zy into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p1111_s2_zy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 1, 1] high[0, 0, 1, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>, ireegen_i8_padded_1_1_1_1} ins(%padded, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p1111_s2_zy(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p1111_s2_zy into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p0011_s1_zy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 0, 0] high[0, 0, 1, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>, ireegen_i8_padded_0_0_1_1} ins(%padded, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p0011_s1_zy(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p0011_s1_zy into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p0011_s2_zy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 0, 0] high[0, 0, 1, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>, ireegen_i8_padded_0_0_1_1} ins(%padded, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p0011_s2_zy(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p0011_s2_zy into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p1100_s1_zy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 1, 1] high[0, 0, 0, 0] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>, ireegen_i8_padded_1_1_0_0} ins(%padded, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p1100_s1_zy(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p1100_s1_zy into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p1100_s2_zy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 1, 1] high[0, 0, 0, 0] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>, ireegen_i8_padded_1_1_0_0} ins(%padded, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p1100_s2_zy(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p1100_s2_zy into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p2222_s1_zy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 2, 2] high[0, 0, 2, 2] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>, ireegen_i8_padded_2_2_2_2} ins(%padded, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p2222_s1_zy(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p2222_s1_zy into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p2222_s2_zy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 2, 2] high[0, 0, 2, 2] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>, ireegen_i8_padded_2_2_2_2} ins(%padded, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p2222_s2_zy(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p2222_s2_zy into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    transform.yield
+  }
   transform.named_sequence @match_dwconv_p0000_s1_znone(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
     %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
       ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32):
@@ -1394,11 +6266,408 @@ module attributes {transform.with_named_sequence} {
     } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
     transform.yield
   }
+  transform.named_sequence @match_dwconv_p1111_s1_znone(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 1, 1] high[0, 0, 1, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>, ireegen_i8_padded_1_1_1_1} ins(%padded, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p1111_s1_znone(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p1111_s1_znone into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p1111_s2_znone(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 1, 1] high[0, 0, 1, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>, ireegen_i8_padded_1_1_1_1} ins(%padded, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p1111_s2_znone(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p1111_s2_znone into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p0011_s1_znone(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 0, 0] high[0, 0, 1, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>, ireegen_i8_padded_0_0_1_1} ins(%padded, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p0011_s1_znone(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p0011_s1_znone into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p0011_s2_znone(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 0, 0] high[0, 0, 1, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>, ireegen_i8_padded_0_0_1_1} ins(%padded, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p0011_s2_znone(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p0011_s2_znone into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p1100_s1_znone(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 1, 1] high[0, 0, 0, 0] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>, ireegen_i8_padded_1_1_0_0} ins(%padded, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p1100_s1_znone(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p1100_s1_znone into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p1100_s2_znone(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 1, 1] high[0, 0, 0, 0] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>, ireegen_i8_padded_1_1_0_0} ins(%padded, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p1100_s2_znone(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p1100_s2_znone into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p2222_s1_znone(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 2, 2] high[0, 0, 2, 2] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>, ireegen_i8_padded_2_2_2_2} ins(%padded, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p2222_s1_znone(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p2222_s1_znone into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p2222_s2_znone(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 2, 2] high[0, 0, 2, 2] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>, ireegen_i8_padded_2_2_2_2} ins(%padded, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p2222_s2_znone(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p2222_s2_znone into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    transform.yield
+  }
   transform.named_sequence @__transform_main(%module: !transform.any_op) {
     %funcs = transform.structured.match ops{["util.func"]} in %module : (!transform.any_op) -> !transform.any_op
     transform.foreach %funcs : !transform.any_op {
       ^bb1(%func: !transform.any_op):
-        transform.foreach_match in %func @match_fc_zxy -> @call_fc_zxy, @match_fc_zx -> @call_fc_zx, @match_fc_zy -> @call_fc_zy, @match_fc_znone -> @call_fc_znone, @match_conv_p0000_s1_zxy -> @call_conv_p0000_s1_zxy, @match_conv_p0000_s2_zxy -> @call_conv_p0000_s2_zxy, @match_conv_p0000_s1_zx -> @call_conv_p0000_s1_zx, @match_conv_p0000_s2_zx -> @call_conv_p0000_s2_zx, @match_conv_p0000_s1_zy -> @call_conv_p0000_s1_zy, @match_conv_p0000_s2_zy -> @call_conv_p0000_s2_zy, @match_conv_p0000_s1_znone -> @call_conv_p0000_s1_znone, @match_conv_p0000_s2_znone -> @call_conv_p0000_s2_znone, @match_dwconv_p0000_s1_zxy -> @call_dwconv_p0000_s1_zxy, @match_dwconv_p0000_s2_zxy -> @call_dwconv_p0000_s2_zxy, @match_dwconv_p0000_s1_zx -> @call_dwconv_p0000_s1_zx, @match_dwconv_p0000_s2_zx -> @call_dwconv_p0000_s2_zx, @match_dwconv_p0000_s1_zy -> @call_dwconv_p0000_s1_zy, @match_dwconv_p0000_s2_zy -> @call_dwconv_p0000_s2_zy, @match_dwconv_p0000_s1_znone -> @call_dwconv_p0000_s1_znone, @match_dwconv_p0000_s2_znone -> @call_dwconv_p0000_s2_znone : (!transform.any_op) -> (!transform.any_op)
+        %zeros = transform.structured.match ops{["arith.constant"]} attributes {value = 0.000000e+00 : f32} in %func : (!transform.any_op) -> !transform.any_op
+        transform.foreach %zeros : !transform.any_op {
+        ^bb0(%zero: !transform.any_op):
+          %users = transform.get_consumers_of_result %zero[0] : (!transform.any_op) -> !transform.any_op
+          transform.foreach %users : !transform.any_op {
+          ^bb0(%user: !transform.any_op):
+            %yield = transform.structured.match ops{["tensor.yield"]} in %user : (!transform.any_op) -> !transform.any_op
+            transform.foreach %yield : !transform.any_op {
+            ^bb0(%y: !transform.any_op):
+              %parent = transform.get_parent_op %y <{nth_parent = 1 : i64}> : (!transform.any_op) -> !transform.any_op
+              %pad0 = transform.structured.match ops{["tensor.pad"]} attributes {static_low = array<i64: 0, 0, 0, 0>, static_high = array<i64: 0, 0, 1, 1>} in %parent : (!transform.any_op) -> !transform.any_op
+              transform.foreach %pad0 : !transform.any_op {
+              ^bb0(%p: !transform.any_op):
+                %consumers = transform.get_consumers_of_result %p[0] : (!transform.any_op) -> !transform.any_op
+                transform.foreach %consumers : !transform.any_op {
+                ^bb0(%consumer: !transform.any_op):
+                  %conv = transform.structured.match ops{["linalg.conv_2d_nchw_fchw", "linalg.depthwise_conv_2d_nchw_chw"]} in %consumer : (!transform.any_op) -> !transform.any_op
+                  transform.annotate %conv "ireegen_i8_padded_0_0_1_1" : !transform.any_op
+                }
+              }
+              %pad1 = transform.structured.match ops{["tensor.pad"]} attributes {static_low = array<i64: 0, 0, 1, 1>, static_high = array<i64: 0, 0, 0, 0>} in %parent : (!transform.any_op) -> !transform.any_op
+              transform.foreach %pad1 : !transform.any_op {
+              ^bb0(%p: !transform.any_op):
+                %consumers = transform.get_consumers_of_result %p[0] : (!transform.any_op) -> !transform.any_op
+                transform.foreach %consumers : !transform.any_op {
+                ^bb0(%consumer: !transform.any_op):
+                  %conv = transform.structured.match ops{["linalg.conv_2d_nchw_fchw", "linalg.depthwise_conv_2d_nchw_chw"]} in %consumer : (!transform.any_op) -> !transform.any_op
+                  transform.annotate %conv "ireegen_i8_padded_1_1_0_0" : !transform.any_op
+                }
+              }
+              %pad2 = transform.structured.match ops{["tensor.pad"]} attributes {static_low = array<i64: 0, 0, 1, 1>, static_high = array<i64: 0, 0, 1, 1>} in %parent : (!transform.any_op) -> !transform.any_op
+              transform.foreach %pad2 : !transform.any_op {
+              ^bb0(%p: !transform.any_op):
+                %consumers = transform.get_consumers_of_result %p[0] : (!transform.any_op) -> !transform.any_op
+                transform.foreach %consumers : !transform.any_op {
+                ^bb0(%consumer: !transform.any_op):
+                  %conv = transform.structured.match ops{["linalg.conv_2d_nchw_fchw", "linalg.depthwise_conv_2d_nchw_chw"]} in %consumer : (!transform.any_op) -> !transform.any_op
+                  transform.annotate %conv "ireegen_i8_padded_1_1_1_1" : !transform.any_op
+                }
+              }
+              %pad3 = transform.structured.match ops{["tensor.pad"]} attributes {static_low = array<i64: 0, 0, 2, 2>, static_high = array<i64: 0, 0, 2, 2>} in %parent : (!transform.any_op) -> !transform.any_op
+              transform.foreach %pad3 : !transform.any_op {
+              ^bb0(%p: !transform.any_op):
+                %consumers = transform.get_consumers_of_result %p[0] : (!transform.any_op) -> !transform.any_op
+                transform.foreach %consumers : !transform.any_op {
+                ^bb0(%consumer: !transform.any_op):
+                  %conv = transform.structured.match ops{["linalg.conv_2d_nchw_fchw", "linalg.depthwise_conv_2d_nchw_chw"]} in %consumer : (!transform.any_op) -> !transform.any_op
+                  transform.annotate %conv "ireegen_i8_padded_2_2_2_2" : !transform.any_op
+                }
+              }
+            }
+          }
+        }
+        transform.foreach_match in %func @match_fc_zxy -> @call_fc_zxy, @match_fc_zx -> @call_fc_zx, @match_fc_zy -> @call_fc_zy, @match_fc_znone -> @call_fc_znone, @match_conv_p0000_s1_zxy -> @call_conv_p0000_s1_zxy, @match_conv_p0000_s2_zxy -> @call_conv_p0000_s2_zxy, @match_conv_p1111_s1_zxy -> @call_conv_p1111_s1_zxy, @match_conv_p1111_s2_zxy -> @call_conv_p1111_s2_zxy, @match_conv_p0011_s1_zxy -> @call_conv_p0011_s1_zxy, @match_conv_p0011_s2_zxy -> @call_conv_p0011_s2_zxy, @match_conv_p1100_s1_zxy -> @call_conv_p1100_s1_zxy, @match_conv_p1100_s2_zxy -> @call_conv_p1100_s2_zxy, @match_conv_p2222_s1_zxy -> @call_conv_p2222_s1_zxy, @match_conv_p2222_s2_zxy -> @call_conv_p2222_s2_zxy, @match_conv_p0000_s1_zx -> @call_conv_p0000_s1_zx, @match_conv_p0000_s2_zx -> @call_conv_p0000_s2_zx, @match_conv_p1111_s1_zx -> @call_conv_p1111_s1_zx, @match_conv_p1111_s2_zx -> @call_conv_p1111_s2_zx, @match_conv_p0011_s1_zx -> @call_conv_p0011_s1_zx, @match_conv_p0011_s2_zx -> @call_conv_p0011_s2_zx, @match_conv_p1100_s1_zx -> @call_conv_p1100_s1_zx, @match_conv_p1100_s2_zx -> @call_conv_p1100_s2_zx, @match_conv_p2222_s1_zx -> @call_conv_p2222_s1_zx, @match_conv_p2222_s2_zx -> @call_conv_p2222_s2_zx, @match_conv_p0000_s1_zy -> @call_conv_p0000_s1_zy, @match_conv_p0000_s2_zy -> @call_conv_p0000_s2_zy, @match_conv_p1111_s1_zy -> @call_conv_p1111_s1_zy, @match_conv_p1111_s2_zy -> @call_conv_p1111_s2_zy, @match_conv_p0011_s1_zy -> @call_conv_p0011_s1_zy, @match_conv_p0011_s2_zy -> @call_conv_p0011_s2_zy, @match_conv_p1100_s1_zy -> @call_conv_p1100_s1_zy, @match_conv_p1100_s2_zy -> @call_conv_p1100_s2_zy, @match_conv_p2222_s1_zy -> @call_conv_p2222_s1_zy, @match_conv_p2222_s2_zy -> @call_conv_p2222_s2_zy, @match_conv_p0000_s1_znone -> @call_conv_p0000_s1_znone, @match_conv_p0000_s2_znone -> @call_conv_p0000_s2_znone, @match_conv_p1111_s1_znone -> @call_conv_p1111_s1_znone, @match_conv_p1111_s2_znone -> @call_conv_p1111_s2_znone, @match_conv_p0011_s1_znone -> @call_conv_p0011_s1_znone, @match_conv_p0011_s2_znone -> @call_conv_p0011_s2_znone, @match_conv_p1100_s1_znone -> @call_conv_p1100_s1_znone, @match_conv_p1100_s2_znone -> @call_conv_p1100_s2_znone, @match_conv_p2222_s1_znone -> @call_conv_p2222_s1_znone, @match_conv_p2222_s2_znone -> @call_conv_p2222_s2_znone, @match_dwconv_p0000_s1_zxy -> @call_dwconv_p0000_s1_zxy, @match_dwconv_p0000_s2_zxy -> @call_dwconv_p0000_s2_zxy, @match_dwconv_p1111_s1_zxy -> @call_dwconv_p1111_s1_zxy, @match_dwconv_p1111_s2_zxy -> @call_dwconv_p1111_s2_zxy, @match_dwconv_p0011_s1_zxy -> @call_dwconv_p0011_s1_zxy, @match_dwconv_p0011_s2_zxy -> @call_dwconv_p0011_s2_zxy, @match_dwconv_p1100_s1_zxy -> @call_dwconv_p1100_s1_zxy, @match_dwconv_p1100_s2_zxy -> @call_dwconv_p1100_s2_zxy, @match_dwconv_p2222_s1_zxy -> @call_dwconv_p2222_s1_zxy, @match_dwconv_p2222_s2_zxy -> @call_dwconv_p2222_s2_zxy, @match_dwconv_p0000_s1_zx -> @call_dwconv_p0000_s1_zx, @match_dwconv_p0000_s2_zx -> @call_dwconv_p0000_s2_zx, @match_dwconv_p1111_s1_zx -> @call_dwconv_p1111_s1_zx, @match_dwconv_p1111_s2_zx -> @call_dwconv_p1111_s2_zx, @match_dwconv_p0011_s1_zx -> @call_dwconv_p0011_s1_zx, @match_dwconv_p0011_s2_zx -> @call_dwconv_p0011_s2_zx, @match_dwconv_p1100_s1_zx -> @call_dwconv_p1100_s1_zx, @match_dwconv_p1100_s2_zx -> @call_dwconv_p1100_s2_zx, @match_dwconv_p2222_s1_zx -> @call_dwconv_p2222_s1_zx, @match_dwconv_p2222_s2_zx -> @call_dwconv_p2222_s2_zx, @match_dwconv_p0000_s1_zy -> @call_dwconv_p0000_s1_zy, @match_dwconv_p0000_s2_zy -> @call_dwconv_p0000_s2_zy, @match_dwconv_p1111_s1_zy -> @call_dwconv_p1111_s1_zy, @match_dwconv_p1111_s2_zy -> @call_dwconv_p1111_s2_zy, @match_dwconv_p0011_s1_zy -> @call_dwconv_p0011_s1_zy, @match_dwconv_p0011_s2_zy -> @call_dwconv_p0011_s2_zy, @match_dwconv_p1100_s1_zy -> @call_dwconv_p1100_s1_zy, @match_dwconv_p1100_s2_zy -> @call_dwconv_p1100_s2_zy, @match_dwconv_p2222_s1_zy -> @call_dwconv_p2222_s1_zy, @match_dwconv_p2222_s2_zy -> @call_dwconv_p2222_s2_zy, @match_dwconv_p0000_s1_znone -> @call_dwconv_p0000_s1_znone, @match_dwconv_p0000_s2_znone -> @call_dwconv_p0000_s2_znone, @match_dwconv_p1111_s1_znone -> @call_dwconv_p1111_s1_znone, @match_dwconv_p1111_s2_znone -> @call_dwconv_p1111_s2_znone, @match_dwconv_p0011_s1_znone -> @call_dwconv_p0011_s1_znone, @match_dwconv_p0011_s2_znone -> @call_dwconv_p0011_s2_znone, @match_dwconv_p1100_s1_znone -> @call_dwconv_p1100_s1_znone, @match_dwconv_p1100_s2_znone -> @call_dwconv_p1100_s2_znone, @match_dwconv_p2222_s1_znone -> @call_dwconv_p2222_s1_znone, @match_dwconv_p2222_s2_znone -> @call_dwconv_p2222_s2_znone : (!transform.any_op) -> (!transform.any_op)
     }
     transform.apply_dce to %module : !transform.any_op
     transform.yield
