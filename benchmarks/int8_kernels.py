@@ -84,6 +84,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=4)
     parser.add_argument("--inputs", type=int, default=8, help="random inputs compared with ONNX Runtime")
+    parser.add_argument(
+        "models", nargs="*", type=Path, help="QDQ int8 ONNX models to measure instead of the built ones"
+    )
     args = parser.parse_args()
 
     import onnxruntime as ort
@@ -94,9 +97,13 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="int8-kernels-"))
     lib = plugin(work)
     rows = []
-    for label, (kind, x_shape, y_shape, w_shape, pad) in MODELS.items():
-        model = build(kind, x_shape, y_shape, w_shape, pad, work / f"m{len(rows)}.onnx")
+    models = {p.stem: p for p in args.models} or {
+        label: build(*spec, work / f"m{i}.onnx") for i, (label, spec) in enumerate(MODELS.items())
+    }
+    for label, model in models.items():
         session = ort.InferenceSession(str(model), providers=["CPUExecutionProvider"])
+        x_shape = list(session.get_inputs()[0].shape)
+        x_name = session.get_inputs()[0].name
         rng = np.random.default_rng(1)
         inputs = [rng.standard_normal(x_shape).astype(np.float32) * 2 for _ in range(args.inputs)]
         row = {"model": label}
@@ -117,7 +124,7 @@ def main() -> int:
             mismatched = 0
             for x in inputs:
                 got, _ = runner.call(function, [x])
-                mismatched += int(np.count_nonzero(got[0] != session.run(None, {"x": x})[0]))
+                mismatched += int(np.count_nonzero(got[0] != session.run(None, {x_name: x})[0]))
             row[variant] = {
                 "instructions": instructions(runner, function, [inputs[0]], args.repeat, lib),
                 "size": size,

@@ -1,5 +1,6 @@
 // NCHW int8 convolution and depthwise convolution with ONNX Runtime's
 // rounding; the zero padding is done by skipping, not by a padded copy.
+#include "dot.h"
 #include "ireegen_int8.h"
 #include "requantize.h"
 
@@ -27,6 +28,41 @@ void ireegen_i8_convolution(const int8_t* x, size_t x_offset, const int8_t* w,
   bias += bias_offset;
   y += y_offset;
   const float multiplier = ireegen_i8_multiplier(x_scale, w_scale, y_scale);
+  const size_t length = c * kh * kw;
+  if (length <= IREEGEN_I8_COLUMN_MAX) {
+    // Per output pixel: its receptive field unpacked once to int16
+    // (x - x_zero, 0 in the padding) in the weights' (c, kh, kw) order, then
+    // dotted with every filter.
+    int16_t column[IREEGEN_I8_COLUMN_MAX];
+    for (size_t b = 0; b < n; ++b) {
+      const int8_t* image = x + b * c * h * wd;
+      int8_t* out = y + b * f * oh * ow;
+      for (size_t oy = 0; oy < oh; ++oy) {
+        for (size_t ox = 0; ox < ow; ++ox) {
+          int16_t* col = column;
+          for (size_t ci = 0; ci < c; ++ci) {
+            const int8_t* plane = image + ci * h * wd;
+            for (size_t ky = 0; ky < kh; ++ky) {
+              const size_t iy = oy * stride + ky;  // row in the padded input
+              for (size_t kx = 0; kx < kw; ++kx) {
+                const size_t ix = ox * stride + kx;
+                const int inside = iy >= pad_top && iy - pad_top < h &&
+                                   ix >= pad_left && ix - pad_left < wd;
+                *col++ = inside ? (int16_t)(plane[(iy - pad_top) * wd +
+                                                  (ix - pad_left)] -
+                                            x_zero)
+                                : 0;
+              }
+            }
+          }
+          ireegen_i8_column_interleave(column, length);
+          ireegen_i8_filters(column, w, length, f, bias, multiplier, y_zero,
+                             out + oy * ow + ox, oh * ow);
+        }
+      }
+    }
+    return;
+  }
   for (size_t b = 0; b < n; ++b) {
     const int8_t* image = x + b * c * h * wd;
     for (size_t oy = 0; oy < oh; ++oy) {

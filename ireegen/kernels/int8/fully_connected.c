@@ -1,4 +1,5 @@
 // Fully connected (Gemm transB=1) on int8 with ONNX Runtime's rounding.
+#include "dot.h"
 #include "ireegen_int8.h"
 #include "requantize.h"
 
@@ -14,6 +15,19 @@ void ireegen_i8_fully_connected(const int8_t* x, size_t x_offset,
   bias += bias_offset;
   y += y_offset;
   const float multiplier = ireegen_i8_multiplier(x_scale, w_scale, y_scale);
+  if (k <= IREEGEN_I8_COLUMN_MAX) {
+    // Each row of x unpacked once to int16 (x - x_zero), then dotted with
+    // every row of w.
+    int16_t column[IREEGEN_I8_COLUMN_MAX];
+    for (size_t i = 0; i < m; ++i) {
+      for (size_t c = 0; c < k; ++c)
+        column[c] = (int16_t)(x[i * k + c] - x_zero);
+      ireegen_i8_column_interleave(column, k);
+      ireegen_i8_filters(column, w, k, n, bias, multiplier, y_zero, y + i * n,
+                         1);
+    }
+    return;
+  }
   for (size_t i = 0; i < m; ++i) {
     const int8_t* row = x + i * k;
     const int8_t* weights = w;

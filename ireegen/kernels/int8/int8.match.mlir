@@ -544,6 +544,84 @@ module attributes {transform.with_named_sequence} {
       -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
     util.return %y : tensor<?x?x?x?xi8>
   }
+  util.func private @ireegen_call_conv_p4151_s1_zxy(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 4 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 5 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %y = flow.dispatch @ireegen_i8_conv::@ireegen_i8_conv(%x, %w, %b, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p4151_s2_zxy(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 4 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 5 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %y = flow.dispatch @ireegen_i8_conv::@ireegen_i8_conv(%x, %w, %b, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
   util.func private @ireegen_call_conv_p0000_s1_zx(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32) -> tensor<?x?x?x?xi8> {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
@@ -917,6 +995,84 @@ module attributes {transform.with_named_sequence} {
     %pl = arith.constant 2 : index
     %pb = arith.constant 2 : index
     %pr = arith.constant 2 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %y = flow.dispatch @ireegen_i8_conv::@ireegen_i8_conv(%x, %w, %b, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p4151_s1_zx(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 4 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 5 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %y = flow.dispatch @ireegen_i8_conv::@ireegen_i8_conv(%x, %w, %b, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p4151_s2_zx(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 4 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 5 : index
+    %pr = arith.constant 1 : index
     %s = arith.constant 2 : index
     %hp0 = arith.addi %h, %pt : index
     %hp = arith.addi %hp0, %pb : index
@@ -1324,6 +1480,84 @@ module attributes {transform.with_named_sequence} {
       -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
     util.return %y : tensor<?x?x?x?xi8>
   }
+  util.func private @ireegen_call_conv_p4151_s1_zy(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 4 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 5 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %y = flow.dispatch @ireegen_i8_conv::@ireegen_i8_conv(%x, %w, %b, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p4151_s2_zy(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 4 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 5 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %y = flow.dispatch @ireegen_i8_conv::@ireegen_i8_conv(%x, %w, %b, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
   util.func private @ireegen_call_conv_p0000_s1_znone(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32) -> tensor<?x?x?x?xi8> {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
@@ -1697,6 +1931,84 @@ module attributes {transform.with_named_sequence} {
     %pl = arith.constant 2 : index
     %pb = arith.constant 2 : index
     %pr = arith.constant 2 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %y = flow.dispatch @ireegen_i8_conv::@ireegen_i8_conv(%x, %w, %b, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p4151_s1_znone(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 4 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 5 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %y = flow.dispatch @ireegen_i8_conv::@ireegen_i8_conv(%x, %w, %b, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p4151_s2_znone(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 4 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 5 : index
+    %pr = arith.constant 1 : index
     %s = arith.constant 2 : index
     %hp0 = arith.addi %h, %pt : index
     %hp = arith.addi %hp0, %pb : index
@@ -2104,6 +2416,84 @@ module attributes {transform.with_named_sequence} {
       -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
     util.return %y : tensor<?x?x?x?xi8>
   }
+  util.func private @ireegen_call_dwconv_p4151_s1_zxy(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 4 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 5 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %y = flow.dispatch @ireegen_i8_dwconv::@ireegen_i8_dwconv(%x, %w, %b, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p4151_s2_zxy(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 4 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 5 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %y = flow.dispatch @ireegen_i8_dwconv::@ireegen_i8_dwconv(%x, %w, %b, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
   util.func private @ireegen_call_dwconv_p0000_s1_zx(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32) -> tensor<?x?x?x?xi8> {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
@@ -2477,6 +2867,84 @@ module attributes {transform.with_named_sequence} {
     %pl = arith.constant 2 : index
     %pb = arith.constant 2 : index
     %pr = arith.constant 2 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %y = flow.dispatch @ireegen_i8_dwconv::@ireegen_i8_dwconv(%x, %w, %b, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p4151_s1_zx(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 4 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 5 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %y = flow.dispatch @ireegen_i8_dwconv::@ireegen_i8_dwconv(%x, %w, %b, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p4151_s2_zx(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 4 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 5 : index
+    %pr = arith.constant 1 : index
     %s = arith.constant 2 : index
     %hp0 = arith.addi %h, %pt : index
     %hp = arith.addi %hp0, %pb : index
@@ -2884,6 +3352,84 @@ module attributes {transform.with_named_sequence} {
       -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
     util.return %y : tensor<?x?x?x?xi8>
   }
+  util.func private @ireegen_call_dwconv_p4151_s1_zy(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 4 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 5 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %y = flow.dispatch @ireegen_i8_dwconv::@ireegen_i8_dwconv(%x, %w, %b, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p4151_s2_zy(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 4 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 5 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %y = flow.dispatch @ireegen_i8_dwconv::@ireegen_i8_dwconv(%x, %w, %b, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
   util.func private @ireegen_call_dwconv_p0000_s1_znone(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32) -> tensor<?x?x?x?xi8> {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
@@ -3274,6 +3820,84 @@ module attributes {transform.with_named_sequence} {
       -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
     util.return %y : tensor<?x?x?x?xi8>
   }
+  util.func private @ireegen_call_dwconv_p4151_s1_znone(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 4 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 5 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %y = flow.dispatch @ireegen_i8_dwconv::@ireegen_i8_dwconv(%x, %w, %b, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p4151_s2_znone(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 4 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 5 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %y = flow.dispatch @ireegen_i8_dwconv::@ireegen_i8_dwconv(%x, %w, %b, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
   transform.named_sequence @match_fc_zxy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
     %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
       ^bb0(%x: tensor<?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64):
@@ -3309,9 +3933,9 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_fc into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_fc_zxy into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_fc_zx(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
@@ -3349,9 +3973,9 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_fc into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_fc_zx into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_fc_zy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
@@ -3389,9 +4013,9 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_fc into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_fc_zy into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_fc_znone(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
@@ -3429,9 +4053,9 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_fc into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_fc_znone into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_conv_p0000_s1_zxy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
@@ -3457,9 +4081,9 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_conv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_conv_p0000_s1_zxy into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_conv_p0000_s2_zxy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
@@ -3485,9 +4109,9 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_conv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_conv_p0000_s2_zxy into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_conv_p1111_s1_zxy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
@@ -3527,9 +4151,9 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_conv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_conv_p1111_s1_zxy into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_conv_p1111_s2_zxy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
@@ -3569,9 +4193,9 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_conv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_conv_p1111_s2_zxy into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_conv_p0011_s1_zxy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
@@ -3611,9 +4235,9 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_conv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_conv_p0011_s1_zxy into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_conv_p0011_s2_zxy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
@@ -3653,9 +4277,9 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_conv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_conv_p0011_s2_zxy into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_conv_p1100_s1_zxy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
@@ -3695,9 +4319,9 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_conv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_conv_p1100_s1_zxy into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_conv_p1100_s2_zxy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
@@ -3737,9 +4361,9 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_conv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_conv_p1100_s2_zxy into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_conv_p2222_s1_zxy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
@@ -3779,9 +4403,9 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_conv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_conv_p2222_s1_zxy into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_conv_p2222_s2_zxy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
@@ -3821,9 +4445,93 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_conv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_conv_p2222_s2_zxy into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p4151_s1_zxy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 4, 1] high[0, 0, 5, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>, ireegen_i8_padded_4_1_5_1} ins(%padded, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p4151_s1_zxy(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p4151_s1_zxy into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p4151_s2_zxy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 4, 1] high[0, 0, 5, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>, ireegen_i8_padded_4_1_5_1} ins(%padded, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p4151_s2_zxy(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p4151_s2_zxy into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_conv_p0000_s1_zx(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
@@ -3849,9 +4557,9 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_conv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_conv_p0000_s1_zx into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_conv_p0000_s2_zx(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
@@ -3877,9 +4585,9 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_conv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_conv_p0000_s2_zx into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_conv_p1111_s1_zx(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
@@ -3919,9 +4627,9 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_conv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_conv_p1111_s1_zx into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_conv_p1111_s2_zx(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
@@ -3961,9 +4669,9 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_conv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_conv_p1111_s2_zx into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_conv_p0011_s1_zx(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
@@ -4003,9 +4711,9 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_conv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_conv_p0011_s1_zx into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_conv_p0011_s2_zx(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
@@ -4045,9 +4753,9 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_conv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_conv_p0011_s2_zx into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_conv_p1100_s1_zx(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
@@ -4087,9 +4795,9 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_conv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_conv_p1100_s1_zx into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_conv_p1100_s2_zx(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
@@ -4129,9 +4837,9 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_conv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_conv_p1100_s2_zx into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_conv_p2222_s1_zx(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
@@ -4171,9 +4879,9 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_conv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_conv_p2222_s1_zx into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_conv_p2222_s2_zx(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
@@ -4213,9 +4921,93 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_conv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_conv_p2222_s2_zx into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p4151_s1_zx(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 4, 1] high[0, 0, 5, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>, ireegen_i8_padded_4_1_5_1} ins(%padded, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p4151_s1_zx(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p4151_s1_zx into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p4151_s2_zx(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 4, 1] high[0, 0, 5, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>, ireegen_i8_padded_4_1_5_1} ins(%padded, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p4151_s2_zx(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p4151_s2_zx into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_conv_p0000_s1_zy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
@@ -4241,9 +5033,9 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_conv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_conv_p0000_s1_zy into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_conv_p0000_s2_zy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
@@ -4269,9 +5061,9 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_conv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_conv_p0000_s2_zy into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_conv_p1111_s1_zy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
@@ -4311,9 +5103,9 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_conv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_conv_p1111_s1_zy into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_conv_p1111_s2_zy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
@@ -4353,9 +5145,9 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_conv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_conv_p1111_s2_zy into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_conv_p0011_s1_zy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
@@ -4395,9 +5187,9 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_conv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_conv_p0011_s1_zy into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_conv_p0011_s2_zy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
@@ -4437,9 +5229,9 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_conv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_conv_p0011_s2_zy into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_conv_p1100_s1_zy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
@@ -4479,9 +5271,9 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_conv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_conv_p1100_s1_zy into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_conv_p1100_s2_zy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
@@ -4521,9 +5313,9 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_conv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_conv_p1100_s2_zy into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_conv_p2222_s1_zy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
@@ -4563,9 +5355,9 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_conv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_conv_p2222_s1_zy into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_conv_p2222_s2_zy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
@@ -4605,9 +5397,93 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_conv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_conv_p2222_s2_zy into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p4151_s1_zy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 4, 1] high[0, 0, 5, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>, ireegen_i8_padded_4_1_5_1} ins(%padded, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p4151_s1_zy(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p4151_s1_zy into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p4151_s2_zy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 4, 1] high[0, 0, 5, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>, ireegen_i8_padded_4_1_5_1} ins(%padded, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p4151_s2_zy(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p4151_s2_zy into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_conv_p0000_s1_znone(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
@@ -4633,9 +5509,9 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_conv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_conv_p0000_s1_znone into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_conv_p0000_s2_znone(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
@@ -4661,9 +5537,9 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_conv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_conv_p0000_s2_znone into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_conv_p1111_s1_znone(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
@@ -4703,9 +5579,9 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_conv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_conv_p1111_s1_znone into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_conv_p1111_s2_znone(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
@@ -4745,9 +5621,9 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_conv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_conv_p1111_s2_znone into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_conv_p0011_s1_znone(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
@@ -4787,9 +5663,9 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_conv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_conv_p0011_s1_znone into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_conv_p0011_s2_znone(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
@@ -4829,9 +5705,9 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_conv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_conv_p0011_s2_znone into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_conv_p1100_s1_znone(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
@@ -4871,9 +5747,9 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_conv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_conv_p1100_s1_znone into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_conv_p1100_s2_znone(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
@@ -4913,9 +5789,9 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_conv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_conv_p1100_s2_znone into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_conv_p2222_s1_znone(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
@@ -4955,9 +5831,9 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_conv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_conv_p2222_s1_znone into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_conv_p2222_s2_znone(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
@@ -4997,9 +5873,93 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_conv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_conv_p2222_s2_znone into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p4151_s1_znone(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 4, 1] high[0, 0, 5, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>, ireegen_i8_padded_4_1_5_1} ins(%padded, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p4151_s1_znone(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p4151_s1_znone into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p4151_s2_znone(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 4, 1] high[0, 0, 5, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>, ireegen_i8_padded_4_1_5_1} ins(%padded, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p4151_s2_znone(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p4151_s2_znone into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_dwconv_p0000_s1_zxy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
@@ -5026,9 +5986,9 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_dwconv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_dwconv_p0000_s1_zxy into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_dwconv_p0000_s2_zxy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
@@ -5055,9 +6015,9 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_dwconv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_dwconv_p0000_s2_zxy into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_dwconv_p1111_s1_zxy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
@@ -5098,9 +6058,9 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_dwconv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_dwconv_p1111_s1_zxy into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_dwconv_p1111_s2_zxy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
@@ -5141,9 +6101,9 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_dwconv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_dwconv_p1111_s2_zxy into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_dwconv_p0011_s1_zxy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
@@ -5184,9 +6144,9 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_dwconv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_dwconv_p0011_s1_zxy into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_dwconv_p0011_s2_zxy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
@@ -5227,9 +6187,9 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_dwconv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_dwconv_p0011_s2_zxy into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_dwconv_p1100_s1_zxy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
@@ -5270,9 +6230,9 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_dwconv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_dwconv_p1100_s1_zxy into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_dwconv_p1100_s2_zxy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
@@ -5313,9 +6273,9 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_dwconv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_dwconv_p1100_s2_zxy into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_dwconv_p2222_s1_zxy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
@@ -5356,9 +6316,9 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_dwconv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_dwconv_p2222_s1_zxy into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_dwconv_p2222_s2_zxy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
@@ -5399,9 +6359,95 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_dwconv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_dwconv_p2222_s2_zxy into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p4151_s1_zxy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 4, 1] high[0, 0, 5, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>, ireegen_i8_padded_4_1_5_1} ins(%padded, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p4151_s1_zxy(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p4151_s1_zxy into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p4151_s2_zxy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 4, 1] high[0, 0, 5, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>, ireegen_i8_padded_4_1_5_1} ins(%padded, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p4151_s2_zxy(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p4151_s2_zxy into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_dwconv_p0000_s1_zx(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
@@ -5428,9 +6474,9 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_dwconv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_dwconv_p0000_s1_zx into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_dwconv_p0000_s2_zx(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
@@ -5457,9 +6503,9 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_dwconv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_dwconv_p0000_s2_zx into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_dwconv_p1111_s1_zx(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
@@ -5500,9 +6546,9 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_dwconv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_dwconv_p1111_s1_zx into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_dwconv_p1111_s2_zx(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
@@ -5543,9 +6589,9 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_dwconv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_dwconv_p1111_s2_zx into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_dwconv_p0011_s1_zx(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
@@ -5586,9 +6632,9 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_dwconv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_dwconv_p0011_s1_zx into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_dwconv_p0011_s2_zx(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
@@ -5629,9 +6675,9 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_dwconv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_dwconv_p0011_s2_zx into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_dwconv_p1100_s1_zx(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
@@ -5672,9 +6718,9 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_dwconv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_dwconv_p1100_s1_zx into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_dwconv_p1100_s2_zx(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
@@ -5715,9 +6761,9 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_dwconv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_dwconv_p1100_s2_zx into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_dwconv_p2222_s1_zx(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
@@ -5758,9 +6804,9 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_dwconv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_dwconv_p2222_s1_zx into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_dwconv_p2222_s2_zx(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
@@ -5801,9 +6847,95 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_dwconv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_dwconv_p2222_s2_zx into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p4151_s1_zx(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 4, 1] high[0, 0, 5, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>, ireegen_i8_padded_4_1_5_1} ins(%padded, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p4151_s1_zx(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p4151_s1_zx into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p4151_s2_zx(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 4, 1] high[0, 0, 5, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>, ireegen_i8_padded_4_1_5_1} ins(%padded, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p4151_s2_zx(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p4151_s2_zx into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_dwconv_p0000_s1_zy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
@@ -5830,9 +6962,9 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_dwconv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_dwconv_p0000_s1_zy into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_dwconv_p0000_s2_zy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
@@ -5859,9 +6991,9 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_dwconv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_dwconv_p0000_s2_zy into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_dwconv_p1111_s1_zy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
@@ -5902,9 +7034,9 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_dwconv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_dwconv_p1111_s1_zy into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_dwconv_p1111_s2_zy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
@@ -5945,9 +7077,9 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_dwconv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_dwconv_p1111_s2_zy into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_dwconv_p0011_s1_zy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
@@ -5988,9 +7120,9 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_dwconv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_dwconv_p0011_s1_zy into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_dwconv_p0011_s2_zy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
@@ -6031,9 +7163,9 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_dwconv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_dwconv_p0011_s2_zy into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_dwconv_p1100_s1_zy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
@@ -6074,9 +7206,9 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_dwconv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_dwconv_p1100_s1_zy into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_dwconv_p1100_s2_zy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
@@ -6117,9 +7249,9 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_dwconv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_dwconv_p1100_s2_zy into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_dwconv_p2222_s1_zy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
@@ -6160,9 +7292,9 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_dwconv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_dwconv_p2222_s1_zy into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_dwconv_p2222_s2_zy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
@@ -6203,9 +7335,95 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_dwconv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_dwconv_p2222_s2_zy into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p4151_s1_zy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 4, 1] high[0, 0, 5, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>, ireegen_i8_padded_4_1_5_1} ins(%padded, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p4151_s1_zy(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p4151_s1_zy into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p4151_s2_zy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 4, 1] high[0, 0, 5, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>, ireegen_i8_padded_4_1_5_1} ins(%padded, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p4151_s2_zy(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p4151_s2_zy into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_dwconv_p0000_s1_znone(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
@@ -6232,9 +7450,9 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_dwconv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_dwconv_p0000_s1_znone into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_dwconv_p0000_s2_znone(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
@@ -6261,9 +7479,9 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_dwconv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_dwconv_p0000_s2_znone into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_dwconv_p1111_s1_znone(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
@@ -6304,9 +7522,9 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_dwconv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_dwconv_p1111_s1_znone into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_dwconv_p1111_s2_znone(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
@@ -6347,9 +7565,9 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_dwconv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_dwconv_p1111_s2_znone into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_dwconv_p0011_s1_znone(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
@@ -6390,9 +7608,9 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_dwconv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_dwconv_p0011_s1_znone into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_dwconv_p0011_s2_znone(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
@@ -6433,9 +7651,9 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_dwconv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_dwconv_p0011_s2_znone into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_dwconv_p1100_s1_znone(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
@@ -6476,9 +7694,9 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_dwconv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_dwconv_p1100_s1_znone into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_dwconv_p1100_s2_znone(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
@@ -6519,9 +7737,9 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_dwconv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_dwconv_p1100_s2_znone into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_dwconv_p2222_s1_znone(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
@@ -6562,9 +7780,9 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_dwconv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_dwconv_p2222_s1_znone into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @match_dwconv_p2222_s2_znone(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
@@ -6605,9 +7823,95 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_dwconv into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_dwconv_p2222_s2_znone into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call %func(%ins) -> %out after %root {
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
-    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> !transform.any_op
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p4151_s1_znone(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 4, 1] high[0, 0, 5, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>, ireegen_i8_padded_4_1_5_1} ins(%padded, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p4151_s1_znone(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p4151_s1_znone into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p4151_s2_znone(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 4, 1] high[0, 0, 5, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>, ireegen_i8_padded_4_1_5_1} ins(%padded, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p4151_s2_znone(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p4151_s2_znone into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @__transform_main(%module: !transform.any_op) {
@@ -6664,10 +7968,20 @@ module attributes {transform.with_named_sequence} {
                   transform.annotate %conv "ireegen_i8_padded_2_2_2_2" : !transform.any_op
                 }
               }
+              %pad4 = transform.structured.match ops{["tensor.pad"]} attributes {static_low = array<i64: 0, 0, 4, 1>, static_high = array<i64: 0, 0, 5, 1>} in %parent : (!transform.any_op) -> !transform.any_op
+              transform.foreach %pad4 : !transform.any_op {
+              ^bb0(%p: !transform.any_op):
+                %consumers = transform.get_consumers_of_result %p[0] : (!transform.any_op) -> !transform.any_op
+                transform.foreach %consumers : !transform.any_op {
+                ^bb0(%consumer: !transform.any_op):
+                  %conv = transform.structured.match ops{["linalg.conv_2d_nchw_fchw", "linalg.depthwise_conv_2d_nchw_chw"]} in %consumer : (!transform.any_op) -> !transform.any_op
+                  transform.annotate %conv "ireegen_i8_padded_4_1_5_1" : !transform.any_op
+                }
+              }
             }
           }
         }
-        transform.foreach_match in %func @match_fc_zxy -> @call_fc_zxy, @match_fc_zx -> @call_fc_zx, @match_fc_zy -> @call_fc_zy, @match_fc_znone -> @call_fc_znone, @match_conv_p0000_s1_zxy -> @call_conv_p0000_s1_zxy, @match_conv_p0000_s2_zxy -> @call_conv_p0000_s2_zxy, @match_conv_p1111_s1_zxy -> @call_conv_p1111_s1_zxy, @match_conv_p1111_s2_zxy -> @call_conv_p1111_s2_zxy, @match_conv_p0011_s1_zxy -> @call_conv_p0011_s1_zxy, @match_conv_p0011_s2_zxy -> @call_conv_p0011_s2_zxy, @match_conv_p1100_s1_zxy -> @call_conv_p1100_s1_zxy, @match_conv_p1100_s2_zxy -> @call_conv_p1100_s2_zxy, @match_conv_p2222_s1_zxy -> @call_conv_p2222_s1_zxy, @match_conv_p2222_s2_zxy -> @call_conv_p2222_s2_zxy, @match_conv_p0000_s1_zx -> @call_conv_p0000_s1_zx, @match_conv_p0000_s2_zx -> @call_conv_p0000_s2_zx, @match_conv_p1111_s1_zx -> @call_conv_p1111_s1_zx, @match_conv_p1111_s2_zx -> @call_conv_p1111_s2_zx, @match_conv_p0011_s1_zx -> @call_conv_p0011_s1_zx, @match_conv_p0011_s2_zx -> @call_conv_p0011_s2_zx, @match_conv_p1100_s1_zx -> @call_conv_p1100_s1_zx, @match_conv_p1100_s2_zx -> @call_conv_p1100_s2_zx, @match_conv_p2222_s1_zx -> @call_conv_p2222_s1_zx, @match_conv_p2222_s2_zx -> @call_conv_p2222_s2_zx, @match_conv_p0000_s1_zy -> @call_conv_p0000_s1_zy, @match_conv_p0000_s2_zy -> @call_conv_p0000_s2_zy, @match_conv_p1111_s1_zy -> @call_conv_p1111_s1_zy, @match_conv_p1111_s2_zy -> @call_conv_p1111_s2_zy, @match_conv_p0011_s1_zy -> @call_conv_p0011_s1_zy, @match_conv_p0011_s2_zy -> @call_conv_p0011_s2_zy, @match_conv_p1100_s1_zy -> @call_conv_p1100_s1_zy, @match_conv_p1100_s2_zy -> @call_conv_p1100_s2_zy, @match_conv_p2222_s1_zy -> @call_conv_p2222_s1_zy, @match_conv_p2222_s2_zy -> @call_conv_p2222_s2_zy, @match_conv_p0000_s1_znone -> @call_conv_p0000_s1_znone, @match_conv_p0000_s2_znone -> @call_conv_p0000_s2_znone, @match_conv_p1111_s1_znone -> @call_conv_p1111_s1_znone, @match_conv_p1111_s2_znone -> @call_conv_p1111_s2_znone, @match_conv_p0011_s1_znone -> @call_conv_p0011_s1_znone, @match_conv_p0011_s2_znone -> @call_conv_p0011_s2_znone, @match_conv_p1100_s1_znone -> @call_conv_p1100_s1_znone, @match_conv_p1100_s2_znone -> @call_conv_p1100_s2_znone, @match_conv_p2222_s1_znone -> @call_conv_p2222_s1_znone, @match_conv_p2222_s2_znone -> @call_conv_p2222_s2_znone, @match_dwconv_p0000_s1_zxy -> @call_dwconv_p0000_s1_zxy, @match_dwconv_p0000_s2_zxy -> @call_dwconv_p0000_s2_zxy, @match_dwconv_p1111_s1_zxy -> @call_dwconv_p1111_s1_zxy, @match_dwconv_p1111_s2_zxy -> @call_dwconv_p1111_s2_zxy, @match_dwconv_p0011_s1_zxy -> @call_dwconv_p0011_s1_zxy, @match_dwconv_p0011_s2_zxy -> @call_dwconv_p0011_s2_zxy, @match_dwconv_p1100_s1_zxy -> @call_dwconv_p1100_s1_zxy, @match_dwconv_p1100_s2_zxy -> @call_dwconv_p1100_s2_zxy, @match_dwconv_p2222_s1_zxy -> @call_dwconv_p2222_s1_zxy, @match_dwconv_p2222_s2_zxy -> @call_dwconv_p2222_s2_zxy, @match_dwconv_p0000_s1_zx -> @call_dwconv_p0000_s1_zx, @match_dwconv_p0000_s2_zx -> @call_dwconv_p0000_s2_zx, @match_dwconv_p1111_s1_zx -> @call_dwconv_p1111_s1_zx, @match_dwconv_p1111_s2_zx -> @call_dwconv_p1111_s2_zx, @match_dwconv_p0011_s1_zx -> @call_dwconv_p0011_s1_zx, @match_dwconv_p0011_s2_zx -> @call_dwconv_p0011_s2_zx, @match_dwconv_p1100_s1_zx -> @call_dwconv_p1100_s1_zx, @match_dwconv_p1100_s2_zx -> @call_dwconv_p1100_s2_zx, @match_dwconv_p2222_s1_zx -> @call_dwconv_p2222_s1_zx, @match_dwconv_p2222_s2_zx -> @call_dwconv_p2222_s2_zx, @match_dwconv_p0000_s1_zy -> @call_dwconv_p0000_s1_zy, @match_dwconv_p0000_s2_zy -> @call_dwconv_p0000_s2_zy, @match_dwconv_p1111_s1_zy -> @call_dwconv_p1111_s1_zy, @match_dwconv_p1111_s2_zy -> @call_dwconv_p1111_s2_zy, @match_dwconv_p0011_s1_zy -> @call_dwconv_p0011_s1_zy, @match_dwconv_p0011_s2_zy -> @call_dwconv_p0011_s2_zy, @match_dwconv_p1100_s1_zy -> @call_dwconv_p1100_s1_zy, @match_dwconv_p1100_s2_zy -> @call_dwconv_p1100_s2_zy, @match_dwconv_p2222_s1_zy -> @call_dwconv_p2222_s1_zy, @match_dwconv_p2222_s2_zy -> @call_dwconv_p2222_s2_zy, @match_dwconv_p0000_s1_znone -> @call_dwconv_p0000_s1_znone, @match_dwconv_p0000_s2_znone -> @call_dwconv_p0000_s2_znone, @match_dwconv_p1111_s1_znone -> @call_dwconv_p1111_s1_znone, @match_dwconv_p1111_s2_znone -> @call_dwconv_p1111_s2_znone, @match_dwconv_p0011_s1_znone -> @call_dwconv_p0011_s1_znone, @match_dwconv_p0011_s2_znone -> @call_dwconv_p0011_s2_znone, @match_dwconv_p1100_s1_znone -> @call_dwconv_p1100_s1_znone, @match_dwconv_p1100_s2_znone -> @call_dwconv_p1100_s2_znone, @match_dwconv_p2222_s1_znone -> @call_dwconv_p2222_s1_znone, @match_dwconv_p2222_s2_znone -> @call_dwconv_p2222_s2_znone : (!transform.any_op) -> (!transform.any_op)
+        transform.foreach_match in %func @match_fc_zxy -> @call_fc_zxy, @match_fc_zx -> @call_fc_zx, @match_fc_zy -> @call_fc_zy, @match_fc_znone -> @call_fc_znone, @match_conv_p0000_s1_zxy -> @call_conv_p0000_s1_zxy, @match_conv_p0000_s2_zxy -> @call_conv_p0000_s2_zxy, @match_conv_p1111_s1_zxy -> @call_conv_p1111_s1_zxy, @match_conv_p1111_s2_zxy -> @call_conv_p1111_s2_zxy, @match_conv_p0011_s1_zxy -> @call_conv_p0011_s1_zxy, @match_conv_p0011_s2_zxy -> @call_conv_p0011_s2_zxy, @match_conv_p1100_s1_zxy -> @call_conv_p1100_s1_zxy, @match_conv_p1100_s2_zxy -> @call_conv_p1100_s2_zxy, @match_conv_p2222_s1_zxy -> @call_conv_p2222_s1_zxy, @match_conv_p2222_s2_zxy -> @call_conv_p2222_s2_zxy, @match_conv_p4151_s1_zxy -> @call_conv_p4151_s1_zxy, @match_conv_p4151_s2_zxy -> @call_conv_p4151_s2_zxy, @match_conv_p0000_s1_zx -> @call_conv_p0000_s1_zx, @match_conv_p0000_s2_zx -> @call_conv_p0000_s2_zx, @match_conv_p1111_s1_zx -> @call_conv_p1111_s1_zx, @match_conv_p1111_s2_zx -> @call_conv_p1111_s2_zx, @match_conv_p0011_s1_zx -> @call_conv_p0011_s1_zx, @match_conv_p0011_s2_zx -> @call_conv_p0011_s2_zx, @match_conv_p1100_s1_zx -> @call_conv_p1100_s1_zx, @match_conv_p1100_s2_zx -> @call_conv_p1100_s2_zx, @match_conv_p2222_s1_zx -> @call_conv_p2222_s1_zx, @match_conv_p2222_s2_zx -> @call_conv_p2222_s2_zx, @match_conv_p4151_s1_zx -> @call_conv_p4151_s1_zx, @match_conv_p4151_s2_zx -> @call_conv_p4151_s2_zx, @match_conv_p0000_s1_zy -> @call_conv_p0000_s1_zy, @match_conv_p0000_s2_zy -> @call_conv_p0000_s2_zy, @match_conv_p1111_s1_zy -> @call_conv_p1111_s1_zy, @match_conv_p1111_s2_zy -> @call_conv_p1111_s2_zy, @match_conv_p0011_s1_zy -> @call_conv_p0011_s1_zy, @match_conv_p0011_s2_zy -> @call_conv_p0011_s2_zy, @match_conv_p1100_s1_zy -> @call_conv_p1100_s1_zy, @match_conv_p1100_s2_zy -> @call_conv_p1100_s2_zy, @match_conv_p2222_s1_zy -> @call_conv_p2222_s1_zy, @match_conv_p2222_s2_zy -> @call_conv_p2222_s2_zy, @match_conv_p4151_s1_zy -> @call_conv_p4151_s1_zy, @match_conv_p4151_s2_zy -> @call_conv_p4151_s2_zy, @match_conv_p0000_s1_znone -> @call_conv_p0000_s1_znone, @match_conv_p0000_s2_znone -> @call_conv_p0000_s2_znone, @match_conv_p1111_s1_znone -> @call_conv_p1111_s1_znone, @match_conv_p1111_s2_znone -> @call_conv_p1111_s2_znone, @match_conv_p0011_s1_znone -> @call_conv_p0011_s1_znone, @match_conv_p0011_s2_znone -> @call_conv_p0011_s2_znone, @match_conv_p1100_s1_znone -> @call_conv_p1100_s1_znone, @match_conv_p1100_s2_znone -> @call_conv_p1100_s2_znone, @match_conv_p2222_s1_znone -> @call_conv_p2222_s1_znone, @match_conv_p2222_s2_znone -> @call_conv_p2222_s2_znone, @match_conv_p4151_s1_znone -> @call_conv_p4151_s1_znone, @match_conv_p4151_s2_znone -> @call_conv_p4151_s2_znone, @match_dwconv_p0000_s1_zxy -> @call_dwconv_p0000_s1_zxy, @match_dwconv_p0000_s2_zxy -> @call_dwconv_p0000_s2_zxy, @match_dwconv_p1111_s1_zxy -> @call_dwconv_p1111_s1_zxy, @match_dwconv_p1111_s2_zxy -> @call_dwconv_p1111_s2_zxy, @match_dwconv_p0011_s1_zxy -> @call_dwconv_p0011_s1_zxy, @match_dwconv_p0011_s2_zxy -> @call_dwconv_p0011_s2_zxy, @match_dwconv_p1100_s1_zxy -> @call_dwconv_p1100_s1_zxy, @match_dwconv_p1100_s2_zxy -> @call_dwconv_p1100_s2_zxy, @match_dwconv_p2222_s1_zxy -> @call_dwconv_p2222_s1_zxy, @match_dwconv_p2222_s2_zxy -> @call_dwconv_p2222_s2_zxy, @match_dwconv_p4151_s1_zxy -> @call_dwconv_p4151_s1_zxy, @match_dwconv_p4151_s2_zxy -> @call_dwconv_p4151_s2_zxy, @match_dwconv_p0000_s1_zx -> @call_dwconv_p0000_s1_zx, @match_dwconv_p0000_s2_zx -> @call_dwconv_p0000_s2_zx, @match_dwconv_p1111_s1_zx -> @call_dwconv_p1111_s1_zx, @match_dwconv_p1111_s2_zx -> @call_dwconv_p1111_s2_zx, @match_dwconv_p0011_s1_zx -> @call_dwconv_p0011_s1_zx, @match_dwconv_p0011_s2_zx -> @call_dwconv_p0011_s2_zx, @match_dwconv_p1100_s1_zx -> @call_dwconv_p1100_s1_zx, @match_dwconv_p1100_s2_zx -> @call_dwconv_p1100_s2_zx, @match_dwconv_p2222_s1_zx -> @call_dwconv_p2222_s1_zx, @match_dwconv_p2222_s2_zx -> @call_dwconv_p2222_s2_zx, @match_dwconv_p4151_s1_zx -> @call_dwconv_p4151_s1_zx, @match_dwconv_p4151_s2_zx -> @call_dwconv_p4151_s2_zx, @match_dwconv_p0000_s1_zy -> @call_dwconv_p0000_s1_zy, @match_dwconv_p0000_s2_zy -> @call_dwconv_p0000_s2_zy, @match_dwconv_p1111_s1_zy -> @call_dwconv_p1111_s1_zy, @match_dwconv_p1111_s2_zy -> @call_dwconv_p1111_s2_zy, @match_dwconv_p0011_s1_zy -> @call_dwconv_p0011_s1_zy, @match_dwconv_p0011_s2_zy -> @call_dwconv_p0011_s2_zy, @match_dwconv_p1100_s1_zy -> @call_dwconv_p1100_s1_zy, @match_dwconv_p1100_s2_zy -> @call_dwconv_p1100_s2_zy, @match_dwconv_p2222_s1_zy -> @call_dwconv_p2222_s1_zy, @match_dwconv_p2222_s2_zy -> @call_dwconv_p2222_s2_zy, @match_dwconv_p4151_s1_zy -> @call_dwconv_p4151_s1_zy, @match_dwconv_p4151_s2_zy -> @call_dwconv_p4151_s2_zy, @match_dwconv_p0000_s1_znone -> @call_dwconv_p0000_s1_znone, @match_dwconv_p0000_s2_znone -> @call_dwconv_p0000_s2_znone, @match_dwconv_p1111_s1_znone -> @call_dwconv_p1111_s1_znone, @match_dwconv_p1111_s2_znone -> @call_dwconv_p1111_s2_znone, @match_dwconv_p0011_s1_znone -> @call_dwconv_p0011_s1_znone, @match_dwconv_p0011_s2_znone -> @call_dwconv_p0011_s2_znone, @match_dwconv_p1100_s1_znone -> @call_dwconv_p1100_s1_znone, @match_dwconv_p1100_s2_znone -> @call_dwconv_p1100_s2_znone, @match_dwconv_p2222_s1_znone -> @call_dwconv_p2222_s1_znone, @match_dwconv_p2222_s2_znone -> @call_dwconv_p2222_s2_znone, @match_dwconv_p4151_s1_znone -> @call_dwconv_p4151_s1_znone, @match_dwconv_p4151_s2_znone -> @call_dwconv_p4151_s2_znone : (!transform.any_op) -> (!transform.any_op)
     }
     transform.apply_dce to %module : !transform.any_op
     transform.yield
