@@ -94,6 +94,7 @@ def _emit_impl(ctx):
             args.add(flag + "=" + value)
     args.add_all(ctx.attr.flags, format_each = "--iree-flag=%s")
     args.add_all(ctx.attr.input_shapes, format_each = "--input-shape=%s")
+    args.add_all(ctx.attr.input_values, format_each = "--input-value=%s")
     if not ctx.attr.verify:
         args.add("--no-verify")
     if ctx.file.verify_inputs:
@@ -141,6 +142,7 @@ ireegen_emit = rule(
         "optimize_for": attr.string(),
         "flags": attr.string_list(),
         "input_shapes": attr.string_list(),
+        "input_values": attr.string_list(),
         "verify": attr.bool(default = True),
         "verify_inputs": attr.label(allow_single_file = [".npz"]),
         "_python": attr.label(default = Label("//:python")),
@@ -161,6 +163,7 @@ def ireegen_model(
         optimize_for = "",
         flags = [],
         input_shapes = [],
+        input_values = [],
         verify = True,
         verify_inputs = None,
         model_data = [],
@@ -198,6 +201,7 @@ def ireegen_model(
         optimize_for = optimize_for,
         flags = flags,
         input_shapes = input_shapes,
+        input_values = input_values,
         verify = verify,
         verify_inputs = verify_inputs,
         visibility = ["//visibility:private"],

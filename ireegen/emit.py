@@ -161,7 +161,7 @@ def emit(
         if hit is not None:
             return hit
 
-    model = load_model(model_path, input_shapes, compiler, input_values)
+    model = load_model(model_path, input_shapes, compiler, input_values, onnx_rewrites=apply_workarounds)
     check_tensor_sizes(model.functions, config, str(model_path))
     functions = build_functions(name, model.functions, str(model_path))
     module_name = vm_module_name(name)

@@ -174,7 +174,7 @@ def parity(
         modes.insert(0, REFERENCE)
     modes = list(dict.fromkeys(modes))
     toolchain = toolchain or toolchain_from()
-    model = load_model(model_path, input_shapes, toolchain.compiler, input_values)
+    model = load_model(model_path, input_shapes, toolchain.compiler, input_values, onnx_rewrites=apply_workarounds)
     everything = list(model.functions)
     functions = [model.function(function)] if function else everything
     given = dict(inputs or {})

@@ -132,8 +132,12 @@ def _onnx_builds(co):
         ' input_shapes = ["image=2x64"], execution_model = "runtimeless")\n'
         'ireegen_model(name = "undeclared", src = "mlp.onnx",'
         ' input_shapes = ["image=2x64"], execution_model = "runtimeless")\n'
+        'ireegen_model(name = "vad", src = "vad.onnx", input_values = ["sr=16000"], execution_model = "runtimeless")\n'
     )
-    return co.bazel("build", "//onnx:net"), co.bazel("build", "//onnx:undeclared")
+    from test_onnx_shipped import branching_model
+
+    _save(branching_model(), pkg / "vad.onnx")
+    return co.bazel("build", "//onnx:net"), co.bazel("build", "//onnx:undeclared"), co.bazel("build", "//onnx:vad")
 
 
 def _emit_spawns(spawn_list, model):
@@ -186,13 +190,24 @@ def test_a_clean_build_elsewhere_gets_the_ireegen_action_from_the_remote_cache(b
 def test_onnx_external_data_is_a_declared_input(builds):
     if builds.get("onnx") is None:
         pytest.skip("onnx is not installed")
-    declared, undeclared = builds["onnx"]
+    declared, undeclared, _ = builds["onnx"]
     assert declared.returncode == 0, declared.stderr[-3000:]
     assert "verified against async" in declared.stdout
     # The sandbox shows the action only its declared inputs: without
     # model_data the weights are not there, and emit says so.
     assert undeclared.returncode != 0
     assert "its external data file mlp.weights is missing" in undeclared.stdout + undeclared.stderr
+
+
+@needs_bazel
+def test_input_values_fix_a_configuration_input(builds):
+    if builds.get("onnx") is None:
+        pytest.skip("onnx is not installed")
+    co, vad = builds["a"][0], builds["onnx"][2]
+    assert vad.returncode == 0, vad.stderr[-3000:]
+    manifest = json.loads((co.workspace / "bazel-bin" / "onnx" / "vad_ireegen" / "manifest.json").read_text())
+    assert manifest["source"]["input_values"] == {"sr": [16000]}
+    assert [v["name"] for v in manifest["functions"][0]["inputs"]] == ["x"]
 
 
 @needs_bazel

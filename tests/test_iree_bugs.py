@@ -190,6 +190,14 @@ def _onnx_bug_models():
         [helper.make_tensor_value_info("y", 1, [1, 704])],
         [pads],
     )
+    # As torch.export's exporter writes it: no kernel_shape.
+    conv_bare = helper.make_graph(
+        [helper.make_node("Conv", ["x", "w"], ["y"], name="conv", strides=[2], pads=[1, 1])],
+        "conv_bare",
+        [helper.make_tensor_value_info("x", 1, [1, 64, 2])],
+        [helper.make_tensor_value_info("y", 1, [1, 8, 1])],
+        [w],
+    )
     indices = numpy_helper.from_array(np.array([2, 0], np.int64), "indices")
     extract = helper.make_graph(
         [helper.make_node("ArrayFeatureExtractor", ["x", "indices"], ["y"], name="extract", domain="ai.onnx.ml")],
@@ -224,8 +232,141 @@ def _onnx_bug_models():
         [helper.make_tensor_value_info("x", 1, [5, 4])],
         [helper.make_tensor_value_info("y", 1, [5, 4])],
     )
+    # Two trees over 3 features: tree 0 splits twice (x1 < 0.5, then x2 < -0.2), tree 1 once (x0 < 0.1);
+    # a NaN in x1 goes to the true branch.
+    tree_nodes = dict(
+        nodes_treeids=[0, 0, 0, 0, 0, 1, 1, 1],
+        nodes_nodeids=[0, 1, 2, 3, 4, 0, 1, 2],
+        nodes_featureids=[1, 2, 0, 0, 0, 0, 0, 0],
+        nodes_values=[0.5, -0.2, 0.0, 0.0, 0.0, 0.1, 0.0, 0.0],
+        nodes_modes=["BRANCH_LT", "BRANCH_LT", "LEAF", "LEAF", "LEAF", "BRANCH_LT", "LEAF", "LEAF"],
+        nodes_truenodeids=[1, 3, 0, 0, 0, 1, 0, 0],
+        nodes_falsenodeids=[2, 4, 0, 0, 0, 2, 0, 0],
+        nodes_missing_value_tracks_true=[1, 0, 0, 0, 0, 0, 0, 0],
+    )
+    leaves = [(0, 2), (0, 3), (0, 4), (1, 1), (1, 2)]
+    rng = np.random.default_rng(3)
+    forest = helper.make_graph(
+        [
+            helper.make_node(
+                "TreeEnsembleClassifier",
+                ["x"],
+                ["label", "scores"],
+                name="forest",
+                domain="ai.onnx.ml",
+                classlabels_int64s=[4, 5, 6],
+                class_treeids=[t for t, _ in leaves for _ in range(3)],
+                class_nodeids=[n for _, n in leaves for _ in range(3)],
+                class_ids=[0, 1, 2] * len(leaves),
+                class_weights=rng.standard_normal(3 * len(leaves)).astype(np.float32).tolist(),
+                base_values=[0.1, -0.1, 0.0],
+                post_transform="SOFTMAX",
+                **tree_nodes,
+            )
+        ],
+        "forest",
+        [helper.make_tensor_value_info("x", 1, [6, 3])],
+        [helper.make_tensor_value_info("label", 7, [6]), helper.make_tensor_value_info("scores", 1, [6, 3])],
+    )
+    boosted = helper.make_graph(
+        [
+            helper.make_node(
+                "TreeEnsembleClassifier",
+                ["x"],
+                ["label", "scores"],
+                name="boosted",
+                domain="ai.onnx.ml",
+                classlabels_int64s=[0, 1],
+                class_treeids=[t for t, _ in leaves],
+                class_nodeids=[n for _, n in leaves],
+                class_ids=[0] * len(leaves),
+                class_weights=rng.standard_normal(len(leaves)).astype(np.float32).tolist(),
+                base_values=[0.2],
+                post_transform="LOGISTIC",
+                **tree_nodes,
+            )
+        ],
+        "boosted",
+        [helper.make_tensor_value_info("x", 1, [6, 3])],
+        [helper.make_tensor_value_info("label", 7, [6]), helper.make_tensor_value_info("scores", 1, [6, 2])],
+    )
+    regressor = helper.make_graph(
+        [
+            helper.make_node(
+                "TreeEnsembleRegressor",
+                ["x"],
+                ["y"],
+                name="regressor",
+                domain="ai.onnx.ml",
+                n_targets=2,
+                target_treeids=[t for t, _ in leaves for _ in range(2)],
+                target_nodeids=[n for _, n in leaves for _ in range(2)],
+                target_ids=[0, 1] * len(leaves),
+                target_weights=rng.standard_normal(2 * len(leaves)).astype(np.float32).tolist(),
+                aggregate_function="AVERAGE",
+                base_values=[1.0, -1.0],
+                **tree_nodes,
+            )
+        ],
+        "regressor",
+        [helper.make_tensor_value_info("x", 1, [6, 3])],
+        [helper.make_tensor_value_info("y", 1, [6, 2])],
+    )
+    scaler = helper.make_graph(
+        [
+            helper.make_node(
+                "Scaler", ["x"], ["y"], name="scale", domain="ai.onnx.ml", offset=[0.5, -1, 2], scale=[2.0, 1.0, 0.5]
+            )
+        ],
+        "scaler",
+        [helper.make_tensor_value_info("x", 1, [6, 3])],
+        [helper.make_tensor_value_info("y", 1, [6, 3])],
+    )
+    linear_reg = helper.make_graph(
+        [
+            helper.make_node(
+                "LinearRegressor",
+                ["x"],
+                ["y"],
+                name="linear",
+                domain="ai.onnx.ml",
+                targets=2,
+                coefficients=rng.standard_normal(6).astype(np.float32).tolist(),
+                intercepts=[0.5, -0.5],
+            )
+        ],
+        "linear_regressor",
+        [helper.make_tensor_value_info("x", 1, [6, 3])],
+        [helper.make_tensor_value_info("y", 1, [6, 2])],
+    )
+    svr = helper.make_graph(
+        [
+            helper.make_node(
+                "SVMRegressor",
+                ["x"],
+                ["y"],
+                name="svr",
+                domain="ai.onnx.ml",
+                kernel_type="RBF",
+                kernel_params=[0.3, 0.0, 3.0],
+                n_supports=4,
+                support_vectors=rng.standard_normal(12).astype(np.float32).tolist(),
+                coefficients=rng.standard_normal(4).astype(np.float32).tolist(),
+                rho=[0.25],
+            )
+        ],
+        "svr",
+        [helper.make_tensor_value_info("x", 1, [6, 3])],
+        [helper.make_tensor_value_info("y", 1, [6, 1])],
+    )
     legalize = "failed to legalize operation 'torch.operator'"
     return {
+        "tree-ensemble-classifier-as-traversal": (forest, (6, 3), legalize),
+        "tree-ensemble-classifier-as-traversal/binary-logistic": (boosted, (6, 3), legalize),
+        "tree-ensemble-regressor-as-traversal": (regressor, (6, 3), legalize),
+        "scaler-as-arithmetic": (scaler, (6, 3), legalize),
+        "linear-regressor-as-gemm": (linear_reg, (6, 3), legalize),
+        "svm-regressor-as-kernels": (svr, (6, 3), legalize),
         "linear-classifier-as-gemm": (linear, (5, 4), legalize),
         "normalizer-as-reductions": (normalize, (5, 4), legalize),
         "array-feature-extractor-as-gather": (extract, (2, 3), legalize),
@@ -239,20 +380,32 @@ def _onnx_bug_models():
             (1, 576),
             "inferred input/output operand #0 has shape's dimension #0 to be greater than or equal to 64, but found 57",
         ),
+        "strided-conv-single-window/no-kernel-shape": (
+            conv_bare,
+            (1, 64, 2),
+            "inferred input/output operand #1 has shape's dimension #2 to be 4, but found 3",
+        ),
     }
 
 
 @pytest.mark.parametrize(
-    "rewrite",
+    "case",
     [
         "strided-conv-single-window",
         "reflect-pad-as-slices",
         "array-feature-extractor-as-gather",
         "linear-classifier-as-gemm",
         "normalizer-as-reductions",
+        "strided-conv-single-window/no-kernel-shape",
+        "tree-ensemble-classifier-as-traversal",
+        "tree-ensemble-classifier-as-traversal/binary-logistic",
+        "tree-ensemble-regressor-as-traversal",
+        "scaler-as-arithmetic",
+        "linear-regressor-as-gemm",
+        "svm-regressor-as-kernels",
     ],
 )
-def test_onnx_patterns_raw_iree_rejects_are_rewritten(tmp_path, rewrite):
+def test_onnx_patterns_raw_iree_rejects_are_rewritten(tmp_path, case):
     import subprocess
 
     onnx = pytest.importorskip("onnx")
@@ -261,7 +414,8 @@ def test_onnx_patterns_raw_iree_rejects_are_rewritten(tmp_path, rewrite):
 
     from ireegen.compile.compiler import find_compiler
 
-    graph, shape, message = _onnx_bug_models()[rewrite]
+    graph, shape, message = _onnx_bug_models()[case]
+    rewrite = case.split("/")[0]
     path = tmp_path / f"{graph.name}.onnx"
     opsets = [helper.make_opsetid("", 17), helper.make_opsetid("ai.onnx.ml", 3)]
     onnx.save(helper.make_model(graph, opset_imports=opsets, ir_version=8), str(path))
@@ -290,7 +444,12 @@ def test_onnx_patterns_raw_iree_rejects_are_rewritten(tmp_path, rewrite):
     assert proc.returncode == 0 and "verified against async" in proc.stdout, proc.stderr
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
     assert manifest["onnx_rewrites"] == [{"rewrite": rewrite, "nodes": 1}]
+    # --no-workarounds leaves the model as written: the raw compiler's failure, in ireegen's words.
+    raw_emit = run_cli("emit", path, "-o", tmp_path / "raw", "--execution-model", "runtimeless", "--no-workarounds")
+    assert raw_emit.returncode != 0 and not (tmp_path / "raw").exists(), raw_emit.stdout
     x = np.random.default_rng(1).standard_normal(shape).astype(np.float32)
+    if rewrite.startswith("tree-ensemble"):
+        x[0, 1] = np.nan  # a missing value: the node that tracks it sends it to its true branch
     report = parity(
         path, modes=["async", "runtimeless"], inputs={graph.name: [x]}, reference="onnxruntime", rtol=1e-5, atol=1e-5
     )

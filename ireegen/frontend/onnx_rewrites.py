@@ -15,33 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
-
-def _attrs(node) -> dict:
-    from onnx import helper
-
-    return {a.name: helper.get_attribute_value(a) for a in node.attribute}
-
-
-def _default_opset(model) -> int:
-    return next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), MIN_DEFAULT_OPSET)
-
-
-def _fresh(graph, base: str, pending=()) -> str:
-    """A value name not used in `graph` or by the `pending` nodes."""
-    used = {v for n in (*graph.node, *pending) for v in (*n.input, *n.output)} | {t.name for t in graph.initializer}
-    used |= {v.name for v in graph.input}
-    k = 0
-    while f"{base}{k}" in used:
-        k += 1
-    return f"{base}{k}"
-
-
-def _const(graph, base: str, array) -> str:
-    from onnx import numpy_helper
-
-    name = _fresh(graph, base)
-    graph.initializer.append(numpy_helper.from_array(np.asarray(array), name))
-    return name
+from . import onnx_ml_rewrites
+from .onnx_nodes import MIN_DEFAULT_OPSET, add_const, default_opset, fresh_name, node_attrs
 
 
 def strided_conv_single_window(model, shapes: dict, values: dict) -> int:
@@ -60,14 +35,16 @@ def strided_conv_single_window(model, shapes: dict, values: dict) -> int:
         if node.op_type != "Conv" or node.domain not in ("", "ai.onnx"):
             out_nodes.append(node)
             continue
-        a = _attrs(node)
+        a = node_attrs(node)
         x, w = node.input[0], node.input[1]
         if a.get("auto_pad", b"NOTSET") not in (b"NOTSET", "NOTSET") or x not in shapes or node.output[0] not in shapes:
             out_nodes.append(node)
             continue
         in_dims, out_dims = shapes[x], shapes[node.output[0]]
         spatial = len(in_dims) - 2
-        kernel = list(a.get("kernel_shape") or (shapes.get(w) or [None, None] + [None] * spatial)[2:])
+        # kernel_shape is optional (torch.export's exporter leaves it out): else the weight's dims.
+        w_dims = list(values[w].dims) if w in values else shapes.get(w)
+        kernel = list(a.get("kernel_shape") or (w_dims or [None, None] + [None] * spatial)[2:])
         strides = list(a.get("strides") or [1] * spatial)
         dilations = list(a.get("dilations") or [1] * spatial)
         pads = list(a.get("pads") or [0] * (2 * spatial))
@@ -79,21 +56,21 @@ def strided_conv_single_window(model, shapes: dict, values: dict) -> int:
         value = x
         if any(pads):
             full = [0, 0] + pads[:spatial] + [0, 0] + pads[spatial:]
-            padded = _fresh(graph, f"{prefix}/padded", out_nodes)
+            padded = fresh_name(graph, f"{prefix}/padded", out_nodes)
             out_nodes.append(
-                helper.make_node("Pad", [value, _const(graph, f"{prefix}/pads", np.array(full, np.int64))], [padded])
+                helper.make_node("Pad", [value, add_const(graph, f"{prefix}/pads", np.array(full, np.int64))], [padded])
             )
             value = padded
         window = [dilations[i] * (kernel[i] - 1) + 1 for i in axes]
-        sliced = _fresh(graph, f"{prefix}/window", out_nodes)
+        sliced = fresh_name(graph, f"{prefix}/window", out_nodes)
         out_nodes.append(
             helper.make_node(
                 "Slice",
                 [
                     value,
-                    _const(graph, f"{prefix}/starts", np.zeros(len(axes), np.int64)),
-                    _const(graph, f"{prefix}/ends", np.array(window, np.int64)),
-                    _const(graph, f"{prefix}/axes", np.array([2 + i for i in axes], np.int64)),
+                    add_const(graph, f"{prefix}/starts", np.zeros(len(axes), np.int64)),
+                    add_const(graph, f"{prefix}/ends", np.array(window, np.int64)),
+                    add_const(graph, f"{prefix}/axes", np.array([2 + i for i in axes], np.int64)),
                 ],
                 [sliced],
             )
@@ -129,7 +106,7 @@ def reflect_pad_as_slices(model, shapes: dict, values: dict) -> int:
     rewritten = 0
     out_nodes = []
     for node in list(graph.node):
-        a = _attrs(node) if node.op_type == "Pad" else {}
+        a = node_attrs(node) if node.op_type == "Pad" else {}
         mode = a.get("mode", b"constant")
         mode = mode.decode() if isinstance(mode, bytes) else mode
         if (
@@ -165,7 +142,7 @@ def reflect_pad_as_slices(model, shapes: dict, values: dict) -> int:
             parts.append(value)
             if after:  # x[-2], ..., x[-1 - after]
                 parts.append(_reversed_slice(graph, out_nodes, value, axis, -2, -2 - after, prefix))
-            joined = _fresh(graph, f"{prefix}/axis{axis}", out_nodes)
+            joined = fresh_name(graph, f"{prefix}/axis{axis}", out_nodes)
             out_nodes.append(helper.make_node("Concat", parts, [joined], axis=axis))
             value = joined
         out_nodes.append(helper.make_node("Identity", [value], list(node.output), name=node.name))
@@ -179,16 +156,16 @@ def reflect_pad_as_slices(model, shapes: dict, values: dict) -> int:
 def _reversed_slice(graph, out_nodes, value, axis, start, end, prefix) -> str:
     from onnx import helper
 
-    out = _fresh(graph, f"{prefix}/edge", out_nodes)
+    out = fresh_name(graph, f"{prefix}/edge", out_nodes)
     out_nodes.append(
         helper.make_node(
             "Slice",
             [
                 value,
-                _const(graph, f"{prefix}/start", np.array([start], np.int64)),
-                _const(graph, f"{prefix}/end", np.array([end], np.int64)),
-                _const(graph, f"{prefix}/axis", np.array([axis], np.int64)),
-                _const(graph, f"{prefix}/step", np.array([-1], np.int64)),
+                add_const(graph, f"{prefix}/start", np.array([start], np.int64)),
+                add_const(graph, f"{prefix}/end", np.array([end], np.int64)),
+                add_const(graph, f"{prefix}/axis", np.array([axis], np.int64)),
+                add_const(graph, f"{prefix}/step", np.array([-1], np.int64)),
             ],
             [out],
         )
@@ -214,16 +191,16 @@ def array_feature_extractor_as_gather(model, shapes: dict, values: dict) -> int:
             out_nodes.append(node)
             continue
         prefix = f"{node.name or 'extract'}/ireegen.gather"
-        flat = _fresh(graph, f"{prefix}/indices", out_nodes)
+        flat = fresh_name(graph, f"{prefix}/indices", out_nodes)
         out_nodes.append(
             helper.make_node(
-                "Reshape", [node.input[1], _const(graph, f"{prefix}/flat", np.array([-1], np.int64))], [flat]
+                "Reshape", [node.input[1], add_const(graph, f"{prefix}/flat", np.array([-1], np.int64))], [flat]
             )
         )
         if rank == 1:
-            gathered = _fresh(graph, f"{prefix}/row", out_nodes)
+            gathered = fresh_name(graph, f"{prefix}/row", out_nodes)
             out_nodes.append(helper.make_node("Gather", [x, flat], [gathered], axis=0))
-            axes = _const(graph, f"{prefix}/axes", np.array([0], np.int64))
+            axes = add_const(graph, f"{prefix}/axes", np.array([0], np.int64))
             out_nodes.append(helper.make_node("Unsqueeze", [gathered, axes], list(node.output), name=node.name))
         else:
             out_nodes.append(helper.make_node("Gather", [x, flat], list(node.output), name=node.name, axis=rank - 1))
@@ -248,7 +225,7 @@ def linear_classifier_as_gemm(model, shapes: dict, values: dict) -> int:
     rewritten = 0
     out_nodes = []
     for node in list(graph.node):
-        a = _attrs(node) if node.op_type == "LinearClassifier" else {}
+        a = node_attrs(node) if node.op_type == "LinearClassifier" else {}
         post = a.get("post_transform", b"NONE")
         post = post.decode() if isinstance(post, bytes) else post
         labels = list(a.get("classlabels_ints") or [])
@@ -269,18 +246,18 @@ def linear_classifier_as_gemm(model, shapes: dict, values: dict) -> int:
             out_nodes.append(node)
             continue
         prefix = f"{node.name or 'linear'}/ireegen.gemm"
-        weights = _const(graph, f"{prefix}/weights", coef.reshape(len(labels), -1))
-        bias = _const(graph, f"{prefix}/bias", intercepts if intercepts.size else np.zeros(len(labels), np.float32))
-        cast = _fresh(graph, f"{prefix}/x", out_nodes)
+        weights = add_const(graph, f"{prefix}/weights", coef.reshape(len(labels), -1))
+        bias = add_const(graph, f"{prefix}/bias", intercepts if intercepts.size else np.zeros(len(labels), np.float32))
+        cast = fresh_name(graph, f"{prefix}/x", out_nodes)
         out_nodes.append(helper.make_node("Cast", [x], [cast], to=1))
-        scores = _fresh(graph, f"{prefix}/scores", out_nodes)
+        scores = fresh_name(graph, f"{prefix}/scores", out_nodes)
         out_nodes.append(helper.make_node("Gemm", [cast, weights, bias], [scores], transB=1))
         label_out = node.output[0] if node.output else ""
         score_out = node.output[1] if len(node.output) > 1 else ""
         if label_out:
-            best = _fresh(graph, f"{prefix}/best", out_nodes)
+            best = fresh_name(graph, f"{prefix}/best", out_nodes)
             out_nodes.append(helper.make_node("ArgMax", [scores], [best], axis=1, keepdims=0))
-            classes = _const(graph, f"{prefix}/classes", np.array(labels, np.int64))
+            classes = add_const(graph, f"{prefix}/classes", np.array(labels, np.int64))
             out_nodes.append(helper.make_node("Gather", [classes, best], [label_out], axis=0))
         if score_out:
             op = transforms[post]
@@ -307,7 +284,7 @@ def normalizer_as_reductions(model, shapes: dict, values: dict) -> int:
     rewritten = 0
     out_nodes = []
     for node in list(graph.node):
-        norm = _attrs(node).get("norm", b"MAX") if node.op_type == "Normalizer" else b""
+        norm = node_attrs(node).get("norm", b"MAX") if node.op_type == "Normalizer" else b""
         norm = norm.decode() if isinstance(norm, bytes) else norm
         x = node.input[0] if node.input else ""
         if node.op_type != "Normalizer" or node.domain != "ai.onnx.ml" or norm not in ("L1", "L2", "MAX"):
@@ -317,23 +294,23 @@ def normalizer_as_reductions(model, shapes: dict, values: dict) -> int:
             out_nodes.append(node)
             continue
         prefix = f"{node.name or 'normalize'}/ireegen.norm"
-        axes = _const(graph, f"{prefix}/axes", np.array([1], np.int64))
-        value = _fresh(graph, f"{prefix}/x", out_nodes)
+        axes = add_const(graph, f"{prefix}/axes", np.array([1], np.int64))
+        value = fresh_name(graph, f"{prefix}/x", out_nodes)
         out_nodes.append(helper.make_node("Cast", [x], [value], to=1))
-        total = _fresh(graph, f"{prefix}/total", out_nodes)
-        if norm == "MAX" and _default_opset(model) >= 18:  # axes became an input
+        total = fresh_name(graph, f"{prefix}/total", out_nodes)
+        if norm == "MAX" and default_opset(model) >= 18:  # axes became an input
             out_nodes.append(helper.make_node("ReduceMax", [value, axes], [total], keepdims=1))
         elif norm == "MAX":
             out_nodes.append(helper.make_node("ReduceMax", [value], [total], axes=[1], keepdims=1))
         else:
-            part = _fresh(graph, f"{prefix}/part", out_nodes)
+            part = fresh_name(graph, f"{prefix}/part", out_nodes)
             out_nodes.append(
                 helper.make_node("Abs" if norm == "L1" else "Mul", [value] * (1 if norm == "L1" else 2), [part])
             )
             if norm == "L1":
                 out_nodes.append(helper.make_node("ReduceSum", [part, axes], [total], keepdims=1))
             else:
-                squares = _fresh(graph, f"{prefix}/squares", out_nodes)
+                squares = fresh_name(graph, f"{prefix}/squares", out_nodes)
                 out_nodes.append(helper.make_node("ReduceSum", [part, axes], [squares], keepdims=1))
                 out_nodes.append(helper.make_node("Sqrt", [squares], [total]))
         out_nodes.append(helper.make_node("Div", [value, total], list(node.output), name=node.name))
@@ -347,14 +324,30 @@ def normalizer_as_reductions(model, shapes: dict, values: dict) -> int:
 REWRITES = (
     ("strided-conv-single-window", strided_conv_single_window),
     ("reflect-pad-as-slices", reflect_pad_as_slices),
+    # Scaler first: the ml ops after it need the shape of its result.
+    ("scaler-as-arithmetic", onnx_ml_rewrites.scaler_as_arithmetic),
     ("array-feature-extractor-as-gather", array_feature_extractor_as_gather),
     ("linear-classifier-as-gemm", linear_classifier_as_gemm),
     ("normalizer-as-reductions", normalizer_as_reductions),
+    ("linear-regressor-as-gemm", onnx_ml_rewrites.linear_regressor_as_gemm),
+    ("tree-ensemble-classifier-as-traversal", onnx_ml_rewrites.tree_ensemble_classifier_as_traversal),
+    ("tree-ensemble-regressor-as-traversal", onnx_ml_rewrites.tree_ensemble_regressor_as_traversal),
+    ("svm-regressor-as-kernels", onnx_ml_rewrites.svm_regressor_as_kernels),
 )
 
 
-MIN_DEFAULT_OPSET = 13  # the replacements' ops as written here
-REWRITTEN_OPS = ("Conv", "Pad", "ArrayFeatureExtractor", "LinearClassifier", "Normalizer")
+REWRITTEN_OPS = (
+    "Conv",
+    "Pad",
+    "ArrayFeatureExtractor",
+    "LinearClassifier",
+    "Normalizer",
+    "Scaler",
+    "LinearRegressor",
+    "TreeEnsembleClassifier",
+    "TreeEnsembleRegressor",
+    "SVMRegressor",
+)
 
 
 def apply_rewrites(model) -> list:

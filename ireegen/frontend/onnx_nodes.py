@@ -1,0 +1,55 @@
+"""Small helpers for building ONNX nodes in the graph rewrites
+(onnx_rewrites.py, onnx_ml_rewrites.py): attributes as Python values, fresh
+value names, constants as initializers, and a builder that appends nodes."""
+
+from __future__ import annotations
+
+import numpy as np
+
+MIN_DEFAULT_OPSET = 13  # the replacements' ops as written here
+
+
+def node_attrs(node) -> dict:
+    from onnx import helper
+
+    return {a.name: helper.get_attribute_value(a) for a in node.attribute}
+
+
+def default_opset(model) -> int:
+    return next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), MIN_DEFAULT_OPSET)
+
+
+def fresh_name(graph, base: str, pending=()) -> str:
+    """A value name not used in `graph` or by the `pending` nodes."""
+    used = {v for n in (*graph.node, *pending) for v in (*n.input, *n.output)} | {t.name for t in graph.initializer}
+    used |= {v.name for v in graph.input}
+    k = 0
+    while f"{base}{k}" in used:
+        k += 1
+    return f"{base}{k}"
+
+
+def add_const(graph, base: str, array) -> str:
+    from onnx import numpy_helper
+
+    name = fresh_name(graph, base)
+    graph.initializer.append(numpy_helper.from_array(np.asarray(array), name))
+    return name
+
+
+class NodeBuilder:
+    """Appends nodes to `out_nodes` under a name prefix: `b.op("Add", x, y)`
+    returns the new value's name; `b.const(name, array)` adds an initializer."""
+
+    def __init__(self, graph, out_nodes: list, prefix: str):
+        self.graph, self.out_nodes, self.prefix = graph, out_nodes, prefix
+
+    def const(self, base: str, array) -> str:
+        return add_const(self.graph, f"{self.prefix}/{base}", array)
+
+    def op(self, op_type: str, *inputs: str, out: str | None = None, name: str = "", **attrs) -> str:
+        from onnx import helper
+
+        out = out or fresh_name(self.graph, f"{self.prefix}/{op_type.lower()}", self.out_nodes)
+        self.out_nodes.append(helper.make_node(op_type, list(inputs), [out], name=name, **attrs))
+        return out
