@@ -121,21 +121,26 @@ def main() -> int:
             size = json.loads(size_json.read_text())
             runner = build_runner(out, work / f"{model.stem}-{variant}-build")
             function = next(iter(runner.functions))
-            mismatched = 0
+            mismatched, worst = 0, 0.0
             for x in inputs:
                 got, _ = runner.call(function, [x])
-                mismatched += int(np.count_nonzero(got[0] != session.run(None, {x_name: x})[0]))
+                expected = session.run(None, {x_name: x})[0]
+                mismatched += int(np.count_nonzero(got[0] != expected))
+                worst = max(worst, float(np.max(np.abs(got[0] - expected))))
             row[variant] = {
                 "instructions": instructions(runner, function, [inputs[0]], args.repeat, lib),
                 "size": size,
                 "outputs_differing_from_onnxruntime": mismatched,
+                "max_abs_error_vs_onnxruntime": worst,
             }
         rows.append(row)
         iree, ours = row["iree"], row["kernels"]
         print(
             f"{label:28s} insn {iree['instructions']:12,.0f} -> {ours['instructions']:12,.0f} "
             f"({iree['instructions'] / ours['instructions']:.2f}x)  "
-            f"differing from ORT: {iree['outputs_differing_from_onnxruntime']} -> {ours['outputs_differing_from_onnxruntime']}"
+            f"differing from ORT: {iree['outputs_differing_from_onnxruntime']} -> {ours['outputs_differing_from_onnxruntime']} "
+            f"(max abs {iree['max_abs_error_vs_onnxruntime']:.3g} -> {ours['max_abs_error_vs_onnxruntime']:.3g})  "
+            f"flash {iree['size']['flash']['total']:,} -> {ours['size']['flash']['total']:,} B, stack {iree['size']['ram']['stack']:,} -> {ours['size']['ram']['stack']:,} B"
         )
     print(json.dumps(rows, indent=1))
     return 0

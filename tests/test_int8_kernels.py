@@ -27,7 +27,7 @@ ort = pytest.importorskip("onnxruntime")
 onnx = pytest.importorskip("onnx")
 from onnx import TensorProto, helper  # noqa: E402
 
-CASES = 60  # random cases per operator
+CASES = 100  # random cases per operator
 
 
 def test_committed_spec_is_generated():
@@ -82,27 +82,31 @@ def _qparams(rng):
     return sx, zx, sw, sy, zy
 
 
-def test_fully_connected_equals_onnxruntime(lib):
-    rng = np.random.default_rng(22)
+@pytest.mark.parametrize("layout", ["nk", "kn"])
+def test_fully_connected_equals_onnxruntime(lib, layout):
+    """Weights (N, K) as Gemm transB=1 keeps them, and (K, N)."""
+    rng = np.random.default_rng(22 if layout == "nk" else 21)
+    kernel = lib.ireegen_i8_fully_connected if layout == "nk" else lib.ireegen_i8_fully_connected_kn
     for case in range(CASES):
-        m, n, k = int(rng.integers(1, 5)), int(rng.integers(1, 40)), int(rng.integers(1, 300))
+        # K past the column the kernel keeps on the stack (1024) now and then.
+        m, n, k = int(rng.integers(1, 5)), int(rng.integers(1, 40)), int(rng.choice([rng.integers(1, 300), 1100]))
         sx, zx, sw, sy, zy = _qparams(rng)
         x = rng.integers(-128, 128, (m, k), dtype=np.int8)
-        w = rng.integers(-128, 128, (n, k), dtype=np.int8)
+        w = rng.integers(-128, 128, (n, k) if layout == "nk" else (k, n), dtype=np.int8)
         b = rng.integers(-20000, 20000, n).astype(np.int32)
         node = helper.make_node(
             "QGemm",
             ["x", "sx", "zx", "w", "sw", "zw", "b", "sy", "zy"],
             ["y"],
             domain="com.microsoft",
-            transB=1,
+            transB=int(layout == "nk"),
         )
         params = {"sx": sx, "zx": zx, "sw": sw, "zw": np.int8(0), "sy": sy, "zy": zy}
         params = {k2: np.array(v) for k2, v in params.items()}
         s = _session(node, {"x": x, "w": w, "b": b, **params}, (m, n), "com.microsoft")
         expected = s.run(None, {"x": x})[0]
         y = np.zeros((m, n), np.int8)
-        lib.ireegen_i8_fully_connected(
+        kernel(
             _ptr(x), ctypes.c_size_t(0), _ptr(w), ctypes.c_size_t(0), _ptr(b), ctypes.c_size_t(0), _ptr(y),
             ctypes.c_size_t(0), ctypes.c_size_t(m), ctypes.c_size_t(n), ctypes.c_size_t(k),
             ctypes.c_uint32(_bits(sx)), ctypes.c_int32(int(zx)), ctypes.c_uint32(_bits(sw)),
@@ -118,7 +122,9 @@ def test_convolution_equals_onnxruntime(lib, depthwise):
         n, c = int(rng.integers(1, 3)), int(rng.integers(1, 9))
         f = c if depthwise else int(rng.integers(1, 9))
         h, wd = int(rng.integers(1, 12)), int(rng.integers(1, 12))
-        kh, kw = int(rng.integers(1, min(h, 5) + 1)), int(rng.integers(1, min(wd, 5) + 1))
+        # 3x3 half the time (the depthwise kernel's fast path), else 1 to 5.
+        kh = 3 if h >= 3 and rng.random() < 0.5 else int(rng.integers(1, min(h, 5) + 1))
+        kw = 3 if wd >= 3 and kh == 3 else int(rng.integers(1, min(wd, 5) + 1))
         stride = int(rng.integers(1, 3))
         pt, pl = int(rng.integers(0, kh)), int(rng.integers(0, kw))
         pb, pr = int(rng.integers(0, kh)), int(rng.integers(0, kw))

@@ -40,22 +40,26 @@ _I32 = "quant_min = -2147483648, quant_max = 2147483647"
 
 @dataclass(frozen=True)
 class Form:
-    op: str  # "fc", "conv" or "dwconv"
+    op: str  # "fc" (weights N x K), "fckn" (weights K x N), "conv" or "dwconv"
     x_zero: bool  # the input's zero point is an operand (not 0)
     y_zero: bool  # the output's zero point is an operand (not 0)
     pads: tuple = (0, 0, 0, 0)
     stride: int = 1
 
     @property
+    def is_fc(self) -> bool:
+        return self.op in ("fc", "fckn")
+
+    @property
     def name(self) -> str:
         zp = ("x" if self.x_zero else "") + ("y" if self.y_zero else "")
-        shape = "" if self.op == "fc" else "_p" + "".join(map(str, self.pads)) + f"_s{self.stride}"
+        shape = "" if self.is_fc else "_p" + "".join(map(str, self.pads)) + f"_s{self.stride}"
         return f"{self.op}{shape}_z{zp or 'none'}"
 
 
 def forms() -> list:
     zeros = list(itertools.product((True, False), repeat=2))
-    out = [Form("fc", zx, zy) for zx, zy in zeros]
+    out = [Form(op, zx, zy) for op in ("fc", "fckn") for zx, zy in zeros]
     for op in ("conv", "dwconv"):
         for (zx, zy), pads, stride in itertools.product(zeros, CONV_PADS, CONV_STRIDES):
             out.append(Form(op, zx, zy, pads, stride))
@@ -90,13 +94,13 @@ def _q(value, scale, zero, out):
 
 def _input_args(form: Form) -> str:
     """The input's part of the matched DAG's inputs."""
-    x = "tensor<?x?xi8>" if form.op == "fc" else "tensor<?x?x?x?xi8>"
+    x = "tensor<?x?xi8>" if form.is_fc else "tensor<?x?x?x?xi8>"
     return f"%x: {x}, %sx: f32" + (", %zx: i64" if form.x_zero else "")
 
 
 def _operator_args(form: Form) -> str:
     """The rest: weights, bias and the output's quantization."""
-    w = "tensor<?x?xi8>" if form.op == "fc" else "tensor<?x?x?x?xi8>"
+    w = "tensor<?x?xi8>" if form.is_fc else "tensor<?x?x?x?xi8>"
     return f"%w: {w}, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32" + (", %zy: i64" if form.y_zero else "")
 
 
@@ -181,6 +185,14 @@ def _fc_dag(form: Form) -> str:
     zy = "%zy" if form.y_zero else None
     q = _q("%biased", "%sy", zy, "%eq : tensor<?x?xi8>")
     q = q.replace(_M4, _M2).replace(_S4, _S2).replace("?x?x?x?", "?x?")
+    # Gemm transB=1 keeps its (N, K) weight and transposes it; a (K, N)
+    # weight (transB=0, or a transpose IREE folded) is used as it is.
+    transpose = ""
+    if form.op == "fc":
+        transpose = """\
+        %et = tensor.empty(%k, %n) {"match.operation_name_only"} : tensor<?x?xf32>
+        %wt = linalg.transpose ins(%wf : tensor<?x?xf32>) outs(%et : tensor<?x?xf32>) permutation = [1, 0]
+"""
     return f"""\
         %c0 = arith.constant 0 : index
         %c1 = arith.constant 1 : index
@@ -194,11 +206,9 @@ def _fc_dag(form: Form) -> str:
         %wf = {_dq("%w", "%sw", None, "tensor<?x?xi8>", (_M2, _S2), _I8, "%ew : tensor<?x?xf32>")}
         %ex = tensor.empty(%m, %k) {{"match.operation_name_only"}} : tensor<?x?xf32>
         %xf = {_dq("%x", "%sx", zx, "tensor<?x?xi8>", (_M2, _S2), _I8, "%ex : tensor<?x?xf32>")}
-        %et = tensor.empty(%k, %n) {{"match.operation_name_only"}} : tensor<?x?xf32>
-        %wt = linalg.transpose ins(%wf : tensor<?x?xf32>) outs(%et : tensor<?x?xf32>) permutation = [1, 0]
-        %eo = tensor.empty(%m, %n) {{"match.operation_name_only"}} : tensor<?x?xf32>
+{transpose}        %eo = tensor.empty(%m, %n) {{"match.operation_name_only"}} : tensor<?x?xf32>
         %fill = linalg.fill ins(%zero : f32) outs(%eo : tensor<?x?xf32>) -> tensor<?x?xf32>
-        %mm = linalg.matmul ins(%xf, %wt : tensor<?x?xf32>, tensor<?x?xf32>) outs(%fill : tensor<?x?xf32>) -> tensor<?x?xf32>
+        %mm = linalg.matmul ins(%xf, {"%wt" if form.op == "fc" else "%wf"} : tensor<?x?xf32>, tensor<?x?xf32>) outs(%fill : tensor<?x?xf32>) -> tensor<?x?xf32>
         %biased = linalg.generic {{indexing_maps = [{_M2}, affine_map<(d0, d1) -> (d1)>, {_M2}], iterator_types = ["parallel", "parallel"]}} ins(%mm, %bf : tensor<?x?xf32>, tensor<?xf32>) outs(%eo : tensor<?x?xf32>) {{
         ^bb1(%in: f32, %in_b: f32, %out: f32):
           %s = arith.addf %in, %in_b : f32
@@ -271,7 +281,7 @@ def _call(form: Form) -> str:
     zx = "arith.trunci %zx : i64 to i32" if form.x_zero else "arith.constant 0 : i32"
     zy = "arith.trunci %zy : i64 to i32" if form.y_zero else "arith.constant 0 : i32"
     head = f"""\
-  util.func private @ireegen_call_{form.name}({_args(form)}) -> {"tensor<?x?xi8>" if form.op == "fc" else "tensor<?x?x?x?xi8>"} {{
+  util.func private @ireegen_call_{form.name}({_args(form)}) -> {"tensor<?x?xi8>" if form.is_fc else "tensor<?x?x?x?xi8>"} {{
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
     %c2 = arith.constant 2 : index
@@ -284,15 +294,16 @@ def _call(form: Form) -> str:
 """
     scalars = "%sxi, %zxi, %swi, %syi, %zyi"
     scalar_types = "i32, i32, i32, i32, i32"
-    if form.op == "fc":
+    if form.is_fc:
+        n_dim, w_dims = ("%c0", "%n, %k") if form.op == "fc" else ("%c1", "%k, %n")
         return (
             head
             + f"""\
     %m = tensor.dim %x, %c0 : tensor<?x?xi8>
     %k = tensor.dim %x, %c1 : tensor<?x?xi8>
-    %n = tensor.dim %w, %c0 : tensor<?x?xi8>
-    %y = flow.dispatch @ireegen_i8_fc::@ireegen_i8_fc(%x, %w, %b, %m, %n, %k, {scalars})
-      : (tensor<?x?xi8>{{%m, %k}}, tensor<?x?xi8>{{%n, %k}}, tensor<?xi32>{{%n}}, index, index, index, {scalar_types})
+    %n = tensor.dim %w, {n_dim} : tensor<?x?xi8>
+    %y = flow.dispatch @ireegen_i8_{form.op}::@ireegen_i8_{form.op}(%x, %w, %b, %m, %n, %k, {scalars})
+      : (tensor<?x?xi8>{{%m, %k}}, tensor<?x?xi8>{{{w_dims}}}, tensor<?xi32>{{%n}}, index, index, index, {scalar_types})
       -> tensor<?x?xi8>{{%m, %n}}
     util.return %y : tensor<?x?xi8>
   }}
@@ -400,6 +411,13 @@ def spec() -> str:
             2,
             (["%m", "%k"], ["%n", "%k"], ["%m", "%n"], "n", ["m", "n", "k"]),
         ),
+        _executable(
+            "ireegen_i8_fckn",
+            "ireegen_i8_fully_connected_kn",
+            2,
+            2,
+            (["%m", "%k"], ["%k", "%n"], ["%m", "%n"], "n", ["m", "n", "k"]),
+        ),
     ]
     # The conv executable's binding shapes need the weight's second dim: a
     # depthwise weight is (C, 1, KH, KW), a convolution's (F, C, KH, KW).
@@ -415,7 +433,7 @@ def spec() -> str:
     for form in fs:
         parts.append(_call(form))
     for form in fs:
-        dag = _fc_dag(form) if form.op == "fc" else _conv_dag(form)
+        dag = _fc_dag(form) if form.is_fc else _conv_dag(form)
         padded = any(form.pads)
         values = ", ".join(["!transform.any_value"] * (3 if padded else 2))
         if padded:
@@ -436,7 +454,7 @@ def spec() -> str:
   transform.named_sequence @call_{form.name}({inputs}, %out: !transform.any_value {{transform.readonly}}) {{
 {merge}    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
-    %exe = transform.util.import_symbol @{"ireegen_i8_fc" if form.op == "fc" else "ireegen_i8_" + form.op} into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_{form.op} into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_{form.name} into %module if undefined : (!transform.any_op) -> !transform.any_op
     transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {{
       transform.type_conversion.tensor.cast_shape_dynamic_dims

@@ -108,17 +108,58 @@ void ireegen_i8_depthwise_conv(
   bias += bias_offset;
   y += y_offset;
   const float multiplier = ireegen_i8_multiplier(x_scale, w_scale, y_scale);
+  const int is3x3 = kh == 3 && kw == 3;
   for (size_t b = 0; b < n; ++b) {
     for (size_t ch = 0; ch < c; ++ch) {
       const int8_t* plane = x + (b * c + ch) * h * wd;
       const int8_t* taps = w + ch * kh * kw;
       int8_t* out = y + (b * c + ch) * oh * ow;
+      // Inside the image, sum (x - x_zero) * t = sum x * t - x_zero * sum t.
+      int32_t tap_sum = 0;
+      for (size_t i = 0; i < kh * kw; ++i) tap_sum += taps[i];
+      const int32_t inner_bias = bias[ch] - x_zero * tap_sum;
+#if IREEGEN_I8_DSP
+      // Each row of three taps as two lane pairs: (t0, t2) and (t1, 0).
+      uint32_t t02[3] = {0, 0, 0}, t1[3] = {0, 0, 0};
+      if (is3x3) {
+        for (size_t r = 0; r < 3; ++r) {
+          t02[r] = (uint16_t)taps[3 * r] | (uint32_t)(uint16_t)taps[3 * r + 2]
+                                               << 16;
+          t1[r] = (uint16_t)taps[3 * r + 1];
+        }
+      }
+#endif
       for (size_t oy = 0; oy < oh; ++oy) {
         size_t ky0, ky1;
         ireegen_i8_taps(oy, stride, pad_top, h, kh, &ky0, &ky1);
         for (size_t ox = 0; ox < ow; ++ox) {
           size_t kx0, kx1;
           ireegen_i8_taps(ox, stride, pad_left, wd, kw, &kx0, &kx1);
+          if (is3x3 && ky1 - ky0 == 3 && kx1 - kx0 == 3) {
+            // All nine taps inside the image.
+            const size_t ix = ox * stride - pad_left;
+            const int8_t* r0 = plane + (oy * stride - pad_top) * wd + ix;
+            int32_t acc = inner_bias;
+#if IREEGEN_I8_DSP
+            if (ix + 4 <= wd) {  // a 32-bit load stays inside the row
+              for (size_t r = 0; r < 3; ++r) {
+                const uint32_t v = ireegen_i8_load32(r0 + r * wd);
+                acc = __smlad(__sxtb16(v), t02[r], acc);
+                acc = __smlad(ireegen_i8_sxtb16_ror8(v), t1[r], acc);
+              }
+              out[oy * ow + ox] =
+                  ireegen_i8_requantize(acc, multiplier, y_zero);
+              continue;
+            }
+#endif
+            for (size_t r = 0; r < 3; ++r) {
+              const int8_t* row = r0 + r * wd;
+              const int8_t* tap = taps + 3 * r;
+              acc += row[0] * tap[0] + row[1] * tap[1] + row[2] * tap[2];
+            }
+            out[oy * ow + ox] = ireegen_i8_requantize(acc, multiplier, y_zero);
+            continue;
+          }
           int32_t acc = bias[ch];
           for (size_t ky = ky0; ky < ky1; ++ky) {
             const int8_t* row = plane + (oy * stride + ky - pad_top) * wd +

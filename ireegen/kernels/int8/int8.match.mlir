@@ -29,6 +29,32 @@ module attributes {transform.with_named_sequence} {
       }
     }
   }
+  stream.executable private @ireegen_i8_fckn {
+    stream.executable.export public @ireegen_i8_fckn workgroups() -> (index, index, index) {
+      %c1 = arith.constant 1 : index
+      stream.return %c1, %c1, %c1 : index, index, index
+    }
+    builtin.module {
+      func.func private @ireegen_i8_fully_connected_kn(memref<i8>, index, memref<i8>, index, memref<i32>, index, memref<i8>, index,
+          index, index, index, i32, i32, i32, i32, i32) attributes {hal.import.static, llvm.bareptr = true}
+      func.func @ireegen_i8_fckn(%bx: !stream.binding, %bw: !stream.binding, %bb: !stream.binding, %by: !stream.binding,
+          %m: index, %n: index, %k: index, %sx: i32, %zx: i32, %sw: i32, %sy: i32, %zy: i32) {
+        %c0 = arith.constant 0 : index
+        %mx = stream.binding.subspan %bx[%c0] : !stream.binding -> memref<?x?xi8>{%m, %k}
+        %mw = stream.binding.subspan %bw[%c0] : !stream.binding -> memref<?x?xi8>{%k, %n}
+        %mb = stream.binding.subspan %bb[%c0] : !stream.binding -> memref<?xi32>{%n}
+        %my = stream.binding.subspan %by[%c0] : !stream.binding -> memref<?x?xi8>{%m, %n}
+        %base_x, %off_x, %mdx:4 = iree_codegen.extract_strided_metadata %mx : memref<?x?xi8> -> memref<i8>, index, index, index, index, index
+        %base_w, %off_w, %mdw:4 = iree_codegen.extract_strided_metadata %mw : memref<?x?xi8> -> memref<i8>, index, index, index, index, index
+        %base_b, %off_b, %mdb:2 = iree_codegen.extract_strided_metadata %mb : memref<?xi32> -> memref<i32>, index, index, index
+        %base_y, %off_y, %mdy:4 = iree_codegen.extract_strided_metadata %my : memref<?x?xi8> -> memref<i8>, index, index, index, index, index
+        func.call @ireegen_i8_fully_connected_kn(%base_x, %off_x, %base_w, %off_w, %base_b, %off_b, %base_y, %off_y, %m, %n, %k, %sx, %zx, %sw, %sy, %zy)
+          : (memref<i8>, index, memref<i8>, index, memref<i32>, index, memref<i8>, index,
+             index, index, index, i32, i32, i32, i32, i32) -> ()
+        return
+      }
+    }
+  }
   stream.executable private @ireegen_i8_conv {
     stream.executable.export public @ireegen_i8_conv workgroups() -> (index, index, index) {
       %c1 = arith.constant 1 : index
@@ -151,6 +177,78 @@ module attributes {transform.with_named_sequence} {
     %n = tensor.dim %w, %c0 : tensor<?x?xi8>
     %y = flow.dispatch @ireegen_i8_fc::@ireegen_i8_fc(%x, %w, %b, %m, %n, %k, %sxi, %zxi, %swi, %syi, %zyi)
       : (tensor<?x?xi8>{%m, %k}, tensor<?x?xi8>{%n, %k}, tensor<?xi32>{%n}, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?xi8>{%m, %n}
+    util.return %y : tensor<?x?xi8>
+  }
+  util.func private @ireegen_call_fckn_zxy(%x: tensor<?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64) -> tensor<?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %m = tensor.dim %x, %c0 : tensor<?x?xi8>
+    %k = tensor.dim %x, %c1 : tensor<?x?xi8>
+    %n = tensor.dim %w, %c1 : tensor<?x?xi8>
+    %y = flow.dispatch @ireegen_i8_fckn::@ireegen_i8_fckn(%x, %w, %b, %m, %n, %k, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?xi8>{%m, %k}, tensor<?x?xi8>{%k, %n}, tensor<?xi32>{%n}, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?xi8>{%m, %n}
+    util.return %y : tensor<?x?xi8>
+  }
+  util.func private @ireegen_call_fckn_zx(%x: tensor<?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32) -> tensor<?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.constant 0 : i32
+    %m = tensor.dim %x, %c0 : tensor<?x?xi8>
+    %k = tensor.dim %x, %c1 : tensor<?x?xi8>
+    %n = tensor.dim %w, %c1 : tensor<?x?xi8>
+    %y = flow.dispatch @ireegen_i8_fckn::@ireegen_i8_fckn(%x, %w, %b, %m, %n, %k, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?xi8>{%m, %k}, tensor<?x?xi8>{%k, %n}, tensor<?xi32>{%n}, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?xi8>{%m, %n}
+    util.return %y : tensor<?x?xi8>
+  }
+  util.func private @ireegen_call_fckn_zy(%x: tensor<?x?xi8>, %sx: f32, %w: tensor<?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64) -> tensor<?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %m = tensor.dim %x, %c0 : tensor<?x?xi8>
+    %k = tensor.dim %x, %c1 : tensor<?x?xi8>
+    %n = tensor.dim %w, %c1 : tensor<?x?xi8>
+    %y = flow.dispatch @ireegen_i8_fckn::@ireegen_i8_fckn(%x, %w, %b, %m, %n, %k, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?xi8>{%m, %k}, tensor<?x?xi8>{%k, %n}, tensor<?xi32>{%n}, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?xi8>{%m, %n}
+    util.return %y : tensor<?x?xi8>
+  }
+  util.func private @ireegen_call_fckn_znone(%x: tensor<?x?xi8>, %sx: f32, %w: tensor<?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32) -> tensor<?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.constant 0 : i32
+    %m = tensor.dim %x, %c0 : tensor<?x?xi8>
+    %k = tensor.dim %x, %c1 : tensor<?x?xi8>
+    %n = tensor.dim %w, %c1 : tensor<?x?xi8>
+    %y = flow.dispatch @ireegen_i8_fckn::@ireegen_i8_fckn(%x, %w, %b, %m, %n, %k, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?xi8>{%m, %k}, tensor<?x?xi8>{%k, %n}, tensor<?xi32>{%n}, index, index, index, i32, i32, i32, i32, i32)
       -> tensor<?x?xi8>{%m, %n}
     util.return %y : tensor<?x?xi8>
   }
@@ -4053,6 +4151,158 @@ module attributes {transform.with_named_sequence} {
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
     %exe = transform.util.import_symbol @ireegen_i8_fc into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_fc_znone into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_fckn_zxy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
+    %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%x: tensor<?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %c1 = arith.constant 1 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %m = tensor.dim %x, %c0 : tensor<?x?xi8>
+        %k = tensor.dim %x, %c1 : tensor<?x?xi8>
+        %n = tensor.dim %w, %c0 : tensor<?x?xi8>
+        %eb = tensor.empty(%n) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%eb : tensor<?xf32>) -> tensor<?xf32>
+        %ew = tensor.empty(%n, %k) {"match.operation_name_only"} : tensor<?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?xi8>, f32) outs(%ew : tensor<?x?xf32>) -> tensor<?x?xf32>
+        %ex = tensor.empty(%m, %k) {"match.operation_name_only"} : tensor<?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?xi8>, f32, i64) outs(%ex : tensor<?x?xf32>) -> tensor<?x?xf32>
+        %eo = tensor.empty(%m, %n) {"match.operation_name_only"} : tensor<?x?xf32>
+        %fill = linalg.fill ins(%zero : f32) outs(%eo : tensor<?x?xf32>) -> tensor<?x?xf32>
+        %mm = linalg.matmul ins(%xf, %wf : tensor<?x?xf32>, tensor<?x?xf32>) outs(%fill : tensor<?x?xf32>) -> tensor<?x?xf32>
+        %biased = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%mm, %bf : tensor<?x?xf32>, tensor<?xf32>) outs(%eo : tensor<?x?xf32>) {
+        ^bb1(%in: f32, %in_b: f32, %out: f32):
+          %s = arith.addf %in, %in_b : f32
+          linalg.yield %s : f32
+        } -> tensor<?x?xf32>
+        %eq = tensor.empty(%m, %n) {"match.operation_name_only"} : tensor<?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>], quant_min = -128, quant_max = 127> ins(%biased, %sy, %zy : tensor<?x?xf32>, f32, i64) outs(%eq : tensor<?x?xi8>) -> tensor<?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %ins, %outs : !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_fckn_zxy(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_fckn into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_fckn_zxy into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_fckn_zx(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
+    %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%x: tensor<?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %c1 = arith.constant 1 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %m = tensor.dim %x, %c0 : tensor<?x?xi8>
+        %k = tensor.dim %x, %c1 : tensor<?x?xi8>
+        %n = tensor.dim %w, %c0 : tensor<?x?xi8>
+        %eb = tensor.empty(%n) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%eb : tensor<?xf32>) -> tensor<?xf32>
+        %ew = tensor.empty(%n, %k) {"match.operation_name_only"} : tensor<?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?xi8>, f32) outs(%ew : tensor<?x?xf32>) -> tensor<?x?xf32>
+        %ex = tensor.empty(%m, %k) {"match.operation_name_only"} : tensor<?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?xi8>, f32, i64) outs(%ex : tensor<?x?xf32>) -> tensor<?x?xf32>
+        %eo = tensor.empty(%m, %n) {"match.operation_name_only"} : tensor<?x?xf32>
+        %fill = linalg.fill ins(%zero : f32) outs(%eo : tensor<?x?xf32>) -> tensor<?x?xf32>
+        %mm = linalg.matmul ins(%xf, %wf : tensor<?x?xf32>, tensor<?x?xf32>) outs(%fill : tensor<?x?xf32>) -> tensor<?x?xf32>
+        %biased = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%mm, %bf : tensor<?x?xf32>, tensor<?xf32>) outs(%eo : tensor<?x?xf32>) {
+        ^bb1(%in: f32, %in_b: f32, %out: f32):
+          %s = arith.addf %in, %in_b : f32
+          linalg.yield %s : f32
+        } -> tensor<?x?xf32>
+        %eq = tensor.empty(%m, %n) {"match.operation_name_only"} : tensor<?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>], quant_min = -128, quant_max = 127> ins(%biased, %sy : tensor<?x?xf32>, f32) outs(%eq : tensor<?x?xi8>) -> tensor<?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %ins, %outs : !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_fckn_zx(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_fckn into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_fckn_zx into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_fckn_zy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
+    %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%x: tensor<?x?xi8>, %sx: f32, %w: tensor<?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %c1 = arith.constant 1 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %m = tensor.dim %x, %c0 : tensor<?x?xi8>
+        %k = tensor.dim %x, %c1 : tensor<?x?xi8>
+        %n = tensor.dim %w, %c0 : tensor<?x?xi8>
+        %eb = tensor.empty(%n) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%eb : tensor<?xf32>) -> tensor<?xf32>
+        %ew = tensor.empty(%n, %k) {"match.operation_name_only"} : tensor<?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?xi8>, f32) outs(%ew : tensor<?x?xf32>) -> tensor<?x?xf32>
+        %ex = tensor.empty(%m, %k) {"match.operation_name_only"} : tensor<?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?xi8>, f32) outs(%ex : tensor<?x?xf32>) -> tensor<?x?xf32>
+        %eo = tensor.empty(%m, %n) {"match.operation_name_only"} : tensor<?x?xf32>
+        %fill = linalg.fill ins(%zero : f32) outs(%eo : tensor<?x?xf32>) -> tensor<?x?xf32>
+        %mm = linalg.matmul ins(%xf, %wf : tensor<?x?xf32>, tensor<?x?xf32>) outs(%fill : tensor<?x?xf32>) -> tensor<?x?xf32>
+        %biased = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%mm, %bf : tensor<?x?xf32>, tensor<?xf32>) outs(%eo : tensor<?x?xf32>) {
+        ^bb1(%in: f32, %in_b: f32, %out: f32):
+          %s = arith.addf %in, %in_b : f32
+          linalg.yield %s : f32
+        } -> tensor<?x?xf32>
+        %eq = tensor.empty(%m, %n) {"match.operation_name_only"} : tensor<?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>], quant_min = -128, quant_max = 127> ins(%biased, %sy, %zy : tensor<?x?xf32>, f32, i64) outs(%eq : tensor<?x?xi8>) -> tensor<?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %ins, %outs : !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_fckn_zy(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_fckn into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_fckn_zy into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_fckn_znone(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
+    %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%x: tensor<?x?xi8>, %sx: f32, %w: tensor<?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %c1 = arith.constant 1 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %m = tensor.dim %x, %c0 : tensor<?x?xi8>
+        %k = tensor.dim %x, %c1 : tensor<?x?xi8>
+        %n = tensor.dim %w, %c0 : tensor<?x?xi8>
+        %eb = tensor.empty(%n) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, f32) outs(%eb : tensor<?xf32>) -> tensor<?xf32>
+        %ew = tensor.empty(%n, %k) {"match.operation_name_only"} : tensor<?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?xi8>, f32) outs(%ew : tensor<?x?xf32>) -> tensor<?x?xf32>
+        %ex = tensor.empty(%m, %k) {"match.operation_name_only"} : tensor<?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?xi8>, f32) outs(%ex : tensor<?x?xf32>) -> tensor<?x?xf32>
+        %eo = tensor.empty(%m, %n) {"match.operation_name_only"} : tensor<?x?xf32>
+        %fill = linalg.fill ins(%zero : f32) outs(%eo : tensor<?x?xf32>) -> tensor<?x?xf32>
+        %mm = linalg.matmul ins(%xf, %wf : tensor<?x?xf32>, tensor<?x?xf32>) outs(%fill : tensor<?x?xf32>) -> tensor<?x?xf32>
+        %biased = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%mm, %bf : tensor<?x?xf32>, tensor<?xf32>) outs(%eo : tensor<?x?xf32>) {
+        ^bb1(%in: f32, %in_b: f32, %out: f32):
+          %s = arith.addf %in, %in_b : f32
+          linalg.yield %s : f32
+        } -> tensor<?x?xf32>
+        %eq = tensor.empty(%m, %n) {"match.operation_name_only"} : tensor<?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>], quant_min = -128, quant_max = 127> ins(%biased, %sy : tensor<?x?xf32>, f32) outs(%eq : tensor<?x?xi8>) -> tensor<?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %ins, %outs : !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_fckn_znone(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_fckn into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_fckn_znone into %module if undefined : (!transform.any_op) -> !transform.any_op
     transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
     } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
@@ -7981,7 +8231,7 @@ module attributes {transform.with_named_sequence} {
             }
           }
         }
-        transform.foreach_match in %func @match_fc_zxy -> @call_fc_zxy, @match_fc_zx -> @call_fc_zx, @match_fc_zy -> @call_fc_zy, @match_fc_znone -> @call_fc_znone, @match_conv_p0000_s1_zxy -> @call_conv_p0000_s1_zxy, @match_conv_p0000_s2_zxy -> @call_conv_p0000_s2_zxy, @match_conv_p1111_s1_zxy -> @call_conv_p1111_s1_zxy, @match_conv_p1111_s2_zxy -> @call_conv_p1111_s2_zxy, @match_conv_p0011_s1_zxy -> @call_conv_p0011_s1_zxy, @match_conv_p0011_s2_zxy -> @call_conv_p0011_s2_zxy, @match_conv_p1100_s1_zxy -> @call_conv_p1100_s1_zxy, @match_conv_p1100_s2_zxy -> @call_conv_p1100_s2_zxy, @match_conv_p2222_s1_zxy -> @call_conv_p2222_s1_zxy, @match_conv_p2222_s2_zxy -> @call_conv_p2222_s2_zxy, @match_conv_p4151_s1_zxy -> @call_conv_p4151_s1_zxy, @match_conv_p4151_s2_zxy -> @call_conv_p4151_s2_zxy, @match_conv_p0000_s1_zx -> @call_conv_p0000_s1_zx, @match_conv_p0000_s2_zx -> @call_conv_p0000_s2_zx, @match_conv_p1111_s1_zx -> @call_conv_p1111_s1_zx, @match_conv_p1111_s2_zx -> @call_conv_p1111_s2_zx, @match_conv_p0011_s1_zx -> @call_conv_p0011_s1_zx, @match_conv_p0011_s2_zx -> @call_conv_p0011_s2_zx, @match_conv_p1100_s1_zx -> @call_conv_p1100_s1_zx, @match_conv_p1100_s2_zx -> @call_conv_p1100_s2_zx, @match_conv_p2222_s1_zx -> @call_conv_p2222_s1_zx, @match_conv_p2222_s2_zx -> @call_conv_p2222_s2_zx, @match_conv_p4151_s1_zx -> @call_conv_p4151_s1_zx, @match_conv_p4151_s2_zx -> @call_conv_p4151_s2_zx, @match_conv_p0000_s1_zy -> @call_conv_p0000_s1_zy, @match_conv_p0000_s2_zy -> @call_conv_p0000_s2_zy, @match_conv_p1111_s1_zy -> @call_conv_p1111_s1_zy, @match_conv_p1111_s2_zy -> @call_conv_p1111_s2_zy, @match_conv_p0011_s1_zy -> @call_conv_p0011_s1_zy, @match_conv_p0011_s2_zy -> @call_conv_p0011_s2_zy, @match_conv_p1100_s1_zy -> @call_conv_p1100_s1_zy, @match_conv_p1100_s2_zy -> @call_conv_p1100_s2_zy, @match_conv_p2222_s1_zy -> @call_conv_p2222_s1_zy, @match_conv_p2222_s2_zy -> @call_conv_p2222_s2_zy, @match_conv_p4151_s1_zy -> @call_conv_p4151_s1_zy, @match_conv_p4151_s2_zy -> @call_conv_p4151_s2_zy, @match_conv_p0000_s1_znone -> @call_conv_p0000_s1_znone, @match_conv_p0000_s2_znone -> @call_conv_p0000_s2_znone, @match_conv_p1111_s1_znone -> @call_conv_p1111_s1_znone, @match_conv_p1111_s2_znone -> @call_conv_p1111_s2_znone, @match_conv_p0011_s1_znone -> @call_conv_p0011_s1_znone, @match_conv_p0011_s2_znone -> @call_conv_p0011_s2_znone, @match_conv_p1100_s1_znone -> @call_conv_p1100_s1_znone, @match_conv_p1100_s2_znone -> @call_conv_p1100_s2_znone, @match_conv_p2222_s1_znone -> @call_conv_p2222_s1_znone, @match_conv_p2222_s2_znone -> @call_conv_p2222_s2_znone, @match_conv_p4151_s1_znone -> @call_conv_p4151_s1_znone, @match_conv_p4151_s2_znone -> @call_conv_p4151_s2_znone, @match_dwconv_p0000_s1_zxy -> @call_dwconv_p0000_s1_zxy, @match_dwconv_p0000_s2_zxy -> @call_dwconv_p0000_s2_zxy, @match_dwconv_p1111_s1_zxy -> @call_dwconv_p1111_s1_zxy, @match_dwconv_p1111_s2_zxy -> @call_dwconv_p1111_s2_zxy, @match_dwconv_p0011_s1_zxy -> @call_dwconv_p0011_s1_zxy, @match_dwconv_p0011_s2_zxy -> @call_dwconv_p0011_s2_zxy, @match_dwconv_p1100_s1_zxy -> @call_dwconv_p1100_s1_zxy, @match_dwconv_p1100_s2_zxy -> @call_dwconv_p1100_s2_zxy, @match_dwconv_p2222_s1_zxy -> @call_dwconv_p2222_s1_zxy, @match_dwconv_p2222_s2_zxy -> @call_dwconv_p2222_s2_zxy, @match_dwconv_p4151_s1_zxy -> @call_dwconv_p4151_s1_zxy, @match_dwconv_p4151_s2_zxy -> @call_dwconv_p4151_s2_zxy, @match_dwconv_p0000_s1_zx -> @call_dwconv_p0000_s1_zx, @match_dwconv_p0000_s2_zx -> @call_dwconv_p0000_s2_zx, @match_dwconv_p1111_s1_zx -> @call_dwconv_p1111_s1_zx, @match_dwconv_p1111_s2_zx -> @call_dwconv_p1111_s2_zx, @match_dwconv_p0011_s1_zx -> @call_dwconv_p0011_s1_zx, @match_dwconv_p0011_s2_zx -> @call_dwconv_p0011_s2_zx, @match_dwconv_p1100_s1_zx -> @call_dwconv_p1100_s1_zx, @match_dwconv_p1100_s2_zx -> @call_dwconv_p1100_s2_zx, @match_dwconv_p2222_s1_zx -> @call_dwconv_p2222_s1_zx, @match_dwconv_p2222_s2_zx -> @call_dwconv_p2222_s2_zx, @match_dwconv_p4151_s1_zx -> @call_dwconv_p4151_s1_zx, @match_dwconv_p4151_s2_zx -> @call_dwconv_p4151_s2_zx, @match_dwconv_p0000_s1_zy -> @call_dwconv_p0000_s1_zy, @match_dwconv_p0000_s2_zy -> @call_dwconv_p0000_s2_zy, @match_dwconv_p1111_s1_zy -> @call_dwconv_p1111_s1_zy, @match_dwconv_p1111_s2_zy -> @call_dwconv_p1111_s2_zy, @match_dwconv_p0011_s1_zy -> @call_dwconv_p0011_s1_zy, @match_dwconv_p0011_s2_zy -> @call_dwconv_p0011_s2_zy, @match_dwconv_p1100_s1_zy -> @call_dwconv_p1100_s1_zy, @match_dwconv_p1100_s2_zy -> @call_dwconv_p1100_s2_zy, @match_dwconv_p2222_s1_zy -> @call_dwconv_p2222_s1_zy, @match_dwconv_p2222_s2_zy -> @call_dwconv_p2222_s2_zy, @match_dwconv_p4151_s1_zy -> @call_dwconv_p4151_s1_zy, @match_dwconv_p4151_s2_zy -> @call_dwconv_p4151_s2_zy, @match_dwconv_p0000_s1_znone -> @call_dwconv_p0000_s1_znone, @match_dwconv_p0000_s2_znone -> @call_dwconv_p0000_s2_znone, @match_dwconv_p1111_s1_znone -> @call_dwconv_p1111_s1_znone, @match_dwconv_p1111_s2_znone -> @call_dwconv_p1111_s2_znone, @match_dwconv_p0011_s1_znone -> @call_dwconv_p0011_s1_znone, @match_dwconv_p0011_s2_znone -> @call_dwconv_p0011_s2_znone, @match_dwconv_p1100_s1_znone -> @call_dwconv_p1100_s1_znone, @match_dwconv_p1100_s2_znone -> @call_dwconv_p1100_s2_znone, @match_dwconv_p2222_s1_znone -> @call_dwconv_p2222_s1_znone, @match_dwconv_p2222_s2_znone -> @call_dwconv_p2222_s2_znone, @match_dwconv_p4151_s1_znone -> @call_dwconv_p4151_s1_znone, @match_dwconv_p4151_s2_znone -> @call_dwconv_p4151_s2_znone : (!transform.any_op) -> (!transform.any_op)
+        transform.foreach_match in %func @match_fc_zxy -> @call_fc_zxy, @match_fc_zx -> @call_fc_zx, @match_fc_zy -> @call_fc_zy, @match_fc_znone -> @call_fc_znone, @match_fckn_zxy -> @call_fckn_zxy, @match_fckn_zx -> @call_fckn_zx, @match_fckn_zy -> @call_fckn_zy, @match_fckn_znone -> @call_fckn_znone, @match_conv_p0000_s1_zxy -> @call_conv_p0000_s1_zxy, @match_conv_p0000_s2_zxy -> @call_conv_p0000_s2_zxy, @match_conv_p1111_s1_zxy -> @call_conv_p1111_s1_zxy, @match_conv_p1111_s2_zxy -> @call_conv_p1111_s2_zxy, @match_conv_p0011_s1_zxy -> @call_conv_p0011_s1_zxy, @match_conv_p0011_s2_zxy -> @call_conv_p0011_s2_zxy, @match_conv_p1100_s1_zxy -> @call_conv_p1100_s1_zxy, @match_conv_p1100_s2_zxy -> @call_conv_p1100_s2_zxy, @match_conv_p2222_s1_zxy -> @call_conv_p2222_s1_zxy, @match_conv_p2222_s2_zxy -> @call_conv_p2222_s2_zxy, @match_conv_p4151_s1_zxy -> @call_conv_p4151_s1_zxy, @match_conv_p4151_s2_zxy -> @call_conv_p4151_s2_zxy, @match_conv_p0000_s1_zx -> @call_conv_p0000_s1_zx, @match_conv_p0000_s2_zx -> @call_conv_p0000_s2_zx, @match_conv_p1111_s1_zx -> @call_conv_p1111_s1_zx, @match_conv_p1111_s2_zx -> @call_conv_p1111_s2_zx, @match_conv_p0011_s1_zx -> @call_conv_p0011_s1_zx, @match_conv_p0011_s2_zx -> @call_conv_p0011_s2_zx, @match_conv_p1100_s1_zx -> @call_conv_p1100_s1_zx, @match_conv_p1100_s2_zx -> @call_conv_p1100_s2_zx, @match_conv_p2222_s1_zx -> @call_conv_p2222_s1_zx, @match_conv_p2222_s2_zx -> @call_conv_p2222_s2_zx, @match_conv_p4151_s1_zx -> @call_conv_p4151_s1_zx, @match_conv_p4151_s2_zx -> @call_conv_p4151_s2_zx, @match_conv_p0000_s1_zy -> @call_conv_p0000_s1_zy, @match_conv_p0000_s2_zy -> @call_conv_p0000_s2_zy, @match_conv_p1111_s1_zy -> @call_conv_p1111_s1_zy, @match_conv_p1111_s2_zy -> @call_conv_p1111_s2_zy, @match_conv_p0011_s1_zy -> @call_conv_p0011_s1_zy, @match_conv_p0011_s2_zy -> @call_conv_p0011_s2_zy, @match_conv_p1100_s1_zy -> @call_conv_p1100_s1_zy, @match_conv_p1100_s2_zy -> @call_conv_p1100_s2_zy, @match_conv_p2222_s1_zy -> @call_conv_p2222_s1_zy, @match_conv_p2222_s2_zy -> @call_conv_p2222_s2_zy, @match_conv_p4151_s1_zy -> @call_conv_p4151_s1_zy, @match_conv_p4151_s2_zy -> @call_conv_p4151_s2_zy, @match_conv_p0000_s1_znone -> @call_conv_p0000_s1_znone, @match_conv_p0000_s2_znone -> @call_conv_p0000_s2_znone, @match_conv_p1111_s1_znone -> @call_conv_p1111_s1_znone, @match_conv_p1111_s2_znone -> @call_conv_p1111_s2_znone, @match_conv_p0011_s1_znone -> @call_conv_p0011_s1_znone, @match_conv_p0011_s2_znone -> @call_conv_p0011_s2_znone, @match_conv_p1100_s1_znone -> @call_conv_p1100_s1_znone, @match_conv_p1100_s2_znone -> @call_conv_p1100_s2_znone, @match_conv_p2222_s1_znone -> @call_conv_p2222_s1_znone, @match_conv_p2222_s2_znone -> @call_conv_p2222_s2_znone, @match_conv_p4151_s1_znone -> @call_conv_p4151_s1_znone, @match_conv_p4151_s2_znone -> @call_conv_p4151_s2_znone, @match_dwconv_p0000_s1_zxy -> @call_dwconv_p0000_s1_zxy, @match_dwconv_p0000_s2_zxy -> @call_dwconv_p0000_s2_zxy, @match_dwconv_p1111_s1_zxy -> @call_dwconv_p1111_s1_zxy, @match_dwconv_p1111_s2_zxy -> @call_dwconv_p1111_s2_zxy, @match_dwconv_p0011_s1_zxy -> @call_dwconv_p0011_s1_zxy, @match_dwconv_p0011_s2_zxy -> @call_dwconv_p0011_s2_zxy, @match_dwconv_p1100_s1_zxy -> @call_dwconv_p1100_s1_zxy, @match_dwconv_p1100_s2_zxy -> @call_dwconv_p1100_s2_zxy, @match_dwconv_p2222_s1_zxy -> @call_dwconv_p2222_s1_zxy, @match_dwconv_p2222_s2_zxy -> @call_dwconv_p2222_s2_zxy, @match_dwconv_p4151_s1_zxy -> @call_dwconv_p4151_s1_zxy, @match_dwconv_p4151_s2_zxy -> @call_dwconv_p4151_s2_zxy, @match_dwconv_p0000_s1_zx -> @call_dwconv_p0000_s1_zx, @match_dwconv_p0000_s2_zx -> @call_dwconv_p0000_s2_zx, @match_dwconv_p1111_s1_zx -> @call_dwconv_p1111_s1_zx, @match_dwconv_p1111_s2_zx -> @call_dwconv_p1111_s2_zx, @match_dwconv_p0011_s1_zx -> @call_dwconv_p0011_s1_zx, @match_dwconv_p0011_s2_zx -> @call_dwconv_p0011_s2_zx, @match_dwconv_p1100_s1_zx -> @call_dwconv_p1100_s1_zx, @match_dwconv_p1100_s2_zx -> @call_dwconv_p1100_s2_zx, @match_dwconv_p2222_s1_zx -> @call_dwconv_p2222_s1_zx, @match_dwconv_p2222_s2_zx -> @call_dwconv_p2222_s2_zx, @match_dwconv_p4151_s1_zx -> @call_dwconv_p4151_s1_zx, @match_dwconv_p4151_s2_zx -> @call_dwconv_p4151_s2_zx, @match_dwconv_p0000_s1_zy -> @call_dwconv_p0000_s1_zy, @match_dwconv_p0000_s2_zy -> @call_dwconv_p0000_s2_zy, @match_dwconv_p1111_s1_zy -> @call_dwconv_p1111_s1_zy, @match_dwconv_p1111_s2_zy -> @call_dwconv_p1111_s2_zy, @match_dwconv_p0011_s1_zy -> @call_dwconv_p0011_s1_zy, @match_dwconv_p0011_s2_zy -> @call_dwconv_p0011_s2_zy, @match_dwconv_p1100_s1_zy -> @call_dwconv_p1100_s1_zy, @match_dwconv_p1100_s2_zy -> @call_dwconv_p1100_s2_zy, @match_dwconv_p2222_s1_zy -> @call_dwconv_p2222_s1_zy, @match_dwconv_p2222_s2_zy -> @call_dwconv_p2222_s2_zy, @match_dwconv_p4151_s1_zy -> @call_dwconv_p4151_s1_zy, @match_dwconv_p4151_s2_zy -> @call_dwconv_p4151_s2_zy, @match_dwconv_p0000_s1_znone -> @call_dwconv_p0000_s1_znone, @match_dwconv_p0000_s2_znone -> @call_dwconv_p0000_s2_znone, @match_dwconv_p1111_s1_znone -> @call_dwconv_p1111_s1_znone, @match_dwconv_p1111_s2_znone -> @call_dwconv_p1111_s2_znone, @match_dwconv_p0011_s1_znone -> @call_dwconv_p0011_s1_znone, @match_dwconv_p0011_s2_znone -> @call_dwconv_p0011_s2_znone, @match_dwconv_p1100_s1_znone -> @call_dwconv_p1100_s1_znone, @match_dwconv_p1100_s2_znone -> @call_dwconv_p1100_s2_znone, @match_dwconv_p2222_s1_znone -> @call_dwconv_p2222_s1_znone, @match_dwconv_p2222_s2_znone -> @call_dwconv_p2222_s2_znone, @match_dwconv_p4151_s1_znone -> @call_dwconv_p4151_s1_znone, @match_dwconv_p4151_s2_znone -> @call_dwconv_p4151_s2_znone : (!transform.any_op) -> (!transform.any_op)
     }
     transform.apply_dce to %module : !transform.any_op
     transform.yield
