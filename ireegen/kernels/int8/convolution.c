@@ -1,5 +1,7 @@
 // NCHW int8 convolution and depthwise convolution with ONNX Runtime's
 // rounding; the zero padding is done by skipping, not by a padded copy.
+#include <string.h>
+
 #include "dot.h"
 #include "ireegen_int8.h"
 #include "requantize.h"
@@ -39,20 +41,23 @@ void ireegen_i8_convolution(const int8_t* x, size_t x_offset, const int8_t* w,
       int8_t* out = y + b * f * oh * ow;
       for (size_t oy = 0; oy < oh; ++oy) {
         for (size_t ox = 0; ox < ow; ++ox) {
+          // The taps of this pixel that fall inside the image (the same for
+          // every channel); the rest of the column stays 0.
+          size_t ky0, ky1, kx0, kx1;
+          ireegen_i8_taps(oy, stride, pad_top, h, kh, &ky0, &ky1);
+          ireegen_i8_taps(ox, stride, pad_left, wd, kw, &kx0, &kx1);
+          const int full = ky0 == 0 && ky1 == kh && kx0 == 0 && kx1 == kw;
+          if (!full) memset(column, 0, length * sizeof column[0]);
           int16_t* col = column;
-          for (size_t ci = 0; ci < c; ++ci) {
+          for (size_t ci = 0; ci < c; ++ci, col += kh * kw) {
             const int8_t* plane = image + ci * h * wd;
-            for (size_t ky = 0; ky < kh; ++ky) {
-              const size_t iy = oy * stride + ky;  // row in the padded input
-              for (size_t kx = 0; kx < kw; ++kx) {
-                const size_t ix = ox * stride + kx;
-                const int inside = iy >= pad_top && iy - pad_top < h &&
-                                   ix >= pad_left && ix - pad_left < wd;
-                *col++ = inside ? (int16_t)(plane[(iy - pad_top) * wd +
-                                                  (ix - pad_left)] -
-                                            x_zero)
-                                : 0;
-              }
+            for (size_t ky = ky0; ky < ky1; ++ky) {
+              // kx >= kx0 keeps the column index >= 0 (see the plain loop).
+              const int8_t* row = plane + (oy * stride + ky - pad_top) * wd +
+                                  (ox * stride + kx0 - pad_left);
+              int16_t* dst = col + ky * kw + kx0;
+              for (size_t kx = 0; kx < kx1 - kx0; ++kx)
+                dst[kx] = (int16_t)(row[kx] - x_zero);
             }
           }
           ireegen_i8_column_interleave(column, length);
