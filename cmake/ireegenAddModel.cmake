@@ -96,7 +96,7 @@ endmacro()
 function(ireegen_add_model target)
   set(_one SRC NAME EXECUTION_MODEL EXECUTABLE_FORMAT MODULE_FORMAT DATA_FORMAT TARGET_TRIPLE
            TARGET_CPU TARGET_CPU_FEATURES OUTPUT_DIR CONSTANTS_SECTION ARENA_SECTION OPTIMIZE_FOR VERIFY
-           VERIFY_INPUTS)
+           VERIFY_INPUTS KERNELS)
   cmake_parse_arguments(PARSE_ARGV 1 _ARG "GENERATE_ONLY" "${_one}" "FLAGS;INPUT_SHAPES;INPUT_VALUES")
   if(_ARG_UNPARSED_ARGUMENTS)
     list(JOIN _ARG_UNPARSED_ARGUMENTS " " _unknown)
@@ -221,6 +221,17 @@ function(ireegen_add_model target)
   if(IREEGEN_IREE_COMPILE)
     list(APPEND _args "--iree-compile=${IREEGEN_IREE_COMPILE}")
   endif()
+  # KERNELS <spec.json>: your own C kernels (docs/kernels.md). `resolve`
+  # checks the spec and lists its files (KERNEL_FILES), which the step
+  # depends on; the spec itself re-configures when it changes.
+  if(_ARG_KERNELS)
+    get_filename_component(_kernels "${_ARG_KERNELS}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+    if(NOT EXISTS "${_kernels}" OR IS_DIRECTORY "${_kernels}")
+      message(FATAL_ERROR "ireegen_add_model(${target}): KERNELS ${_kernels} is not a file")
+    endif()
+    list(APPEND _args --kernels "${_kernels}")
+    set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${_kernels}")
+  endif()
 
   # Validate and learn the outputs now, with the same tables emit uses.
   # The answer is data, read line by line; nothing of it is evaluated as
@@ -280,7 +291,7 @@ function(ireegen_add_model target)
     OUTPUT ${_IREEGEN_OUTPUTS}
     COMMAND "${IREEGEN_PYTHON_EXECUTABLE}" -m ireegen emit "${_src}" -o "${_outdir}" --name "${_ARG_NAME}" ${_args}
             ${_emit_only_args} ${_cache_args}
-    DEPENDS "${_src}" ${_IREEGEN_MODEL_FILES} ${_verify_inputs} "${_options_file}" ${_IREEGEN_GENERATOR_FILES} ${_IREEGEN_COMPILER_FILES}
+    DEPENDS "${_src}" ${_IREEGEN_MODEL_FILES} ${_IREEGEN_KERNEL_FILES} ${_verify_inputs} "${_options_file}" ${_IREEGEN_GENERATOR_FILES} ${_IREEGEN_COMPILER_FILES}
     WORKING_DIRECTORY "${_IREEGEN_CMAKE_DIR}"
     COMMENT "ireegen: generating ${_ARG_NAME} (${_IREEGEN_EXECUTION_MODEL}, ${_IREEGEN_EXECUTABLE_FORMAT}, ${_IREEGEN_MODULE_FORMAT}) from ${_ARG_SRC}"
     VERBATIM)

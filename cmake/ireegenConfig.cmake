@@ -15,6 +15,7 @@
 #                     [INPUT_SHAPES <onnx input>=<dims>...]
 #                     [INPUT_VALUES <onnx input>=<v>[,<v>...]...]
 #                     [VERIFY ON|OFF|STRICT] [VERIFY_INPUTS <x.npz>]
+#                     [KERNELS <spec.json>]
 #                     [OUTPUT_DIR <dir>] [GENERATE_ONLY]
 #                     [CONSTANTS_SECTION <section>] [ARENA_SECTION <section>]
 #                     [OPTIMIZE_FOR speed|size])

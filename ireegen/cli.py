@@ -78,6 +78,16 @@ def _add_input_shape_arg(p) -> None:
     )
 
 
+def _add_kernels_arg(p) -> None:
+    p.add_argument(
+        "--kernels",
+        type=Path,
+        metavar="SPEC",
+        help="link your own C kernels into the executables: SPEC is a JSON file naming the C sources, "
+        "the transform-dialect match spec and C flags per target (docs/kernels.md)",
+    )
+
+
 def _add_cache_args(p) -> None:
     p.add_argument(
         "--cache",
@@ -210,6 +220,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="absolute tolerance of the verification, relative to each output's largest magnitude "
         "(default: %(default)s)",
     )
+    _add_kernels_arg(emit)
     _add_cache_args(emit)
 
     resolve = sub.add_parser(
@@ -220,6 +231,7 @@ def build_parser() -> argparse.ArgumentParser:
     resolve.add_argument("--src", help="the model, to list the files it reads (an ONNX model's external data)")
     _add_input_shape_arg(resolve)
     _add_mode_args(resolve)
+    _add_kernels_arg(resolve)
 
     par = sub.add_parser(
         "parity",
@@ -266,6 +278,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="what every mode is also compared with: async (default), or ONNX Runtime for an .onnx model",
     )
     _add_input_shape_arg(par)
+    _add_kernels_arg(par)
     par.add_argument("--json", metavar="REPORT", help="also write the report as JSON")
     par.add_argument("--iree-flag", action="append", default=[], metavar="FLAG", help="pass FLAG to iree-compile")
     par.add_argument("--iree-compile", help="iree-compile of the IREE release to check (default: installed)")
@@ -373,6 +386,7 @@ def _cmd_emit(args) -> int:
         input_shapes=input_shapes,
         input_values=input_values,
         cache=cache,
+        kernels=args.kernels,
     )
     section = result.manifest["verification"]
     origin = f" from the cache at {cache.label}" if result.from_cache else ""
@@ -424,7 +438,7 @@ def _cmd_resolve(args) -> int:
             keyword = "INPUT_SHAPES (--input-shape)" if input_shapes else "INPUT_VALUES (--input-value)"
             raise UsageError(f"{keyword}: applies to .onnx models only")
         check_input_shapes(args.src, input_shapes, input_values)
-    text = resolve(args.name, config, Path(args.output_dir), args.iree_compile, args.src)
+    text = resolve(args.name, config, Path(args.output_dir), args.iree_compile, args.src, args.kernels)
     sys.stdout.flush()
     sys.stdout.buffer.write(text.encode("utf-8"))  # UTF-8 whatever the locale: CMake reads it so
     sys.stdout.buffer.flush()
@@ -455,6 +469,7 @@ def _cmd_parity(args) -> int:
         input_shapes=_input_shapes(args),
         input_values=_input_values(args),
         reference=args.reference,
+        kernels=args.kernels,
     )
     print(report.table())
     if args.json:

@@ -116,7 +116,18 @@ def model_files(src) -> list:
     return [src.as_posix()]
 
 
-def resolve(name: str, config: Config, outdir: Path, compiler_path: str | None, src=None) -> str:
+def kernel_files(spec_path, config: Config) -> list:
+    """--kernels SPEC (CMake KERNELS): SPEC and the files it names, checked as emit checks them."""
+    if spec_path is None:
+        return []
+    from ireegen.compile.kernel_link import check_config
+    from ireegen.frontend.kernel_spec import load_kernel_spec
+
+    check_config(config)
+    return [p.as_posix() for p in load_kernel_spec(spec_path).files()]
+
+
+def resolve(name: str, config: Config, outdir: Path, compiler_path: str | None, src=None, kernels=None) -> str:
     """The answer in FORMAT (the module docstring)."""
     check_name(name)
     if src:
@@ -147,6 +158,7 @@ def resolve(name: str, config: Config, outdir: Path, compiler_path: str | None, 
         "COMPILER_FILES": _cmake_paths(compiler_files(compiler.path), "the compiler's file"),
         "COMPILER_VERSION": compiler.version,
         "MODEL_FILES": _cmake_paths(model_files(src), "the model's file"),
+        "KERNEL_FILES": _cmake_paths(kernel_files(kernels, config), "KERNELS file"),
     }
     lines = [FORMAT]
     for key, value in values.items():

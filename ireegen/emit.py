@@ -21,6 +21,7 @@ from ireegen.common.faults import fault_point
 from ireegen.common.progress import progress
 from ireegen.compile.compile_model import check_extra_flags, compile_model, vm_module_name
 from ireegen.compile.compiler import Compiler, find_compiler
+from ireegen.compile.kernel_link import KernelLink
 from ireegen.compile.size_limits import check_tensor_sizes
 from ireegen.config.modes import Config
 from ireegen.config.targets import check_target
@@ -39,6 +40,16 @@ class EmitResult:
     files: list = field(default_factory=list)
     manifest: dict = field(default_factory=dict)
     from_cache: bool = False
+
+
+def prepare_kernels(spec_path, config: Config) -> KernelLink:
+    """A --kernels SPEC, checked with the toolchain that builds it, before any work."""
+    from ireegen.cbuild.kernels import kernel_link, kernel_toolchain
+    from ireegen.frontend.kernel_spec import load_kernel_spec
+
+    link = kernel_link(load_kernel_spec(spec_path))
+    kernel_toolchain(config)
+    return link
 
 
 def module_dependencies(module_path: Path, module_format: str) -> list:
@@ -62,7 +73,7 @@ def _library_queries(header: Path) -> list:
     return re.findall(r"^([^\s/#].*?_library_query)\(", header.read_text(), re.M)
 
 
-def _inputs(model_path: Path, verify: VerifyOptions) -> list:
+def _inputs(model_path: Path, verify: VerifyOptions, kernels=None) -> list:
     """(what, path) of every file emit reads: no output may land on one."""
     inputs = [("the model", model_path)]
     if model_path.suffix == ".onnx":
@@ -71,6 +82,8 @@ def _inputs(model_path: Path, verify: VerifyOptions) -> list:
         inputs += [("its external data file", f) for f in model_dependencies(model_path)[1:]]
     if verify.enabled and verify.inputs is not None:
         inputs.append(("--verify-inputs", Path(verify.inputs)))
+    if kernels is not None:
+        inputs += [("a --kernels file", f) for f in kernels.spec.files()]
     return inputs
 
 
@@ -86,6 +99,7 @@ def _cached(
     input_shapes,
     verify,
     input_values,
+    kernels,
 ):
     """The EmitResult of writing OUTDIR from `cache`; None on a miss, or
     when the model or a file it needs cannot be read (a local emit's checks
@@ -98,7 +112,16 @@ def _cached(
     if expect is None:
         return None
     key = content_key(
-        model_path, name, config, extra_flags, compiler, apply_workarounds, input_shapes, source, input_values
+        model_path,
+        name,
+        config,
+        extra_flags,
+        compiler,
+        apply_workarounds,
+        input_shapes,
+        source,
+        input_values,
+        kernels.spec.to_json() if kernels else None,
     )
     hit = cache.lookup(key, list(output_files(name, config).values()), expect)
     if hit is None:
@@ -122,6 +145,7 @@ def emit(
     input_shapes: dict | None = None,
     input_values: dict | None = None,
     cache: Cache | None = None,
+    kernels=None,
 ) -> EmitResult:
     """Compiles `model_path` for `config` and writes the C library into
     `outdir`, after checking that it computes what async computes (verify.py;
@@ -130,7 +154,9 @@ def emit(
     `input_shapes` ({input name: dims}) pins symbolic dimensions of an ONNX
     model; `input_values` ({input name: values}) makes its inputs constants.
     With a `cache` (output/cache.py), a cached output for the content key is
-    written instead of compiling, and a compiled one is uploaded."""
+    written instead of compiling, and a compiled one is uploaded.  `kernels`
+    (a --kernels SPEC path, or the KernelLink of one) links the user's own
+    kernels into the executables (docs/kernels.md)."""
     if not str(outdir).strip():
         raise UsageError("-o: the output directory is an empty path")
     model_path = check_model_path(model_path)
@@ -141,7 +167,9 @@ def emit(
     if not isinstance(verify, VerifyOptions):
         verify = VerifyOptions(enabled=bool(verify))
     check_target(config.target, compiler)
-    check_emit_target(outdir, [*output_files(name, config).values(), MANIFEST], _inputs(model_path, verify))
+    if kernels is not None and not isinstance(kernels, KernelLink):
+        kernels = prepare_kernels(kernels, config)
+    check_emit_target(outdir, [*output_files(name, config).values(), MANIFEST], _inputs(model_path, verify, kernels))
     if cache is not None:
         # A hit is an earlier emit of exactly these inputs, which passed
         # every check below: it skips them (and the model's import) too.
@@ -157,6 +185,7 @@ def emit(
             input_shapes,
             verify,
             input_values,
+            kernels,
         )
         if hit is not None:
             return hit
@@ -185,18 +214,28 @@ def emit(
             verify=VerifyOptions(enabled=False),
             input_shapes=input_shapes,
             input_values=input_values,
+            kernels=kernels,
         )
 
     source = source_json(model_path, input_shapes, input_values)
     key = content_key(
-        model_path, name, config, extra_flags, compiler, apply_workarounds, input_shapes, source, input_values
+        model_path,
+        name,
+        config,
+        extra_flags,
+        compiler,
+        apply_workarounds,
+        input_shapes,
+        source,
+        input_values,
+        kernels.spec.to_json() if kernels else None,
     )
     # The templates compile while iree-compile runs.
     templates = threading.Thread(target=preload, daemon=True)
     templates.start()
     with staging_dir(outdir) as staging:
         progress("compiling", f"{model_path.name} with iree-compile ({summary(config)})")
-        compiled = compile_model(model, name, config, extra_flags, compiler, staging, apply_workarounds)
+        compiled = compile_model(model, name, config, extra_flags, compiler, staging, apply_workarounds, kernels)
         fault_point("after-compile")
         progress("rendering", "C sources")
         templates.join()
@@ -264,6 +303,7 @@ def emit(
             "iree_workarounds": compiled.workarounds,
             **({"onnx_rewrites": list(model.onnx_rewrites)} if model.onnx_rewrites else {}),
             "static_library_queries": library_queries,
+            **({"kernels": {**kernels.spec.to_json(), "dispatches": compiled.kernel_calls}} if kernels else {}),
             **extra_manifest,
             "functions": [fn.to_json() for fn in functions],
             "files": [
@@ -286,6 +326,7 @@ def emit(
             apply_workarounds,
             emit_twin,
             verify_inputs,
+            kernels,
         )
         upload = snapshot(staging, list(files.values()), manifest) if cache is not None else None
         progress("writing", str(outdir))

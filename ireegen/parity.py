@@ -41,6 +41,8 @@ from ireegen.frontend.models import load_model
 
 REFERENCES = ("async", "onnxruntime")  # --reference: what every mode is also compared with
 DEFAULT_MODES = ("async", "inline-static", "inline-dynamic")
+# --kernels: every mode but the reference links them, and its label says so.
+KERNELS_SUFFIX = "+kernels"
 
 __all__ = [
     "DEFAULT_MODES",
@@ -98,9 +100,12 @@ def prepare_mode(
     runtimeless_target: dict | None = None,
     input_shapes: dict | None = None,
     input_values: dict | None = None,
+    kernels=None,
 ) -> Subject:
     """Compiles one mode with its default formats for the host; runtimeless
-    for `runtimeless_target` (triple, cpu, emulator; default the host)."""
+    for `runtimeless_target` (triple, cpu, emulator; default the host).
+    `kernels` (a KernelLink) links the user's kernels (--kernels)."""
+    label = f"{mode}{KERNELS_SUFFIX}" if kernels is not None else mode
     config = make_config(mode)
     if not config.execution_model.has_vm_module:
         target = runtimeless_target or {}
@@ -116,14 +121,17 @@ def prepare_mode(
             verify=False,
             input_shapes=input_shapes,
             input_values=input_values,
+            kernels=kernels,
         )
         try:
             runner = build_runner(workdir / "out", workdir / "build", emulator=target.get("emulator"))
         except RunError as e:
             raise IreegenFailure(f"building the emitted C failed: {e}") from None
-        return runner_subject(mode, runner)
-    compiled = compile_model(model, "parity", config, extra_flags, toolchain.compiler, workdir, apply_workarounds)
-    return module_subject(mode, workdir / compiled.module_file, toolchain.runtime)
+        return runner_subject(label, runner)
+    compiled = compile_model(
+        model, "parity", config, extra_flags, toolchain.compiler, workdir, apply_workarounds, kernels
+    )
+    return module_subject(label, workdir / compiled.module_file, toolchain.runtime)
 
 
 class IreegenFailure(Exception):
@@ -152,6 +160,7 @@ def parity(
     input_shapes: dict | None = None,
     reference: str = REFERENCE,
     input_values: dict | None = None,
+    kernels=None,
 ) -> Report:
     """Runs the parity check; see the module docstring.  `runtimeless_target`
     ({"triple", "cpu", "emulator"}, each optional) builds and runs the
@@ -159,7 +168,9 @@ def parity(
     other modes run on the host.  `input_shapes` pins an ONNX model's
     symbolic dimensions and `input_values` makes its inputs constants
     (ONNX Runtime is fed them); `reference="onnxruntime"` also compares every mode,
-    async included, with ONNX Runtime."""
+    async included, with ONNX Runtime.  `kernels` (a --kernels SPEC) links
+    the user's kernels into every mode, async too (`async+kernels`), and
+    compares them with async without them."""
     modes = list(modes)
     if reference not in REFERENCES:
         raise UsageError(f"--reference {reference!r}: choose from {', '.join(REFERENCES)}")
@@ -173,6 +184,16 @@ def parity(
     if REFERENCE not in modes:
         modes.insert(0, REFERENCE)
     modes = list(dict.fromkeys(modes))
+    link = None
+    if kernels is not None:
+        from ireegen.cbuild.kernels import kernel_link
+        from ireegen.frontend.kernel_spec import load_kernel_spec
+
+        link = kernel_link(load_kernel_spec(kernels))
+    # (row label, execution model, kernels)
+    runs = [(m, m, None) for m in modes if link is None or m == REFERENCE]
+    if link is not None:
+        runs += [(f"{m}{KERNELS_SUFFIX}", m, link) for m in modes]
     toolchain = toolchain or toolchain_from()
     model = load_model(model_path, input_shapes, toolchain.compiler, input_values, onnx_rewrites=apply_workarounds)
     everything = list(model.functions)
@@ -186,15 +207,16 @@ def parity(
     if save_outputs is not None:
         save_outputs = _check_writable_dir(Path(save_outputs))
 
-    report = Report(str(model_path), toolchain.compiler.version, toolchain.description, modes, reference=reference)
+    labels = [label for label, _, _ in runs]
+    report = Report(str(model_path), toolchain.compiler.version, toolchain.description, labels, reference=reference)
     with tempfile.TemporaryDirectory(prefix="ireegen-parity-") as tmp:
         subjects = {}
-        for mode in modes:
-            workdir = Path(tmp) / mode
+        for label, mode, with_kernels in runs:
+            workdir = Path(tmp) / label
             workdir.mkdir()
-            progress("compiling", f"{Path(model_path).name} for {mode}")
+            progress("compiling", f"{Path(model_path).name} for {label}")
             try:
-                subjects[mode] = prepare_mode(
+                subjects[label] = prepare_mode(
                     mode,
                     model,
                     model_path,
@@ -205,13 +227,14 @@ def parity(
                     runtimeless_target,
                     input_shapes,
                     input_values,
+                    with_kernels,
                 )
             except IreegenError as e:
-                report.compile_errors[mode] = str(e)
+                report.compile_errors[label] = str(e)
             except IreegenFailure as e:
-                report.ireegen_errors[mode] = str(e)
+                report.ireegen_errors[label] = str(e)
             except Exception as e:  # noqa: BLE001 - ireegen's own failure: this mode's row, not the end
-                report.ireegen_errors[mode] = f"{type(e).__name__}: {e}"
+                report.ireegen_errors[label] = f"{type(e).__name__}: {e}"
         extra = None
         if reference == "onnxruntime":
             from ireegen.frontend.onnx_import import input_value_arrays

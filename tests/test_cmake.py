@@ -181,11 +181,13 @@ def test_parallel_build_of_four_models(tmp_path, generator):
             "SRC m1.mlir BOGUS 1",
             "unknown argument(s) BOGUS 1; the keywords are SRC NAME EXECUTION_MODEL "
             "EXECUTABLE_FORMAT MODULE_FORMAT DATA_FORMAT TARGET_TRIPLE TARGET_CPU TARGET_CPU_FEATURES OUTPUT_DIR "
-            "CONSTANTS_SECTION ARENA_SECTION OPTIMIZE_FOR VERIFY VERIFY_INPUTS FLAGS INPUT_SHAPES INPUT_VALUES GENERATE_ONLY",
+            "CONSTANTS_SECTION ARENA_SECTION OPTIMIZE_FOR VERIFY VERIFY_INPUTS KERNELS FLAGS INPUT_SHAPES INPUT_VALUES "
+            "GENERATE_ONLY",
         ),
         ("NAME x", "SRC <model file> is required"),
         ("SRC missing.mlir", "missing.mlir does not exist"),
         ("SRC m1.mlir VERIFY_INPUTS nothere.npz", "VERIFY_INPUTS"),
+        ("SRC m1.mlir KERNELS nothere.json", "KERNELS"),
         (
             "SRC m1.mlir EXECUTION_MODEL inline-static EXECUTABLE_FORMAT static-library",
             "inline-static cannot use --executable-format static-library",

@@ -359,8 +359,30 @@ def _onnx_bug_models():
         [helper.make_tensor_value_info("x", 1, [6, 3])],
         [helper.make_tensor_value_info("y", 1, [6, 1])],
     )
+    svc = helper.make_graph(
+        [
+            helper.make_node(
+                "SVMClassifier",
+                ["x"],
+                ["label", "scores"],
+                name="svc",
+                domain="ai.onnx.ml",
+                classlabels_ints=[7, 8, 9],
+                vectors_per_class=[2, 1, 2],
+                support_vectors=rng.standard_normal(15).astype(np.float32).tolist(),
+                coefficients=rng.standard_normal(10).astype(np.float32).tolist(),
+                rho=[0.1, -0.2, 0.05],
+                kernel_type="RBF",
+                kernel_params=[0.4, 0.0, 3.0],
+            )
+        ],
+        "svc",
+        [helper.make_tensor_value_info("x", 1, [6, 3])],
+        [helper.make_tensor_value_info("label", 7, [6]), helper.make_tensor_value_info("scores", 1, [6, 3])],
+    )
     legalize = "failed to legalize operation 'torch.operator'"
     return {
+        "svm-classifier-as-votes": (svc, (6, 3), legalize),
         "tree-ensemble-classifier-as-traversal": (forest, (6, 3), legalize),
         "tree-ensemble-classifier-as-traversal/binary-logistic": (boosted, (6, 3), legalize),
         "tree-ensemble-regressor-as-traversal": (regressor, (6, 3), legalize),
@@ -403,6 +425,7 @@ def _onnx_bug_models():
         "scaler-as-arithmetic",
         "linear-regressor-as-gemm",
         "svm-regressor-as-kernels",
+        "svm-classifier-as-votes",
     ],
 )
 def test_onnx_patterns_raw_iree_rejects_are_rewritten(tmp_path, case):

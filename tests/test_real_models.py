@@ -500,6 +500,8 @@ KINDS = {
     "forest_regressor": ("diabetes", lambda: ensemble.RandomForestRegressor(20, random_state=0)),
     "svr": ("diabetes", lambda: svm.SVR(C=50)),
     "linear": ("diabetes", lambda: linear_model.Ridge()),
+    "svc": ("digits", lambda: svm.SVC()),
+    "scaled_svc": ("cancer", lambda: pipeline.make_pipeline(preprocessing.StandardScaler(), svm.SVC())),
 }
 dataset, make = KINDS[sys.argv[3]]
 X, y = DATA[dataset](return_X_y=True)
@@ -507,7 +509,7 @@ X = X.astype(np.float32)
 cut = len(X) * 5 // 6
 est = make().fit(X[:cut], y[:cut])
 last = est.steps[-1][1] if hasattr(est, "steps") else est
-options = {id(last): {"zipmap": False}} if hasattr(last, "predict_proba") else None
+options = {id(last): {"zipmap": False}} if hasattr(last, "classes_") else None
 onnx.save(to_onnx(est, X[:1], options=options, target_opset=17), sys.argv[1])
 np.savez(sys.argv[2], X=X[cut:], y=y[cut:])
 """
@@ -522,6 +524,9 @@ SKLEARN_REWRITES = {
     "forest_regressor": ["tree-ensemble-regressor-as-traversal"],
     "svr": ["svm-regressor-as-kernels"],
     "linear": ["linear-regressor-as-gemm"],
+    # skl2onnx turns the pairs' votes into one-against-rest scores with 90 ArrayFeatureExtractors.
+    "svc": ["array-feature-extractor-as-gather", "svm-classifier-as-votes"],
+    "scaled_svc": ["scaler-as-arithmetic", "svm-classifier-as-votes"],
 }
 
 
@@ -546,7 +551,7 @@ def test_sklearn_model(tmp_path, sklearn_path, kind):
     shape = f"X={X.shape[0]}x{X.shape[1]}"
     fn, runner, vm = _both(model, tmp_path, "skl", "--input-shape", shape, "--verify-inputs", tmp_path / "verify.npz")
     manifest = json.loads((tmp_path / "skl" / "manifest.json").read_text())
-    assert manifest["onnx_rewrites"] == [{"rewrite": r, "nodes": 1} for r in SKLEARN_REWRITES[kind]]
+    assert [r["rewrite"] for r in manifest["onnx_rewrites"]] == SKLEARN_REWRITES[kind]
     want = _ort(model).run(None, {"X": X})
     for mode, got in _outputs(fn, runner, vm, [X]).items():
         for g, w in zip(got, want):
@@ -564,8 +569,9 @@ def test_sklearn_model(tmp_path, sklearn_path, kind):
 
 
 def test_an_sklearn_op_ireegen_does_not_rewrite_is_refused_naming_it(tmp_path):
-    """An SVMClassifier (skl2onnx's SVC): refused before IREE's lowering, in
-    one line naming the node and what ireegen rewrites instead."""
+    """An SVMClassifier with a probability model (prob_a, prob_b: SVC with
+    probability=True): refused before IREE's lowering, in one line naming
+    the node and the form ireegen rewrites."""
     from onnx import helper
 
     node = helper.make_node(
@@ -580,6 +586,8 @@ def test_an_sklearn_op_ireegen_does_not_rewrite_is_refused_naming_it(tmp_path):
         vectors_per_class=[1, 1],
         rho=[0.1],
         kernel_type="LINEAR",
+        prob_a=[-1.5],
+        prob_b=[0.2],
     )
     graph = helper.make_graph(
         [node],
@@ -593,4 +601,5 @@ def test_an_sklearn_op_ireegen_does_not_rewrite_is_refused_naming_it(tmp_path):
     proc = run_cli("emit", path, "-o", tmp_path / "out", "--execution-model", "runtimeless")
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
     assert "node 'svc' (ai.onnx.ml.SVMClassifier): IREE 3.13 lowers no ai.onnx.ml op" in proc.stderr
-    assert "TreeEnsembleClassifier" in proc.stderr and not (tmp_path / "out").exists()
+    assert "in this form: support vectors, integer labels, no probability model" in proc.stderr
+    assert not (tmp_path / "out").exists()

@@ -21,14 +21,11 @@ from pathlib import Path
 
 from ireegen.common.errors import UsageError
 
+from .kernels import kernel_footprint, kernel_table_lines
 from .native_run import load_manifest
-from .toolchains import toolchain_for
+from .toolchains import binutil, toolchain_for
 
 SIZE_CFLAGS = ("-Os", "-std=c11", "-ffunction-sections", "-fdata-sections")
-
-
-def _tool(cc: str, name: str) -> str:
-    return cc[: -len("gcc")] + name if cc.endswith("gcc") else name
 
 
 def _run(cmd) -> str:
@@ -65,7 +62,7 @@ def linked_sizes(cc: str, cflags, objects: dict, roots) -> tuple:
         _run(cmd)
         text = mapfile.read_text()
         undefined = sorted(
-            {line.split()[-1] for line in _run([_tool(cc, "nm"), "-u", str(elf)]).splitlines() if line.strip()}
+            {line.split()[-1] for line in _run([binutil(cc, "nm"), "-u", str(elf)]).splitlines() if line.strip()}
         )
     by_path = {str(p): role for role, p in objects.items()}
     sizes = {role: {"flash": 0, "ram": 0} for role in objects}
@@ -155,7 +152,7 @@ def measure(outdir, objects=(), cc: str | None = None, cflags=SIZE_CFLAGS) -> di
     )
     name = manifest["name"]
     roles = {f["role"]: outdir / f["path"] for f in manifest["files"]}
-    nm_tool, objdump_tool = _tool(toolchain.cc, "nm"), _tool(toolchain.cc, "objdump")
+    nm_tool, objdump_tool = binutil(toolchain.cc, "nm"), binutil(toolchain.cc, "objdump")
     with tempfile.TemporaryDirectory(prefix="ireegen-size-") as tmp:
         built = {}
         for role in ("runtime-source", "constants-source"):
@@ -191,6 +188,7 @@ def measure(outdir, objects=(), cc: str | None = None, cflags=SIZE_CFLAGS) -> di
         instance = symbol_size(nm_tool, glue, f"{name}__default_instance") or 0
         readable = target["triple"].startswith(("thumb", "arm", "riscv"))
         frames = dispatch_frames(objdump_tool, executables) if readable else {}
+        kernels = kernel_footprint(manifest, nm_tool, executables)
     arena = manifest["runtimeless"]["arena"]["size"]
     glue_stack = max((stack.get(f["c_symbol"], 0) for f in manifest["functions"]), default=0) + stack.get(
         f"{name}__dispatch", 0
@@ -210,6 +208,7 @@ def measure(outdir, objects=(), cc: str | None = None, cflags=SIZE_CFLAGS) -> di
         "ram": {**ram, "total": sum(v for v in ram.values() if v)},
         "stack_detail": {"glue": glue_stack, "deepest_dispatch": max(frames.values(), default=0) if readable else None},
         "c_library": undefined,  # what the model needs from libc/libm/libgcc, not counted
+        **({"kernels": kernels} if kernels else {}),  # --kernels (kernels.py)
     }
 
 
@@ -228,6 +227,7 @@ def table(report: dict) -> str:
             if stack is not None
             else "not measured for this target"
         ),
+        *kernel_table_lines(report),
         f"  plus from the C library: {', '.join(report['c_library']) or 'nothing'}",
     ]
     return "\n".join(lines)

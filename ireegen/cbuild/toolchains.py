@@ -103,6 +103,11 @@ def _bare_metal_toolchain(triple, cpu, cc, emulator, need_emulator, cpu_features
     )
 
 
+def binutil(cc: str, name: str) -> str:
+    """The binutils program `name` (nm, objcopy ...) that goes with the compiler `cc`."""
+    return cc[: -len("gcc")] + name if cc.endswith("gcc") else name
+
+
 def _require(program: str, what: str) -> None:
     if not program or shutil.which(program) is None:
         raise UsageError(f"{program}: not found; it is {what}")

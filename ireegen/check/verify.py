@@ -107,11 +107,13 @@ def runnable_twin(config: Config) -> tuple:
     return twin, reasons
 
 
-def _vm_subject(model, name, config, staging, module_file, extra_flags, compiler, workdir, apply_workarounds) -> tuple:
+def _vm_subject(
+    model, name, config, staging, module_file, extra_flags, compiler, workdir, apply_workarounds, kernels
+) -> tuple:
     twin, reasons = runnable_twin(config)
     if twin == config:
         return module_subject(config.execution_model.name, Path(staging) / module_file, None), twin, reasons
-    compiled = compile_model(model, name, twin, extra_flags, compiler, workdir, apply_workarounds)
+    compiled = compile_model(model, name, twin, extra_flags, compiler, workdir, apply_workarounds, kernels)
     return module_subject(config.execution_model.name, workdir / compiled.module_file, None), twin, reasons
 
 
@@ -172,11 +174,15 @@ def verify(
     apply_workarounds=True,
     emit_twin: Callable[[Config, Path], None] | None = None,
     given: dict | None = None,
+    kernels=None,
 ) -> dict:
     """Runs the emitted code against async; returns the manifest's
     `verification` section, or raises VerificationError.  `emit_twin(config,
     outdir)` emits the same model, unverified, for another configuration:
-    runtimeless C for this machine when the target's cannot run here."""
+    runtimeless C for this machine when the target's cannot run here.
+    With `kernels` (--kernels) the subject links the user's kernels and
+    the reference does not: a kernel that computes something else than the
+    ops it replaced is refused like any other difference."""
     if not options.enabled:
         return {"verified": False, "reason": "--no-verify"}
     label = config.execution_model.name
@@ -186,12 +192,21 @@ def verify(
         (tmp / "reference").mkdir()
         if config.execution_model.has_vm_module:
             subject, ran, reasons = _vm_subject(
-                model, name, config, staging, module_file, extra_flags, compiler, tmp / "subject", apply_workarounds
+                model,
+                name,
+                config,
+                staging,
+                module_file,
+                extra_flags,
+                compiler,
+                tmp / "subject",
+                apply_workarounds,
+                kernels,
             )
         else:
             subject, ran, reasons = _runtimeless_subject(config, staging, manifest, tmp / "subject", emit_twin)
         ref_config = reference_config()
-        if ran == ref_config:
+        if ran == ref_config and kernels is None:
             return {
                 "verified": True,
                 "reference": describe(ref_config),
@@ -206,8 +221,10 @@ def verify(
                 f"(use --no-verify to emit unverified):\n{e}"
             ) from None
         reference = module_subject(REFERENCE, tmp / "reference" / compiled.module_file, None)
-        report = Report(str(model_path), compiler.version, "iree-base-runtime", [REFERENCE, label])
-        subjects = {REFERENCE: reference, label: subject}
+        # The subject's row: async with kernels is not the reference async.
+        row = f"{label}+kernels" if kernels is not None else label
+        report = Report(str(model_path), compiler.version, "iree-base-runtime", [REFERENCE, row])
+        subjects = {REFERENCE: reference, row: subject}
         run_subjects(
             report,
             [f.function for f in functions],
@@ -219,10 +236,14 @@ def verify(
             scale_atol=True,
         )
     if not report.agrees:
+        why = (
+            f"the kernels of {kernels.spec.path} compute something else than the ops they replace, see docs/kernels.md"
+            if kernels is not None
+            else "see docs/known-iree-issues.md"
+        )
         raise VerificationError(
             f"{model_path}: --execution-model {label} ({describe(config)}) computes different numbers from "
-            f"async, so nothing was written (see docs/known-iree-issues.md; --no-verify skips this check):\n"
-            + report.table()
+            f"async, so nothing was written ({why}; --no-verify skips this check):\n" + report.table()
         )
     idle = not_exercised(report, functions)
     if idle and options.strict:
@@ -253,7 +274,7 @@ def verify(
                         "range": r.value_range,
                     }
                     for r in report.rows
-                    if r.function == f.name and r.mode == label
+                    if r.function == f.name and r.mode == row
                 },
             }
             for f in functions

@@ -12,9 +12,11 @@ from ireegen.config.modes import Config
 from ireegen.frontend.models import LoadedModel
 from ireegen.output.layout import output_files
 
+from . import kernel_link
 from .compiler import Compiler
 from .emitc_order import canonical_ref_copies
 from .executable_names import prefix_executables
+from .kernel_link import KernelCalls, KernelLink
 from .refusals import check_emitc_names, check_refusals
 from .workarounds import applicable_workarounds, compile_with_workarounds
 
@@ -75,6 +77,8 @@ class CompiledModule:
     # False when the program dispatches nothing (Identity, Reshape, ...): the
     # executables object then holds no library the program uses.
     has_executables: bool = True
+    # --kernels: which dispatch calls which of the user's kernels (kernel_link.py).
+    kernel_calls: list | None = None
 
     @property
     def module_file(self) -> str:
@@ -89,6 +93,7 @@ def compile_model(
     compiler: Compiler,
     workdir: Path,
     apply_workarounds=True,
+    kernels: KernelLink | None = None,
 ) -> CompiledModule:
     """Compiles `model` into `workdir` (the module, and for static-library the
     executables' .o/.h); the model's VM module is named after `name`.
@@ -96,7 +101,8 @@ def compile_model(
     for this model (refusals.py).  `apply_workarounds=False` gives the raw
     compiler's output, without workarounds or refusals (to show that an IREE
     bug is still there); a collection of workaround names applies only those
-    (to show one bug with the others worked around), without refusals."""
+    (to show one bug with the others worked around), without refusals.
+    `kernels` links a user's own kernels (--kernels, kernel_link.py)."""
     check_emitc_names(model, str(model.path), config.module_format)
     if apply_workarounds is True:
         check_refusals(model, str(model.path), config.execution_model.name, config.module_format)
@@ -109,6 +115,10 @@ def compile_model(
     files = {r: f for r, f in output_files(name, config).items() if r in _COMPILER_OUTPUTS}
     static_object = files.get("executables-object")
     flags = config.compile_flags(static_object) + list(extra_flags)
+    calls = KernelCalls()
+    if kernels is not None:
+        kernel_link.stage_inputs(kernels, config, workdir)
+        flags += kernel_link.compile_flags()
     compiled = CompiledModule(files, flags)
     output = compiled.module_file
     diagnostics_name = model.path.name
@@ -120,21 +130,30 @@ def compile_model(
     # A static library's entry points are global C symbols: they get the
     # model's prefix (executable_names.py).
     stream_rewrites = [functools.partial(prefix_executables, prefix=name)] if static_object else []
-    if workarounds or stream_rewrites:
-        compile_with_workarounds(
-            compiler,
-            source,
-            output,
-            compiled.flags,
-            workdir,
-            diagnostics_name,
-            config.execution_model.name,
-            workarounds,
-            stream_rewrites,
-        )
-    else:
-        compiler.compile(source, output, compiled.flags, diagnostics_name, cwd=workdir)
+    if kernels is not None:
+        stream_rewrites.append(functools.partial(kernel_link.link_at_stream, calls=calls, config=config))
+    with kernel_link.explained_failures(kernels):
+        if workarounds or stream_rewrites:
+            compile_with_workarounds(
+                compiler,
+                source,
+                output,
+                compiled.flags,
+                workdir,
+                diagnostics_name,
+                config.execution_model.name,
+                workarounds,
+                stream_rewrites,
+            )
+        else:
+            compiler.compile(source, output, compiled.flags, diagnostics_name, cwd=workdir)
     (workdir / source).unlink()
+    if kernels is not None:
+        kernel_link.cleanup(workdir)
+        kernel_link.check_matched(kernels, calls, diagnostics_name)
+        if static_object and calls.dispatches:
+            kernel_link.finish_static(kernels, config, workdir, static_object)
+        compiled.kernel_calls = calls.to_json()
     if static_object and not (workdir / static_object).exists():
         compiled.has_executables = False
         _write_unused_executables(name, config, compiler, workdir, files, model.path.name)

@@ -49,31 +49,32 @@ def _is_absolute(location: str) -> bool:
     )
 
 
-def contained_file(model_path: Path, location: str, what: str = "external data file") -> Path:
+def contained_file(model_path: Path, location: str, what: str = "external data file", owner: str = "model") -> Path:
     """`model_path.parent / location`, refused in one line unless it is a
-    regular file inside the model's directory (the rules above)."""
+    regular file inside the model's directory (the rules above); `owner`
+    names the file in messages (a kernel spec reads its sources the same way)."""
     model_path = Path(model_path)
     if not isinstance(location, str) or not location or "\0" in location:
         raise UsageError(f"{model_path}: its {what} location {shown(str(location))} is not a file name")
     if _is_absolute(location):
         raise UsageError(
             f"{model_path}: its {what} location {shown(location)} is absolute; "
-            "it must be relative to the model's directory"
+            f"it must be relative to the {owner}'s directory"
         )
     base = os.path.realpath(model_path.parent)
     real = os.path.realpath(os.path.join(base, location))
     if os.path.commonpath([base, real]) != base or real == base:
         # The same words whether or not the target exists: no oracle.
         raise UsageError(
-            f"{model_path}: its {what} location {shown(location)} leads outside the model's directory; "
-            "ireegen reads external data only from inside it"
+            f"{model_path}: its {what} location {shown(location)} leads outside the {owner}'s directory; "
+            "ireegen reads no file outside it"
         )
     path = model_path.parent / location
     if os.path.islink(path):
         # Inside, but onnx reads no data through a link (nor does ireegen).
         raise UsageError(
             f"{model_path}: its {what} {shown(location)} is a symbolic link; "
-            "external data must be a regular file (copy it in place of the link)"
+            f"a {what} must be a regular file (copy it in place of the link)"
         )
     try:
         st = os.stat(real)

@@ -13,7 +13,8 @@ refusal names the node.
   for as many steps as the deepest tree; leaves point to themselves.  Then
   the leaf weights are gathered and summed over the trees.
 - SVMRegressor: the kernel against every support vector, weighted and
-  summed.
+  summed; SVMClassifier: the one-against-one votes of every pair of
+  classes.
 """
 
 from __future__ import annotations
@@ -501,7 +502,7 @@ def svm_regressor_as_kernels(model, shapes: dict, values: dict) -> int:
 # What ireegen rewrites of each ai.onnx.ml op (onnx_rewrites.REWRITES), for
 # the refusal of a node left as written.
 REWRITTEN_FORMS = {
-    "ArrayFeatureExtractor": "any",
+    "ArrayFeatureExtractor": "an input of known rank",
     "LinearClassifier": "integer labels, one score per class",
     "Normalizer": "L1, L2 or MAX over the rows of a 2-D input",
     "Scaler": "a 2-D float or integer input, as many offsets as scales (one, or one per column)",
@@ -510,6 +511,7 @@ REWRITTEN_FORMS = {
     "or two scored by class id 0",
     "TreeEnsembleRegressor": "SUM or AVERAGE, no post-transform, one branch mode, float or integer input",
     "SVMRegressor": "no post-transform, a 2-D float or integer input",
+    "SVMClassifier": "support vectors, integer labels, no probability model (prob_a), no post-transform",
 }
 HINTS = {
     "ZipMap": "convert the model without it (skl2onnx: options={id(model): {'zipmap': False}})",
@@ -531,3 +533,80 @@ def unrewritten_ml_node(model) -> str | None:
             help_text = f"ireegen rewrites only {', '.join(sorted(REWRITTEN_FORMS))}"
         return f"node {name!r} (ai.onnx.ml.{node.op_type}): IREE 3.13 lowers no ai.onnx.ml op; {help_text}"
     return None
+
+
+def svm_classifier_as_votes(model, shapes: dict, values: dict) -> int:
+    """`SVMClassifier` with support vectors, integer labels and no
+    probability model (skl2onnx's SVC, NuSVC): ONNX Runtime's one-against-one
+    scheme.  Every pair of classes (i, j) scores the kernels of both
+    classes' support vectors with its coefficients, plus its rho; a positive
+    score is a vote for i, else for j; the label is the first class with the
+    most votes, and the scores are the pairs' (two classes: -s and s)."""
+    types = _elem_types(model)
+
+    def build(node, out_nodes):
+        a = node_attrs(node)
+        x = node.input[0]
+        rows = _rows(shapes, x)
+        labels = list(a.get("classlabels_ints") or [])
+        per_class = [int(v) for v in a.get("vectors_per_class") or []]
+        coef = np.asarray(a.get("coefficients") or [], np.float32)
+        vectors = np.asarray(a.get("support_vectors") or [], np.float32)
+        rho = np.asarray(a.get("rho") or [], np.float32)
+        classes, count = len(labels), sum(per_class)
+        pairs = [(i, j) for i in range(classes) for j in range(i + 1, classes)]
+        if (
+            rows is None
+            or classes < 2
+            or a.get("prob_a")
+            or _text(a.get("post_transform"), "NONE") != "NONE"
+            or len(per_class) != classes
+            or not count
+            or vectors.size != count * rows[1]
+            or coef.size != (classes - 1) * count
+            or rho.size < len(pairs)
+        ):
+            return False
+        starts = np.concatenate([[0], np.cumsum(per_class)[:-1]]).astype(int)
+        coef = coef.reshape(classes - 1, count)
+        # pair_coefficients[v, p]: support vector v's weight in pair p's score.
+        pair_coefficients = np.zeros((count, len(pairs)), np.float32)
+        for p, (i, j) in enumerate(pairs):
+            mine, theirs = slice(starts[i], starts[i] + per_class[i]), slice(starts[j], starts[j] + per_class[j])
+            pair_coefficients[mine, p] = coef[j - 1, mine]
+            pair_coefficients[theirs, p] = coef[i, theirs]
+        b = NodeBuilder(model.graph, out_nodes, f"{node.name or 'svc'}/ireegen.svc")
+        xf = _float_input(b, x, types)
+        if xf is None:
+            return False
+        k = _kernel(
+            b, _text(a.get("kernel_type"), "LINEAR"), a.get("kernel_params") or [], xf, vectors.reshape(count, rows[1])
+        )
+        if k is None:
+            return False
+        scores = b.op(
+            "Add", b.op("MatMul", k, b.const("pair_coefficients", pair_coefficients)), b.const("rho", rho[: len(pairs)])
+        )
+        label_out, score_out = (list(node.output) + ["", ""])[:2]
+        if label_out:
+            for_first = np.zeros((len(pairs), classes), np.float32)
+            for_second = np.zeros((len(pairs), classes), np.float32)
+            for p, (i, j) in enumerate(pairs):
+                for_first[p, i], for_second[p, j] = 1, 1
+            positive = b.op("Cast", b.op("Greater", scores, b.const("zero", np.array(0, np.float32))), to=FLOAT)
+            negative = b.op("Sub", b.const("one", np.array(1, np.float32)), positive)
+            votes = b.op(
+                "Add",
+                b.op("MatMul", positive, b.const("votes_first", for_first)),
+                b.op("MatMul", negative, b.const("votes_second", for_second)),
+            )
+            best = b.op("ArgMax", votes, axis=1, keepdims=0)
+            b.op("Gather", b.const("labels", np.asarray(labels, np.int64)), best, axis=0, out=label_out)
+        if score_out:
+            if classes == 2:
+                b.op("Concat", b.op("Neg", scores), scores, axis=1, out=score_out)
+            else:
+                b.op("Identity", scores, out=score_out)
+        return True
+
+    return _rewrite_each(model, "SVMClassifier", build)

@@ -333,6 +333,7 @@ REWRITES = (
     ("tree-ensemble-classifier-as-traversal", onnx_ml_rewrites.tree_ensemble_classifier_as_traversal),
     ("tree-ensemble-regressor-as-traversal", onnx_ml_rewrites.tree_ensemble_regressor_as_traversal),
     ("svm-regressor-as-kernels", onnx_ml_rewrites.svm_regressor_as_kernels),
+    ("svm-classifier-as-votes", onnx_ml_rewrites.svm_classifier_as_votes),
 )
 
 
@@ -347,30 +348,41 @@ REWRITTEN_OPS = (
     "TreeEnsembleClassifier",
     "TreeEnsembleRegressor",
     "SVMRegressor",
+    "SVMClassifier",
 )
 
 
+MAX_ROUNDS = 4  # a rewrite can give the next one the shape it needs (an ml op's result)
+
+
 def apply_rewrites(model) -> list:
-    """Applies the table to `model` in place; returns
-    [{"rewrite": name, "nodes": count}] of those that matched."""
+    """Applies the table to `model` in place, again while a round rewrote
+    something (a later row's replacement can give an earlier row the static
+    shape it needs); returns [{"rewrite": name, "nodes": count}] of those
+    that matched, in the table's order."""
+    from onnx import helper
+
     from .onnx_fold import declare_initializers, static_shapes
 
     default = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), None)
     if default is not None and default < MIN_DEFAULT_OPSET:
         return []  # the replacements use the input forms of Pad, Unsqueeze and ReduceSum (opset 13)
-    applied = []
-    for name, rewrite in REWRITES:
-        if not any(n.op_type in REWRITTEN_OPS for n in model.graph.node):
+    counts = {}
+    for _ in range(MAX_ROUNDS):
+        before = sum(counts.values())
+        for name, rewrite in REWRITES:
+            if not any(n.op_type in REWRITTEN_OPS for n in model.graph.node):
+                break
+            shapes = static_shapes(model)
+            values = {t.name: t for t in model.graph.initializer}
+            count = rewrite(model, shapes, values)
+            if count:
+                counts[name] = counts.get(name, 0) + count
+                if default is None:  # an ai.onnx.ml-only model: its replacements are default-domain ops
+                    model.opset_import.append(helper.make_opsetid("", MIN_DEFAULT_OPSET))
+                    default = MIN_DEFAULT_OPSET
+        if sum(counts.values()) == before:
             break
-        shapes = static_shapes(model)
-        values = {t.name: t for t in model.graph.initializer}
-        count = rewrite(model, shapes, values)
-        if count:
-            applied.append({"rewrite": name, "nodes": count})
-    if applied:
+    if counts:
         declare_initializers(model)
-        if default is None:  # an ai.onnx.ml-only model: its replacements are default-domain ops
-            from onnx import helper
-
-            model.opset_import.append(helper.make_opsetid("", MIN_DEFAULT_OPSET))
-    return applied
+    return [{"rewrite": name, "nodes": counts[name]} for name, _ in REWRITES if name in counts]

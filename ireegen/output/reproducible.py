@@ -66,8 +66,13 @@ def content_key_inputs(
     input_shapes: dict | None = None,
     external_data: dict | None = None,
     input_values: dict | None = None,
+    kernels: dict | None = None,
 ) -> dict:
+    # --kernels: SPEC and every file it names, by content (absent without
+    # --kernels, so that other keys stay what they were).
+    extra = {"kernels": kernels} if kernels else {}
     return {
+        **extra,
         "schema": KEY_SCHEMA,
         "source_sha256": source_sha256,
         "external_data_sha256": dict(sorted((external_data or {}).items())),
@@ -98,6 +103,7 @@ def content_key(
     input_shapes=None,
     source: dict | None = None,
     input_values=None,
+    kernels: dict | None = None,
 ) -> str:
     """sha256 over the canonical JSON of content_key_inputs(); `source` is
     source_json()'s description of the model, when the caller has it."""
@@ -113,6 +119,7 @@ def content_key(
         input_shapes,
         external_data,
         input_values,
+        kernels,
     )
     text = json.dumps(inputs, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()
