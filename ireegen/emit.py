@@ -146,6 +146,7 @@ def emit(
     input_values: dict | None = None,
     cache: Cache | None = None,
     kernels=None,
+    builtin_kernels: bool = True,
 ) -> EmitResult:
     """Compiles `model_path` for `config` and writes the C library into
     `outdir`, after checking that it computes what async computes (verify.py;
@@ -156,7 +157,9 @@ def emit(
     With a `cache` (output/cache.py), a cached output for the content key is
     written instead of compiling, and a compiled one is uploaded.  `kernels`
     (a --kernels SPEC path, or the KernelLink of one) links the user's own
-    kernels into the executables (docs/kernels.md)."""
+    kernels into the executables (docs/kernels.md); without it, ireegen's
+    own int8 kernels are linked for a QDQ int8 model on a Cortex-M, unless
+    `builtin_kernels` is False (cbuild/int8_kernels.py)."""
     if not str(outdir).strip():
         raise UsageError("-o: the output directory is an empty path")
     model_path = check_model_path(model_path)
@@ -169,6 +172,10 @@ def emit(
     check_target(config.target, compiler)
     if kernels is not None and not isinstance(kernels, KernelLink):
         kernels = prepare_kernels(kernels, config)
+    elif kernels is None and builtin_kernels:
+        from ireegen.cbuild.int8_kernels import default_kernels
+
+        kernels = default_kernels(model_path, config)
     check_emit_target(outdir, [*output_files(name, config).values(), MANIFEST], _inputs(model_path, verify, kernels))
     if cache is not None:
         # A hit is an earlier emit of exactly these inputs, which passed

@@ -4,7 +4,10 @@ equal ONNX Runtime's int8 operators bit for bit.
 The kernels are compiled for the host with the C compiler and called
 through ctypes on random shapes, zero points, scales, weights and inputs;
 the reference is ONNX Runtime's own QGemm and QLinearConv on the same int8
-tensors.  The committed match spec is what its generator writes.
+tensors.  Then QDQ models made by onnxruntime's quantize_static go through
+emit: on a Cortex-M4 under qemu (the kernels on by default, the DSP path)
+and on the host (the portable path), outputs equal to ONNX Runtime's.  The
+committed match spec is what its generator writes.
 """
 
 from __future__ import annotations
@@ -155,3 +158,126 @@ def test_convolution_equals_onnxruntime(lib, depthwise):
             ctypes.c_uint32(_bits(sy)), ctypes.c_int32(int(zy)),
         )  # fmt: skip
         assert np.array_equal(y, expected), f"case {case}: {sizes} pads {pt, pl, pb, pr}"
+
+
+# --- end to end: QDQ models through emit, against ONNX Runtime ------------
+
+# name -> (op, input shape, weight shape, pads, stride); pads as ONNX's
+# (top, left, bottom, right).  Batches of 4 and 2: one run checks several
+# inputs.
+QDQ_MODELS = {
+    "fc": ("Gemm", (4, 96), (24, 96), None, 1),
+    "conv_same": ("Conv", (2, 5, 9, 7), (12, 5, 3, 3), (1, 1, 1, 1), 1),
+    "conv_stride2": ("Conv", (2, 6, 9, 10), (8, 6, 3, 3), (0, 0, 1, 1), 2),
+    "depthwise": ("Conv", (2, 16, 7, 9), (16, 1, 3, 3), (1, 1, 1, 1), 1),
+    "pointwise": ("Conv", (2, 16, 6, 6), (20, 16, 1, 1), (0, 0, 0, 0), 1),
+}
+
+
+def _qdq_model(path: Path, op, x_shape, w_shape, pads, stride) -> Path:
+    """A one-operator float model quantized by onnxruntime's quantize_static
+    (QDQ, per tensor, int8 activations and weights, seeded calibration)."""
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+
+    rng = np.random.default_rng(len(path.stem))
+    w = onnx.numpy_helper.from_array((rng.standard_normal(w_shape) * 0.3).astype(np.float32), "w")
+    b = onnx.numpy_helper.from_array((rng.standard_normal(w_shape[0]) * 0.2).astype(np.float32), "b")
+    if op == "Gemm":
+        node = helper.make_node("Gemm", ["x", "w", "b"], ["y"], transB=1)
+        y_shape = [x_shape[0], w_shape[0]]
+    else:
+        group = x_shape[1] if w_shape[1] == 1 and w_shape[0] == x_shape[1] else 1
+        node = helper.make_node("Conv", ["x", "w", "b"], ["y"], pads=list(pads), strides=[stride] * 2, group=group)
+        oh = (x_shape[2] + pads[0] + pads[2] - w_shape[2]) // stride + 1
+        ow = (x_shape[3] + pads[1] + pads[3] - w_shape[3]) // stride + 1
+        y_shape = [x_shape[0], w_shape[0], oh, ow]
+    graph = helper.make_graph(
+        [node],
+        path.stem,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x_shape))],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, y_shape)],
+        [w, b],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    float_path = path.with_name(path.stem + "_float.onnx")
+    onnx.save(model, float_path)
+
+    class Calibration(CalibrationDataReader):
+        def __init__(self):
+            self.batches = iter([{"x": rng.standard_normal(x_shape).astype(np.float32)} for _ in range(4)])
+
+        def get_next(self):
+            return next(self.batches, None)
+
+    quantize_static(
+        str(float_path),
+        str(path),
+        Calibration(),
+        quant_format=QuantFormat.QDQ,
+        per_channel=False,
+        activation_type=QuantType.QInt8,
+        weight_type=QuantType.QInt8,
+    )
+    return path
+
+
+def _check_against_onnxruntime(model: Path, outdir: Path, runs: int):
+    from ireegen.cbuild.native_run import build_runner
+
+    session = ort.InferenceSession(str(model), providers=["CPUExecutionProvider"])
+    x_shape = session.get_inputs()[0].shape
+    runner = build_runner(outdir, outdir.parent / (outdir.name + "-build"))
+    function = next(iter(runner.functions))
+    rng = np.random.default_rng(7)
+    for run in range(runs):
+        # Scaled so that some inputs saturate the int8 range.
+        x = (rng.standard_normal(x_shape) * rng.uniform(0.5, 4)).astype(np.float32)
+        got, _ = runner.call(function, [x])
+        expected = session.run(None, {"x": x})[0]
+        assert np.array_equal(got[0], expected), (
+            f"{model.name} run {run}: {np.count_nonzero(got[0] != expected)} differ"
+        )
+
+
+@pytest.mark.parametrize("name", sorted(QDQ_MODELS))
+def test_qdq_model_on_cortex_m4_equals_onnxruntime(tmp_path, name):
+    """On by default for a QDQ int8 model on a Cortex-M: the DSP path,
+    compiled by arm-none-eabi-gcc and run under qemu-system-arm."""
+    missing = [t for t in ("arm-none-eabi-gcc", "qemu-system-arm") if shutil.which(t) is None]
+    if missing:
+        pytest.skip(f"{', '.join(missing)} not installed")
+    from ireegen.config.modes import make_config
+    from ireegen.emit import emit
+
+    model = _qdq_model(tmp_path / f"{name}.onnx", *QDQ_MODELS[name])
+    result = emit(model, tmp_path / "out", make_config("runtimeless", target_cpu="cortex-m4"), name="m")
+    calls = result.manifest["kernels"]["dispatches"]
+    assert len(calls) == 1 and calls[0]["kernels"][0].startswith("ireegen_i8_"), calls
+    _check_against_onnxruntime(model, tmp_path / "out", runs=3)
+
+
+def test_qdq_model_on_the_host_with_the_kernels_equals_onnxruntime(tmp_path):
+    """The portable C path through IREE: the host, the kernels asked for by
+    --kernels (they are on by default only on a Cortex-M)."""
+    from ireegen.cbuild.int8_kernels import spec_path
+    from ireegen.config.modes import make_config
+    from ireegen.emit import emit
+
+    for name in ("conv_stride2", "depthwise", "fc"):
+        model = _qdq_model(tmp_path / f"{name}.onnx", *QDQ_MODELS[name])
+        out = tmp_path / f"out-{name}"
+        result = emit(model, out, make_config("runtimeless"), name="m", kernels=spec_path())
+        assert result.manifest["kernels"]["dispatches"], name
+        _check_against_onnxruntime(model, out, runs=4)
+
+
+def test_no_builtin_kernels_and_other_targets_keep_irees_code(tmp_path):
+    from ireegen.cbuild.int8_kernels import default_kernels, is_qdq_int8
+    from ireegen.config.modes import make_config
+
+    model = _qdq_model(tmp_path / "fc.onnx", *QDQ_MODELS["fc"])
+    assert is_qdq_int8(model) and not is_qdq_int8(tmp_path / "fc_float.onnx")
+    assert default_kernels(model, make_config("runtimeless", target_cpu="cortex-m4")) is not None
+    assert default_kernels(tmp_path / "fc_float.onnx", make_config("runtimeless", target_cpu="cortex-m4")) is None
+    assert default_kernels(model, make_config("runtimeless")) is None  # the host
