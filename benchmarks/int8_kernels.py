@@ -3,13 +3,14 @@ and equality with ONNX Runtime, with and without the kernels.
 
 Builds small QDQ int8 models of one operator each (onnxruntime's
 quantize_static, per tensor, QInt8 activations and weights, a seeded
-calibration set), emits each runtimeless for --target-cpu cortex-m4 with
-IREE's own code and with --kernels ireegen/kernels/int8/kernels.json, runs
-both under qemu-system-arm (mps2-an386) counting instructions with
-benchmarks/qemu_insn_count.c, and compares the int8 outputs with ONNX
-Runtime's on seeded random inputs.
+calibration set), or takes QDQ int8 ONNX files, emits each runtimeless for
+--target-cpu cortex-m4 with IREE's own code (--no-builtin-kernels) and with
+the int8 kernels (on by default), runs both under qemu-system-arm
+(mps2-an386) counting instructions with benchmarks/qemu_insn_count.c,
+reports flash and stack from `ireegen size`, and compares the outputs with
+ONNX Runtime's on seeded random inputs.
 
-    python benchmarks/int8_kernels.py [--repeat 4] [--inputs 8]
+    python benchmarks/int8_kernels.py [--repeat 4] [--inputs 8] [MODEL_int8.onnx ...]
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
-KERNELS = ROOT / "ireegen" / "kernels" / "int8" / "kernels.json"
 
 # name -> (nodes, input shape, output shape, initializers as (name, shape))
 MODELS = {
@@ -107,7 +107,7 @@ def main() -> int:
         rng = np.random.default_rng(1)
         inputs = [rng.standard_normal(x_shape).astype(np.float32) * 2 for _ in range(args.inputs)]
         row = {"model": label}
-        for variant, extra in (("iree", []), ("kernels", ["--kernels", str(KERNELS)])):
+        for variant, extra in (("iree", ["--no-builtin-kernels"]), ("kernels", [])):
             out = work / f"{model.stem}-{variant}"
             cmd = [sys.executable, "-m", "ireegen", "emit", str(model), "-o", str(out), "--name", "m"]
             cmd += ["--execution-model", "runtimeless", "--target-cpu", "cortex-m4", *extra]
