@@ -281,3 +281,6 @@ def test_no_builtin_kernels_and_other_targets_keep_irees_code(tmp_path):
     assert default_kernels(model, make_config("runtimeless", target_cpu="cortex-m4")) is not None
     assert default_kernels(tmp_path / "fc_float.onnx", make_config("runtimeless", target_cpu="cortex-m4")) is None
     assert default_kernels(model, make_config("runtimeless")) is None  # the host
+    # A file that is no ONNX model is left to the import's one-line error.
+    (tmp_path / "bad.onnx").write_bytes(b"\x08garbage")
+    assert not is_qdq_int8(tmp_path / "bad.onnx")

@@ -30,7 +30,10 @@ def is_qdq_int8(model_path: Path) -> bool:
         return False
     import onnx
 
-    model = onnx.load(str(model_path), load_external_data=False)
+    try:
+        model = onnx.load(str(model_path), load_external_data=False)
+    except Exception:  # noqa: BLE001 - not readable here: the import reports it in one line
+        return False
     int8 = {i.name for i in model.graph.initializer if i.data_type == onnx.TensorProto.INT8}
     for node in model.graph.node:
         if node.op_type in ("QuantizeLinear", "DequantizeLinear") and len(node.input) > 2 and node.input[2] in int8:
