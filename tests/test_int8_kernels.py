@@ -240,10 +240,14 @@ def _check_against_onnxruntime(model: Path, outdir: Path, runs: int):
         )
 
 
-@pytest.mark.parametrize("name", sorted(QDQ_MODELS))
-def test_qdq_model_on_cortex_m4_equals_onnxruntime(tmp_path, name):
-    """On by default for a QDQ int8 model on a Cortex-M: the DSP path,
-    compiled by arm-none-eabi-gcc and run under qemu-system-arm."""
+@pytest.mark.parametrize(
+    "cpu,name",
+    [("cortex-m4", n) for n in sorted(QDQ_MODELS)] + [("cortex-m0plus", "conv_stride2"), ("cortex-m0plus", "fc")],
+)
+def test_qdq_model_on_cortex_m_equals_onnxruntime(tmp_path, cpu, name):
+    """On by default for a QDQ int8 model on a Cortex-M, compiled by
+    arm-none-eabi-gcc and run under qemu-system-arm: the DSP path on the
+    M4, the portable C with libgcc's soft float on the M0+."""
     missing = [t for t in ("arm-none-eabi-gcc", "qemu-system-arm") if shutil.which(t) is None]
     if missing:
         pytest.skip(f"{', '.join(missing)} not installed")
@@ -251,7 +255,7 @@ def test_qdq_model_on_cortex_m4_equals_onnxruntime(tmp_path, name):
     from ireegen.emit import emit
 
     model = _qdq_model(tmp_path / f"{name}.onnx", *QDQ_MODELS[name])
-    result = emit(model, tmp_path / "out", make_config("runtimeless", target_cpu="cortex-m4"), name="m")
+    result = emit(model, tmp_path / "out", make_config("runtimeless", target_cpu=cpu), name="m")
     calls = result.manifest["kernels"]["dispatches"]
     assert len(calls) == 1 and calls[0]["kernels"][0].startswith("ireegen_i8_"), calls
     _check_against_onnxruntime(model, tmp_path / "out", runs=3)
