@@ -17,6 +17,36 @@ static void ireegen_i8_taps(size_t out, size_t stride, size_t pad, size_t size,
   if (*hi < *lo) *hi = *lo;
 }
 
+// The column of output pixel (oy, ox): (x - x_zero) over its receptive
+// field in the weights' (c, kh, kw) order, 0 where the field lies in the
+// padding, then interleaved for the dot products (dot.h).
+static void ireegen_i8_fill_column(int16_t* column, const int8_t* image,
+                                   size_t c, size_t h, size_t wd, size_t kh,
+                                   size_t kw, size_t oy, size_t ox,
+                                   size_t stride, size_t pad_top,
+                                   size_t pad_left, int32_t x_zero) {
+  // The taps inside the image are the same for every channel.
+  size_t ky0, ky1, kx0, kx1;
+  ireegen_i8_taps(oy, stride, pad_top, h, kh, &ky0, &ky1);
+  ireegen_i8_taps(ox, stride, pad_left, wd, kw, &kx0, &kx1);
+  const size_t length = c * kh * kw;
+  if (ky0 != 0 || ky1 != kh || kx0 != 0 || kx1 != kw)
+    memset(column, 0, length * sizeof column[0]);
+  int16_t* col = column;
+  for (size_t ci = 0; ci < c; ++ci, col += kh * kw) {
+    const int8_t* plane = image + ci * h * wd;
+    for (size_t ky = ky0; ky < ky1; ++ky) {
+      // kx >= kx0 keeps the column index >= 0 (see the plain loop).
+      const int8_t* row = plane + (oy * stride + ky - pad_top) * wd +
+                          (ox * stride + kx0 - pad_left);
+      int16_t* dst = col + ky * kw + kx0;
+      for (size_t kx = 0; kx < kx1 - kx0; ++kx)
+        dst[kx] = (int16_t)(row[kx] - x_zero);
+    }
+  }
+  ireegen_i8_column_interleave(column, length);
+}
+
 void ireegen_i8_convolution(const int8_t* x, size_t x_offset, const int8_t* w,
                             size_t w_offset, const int32_t* bias,
                             size_t bias_offset, int8_t* y, size_t y_offset,
@@ -34,34 +64,30 @@ void ireegen_i8_convolution(const int8_t* x, size_t x_offset, const int8_t* w,
   if (length <= IREEGEN_I8_COLUMN_MAX) {
     // Per output pixel: its receptive field unpacked once to int16
     // (x - x_zero, 0 in the padding) in the weights' (c, kh, kw) order, then
-    // dotted with every filter.
-    int16_t column[IREEGEN_I8_COLUMN_MAX];
+    // dotted with every filter; two pixels at a time when they fit.
+    int16_t columns[2 * IREEGEN_I8_PAIR_MAX > IREEGEN_I8_COLUMN_MAX
+                        ? 2 * IREEGEN_I8_PAIR_MAX
+                        : IREEGEN_I8_COLUMN_MAX];
+    int16_t* second = columns + length;
+    const int pairs = length <= IREEGEN_I8_PAIR_MAX;
     for (size_t b = 0; b < n; ++b) {
       const int8_t* image = x + b * c * h * wd;
       int8_t* out = y + b * f * oh * ow;
       for (size_t oy = 0; oy < oh; ++oy) {
-        for (size_t ox = 0; ox < ow; ++ox) {
-          // The taps of this pixel that fall inside the image (the same for
-          // every channel); the rest of the column stays 0.
-          size_t ky0, ky1, kx0, kx1;
-          ireegen_i8_taps(oy, stride, pad_top, h, kh, &ky0, &ky1);
-          ireegen_i8_taps(ox, stride, pad_left, wd, kw, &kx0, &kx1);
-          const int full = ky0 == 0 && ky1 == kh && kx0 == 0 && kx1 == kw;
-          if (!full) memset(column, 0, length * sizeof column[0]);
-          int16_t* col = column;
-          for (size_t ci = 0; ci < c; ++ci, col += kh * kw) {
-            const int8_t* plane = image + ci * h * wd;
-            for (size_t ky = ky0; ky < ky1; ++ky) {
-              // kx >= kx0 keeps the column index >= 0 (see the plain loop).
-              const int8_t* row = plane + (oy * stride + ky - pad_top) * wd +
-                                  (ox * stride + kx0 - pad_left);
-              int16_t* dst = col + ky * kw + kx0;
-              for (size_t kx = 0; kx < kx1 - kx0; ++kx)
-                dst[kx] = (int16_t)(row[kx] - x_zero);
-            }
-          }
-          ireegen_i8_column_interleave(column, length);
-          ireegen_i8_filters(column, w, length, f, bias, multiplier, y_zero,
+        size_t ox = 0;
+        for (; pairs && ox + 2 <= ow; ox += 2) {
+          ireegen_i8_fill_column(columns, image, c, h, wd, kh, kw, oy, ox,
+                                 stride, pad_top, pad_left, x_zero);
+          ireegen_i8_fill_column(second, image, c, h, wd, kh, kw, oy, ox + 1,
+                                 stride, pad_top, pad_left, x_zero);
+          ireegen_i8_filters_pair(columns, second, w, length, f, bias,
+                                  multiplier, y_zero, out + oy * ow + ox,
+                                  oh * ow);
+        }
+        for (; ox < ow; ++ox) {
+          ireegen_i8_fill_column(columns, image, c, h, wd, kh, kw, oy, ox,
+                                 stride, pad_top, pad_left, x_zero);
+          ireegen_i8_filters(columns, w, length, f, bias, multiplier, y_zero,
                              out + oy * ow + ox, oh * ow);
         }
       }
