@@ -25,6 +25,16 @@ static void ireegen_i8_fill_column(int16_t* column, const int8_t* image,
                                    size_t kw, size_t oy, size_t ox,
                                    size_t stride, size_t pad_top,
                                    size_t pad_left, int32_t x_zero) {
+  if (kh == 1 && kw == 1 && oy * stride >= pad_top && ox * stride >= pad_left &&
+      oy * stride - pad_top < h && ox * stride - pad_left < wd) {
+    // A pointwise convolution: one value per channel, h * wd apart.
+    const int8_t* src =
+        image + (oy * stride - pad_top) * wd + (ox * stride - pad_left);
+    for (size_t ci = 0; ci < c; ++ci, src += h * wd)
+      column[ci] = (int16_t)(*src - x_zero);
+    ireegen_i8_column_interleave(column, c);
+    return;
+  }
   // The taps inside the image are the same for every channel.
   size_t ky0, ky1, kx0, kx1;
   ireegen_i8_taps(oy, stride, pad_top, h, kh, &ky0, &ky1);
@@ -126,6 +136,48 @@ void ireegen_i8_convolution(const int8_t* x, size_t x_offset, const int8_t* w,
   }
 }
 
+// The int16 (x - x_zero) plane of one channel, padded with zeros, held at
+// most this long on the stack (2.5 KiB).
+#define IREEGEN_I8_PLANE_MAX 1280
+
+// Depthwise 3x3 on one channel through its padded int16 plane: every
+// output pixel is then a full 3x3 dot product, with no edge cases.
+static void ireegen_i8_depthwise_plane3x3(
+    const int8_t* plane, const int8_t* taps, int32_t bias, int8_t* out,
+    size_t h, size_t wd, size_t oh, size_t ow, size_t stride, size_t pad_top,
+    size_t pad_left, int32_t x_zero, float multiplier, int32_t y_zero) {
+  const size_t hp = (oh - 1) * stride + 3,
+               wp = (ow - 1) * stride + 3;  // the rows and columns read
+  int16_t padded[IREEGEN_I8_PLANE_MAX];
+  memset(padded, 0, hp * wp * sizeof padded[0]);
+  for (size_t iy = 0; iy < h && iy + pad_top < hp; ++iy) {
+    int16_t* dst = padded + (iy + pad_top) * wp + pad_left;
+    const int8_t* src = plane + iy * wd;
+    for (size_t ix = 0; ix < wd && ix + pad_left < wp; ++ix)
+      dst[ix] = (int16_t)(src[ix] - x_zero);
+  }
+#if IREEGEN_I8_DSP
+  uint32_t t01[3];
+  for (size_t r = 0; r < 3; ++r)
+    t01[r] = (uint16_t)taps[3 * r] | (uint32_t)(uint16_t)taps[3 * r + 1] << 16;
+#endif
+  for (size_t oy = 0; oy < oh; ++oy) {
+    for (size_t ox = 0; ox < ow; ++ox) {
+      const int16_t* p = padded + oy * stride * wp + ox * stride;
+      int32_t acc = bias;
+      for (size_t r = 0; r < 3; ++r, p += wp) {
+#if IREEGEN_I8_DSP
+        acc = __smlad(ireegen_i8_load32(p), t01[r], acc);
+#else
+        acc += p[0] * taps[3 * r] + p[1] * taps[3 * r + 1];
+#endif
+        acc += p[2] * taps[3 * r + 2];
+      }
+      out[oy * ow + ox] = ireegen_i8_requantize(acc, multiplier, y_zero);
+    }
+  }
+}
+
 void ireegen_i8_depthwise_conv(
     const int8_t* x, size_t x_offset, const int8_t* w, size_t w_offset,
     const int32_t* bias, size_t bias_offset, int8_t* y, size_t y_offset,
@@ -145,6 +197,13 @@ void ireegen_i8_depthwise_conv(
       const int8_t* plane = x + (b * c + ch) * h * wd;
       const int8_t* taps = w + ch * kh * kw;
       int8_t* out = y + (b * c + ch) * oh * ow;
+      if (is3x3 && ((oh - 1) * stride + 3) * ((ow - 1) * stride + 3) <=
+                       IREEGEN_I8_PLANE_MAX) {
+        ireegen_i8_depthwise_plane3x3(plane, taps, bias[ch], out, h, wd, oh, ow,
+                                      stride, pad_top, pad_left, x_zero,
+                                      multiplier, y_zero);
+        continue;
+      }
       // Inside the image, sum (x - x_zero) * t = sum x * t - x_zero * sum t.
       int32_t tap_sum = 0;
       for (size_t i = 0; i < kh * kw; ++i) tap_sum += taps[i];
