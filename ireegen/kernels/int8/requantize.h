@@ -23,6 +23,26 @@ static inline float ireegen_i8_multiplier(uint32_t x_scale, uint32_t w_scale,
          ireegen_i8_float(y_scale);
 }
 
+#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP && defined(__ARM_FP) && \
+    (__ARM_FP & 4)
+#include <arm_acle.h>
+
+// Cores with the DSP extension and a single-precision FPU (M4F, M7, M33):
+// VCVTR converts with the FPSCR's rounding, round to nearest even (the
+// reset default, which C code does not change), saturating to int32; then
+// a saturating add of the zero point and SSAT to 8 bits clamp.  Clamping
+// after rounding equals ONNX Runtime's clamping before it, the bounds
+// being integers.
+static inline int8_t ireegen_i8_requantize(int32_t acc, float multiplier,
+                                           int32_t y_zero) {
+  const float v = (float)acc * multiplier;
+  float rounded;
+  __asm__("vcvtr.s32.f32 %0, %1" : "=t"(rounded) : "t"(v));
+  int32_t r;
+  memcpy(&r, &rounded, sizeof r);
+  return (int8_t)__ssat(__qadd(r, y_zero), 8);
+}
+#else
 static inline int8_t ireegen_i8_requantize(int32_t acc, float multiplier,
                                            int32_t y_zero) {
   float v = (float)acc * multiplier;
@@ -37,5 +57,6 @@ static inline int8_t ireegen_i8_requantize(int32_t acc, float multiplier,
   memcpy(&bits, &v, sizeof bits);
   return (int8_t)((int32_t)(bits - 0x4B400000u) + y_zero);
 }
+#endif
 
 #endif  // IREEGEN_INT8_REQUANTIZE_H_
