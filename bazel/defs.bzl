@@ -89,6 +89,7 @@ def _emit_impl(ctx):
         ("--target-cpu", ctx.attr.target_cpu),
         ("--target-cpu-features", ctx.attr.target_cpu_features),
         ("--optimize-for", ctx.attr.optimize_for),
+        ("--tune", ctx.attr.tune),
     ]:
         if value:
             args.add(flag + "=" + value)
@@ -140,6 +141,8 @@ ireegen_emit = rule(
         "target_cpu": attr.string(),
         "target_cpu_features": attr.string(),
         "optimize_for": attr.string(),
+        # A Bazel action is hermetic: no timed search unless asked for.
+        "tune": attr.string(default = "off"),
         "flags": attr.string_list(),
         "input_shapes": attr.string_list(),
         "input_values": attr.string_list(),

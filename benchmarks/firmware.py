@@ -40,7 +40,8 @@ from ireegen.config.modes import OPTIMIZE_FOR  # noqa: E402
 def plugin(workdir: Path) -> Path:
     lib = workdir / "libinsn_count.so"
     subprocess.run(
-        ["cc", "-shared", "-fPIC", "-O2", str(ROOT / "benchmarks" / "qemu_insn_count.c"), "-o", str(lib)], check=True
+        ["cc", "-shared", "-fPIC", "-O2", str(ROOT / "ireegen" / "cbuild" / "qemu_insn_count.c"), "-o", str(lib)],
+        check=True,
     )
     return lib
 
@@ -117,7 +118,7 @@ def main() -> int:
                 )
     print(
         f"\n{args.cpu} on qemu-system-arm {emulator_command(CORES[args.cpu])[2]}; objects at -Os; instructions counted "
-        f"by benchmarks/qemu_insn_count.c ((repeat {args.repeat}+1) - (repeat 1)) / {args.repeat}"
+        f"by ireegen/cbuild/qemu_insn_count.c ((repeat {args.repeat}+1) - (repeat 1)) / {args.repeat}"
     )
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=2) + "\n")

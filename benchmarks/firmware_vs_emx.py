@@ -5,7 +5,7 @@ emx-onnx-cgen (pip) writes for the same model as ONNX (Gemm, Relu, Gemm).
 Both measured the same way: objects at -Os for the core, linked with
 --gc-sections from the model's entry points (the C library not counted;
 footprint.linked_sizes), and instructions per inference under
-qemu-system-arm with benchmarks/qemu_insn_count.c.  Prints figures.
+qemu-system-arm with ireegen/cbuild/qemu_insn_count.c.  Prints figures.
 
     pip install emx-onnx-cgen onnx && python benchmarks/firmware_vs_emx.py
 """

@@ -96,7 +96,7 @@ endmacro()
 function(ireegen_add_model target)
   set(_one SRC NAME EXECUTION_MODEL EXECUTABLE_FORMAT MODULE_FORMAT DATA_FORMAT TARGET_TRIPLE
            TARGET_CPU TARGET_CPU_FEATURES OUTPUT_DIR CONSTANTS_SECTION ARENA_SECTION OPTIMIZE_FOR VERIFY
-           VERIFY_INPUTS KERNELS)
+           VERIFY_INPUTS KERNELS TUNE)
   cmake_parse_arguments(PARSE_ARGV 1 _ARG "GENERATE_ONLY" "${_one}" "FLAGS;INPUT_SHAPES;INPUT_VALUES")
   if(_ARG_UNPARSED_ARGUMENTS)
     list(JOIN _ARG_UNPARSED_ARGUMENTS " " _unknown)
@@ -208,6 +208,11 @@ function(ireegen_add_model target)
   endforeach()
   if(_ARG_OPTIMIZE_FOR)
     list(APPEND _args "--optimize-for=${_ARG_OPTIMIZE_FOR}")
+  endif()
+  # TUNE off|quick|full: emit's per-model search of IREE configurations
+  # (docs/tuning.md); `ireegen resolve` validates it with the other options.
+  if(DEFINED _ARG_TUNE)
+    list(APPEND _args "--tune=${_ARG_TUNE}")
   endif()
   foreach(_flag IN LISTS _ARG_FLAGS)
     list(APPEND _args "--iree-flag=${_flag}")

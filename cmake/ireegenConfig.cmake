@@ -18,7 +18,7 @@
 #                     [KERNELS <spec.json>]
 #                     [OUTPUT_DIR <dir>] [GENERATE_ONLY]
 #                     [CONSTANTS_SECTION <section>] [ARENA_SECTION <section>]
-#                     [OPTIMIZE_FOR speed|size])
+#                     [OPTIMIZE_FOR speed|size] [TUNE off|quick|full])
 #
 # SRC is .mlir, .mlirbc or .onnx (an ONNX model's external data files are
 # dependencies too; INPUT_SHAPES pins its symbolic dimensions, e.g.

@@ -51,6 +51,13 @@ def _add_mode_args(p) -> None:
         help="size: smaller kernels, more instructions (one 32-bit lane per vector); default speed",
     )
     p.add_argument(
+        "--tune",
+        metavar="LEVEL",
+        help="off, quick or full: with --optimize-for speed, try IREE configurations on the model "
+        "(im2col, channels-last, data tiling), verify and time each, keep the fastest "
+        "(default quick, or $IREEGEN_TUNE; docs/tuning.md)",
+    )
+    p.add_argument(
         "--iree-flag",
         action="append",
         default=[],
@@ -393,6 +400,7 @@ def _cmd_emit(args) -> int:
         input_values=input_values,
         cache=cache,
         kernels=args.kernels,
+        tune=args.tune,
         builtin_kernels=not args.no_builtin_kernels,
     )
     section = result.manifest["verification"]
@@ -401,6 +409,8 @@ def _cmd_emit(args) -> int:
         f"ireegen: wrote {len(result.files)} files for {result.name} to {result.outdir}{origin} "
         f"({_verification_summary(section)})"
     )
+    if result.tuning:
+        print(f"ireegen: {result.tuning}")
     for function, why in section.get("not_exercised", {}).items():
         print(
             f"ireegen: warning: {args.model}: @{function} was not exercised by verification ({why}): "
@@ -433,9 +443,11 @@ def _verification_summary(section: dict) -> str:
 def _cmd_resolve(args) -> int:
     from ireegen.cmake_resolve import resolve
     from ireegen.compile.compile_model import check_extra_flags
+    from ireegen.config.tuning import check_level
 
     config = _config_from_args(args)
     check_extra_flags(args.iree_flag)
+    check_level(args.tune)
     input_shapes = _input_shapes(args)
     input_values = _input_values(args)
     if input_shapes or input_values:

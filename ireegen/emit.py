@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import re
+import shutil
 import subprocess
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ireegen import __version__
@@ -25,6 +27,7 @@ from ireegen.compile.kernel_link import KernelLink
 from ireegen.compile.size_limits import check_tensor_sizes
 from ireegen.config.modes import Config
 from ireegen.config.targets import check_target
+from ireegen.config.tuning import check_level
 from ireegen.frontend.models import check_model_path, load_model
 from ireegen.output.cache import Cache, expectation, snapshot, write_hit
 from ireegen.output.layout import link_libraries, output_files
@@ -40,6 +43,7 @@ class EmitResult:
     files: list = field(default_factory=list)
     manifest: dict = field(default_factory=dict)
     from_cache: bool = False
+    tuning: str = ""  # the tuning's one-line summary, "" when nothing was tried
 
 
 def prepare_kernels(spec_path, config: Config) -> KernelLink:
@@ -99,6 +103,7 @@ def _cached(
     input_shapes,
     verify,
     input_values,
+    tune,
     kernels,
 ):
     """The EmitResult of writing OUTDIR from `cache`; None on a miss, or
@@ -122,6 +127,7 @@ def _cached(
         source,
         input_values,
         kernels.spec.to_json() if kernels else None,
+        tune=tune,
     )
     hit = cache.lookup(key, list(output_files(name, config).values()), expect)
     if hit is None:
@@ -131,6 +137,25 @@ def _cached(
         progress("writing", f"{outdir} from the cache")
         commit(staging, outdir, names, hit.manifest)
     return EmitResult(outdir, name, names + [MANIFEST], hit.manifest, from_cache=True)
+
+
+def _write_tuned(tuning, outdir: Path, key: str, cache, source: dict, verify) -> EmitResult:
+    """Writes the chosen candidate's output, emitted and verified during the
+    search with exactly this emit's inputs and the candidate's flags, as
+    this emit's: the same bytes a compile with those flags would give (the
+    rebuild from the tuning record does that compile)."""
+    manifest = json.loads((tuning.output / MANIFEST).read_text())
+    names = [f["path"] for f in manifest["files"]]
+    manifest = {**manifest, "content_key": key, "tuning": tuning.section}
+    with staging_dir(outdir) as staging:
+        for file in names:
+            shutil.copyfile(tuning.output / file, staging / file)
+        upload = snapshot(staging, names, manifest) if cache is not None else None
+        progress("writing", str(outdir))
+        commit(staging, outdir, names, manifest)
+    if upload is not None:
+        cache.store(key, upload, expectation(source, verify))
+    return EmitResult(outdir, manifest["name"], sorted(names) + [MANIFEST], manifest, tuning=tuning.summary)
 
 
 def emit(
@@ -146,6 +171,8 @@ def emit(
     input_values: dict | None = None,
     cache: Cache | None = None,
     kernels=None,
+    tune: str | None = None,
+    candidate_flags=(),
     builtin_kernels: bool = True,
 ) -> EmitResult:
     """Compiles `model_path` for `config` and writes the C library into
@@ -159,12 +186,18 @@ def emit(
     (a --kernels SPEC path, or the KernelLink of one) links the user's own
     kernels into the executables (docs/kernels.md); without it, ireegen's
     own int8 kernels are linked for a QDQ int8 model on a Cortex-M, unless
-    `builtin_kernels` is False (cbuild/int8_kernels.py)."""
+    `builtin_kernels` is False (cbuild/int8_kernels.py).
+    `tune` (off, quick, full; None: config/tuning.py's default) chooses
+    among IREE configurations by timing them on the model (check/tune.py);
+    `candidate_flags` are a tuning candidate's: compiled into the output, but
+    not into the async reference it is verified against, nor into the key."""
     if not str(outdir).strip():
         raise UsageError("-o: the output directory is an empty path")
     model_path = check_model_path(model_path)
     name = check_name(name) if name is not None else default_name(model_path)
     extra_flags = check_extra_flags(extra_flags)
+    candidate_flags = check_extra_flags(candidate_flags)
+    tune = check_level(tune)
     outdir = Path(outdir)
     compiler = compiler or find_compiler()
     if not isinstance(verify, VerifyOptions):
@@ -192,6 +225,7 @@ def emit(
             input_shapes,
             verify,
             input_values,
+            tune,
             kernels,
         )
         if hit is not None:
@@ -210,20 +244,6 @@ def emit(
         check_vm_names(name, model_path, config, functions, module_name)
     verify_inputs = load_verify_inputs(verify, [f.function for f in functions])
 
-    def emit_twin(twin: Config, twin_outdir: Path) -> None:
-        emit(
-            model_path,
-            twin_outdir,
-            twin,
-            name=name,
-            extra_flags=extra_flags,
-            compiler=compiler,
-            verify=VerifyOptions(enabled=False),
-            input_shapes=input_shapes,
-            input_values=input_values,
-            kernels=kernels,
-        )
-
     source = source_json(model_path, input_shapes, input_values)
     key = content_key(
         model_path,
@@ -236,13 +256,72 @@ def emit(
         source,
         input_values,
         kernels.spec.to_json() if kernels else None,
+        tune=tune,
     )
+    tuning = None
+    if tune != "off":
+        from ireegen.check.tune import tune as tune_model
+
+        def emit_candidate(flags, candidate_outdir: Path) -> None:
+            emit(
+                model_path,
+                candidate_outdir,
+                config,
+                name=name,
+                extra_flags=extra_flags,
+                compiler=compiler,
+                verify=replace(verify, enabled=True),  # a candidate is always verified
+                apply_workarounds=apply_workarounds,
+                input_shapes=input_shapes,
+                input_values=input_values,
+                kernels=kernels,
+                tune="off",
+                candidate_flags=flags,
+            )
+
+        given = verify_inputs if verify.enabled else {}
+        tuning = tune_model(
+            model,
+            tune,
+            config,
+            key,
+            [f.function for f in functions],
+            given,
+            verify.seed,
+            emit_candidate,
+            keep_output=verify.enabled,  # under --no-verify, the output's verification section differs
+        )
+        candidate_flags = tuning.flags
+        if tuning.output is not None:
+            try:
+                return _write_tuned(tuning, outdir, key, cache, source, verify)
+            finally:
+                tuning.discard()
+
+    def emit_twin(twin: Config, twin_outdir: Path) -> None:
+        emit(
+            model_path,
+            twin_outdir,
+            twin,
+            name=name,
+            extra_flags=extra_flags,
+            compiler=compiler,
+            verify=VerifyOptions(enabled=False),
+            input_shapes=input_shapes,
+            input_values=input_values,
+            kernels=kernels,
+            tune="off",
+            candidate_flags=candidate_flags,
+        )
+
     # The templates compile while iree-compile runs.
     templates = threading.Thread(target=preload, daemon=True)
     templates.start()
     with staging_dir(outdir) as staging:
         progress("compiling", f"{model_path.name} with iree-compile ({summary(config)})")
-        compiled = compile_model(model, name, config, extra_flags, compiler, staging, apply_workarounds, kernels)
+        compiled = compile_model(
+            model, name, config, [*extra_flags, *candidate_flags], compiler, staging, apply_workarounds, kernels
+        )
         fault_point("after-compile")
         progress("rendering", "C sources")
         templates.join()
@@ -308,6 +387,7 @@ def emit(
             "compile_flags": flags,
             "module_dependencies": dependencies,
             "iree_workarounds": compiled.workarounds,
+            **({"tuning": tuning.section} if tuning is not None else {}),
             **({"onnx_rewrites": list(model.onnx_rewrites)} if model.onnx_rewrites else {}),
             "static_library_queries": library_queries,
             **({"kernels": {**kernels.spec.to_json(), "dispatches": compiled.kernel_calls}} if kernels else {}),
@@ -327,17 +407,20 @@ def emit(
             module_file,
             manifest,
             functions,
-            extra_flags,
+            [*extra_flags, *candidate_flags],
             compiler,
             verify,
             apply_workarounds,
             emit_twin,
             verify_inputs,
             kernels,
+            reference_flags=extra_flags,
         )
         upload = snapshot(staging, list(files.values()), manifest) if cache is not None else None
         progress("writing", str(outdir))
         commit(staging, outdir, list(files.values()), manifest)
     if upload is not None:
         cache.store(key, upload, expectation(source, verify))
-    return EmitResult(outdir, name, sorted(files.values()) + [MANIFEST], manifest)
+    return EmitResult(
+        outdir, name, sorted(files.values()) + [MANIFEST], manifest, tuning=tuning.summary if tuning else ""
+    )

@@ -1,4 +1,5 @@
 import importlib.util
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +14,11 @@ from ireegen.pytest_plugin import ireegen_parity  # noqa: F401
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "samples"
+
+# emit's default --tune (quick) times candidate configurations of models
+# with convolutions; the suite's other tests check everything else, at
+# today's speed.  tests/test_tuning.py sets the level it tests.
+os.environ.setdefault("IREEGEN_TUNE", "off")
 
 
 def load_sample_module(relpath: str):

@@ -58,6 +58,10 @@ class RuntimeTools:
     def dump_module(self) -> Path:
         return self.bin_dir / "iree-dump-module"
 
+    @property
+    def benchmark_module(self) -> Path:
+        return self.bin_dir / "iree-benchmark-module"
+
 
 def find_runtime_tools(bin_dir=None) -> RuntimeTools:
     bin_dir = bin_dir or os.environ.get("IREEGEN_IREE_RUNTIME_BIN")
@@ -81,21 +85,7 @@ def run_with_tool(
         # give '@' (and more) a meaning, and OUTDIR or TMPDIR may hold one.
         (workdir / MODULE_LINK).symlink_to(Path(vmfb).resolve())
         cmd = [str(tools.run_module), f"--module={MODULE_LINK}", f"--function={function}", "--device=local-sync"]
-        for i, x in enumerate(inputs):
-            if isinstance(x, np.generic):  # a scalar argument: the bare value
-                cmd.append(f"--input={x.item()!r}" if x.dtype.kind == "f" else f"--input={int(x)}")
-                continue
-            x = np.asarray(x)
-            if x.dtype.name == "bfloat16":  # iree-run-module reads no bf16 .npy: raw bytes
-                path = workdir / f"input{i}.bin"
-                path.write_bytes(np.ascontiguousarray(x).tobytes())
-                cmd.append(f"--input={''.join(f'{d}x' for d in x.shape)}bf16=@{path.name}")
-            elif x.ndim == 0:  # a 0-d tensor<T>
-                cmd.append(f"--input={_scalar_arg(x)}")
-            else:
-                path = workdir / f"input{i}.npy"
-                np.save(path, x)
-                cmd.append(f"--input=@{path.name}")
+        cmd += tool_inputs(inputs, workdir)
         # bf16 results come back as raw bytes (iree-run-module writes no bf16
         # .npy); `output_count` may be the outputs' signature Values for that.
         values = list(output_count) if not isinstance(output_count, int) else [None] * output_count
@@ -117,6 +107,28 @@ def run_with_tool(
         ]
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+def tool_inputs(inputs, workdir: Path) -> list:
+    """The --input flags of IREE's runtime tools for `inputs`, with the
+    arrays written into `workdir` and named relative to it."""
+    flags = []
+    for i, x in enumerate(inputs):
+        if isinstance(x, np.generic):  # a scalar argument: the bare value
+            flags.append(f"--input={x.item()!r}" if x.dtype.kind == "f" else f"--input={int(x)}")
+            continue
+        x = np.asarray(x)
+        if x.dtype.name == "bfloat16":  # iree-run-module reads no bf16 .npy: raw bytes
+            path = workdir / f"input{i}.bin"
+            path.write_bytes(np.ascontiguousarray(x).tobytes())
+            flags.append(f"--input={''.join(f'{d}x' for d in x.shape)}bf16=@{path.name}")
+        elif x.ndim == 0:  # a 0-d tensor<T>
+            flags.append(f"--input={_scalar_arg(x)}")
+        else:
+            path = workdir / f"input{i}.npy"
+            np.save(path, x)
+            flags.append(f"--input=@{path.name}")
+    return flags
 
 
 def _scalar_arg(x) -> str:

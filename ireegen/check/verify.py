@@ -175,6 +175,7 @@ def verify(
     emit_twin: Callable[[Config, Path], None] | None = None,
     given: dict | None = None,
     kernels=None,
+    reference_flags=None,
 ) -> dict:
     """Runs the emitted code against async; returns the manifest's
     `verification` section, or raises VerificationError.  `emit_twin(config,
@@ -182,7 +183,11 @@ def verify(
     runtimeless C for this machine when the target's cannot run here.
     With `kernels` (--kernels) the subject links the user's kernels and
     the reference does not: a kernel that computes something else than the
-    ops it replaced is refused like any other difference."""
+    ops it replaced is refused like any other difference.
+    `reference_flags` (default `extra_flags`) are the extra iree-compile
+    flags of the async reference: a tuning candidate's flags are checked
+    against a reference compiled without them."""
+    reference_flags = list(extra_flags if reference_flags is None else reference_flags)
     if not options.enabled:
         return {"verified": False, "reason": "--no-verify"}
     label = config.execution_model.name
@@ -206,7 +211,7 @@ def verify(
         else:
             subject, ran, reasons = _runtimeless_subject(config, staging, manifest, tmp / "subject", emit_twin)
         ref_config = reference_config()
-        if ran == ref_config and kernels is None:
+        if ran == ref_config and kernels is None and reference_flags == list(extra_flags):
             return {
                 "verified": True,
                 "reference": describe(ref_config),
@@ -214,7 +219,7 @@ def verify(
                 "notes": reasons + ["this configuration is the reference itself: nothing to compare"],
             }
         try:
-            compiled = compile_model(model, name, ref_config, extra_flags, compiler, tmp / "reference")
+            compiled = compile_model(model, name, ref_config, reference_flags, compiler, tmp / "reference")
         except IreegenError as e:
             raise VerificationError(
                 f"{model_path}: cannot verify --execution-model {label}: the async reference does not compile "

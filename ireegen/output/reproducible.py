@@ -3,7 +3,7 @@ so that a build cache can reuse an output directory made elsewhere.
 
 Emitted bytes depend on the model's bytes (an ONNX model's external data
 files included, --input-shape and --input-value), the
-configuration (modes, target, --optimize-for, --data-format), the name, the
+configuration (modes, target, --optimize-for, --data-format, --tune), the name, the
 extra compiler flags, whether IREE workarounds apply, ireegen's version and
 templates and the compiler's version, and on nothing else (not the model's
 path, not OUTDIR, not the time): the tests in tests/test_reproducible.py
@@ -67,10 +67,15 @@ def content_key_inputs(
     external_data: dict | None = None,
     input_values: dict | None = None,
     kernels: dict | None = None,
+    tune: str = "off",
 ) -> dict:
     # --kernels: SPEC and every file it names, by content (absent without
-    # --kernels, so that other keys stay what they were).
+    # --kernels, so that other keys stay what they were).  --tune enters
+    # the key only when it is on, so that `--tune off` keeps the keys (and
+    # outputs) of emits made before tuning existed.
     extra = {"kernels": kernels} if kernels else {}
+    if tune != "off":
+        extra["tune"] = tune
     return {
         **extra,
         "schema": KEY_SCHEMA,
@@ -104,6 +109,7 @@ def content_key(
     source: dict | None = None,
     input_values=None,
     kernels: dict | None = None,
+    tune: str = "off",
 ) -> str:
     """sha256 over the canonical JSON of content_key_inputs(); `source` is
     source_json()'s description of the model, when the caller has it."""
@@ -120,6 +126,7 @@ def content_key(
         external_data,
         input_values,
         kernels,
+        tune,
     )
     text = json.dumps(inputs, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()

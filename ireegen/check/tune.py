@@ -1,0 +1,299 @@
+"""`emit --tune`: choose, per model, the IREE configuration that runs it
+fastest, among the candidates of config/tuning.py.
+
+Every candidate that applies to the model is emitted as emit emits its
+output, verification included (a compile error or a mismatch skips it with
+a note: it can never ship), then timed where the target runs
+(cbuild/timing.py): CPU time on this machine, median of alternating rounds,
+or instructions counted under qemu for a target that runs there.  The
+fastest verified candidate wins; one that is not at least MIN_GAIN faster
+than the baseline loses to it (noise is no reason to change flags).  The
+choice is recorded under the emit's content key (output/tuning_record.py),
+so that the next emit of the same inputs uses it without searching.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ireegen.cbuild.native_run import build_runner
+from ireegen.cbuild.timing import CPU_TIME, INSTRUCTIONS, Meter, Timer, build_plugin
+from ireegen.cbuild.toolchains import runs_natively, toolchain_for
+from ireegen.check.inputs import draw
+from ireegen.common.errors import CompileError, DiskFullError, IreegenError, RunError, UsageError
+from ireegen.common.progress import progress
+from ireegen.config.tuning import BASELINE, candidates_for, untunable
+from ireegen.frontend.model_features import model_features
+from ireegen.output.outputs import MANIFEST
+from ireegen.output.tuning_record import load_record, store_record
+
+# How much faster than the baseline a candidate must be to be chosen.
+MIN_GAIN = {CPU_TIME: 0.05, INSTRUCTIONS: 0.01}
+# Alternating timing rounds per --tune level (instruction counts need one).
+ROUNDS = {"quick": 3, "full": 5}
+MAX_NOTE = 300
+SAME = "same as baseline"
+
+
+@dataclass
+class Trial:
+    name: str
+    flags: tuple
+    status: str = "ok"  # ok, failed, not timed, SAME
+    note: str = ""
+    samples: list = field(default_factory=list)
+    timer: object = None
+
+    @property
+    def figure(self) -> float | None:
+        return statistics.median(self.samples) if self.samples else None
+
+    def to_json(self, unit: str) -> dict:
+        out = {"name": self.name, "flags": list(self.flags), "status": self.status}
+        if self.figure is not None:
+            out["figure"] = round(self.figure, 1)
+            out["unit"] = unit
+            out["samples"] = len(self.samples)
+        if self.note:
+            out["note"] = self.note
+        return out
+
+
+@dataclass
+class Tuning:
+    flags: tuple  # the chosen candidate's iree-compile flags
+    section: dict  # the manifest's "tuning"
+    summary: str = ""  # one line for the command line ("" when nothing was tried)
+    # The chosen candidate's emitted (and verified) directory, kept for the
+    # emit to write as its own; discard() removes it.
+    output: Path | None = None
+
+    def discard(self) -> None:
+        if self.output is not None:
+            shutil.rmtree(self.output.parent, ignore_errors=True)
+            self.output = None
+
+
+def _quiet(level: str, note: str) -> Tuning:
+    return Tuning((), {"level": level, "choice": BASELINE, "candidates": [], "note": note})
+
+
+def meter_for(config, workdir: Path) -> Meter | str:
+    """How `config`'s code is timed here, or why it cannot be."""
+    target = config.target
+    if config.execution_model.has_vm_module:
+        timed = (config.execution_model.name, config.executable_format.name, config.module_format)
+        if timed == ("async", "embedded-elf", "vmfb") and runs_natively(target.triple):
+            return Meter(CPU_TIME, vm_module=True)
+        return (
+            f"--execution-model {config.execution_model.name} with {config.executable_format.name} executables "
+            f"and a {config.module_format} module is not timed by ireegen (runtimeless C is, and async "
+            "embedded-elf vmfb modules for this machine): kept the baseline"
+        )
+    if runs_natively(target.triple):
+        return Meter(CPU_TIME)
+    try:
+        toolchain_for(target.triple, cpu=target.cpu, cpu_features=target.cpu_features)
+        return Meter(INSTRUCTIONS, build_plugin(workdir))
+    except (UsageError, RunError) as e:
+        return f"{target.triple} programs cannot run here ({e}): kept the baseline"
+
+
+def _note(e: Exception) -> str:
+    """The line of a failure that says what went wrong."""
+    lines = [line.strip() for line in str(e).splitlines() if line.strip()]
+    line = next((x for x in lines if "error:" in x), lines[0] if lines else type(e).__name__)
+    kind = "compile error" if isinstance(e, CompileError) else "refused"
+    if type(e).__name__ == "VerificationError":
+        kind = "verification failed"
+    text = f"{kind}: {line}"
+    return text if len(text) <= MAX_NOTE else text[: MAX_NOTE - 3] + "..."
+
+
+def show(figure: float | None, unit: str) -> str:
+    if figure is None:
+        return "-"
+    if unit == CPU_TIME:
+        if figure >= 1e6:
+            return f"{figure / 1e6:.3g} ms CPU/call"
+        return f"{figure / 1e3:.3g} µs CPU/call"
+    return f"{figure:,.0f} instructions/call"
+
+
+def _best(trials: list, unit: str):
+    timed = [t for t in trials if t.figure is not None]
+    if not timed:
+        return None, None
+    base = next((t for t in timed if t.name == BASELINE), None)
+    best = min(timed, key=lambda t: t.figure)
+    if base is not None and best is not base and best.figure > base.figure * (1 - MIN_GAIN[unit]):
+        best = base
+    return best, base
+
+
+def _progress_best(trials, unit) -> str:
+    best, base = _best(trials, unit)
+    if best is None:
+        return ""
+    gain = f", {base.figure / best.figure:.2f}x baseline" if base not in (None, best) and best.figure else ""
+    return f" (best so far: {best.name}, {show(best.figure, unit)}{gain})"
+
+
+def tune(
+    model,
+    level: str,
+    config,
+    key: str,
+    functions,
+    given_inputs: dict,
+    seed: int,
+    emit_candidate: Callable[[tuple, Path], None],
+    keep_output: bool = False,
+) -> Tuning:
+    """Chooses the candidate for this emit.  `emit_candidate(flags, outdir)`
+    emits the model, verified, with `flags` added, into `outdir`;
+    `functions` are the model's signature.Functions, `given_inputs` the
+    --verify-inputs arrays by function (timing uses them, else seeded draws).
+    With `keep_output`, the chosen candidate's directory is kept (Tuning.output)."""
+    why = untunable(config)
+    if why is not None:
+        return _quiet(level, why)
+    candidates = candidates_for(level, model_features(model))
+    if len(candidates) < 2:
+        return _quiet(level, f"no candidate of --tune {level} can change this model (it has no convolutions)")
+    offered = {c.name: c.flags for c in candidates}
+    record = load_record(key, offered)
+    if record is not None:
+        progress("tuning", f"the recorded choice for this content key: {record['choice']} (no search)")
+        # The manifest says what the search said: a rebuild writes the same bytes.
+        section = {k: v for k, v in record.items() if k not in ("schema", "content_key")}
+        return Tuning(
+            tuple(record["flags"]),
+            section,
+            f"tuning ({level}): {record['choice']}, the recorded choice for this content key (no search)",
+        )
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="ireegen-tune-") as tmp:
+        tmp = Path(tmp)
+        meter = meter_for(config, tmp)
+        if isinstance(meter, str):
+            return _quiet(level, meter)
+        inputs = {f.name: list(given_inputs.get(f.name) or draw(f, seed)) for f in functions}
+        trials = _search(candidates, meter, inputs, emit_candidate, tmp, ROUNDS[level])
+        best, base = _best(trials, meter.unit)
+        chosen = best or next(t for t in trials if t.name == BASELINE)
+        kept = None
+        if keep_output and best is not None:
+            kept = Path(tempfile.mkdtemp(prefix="ireegen-tuned-")) / "output"
+            shutil.move(str(tmp / f"candidate{trials.index(best) + 1}"), str(kept))
+    seconds = time.monotonic() - started
+    measured = (
+        f"CPU time on this machine{' (iree-benchmark-module, local-sync)' if meter.vm_module else ''}, "
+        f"median of {ROUNDS[level]} alternating rounds"
+        if meter.unit == CPU_TIME
+        else f"guest instructions under qemu ({config.target.triple})"
+    )
+    section = {
+        "level": level,
+        "measured": measured,
+        "unit": meter.unit,
+        "candidates": [t.to_json(meter.unit) for t in trials],
+        "choice": chosen.name,
+        "flags": list(chosen.flags),
+        "speedup": round(base.figure / chosen.figure, 3) if base is not None and chosen.figure else None,
+        "search_seconds": round(seconds, 1),
+    }
+    if best is None:
+        section["note"] = "no candidate could be timed: kept the baseline"
+    else:
+        store_record(key, section)
+    speedup = f", {section['speedup']:.2f}x baseline" if section["speedup"] else ""
+    summary = (
+        f"tuning ({level}): chose {chosen.name}{speedup} by {meter.unit}; {len(trials)} candidates in {seconds:.1f} s"
+    )
+    failed = [t.name for t in trials if t.status not in ("ok", SAME)]
+    if failed:
+        summary += f" ({', '.join(failed)} skipped: see the manifest)"
+    return Tuning(tuple(chosen.flags), section, summary, kept)
+
+
+def _output_files(outdir: Path) -> dict:
+    """{file: sha256} of an emitted directory, from its manifest."""
+    manifest = json.loads((outdir / MANIFEST).read_text())
+    return {f["path"]: f["sha256"] for f in manifest["files"]}
+
+
+def _timer(outdir: Path, build_dir: Path, inputs: dict, meter: Meter):
+    if meter.vm_module:
+        from .module_timing import ModuleTimer
+
+        manifest = json.loads((outdir / MANIFEST).read_text())
+        module = next(f["path"] for f in manifest["files"] if f["role"] == "module")
+        return ModuleTimer(outdir / module, inputs)
+    return Timer(build_runner(outdir, build_dir), inputs, meter)
+
+
+def _search(candidates, meter: Meter, inputs: dict, emit_candidate, tmp: Path, rounds: int) -> list:
+    trials = []
+    n = len(candidates)
+    baseline_files = None
+    try:
+        for k, candidate in enumerate(candidates, 1):
+            trial = Trial(candidate.name, candidate.flags)
+            trials.append(trial)
+            progress(
+                "tuning",
+                f"candidate {k} of {n}: {candidate.name}: compiling and verifying{_progress_best(trials, meter.unit)}",
+            )
+            outdir = tmp / f"candidate{k}"
+            try:
+                emit_candidate(candidate.flags, outdir)
+            except DiskFullError:
+                raise
+            except IreegenError as e:
+                trial.status, trial.note = "failed", _note(e)
+                progress("tuning", f"candidate {k} of {n}: {candidate.name}: skipped, {trial.note}")
+                continue
+            files = _output_files(outdir)
+            if candidate.name != BASELINE and files == baseline_files:
+                # The flags changed nothing this model compiles to: nothing to time.
+                trial.status, trial.note = SAME, "the same output as the baseline"
+                progress("tuning", f"candidate {k} of {n}: {candidate.name}: {trial.note}")
+                continue
+            if candidate.name == BASELINE:
+                baseline_files = files
+            try:
+                trial.timer = _timer(outdir, tmp / f"build{k}", inputs, meter)
+                trial.samples.append(trial.timer.sample())
+            except (RunError, IreegenError) as e:
+                trial.status, trial.note = "not timed", f"not timed: {str(e).strip().splitlines()[0][:MAX_NOTE]}"
+                continue
+            progress(
+                "tuning",
+                f"candidate {k} of {n}: {candidate.name}: {show(trial.figure, meter.unit)}"
+                f"{_progress_best(trials, meter.unit)}",
+            )
+        if meter.unit == CPU_TIME:
+            for r in range(2, rounds + 1):
+                progress("tuning", f"timing round {r} of {rounds}{_progress_best(trials, meter.unit)}")
+                for trial in trials:
+                    if trial.timer is not None:
+                        try:
+                            trial.samples.append(trial.timer.sample())
+                        except RunError as e:
+                            trial.status, trial.note = "not timed", f"not timed: {str(e).strip()[:MAX_NOTE]}"
+                            trial.samples.clear()
+                            trial.timer = None
+    finally:
+        for trial in trials:
+            if trial.timer is not None:
+                trial.timer.close()
+                trial.timer = None
+    return trials

@@ -1,0 +1,125 @@
+"""The table of IREE configurations `emit --tune` tries on a model.
+
+Each candidate is a set of iree-compile flags added to the emit's own; it
+applies to models that contain what it rewrites (a candidate that cannot
+change a model is never compiled), and belongs to the `--tune` levels that
+try it.  `emit` compiles every applicable candidate, verifies it as it
+verifies its output, times it where the target runs and keeps the fastest
+(ireegen/check/tune.py); docs/tuning.md has the figures behind the table.
+
+Rows are data: a flag combination that wins on a model family is one more
+row here.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from ireegen.common.errors import UsageError
+
+# --tune: off (today's flags, no search), quick (the few candidates that
+# win most often; CI runs it), full (every candidate).  quick is im2col and
+# channels-last: on the OCR models of docs/tuning.md they win (1.2x, 1.8x)
+# where data tiling and the combinations lose or fail to compile.
+LEVELS = ("off", "quick", "full")
+DEFAULT_LEVEL = "quick"
+# Overrides DEFAULT_LEVEL when no --tune is given (ireegen's own test suite
+# sets it to off; its tuning tests say the level they test).
+LEVEL_ENV = "IREEGEN_TUNE"
+
+# What a model must contain for a candidate to change it: names of the
+# features frontend/model_features.py finds in the model's IR.
+ANY = "anything"
+CONVOLUTIONS = "convolutions"
+CONTRACTIONS = "contractions"  # matmuls and convolutions
+
+_CHANNELS_LAST = (
+    "--iree-preprocessing-pass-pipeline=builtin.module(util.func(iree-preprocessing-convert-conv-to-channels-last))"
+)
+_IM2COL = "--iree-global-opt-use-im2col-for-convs"
+_DATA_TILING = ("--iree-opt-data-tiling", "--iree-llvmcpu-enable-ukernels=all")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    name: str
+    flags: tuple  # added to iree-compile's command line
+    needs: str  # ANY, CONVOLUTIONS or CONTRACTIONS
+    levels: tuple  # the --tune levels that try it
+    what: str  # one line for the docs and the manifest
+
+
+BASELINE = "baseline"
+
+CANDIDATES = (
+    Candidate(BASELINE, (), ANY, ("quick", "full"), "ireegen's flags for the configuration, nothing added"),
+    Candidate(
+        "im2col",
+        (_IM2COL,),
+        CONVOLUTIONS,
+        ("quick", "full"),
+        "convolutions as im2col + matmul, IREE's matmul codegen instead of its direct convolution",
+    ),
+    Candidate(
+        "channels-last",
+        (_CHANNELS_LAST,),
+        CONVOLUTIONS,
+        ("quick", "full"),
+        "NCHW convolutions transposed to NHWC (IREE's channels-last preprocessing)",
+    ),
+    Candidate(
+        "im2col+channels-last+data-tiling",
+        (_IM2COL, _CHANNELS_LAST, *_DATA_TILING),
+        CONVOLUTIONS,
+        ("full",),
+        "all three: NHWC convolutions, im2col, then packed (mmt4d) matmuls with ukernels",
+    ),
+    Candidate(
+        "im2col+channels-last",
+        (_IM2COL, _CHANNELS_LAST),
+        CONVOLUTIONS,
+        ("full",),
+        "NHWC convolutions as im2col + matmul",
+    ),
+    Candidate(
+        "im2col+data-tiling",
+        (_IM2COL, *_DATA_TILING),
+        CONVOLUTIONS,
+        ("full",),
+        "im2col, then packed (mmt4d) matmuls with ukernels",
+    ),
+    Candidate(
+        "data-tiling",
+        _DATA_TILING,
+        CONTRACTIONS,
+        ("full",),
+        "data tiling: matmuls on packed (mmt4d) operands, with IREE's ukernels",
+    ),
+)
+BY_NAME = {c.name: c for c in CANDIDATES}
+
+
+def check_level(value: str | None, flag: str = "--tune") -> str:
+    """The --tune level: `value`, else $IREEGEN_TUNE, else DEFAULT_LEVEL."""
+    if value is None:
+        value, flag = os.environ.get(LEVEL_ENV) or DEFAULT_LEVEL, LEVEL_ENV
+    if value not in LEVELS:
+        raise UsageError(f"{flag} {value!r}: unknown tuning level; choose one of {', '.join(LEVELS)}")
+    return value
+
+
+def candidates_for(level: str, features) -> list:
+    """The candidates `level` tries on a model with `features` (a set of
+    CONVOLUTIONS/CONTRACTIONS), baseline first; [] for off."""
+    have = {ANY, *features}
+    return [c for c in CANDIDATES if level in c.levels and c.needs in have]
+
+
+def untunable(config) -> str | None:
+    """Why `config` (a modes.Config) is never tuned; None if it can be."""
+    if config.target is None:
+        return f"{config.executable_format.name} executables have no llvm-cpu flags to tune"
+    if config.optimize_for != "speed":
+        return f"--optimize-for {config.optimize_for}: tuning chooses for speed"
+    return None
