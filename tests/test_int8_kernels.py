@@ -43,7 +43,7 @@ def lib(tmp_path_factory):
     if cc is None:
         pytest.skip("no C compiler")
     out = tmp_path_factory.mktemp("int8") / "libireegen_int8.so"
-    sources = [str(KERNELS / s) for s in ("fully_connected.c", "convolution.c")]
+    sources = [str(KERNELS / s) for s in ("fully_connected.c", "convolution.c", "quantize.c")]
     flags = ["-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC"]
     subprocess.run([cc, *flags, *sources, "-o", str(out)], check=True)
     return ctypes.CDLL(str(out))
@@ -162,6 +162,34 @@ def test_convolution_equals_onnxruntime(lib, depthwise):
         assert np.array_equal(y, expected), f"case {case}: {sizes} pads {pt, pl, pb, pr}"
 
 
+def test_quantize_equals_onnxruntime(lib):
+    """QuantizeLinear of a float input, halves and out-of-range values included."""
+    rng = np.random.default_rng(25)
+    for case in range(CASES):
+        count = int(rng.integers(1, 500))
+        scale = np.float32(rng.uniform(0.001, 0.2))
+        zero = np.int8(rng.integers(-128, 128))
+        x = (rng.standard_normal(count) * rng.uniform(0.1, 40)).astype(np.float32)
+        x[: count // 4] = (np.round(x[: count // 4] / scale) + 0.5) * scale  # near halves
+        graph = helper.make_graph(
+            [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["y"])],
+            "q",
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, [count])],
+            [helper.make_tensor_value_info("y", TensorProto.INT8, [count])],
+            [onnx.numpy_helper.from_array(np.array(scale), "s"), onnx.numpy_helper.from_array(np.array(zero), "z")],
+        )
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+        model.ir_version = 8
+        s = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+        expected = s.run(None, {"x": x})[0]
+        y = np.zeros(count, np.int8)
+        lib.ireegen_i8_quantize(
+            _ptr(x), ctypes.c_size_t(0), _ptr(y), ctypes.c_size_t(0), ctypes.c_size_t(count),
+            ctypes.c_uint32(_bits(scale)), ctypes.c_int32(int(zero)),
+        )  # fmt: skip
+        assert np.array_equal(y, expected), f"case {case}: {np.count_nonzero(y != expected)} of {count} differ"
+
+
 # --- end to end: QDQ models through emit, against ONNX Runtime ------------
 
 # name -> (op, input shape, weight shape, pads, stride); pads as ONNX's
@@ -259,7 +287,9 @@ def test_qdq_model_on_cortex_m_equals_onnxruntime(tmp_path, cpu, name):
     model = _qdq_model(tmp_path / f"{name}.onnx", *QDQ_MODELS[name])
     result = emit(model, tmp_path / "out", make_config("runtimeless", target_cpu=cpu), name="m")
     calls = result.manifest["kernels"]["dispatches"]
-    assert len(calls) == 1 and calls[0]["kernels"][0].startswith("ireegen_i8_"), calls
+    kernels = sorted(k for c in calls for k in c["kernels"])
+    # The operator's kernel, and the input's quantization.
+    assert len(kernels) == 2 and "ireegen_i8_quantize" in kernels, kernels
     _check_against_onnxruntime(model, tmp_path / "out", runs=3)
 
 

@@ -396,6 +396,116 @@ _CONV_INDEX = ["n", "c", "h", "w", "f", "kh", "kw", "oh", "ow", "s", "pt", "pl"]
 _CONV_DIMS = (["%n", "%c", "%h", "%w"], ["%f", "%wc", "%kh", "%kw"], ["%n", "%f", "%oh", "%ow"], "f", _CONV_INDEX)
 
 
+# The input's quantization (QuantizeLinear on a function input, float to
+# int8): IREE divides and calls libm's roundf per element.  Only where the
+# float comes straight from the caller (or through a reshape, as DS-CNN's):
+# after an op of IREE's, IREE fuses the quantization into that op's
+# dispatch, which is better than a float buffer and a kernel call.
+QUANTIZE_RANKS = (2, 3, 4)
+
+
+def _quantize_name(rank: int, zero: bool, reshaped: bool) -> str:
+    return f"quantize_r{rank}_z{'y' if zero else 'none'}{'_reshaped' if reshaped else ''}"
+
+
+def _quantize(rank: int, zero: bool, reshaped: bool) -> str:
+    """Executable, call, matcher and rewrite of one quantize form: of a
+    function input, or (`reshaped`) of a reshape of one."""
+    name = _quantize_name(rank, zero, reshaped)
+    source = "%source"
+    reshape_check = ""
+    if reshaped:
+        reshape_check = """\
+    transform.match.operation_name %source ["tensor.expand_shape", "tensor.collapse_shape"] : !transform.any_op
+    %input = transform.get_producer_of_operand %source[0] : (!transform.any_op) -> !transform.any_op
+"""
+        source = "%input"
+    dims = [f"%d{i}" for i in range(rank)]
+    tf = "tensor<" + "?x" * rank + "f32>"
+    ti = "tensor<" + "?x" * rank + "i8>"
+    mf = "memref<" + "?x" * rank + "f32>"
+    mi = "memref<" + "?x" * rank + "i8>"
+    ident = "affine_map<(" + ", ".join(f"d{i}" for i in range(rank)) + ") -> (" + ", ".join(f"d{i}" for i in range(rank)) + ")>"
+    scalar = "affine_map<(" + ", ".join(f"d{i}" for i in range(rank)) + ") -> ()>"
+    shape = "{" + ", ".join(dims) + "}"
+    index_params = ", ".join(f"{d}: index" for d in dims)
+    count = []
+    for i in range(1, rank):
+        prev = "%d0" if i == 1 else f"%n{i - 1}"
+        count.append(f"%n{i} = arith.muli {prev}, %d{i} : index")
+    total = f"%n{rank - 1}" if rank > 1 else "%d0"
+    meta = ", ".join(["index"] * (1 + 2 * rank))
+    zero_arg = ", %zx: i64" if zero else ""
+    zero_value = "arith.trunci %zx : i64 to i32" if zero else "arith.constant 0 : i32"
+    if zero:
+        q = (
+            f"iree_linalg_ext.quantize_affine <indexing_maps = [{ident}, {scalar}, {scalar}, {ident}], {_I8}> "
+            f"ins(%x, %sx, %zx : {tf}, f32, i64) outs(%e : {ti}) -> {ti}"
+        )
+    else:
+        q = (
+            f"iree_linalg_ext.quantize_affine <indexing_maps = [{ident}, {scalar}, {ident}], {_I8}> "
+            f"ins(%x, %sx : {tf}, f32) outs(%e : {ti}) -> {ti}"
+        )
+    dim_ops = "".join(
+        f"    %c{i} = arith.constant {i} : index\n    %d{i} = tensor.dim %x, %c{i} : {tf}\n" for i in range(rank)
+    )
+    counts = "".join(f"        {line}\n" for line in count)
+    return f"""\
+  stream.executable private @ireegen_i8_{name} {{
+    stream.executable.export public @ireegen_i8_{name} workgroups() -> (index, index, index) {{
+      %c1 = arith.constant 1 : index
+      stream.return %c1, %c1, %c1 : index, index, index
+    }}
+    builtin.module {{
+      func.func private @ireegen_i8_quantize(memref<f32>, index, memref<i8>, index, index, i32, i32) attributes {{hal.import.static, llvm.bareptr = true}}
+      func.func @ireegen_i8_{name}(%bx: !stream.binding, %by: !stream.binding, {index_params}, %sx: i32, %zx: i32) {{
+        %c0 = arith.constant 0 : index
+        %mx = stream.binding.subspan %bx[%c0] : !stream.binding -> {mf}{shape}
+        %my = stream.binding.subspan %by[%c0] : !stream.binding -> {mi}{shape}
+        %base_x, %off_x, %mdx:{2 * rank} = iree_codegen.extract_strided_metadata %mx : {mf} -> memref<f32>, {meta}
+        %base_y, %off_y, %mdy:{2 * rank} = iree_codegen.extract_strided_metadata %my : {mi} -> memref<i8>, {meta}
+{counts}        func.call @ireegen_i8_quantize(%base_x, %off_x, %base_y, %off_y, {total}, %sx, %zx) : (memref<f32>, index, memref<i8>, index, index, i32, i32) -> ()
+        return
+      }}
+    }}
+  }}
+  util.func private @ireegen_call_{name}(%x: {tf}, %sx: f32{zero_arg}) -> {ti} {{
+{dim_ops}    %sxi = arith.bitcast %sx : f32 to i32
+    %zxi = {zero_value}
+    %y = flow.dispatch @ireegen_i8_{name}::@ireegen_i8_{name}(%x, {", ".join(dims)}, %sxi, %zxi)
+      : ({tf}{shape}, {", ".join(["index"] * rank)}, i32, i32) -> {ti}{shape}
+    util.return %y : {ti}
+  }}
+  transform.named_sequence @match_{name}(%root: !transform.any_op {{transform.readonly}}) -> (!transform.any_value, !transform.any_value) {{
+    %source = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+{reshape_check}    transform.match.operation_name {source} ["hal.tensor.import"] : !transform.any_op
+    %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {{
+      ^bb0(%x: {tf}, %sx: f32{zero_arg}):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : {tf}
+        %e = tensor.empty({", ".join(["%d"] * rank)}) {{"match.operation_name_only"}} : {ti}
+        %q = {q}
+    }} : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %ins, %outs : !transform.any_value, !transform.any_value
+  }}
+  transform.named_sequence @call_{name}(%ins: !transform.any_value {{transform.readonly}}, %out: !transform.any_value {{transform.readonly}}) {{
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_{name} into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_{name} into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {{
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    }} : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }}
+"""
+
+
+def _quantize_forms() -> list:
+    return [(rank, zero, reshaped) for rank in QUANTIZE_RANKS for zero in (True, False) for reshaped in (False, True)]
+
+
 def spec() -> str:
     fs = forms()
     parts = [
@@ -463,7 +573,12 @@ def spec() -> str:
   }}
 """
         )
-    pairs = ", ".join(f"@match_{f.name} -> @call_{f.name}" for f in fs)
+    for form in _quantize_forms():
+        parts.append(_quantize(*form))
+    pairs = ", ".join(
+        [f"@match_{f.name} -> @call_{f.name}" for f in fs]
+        + [f"@match_{_quantize_name(*q)} -> @call_{_quantize_name(*q)}" for q in _quantize_forms()]
+    )
     parts.append(
         f"""\
   transform.named_sequence @__transform_main(%module: !transform.any_op) {{

@@ -8164,6 +8164,678 @@ module attributes {transform.with_named_sequence} {
     } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
+  stream.executable private @ireegen_i8_quantize_r2_zy {
+    stream.executable.export public @ireegen_i8_quantize_r2_zy workgroups() -> (index, index, index) {
+      %c1 = arith.constant 1 : index
+      stream.return %c1, %c1, %c1 : index, index, index
+    }
+    builtin.module {
+      func.func private @ireegen_i8_quantize(memref<f32>, index, memref<i8>, index, index, i32, i32) attributes {hal.import.static, llvm.bareptr = true}
+      func.func @ireegen_i8_quantize_r2_zy(%bx: !stream.binding, %by: !stream.binding, %d0: index, %d1: index, %sx: i32, %zx: i32) {
+        %c0 = arith.constant 0 : index
+        %mx = stream.binding.subspan %bx[%c0] : !stream.binding -> memref<?x?xf32>{%d0, %d1}
+        %my = stream.binding.subspan %by[%c0] : !stream.binding -> memref<?x?xi8>{%d0, %d1}
+        %base_x, %off_x, %mdx:4 = iree_codegen.extract_strided_metadata %mx : memref<?x?xf32> -> memref<f32>, index, index, index, index, index
+        %base_y, %off_y, %mdy:4 = iree_codegen.extract_strided_metadata %my : memref<?x?xi8> -> memref<i8>, index, index, index, index, index
+        %n1 = arith.muli %d0, %d1 : index
+        func.call @ireegen_i8_quantize(%base_x, %off_x, %base_y, %off_y, %n1, %sx, %zx) : (memref<f32>, index, memref<i8>, index, index, i32, i32) -> ()
+        return
+      }
+    }
+  }
+  util.func private @ireegen_call_quantize_r2_zy(%x: tensor<?x?xf32>, %sx: f32, %zx: i64) -> tensor<?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %d0 = tensor.dim %x, %c0 : tensor<?x?xf32>
+    %c1 = arith.constant 1 : index
+    %d1 = tensor.dim %x, %c1 : tensor<?x?xf32>
+    %sxi = arith.bitcast %sx : f32 to i32
+    %zxi = arith.trunci %zx : i64 to i32
+    %y = flow.dispatch @ireegen_i8_quantize_r2_zy::@ireegen_i8_quantize_r2_zy(%x, %d0, %d1, %sxi, %zxi)
+      : (tensor<?x?xf32>{%d0, %d1}, index, index, i32, i32) -> tensor<?x?xi8>{%d0, %d1}
+    util.return %y : tensor<?x?xi8>
+  }
+  transform.named_sequence @match_quantize_r2_zy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
+    %source = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    transform.match.operation_name %source ["hal.tensor.import"] : !transform.any_op
+    %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%x: tensor<?x?xf32>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?xf32>
+        %e = tensor.empty(%d, %d) {"match.operation_name_only"} : tensor<?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?xf32>, f32, i64) outs(%e : tensor<?x?xi8>) -> tensor<?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %ins, %outs : !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_quantize_r2_zy(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_quantize_r2_zy into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_quantize_r2_zy into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  stream.executable private @ireegen_i8_quantize_r2_zy_reshaped {
+    stream.executable.export public @ireegen_i8_quantize_r2_zy_reshaped workgroups() -> (index, index, index) {
+      %c1 = arith.constant 1 : index
+      stream.return %c1, %c1, %c1 : index, index, index
+    }
+    builtin.module {
+      func.func private @ireegen_i8_quantize(memref<f32>, index, memref<i8>, index, index, i32, i32) attributes {hal.import.static, llvm.bareptr = true}
+      func.func @ireegen_i8_quantize_r2_zy_reshaped(%bx: !stream.binding, %by: !stream.binding, %d0: index, %d1: index, %sx: i32, %zx: i32) {
+        %c0 = arith.constant 0 : index
+        %mx = stream.binding.subspan %bx[%c0] : !stream.binding -> memref<?x?xf32>{%d0, %d1}
+        %my = stream.binding.subspan %by[%c0] : !stream.binding -> memref<?x?xi8>{%d0, %d1}
+        %base_x, %off_x, %mdx:4 = iree_codegen.extract_strided_metadata %mx : memref<?x?xf32> -> memref<f32>, index, index, index, index, index
+        %base_y, %off_y, %mdy:4 = iree_codegen.extract_strided_metadata %my : memref<?x?xi8> -> memref<i8>, index, index, index, index, index
+        %n1 = arith.muli %d0, %d1 : index
+        func.call @ireegen_i8_quantize(%base_x, %off_x, %base_y, %off_y, %n1, %sx, %zx) : (memref<f32>, index, memref<i8>, index, index, i32, i32) -> ()
+        return
+      }
+    }
+  }
+  util.func private @ireegen_call_quantize_r2_zy_reshaped(%x: tensor<?x?xf32>, %sx: f32, %zx: i64) -> tensor<?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %d0 = tensor.dim %x, %c0 : tensor<?x?xf32>
+    %c1 = arith.constant 1 : index
+    %d1 = tensor.dim %x, %c1 : tensor<?x?xf32>
+    %sxi = arith.bitcast %sx : f32 to i32
+    %zxi = arith.trunci %zx : i64 to i32
+    %y = flow.dispatch @ireegen_i8_quantize_r2_zy_reshaped::@ireegen_i8_quantize_r2_zy_reshaped(%x, %d0, %d1, %sxi, %zxi)
+      : (tensor<?x?xf32>{%d0, %d1}, index, index, i32, i32) -> tensor<?x?xi8>{%d0, %d1}
+    util.return %y : tensor<?x?xi8>
+  }
+  transform.named_sequence @match_quantize_r2_zy_reshaped(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
+    %source = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    transform.match.operation_name %source ["tensor.expand_shape", "tensor.collapse_shape"] : !transform.any_op
+    %input = transform.get_producer_of_operand %source[0] : (!transform.any_op) -> !transform.any_op
+    transform.match.operation_name %input ["hal.tensor.import"] : !transform.any_op
+    %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%x: tensor<?x?xf32>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?xf32>
+        %e = tensor.empty(%d, %d) {"match.operation_name_only"} : tensor<?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?xf32>, f32, i64) outs(%e : tensor<?x?xi8>) -> tensor<?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %ins, %outs : !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_quantize_r2_zy_reshaped(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_quantize_r2_zy_reshaped into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_quantize_r2_zy_reshaped into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  stream.executable private @ireegen_i8_quantize_r2_znone {
+    stream.executable.export public @ireegen_i8_quantize_r2_znone workgroups() -> (index, index, index) {
+      %c1 = arith.constant 1 : index
+      stream.return %c1, %c1, %c1 : index, index, index
+    }
+    builtin.module {
+      func.func private @ireegen_i8_quantize(memref<f32>, index, memref<i8>, index, index, i32, i32) attributes {hal.import.static, llvm.bareptr = true}
+      func.func @ireegen_i8_quantize_r2_znone(%bx: !stream.binding, %by: !stream.binding, %d0: index, %d1: index, %sx: i32, %zx: i32) {
+        %c0 = arith.constant 0 : index
+        %mx = stream.binding.subspan %bx[%c0] : !stream.binding -> memref<?x?xf32>{%d0, %d1}
+        %my = stream.binding.subspan %by[%c0] : !stream.binding -> memref<?x?xi8>{%d0, %d1}
+        %base_x, %off_x, %mdx:4 = iree_codegen.extract_strided_metadata %mx : memref<?x?xf32> -> memref<f32>, index, index, index, index, index
+        %base_y, %off_y, %mdy:4 = iree_codegen.extract_strided_metadata %my : memref<?x?xi8> -> memref<i8>, index, index, index, index, index
+        %n1 = arith.muli %d0, %d1 : index
+        func.call @ireegen_i8_quantize(%base_x, %off_x, %base_y, %off_y, %n1, %sx, %zx) : (memref<f32>, index, memref<i8>, index, index, i32, i32) -> ()
+        return
+      }
+    }
+  }
+  util.func private @ireegen_call_quantize_r2_znone(%x: tensor<?x?xf32>, %sx: f32) -> tensor<?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %d0 = tensor.dim %x, %c0 : tensor<?x?xf32>
+    %c1 = arith.constant 1 : index
+    %d1 = tensor.dim %x, %c1 : tensor<?x?xf32>
+    %sxi = arith.bitcast %sx : f32 to i32
+    %zxi = arith.constant 0 : i32
+    %y = flow.dispatch @ireegen_i8_quantize_r2_znone::@ireegen_i8_quantize_r2_znone(%x, %d0, %d1, %sxi, %zxi)
+      : (tensor<?x?xf32>{%d0, %d1}, index, index, i32, i32) -> tensor<?x?xi8>{%d0, %d1}
+    util.return %y : tensor<?x?xi8>
+  }
+  transform.named_sequence @match_quantize_r2_znone(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
+    %source = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    transform.match.operation_name %source ["hal.tensor.import"] : !transform.any_op
+    %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%x: tensor<?x?xf32>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?xf32>
+        %e = tensor.empty(%d, %d) {"match.operation_name_only"} : tensor<?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?xf32>, f32) outs(%e : tensor<?x?xi8>) -> tensor<?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %ins, %outs : !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_quantize_r2_znone(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_quantize_r2_znone into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_quantize_r2_znone into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  stream.executable private @ireegen_i8_quantize_r2_znone_reshaped {
+    stream.executable.export public @ireegen_i8_quantize_r2_znone_reshaped workgroups() -> (index, index, index) {
+      %c1 = arith.constant 1 : index
+      stream.return %c1, %c1, %c1 : index, index, index
+    }
+    builtin.module {
+      func.func private @ireegen_i8_quantize(memref<f32>, index, memref<i8>, index, index, i32, i32) attributes {hal.import.static, llvm.bareptr = true}
+      func.func @ireegen_i8_quantize_r2_znone_reshaped(%bx: !stream.binding, %by: !stream.binding, %d0: index, %d1: index, %sx: i32, %zx: i32) {
+        %c0 = arith.constant 0 : index
+        %mx = stream.binding.subspan %bx[%c0] : !stream.binding -> memref<?x?xf32>{%d0, %d1}
+        %my = stream.binding.subspan %by[%c0] : !stream.binding -> memref<?x?xi8>{%d0, %d1}
+        %base_x, %off_x, %mdx:4 = iree_codegen.extract_strided_metadata %mx : memref<?x?xf32> -> memref<f32>, index, index, index, index, index
+        %base_y, %off_y, %mdy:4 = iree_codegen.extract_strided_metadata %my : memref<?x?xi8> -> memref<i8>, index, index, index, index, index
+        %n1 = arith.muli %d0, %d1 : index
+        func.call @ireegen_i8_quantize(%base_x, %off_x, %base_y, %off_y, %n1, %sx, %zx) : (memref<f32>, index, memref<i8>, index, index, i32, i32) -> ()
+        return
+      }
+    }
+  }
+  util.func private @ireegen_call_quantize_r2_znone_reshaped(%x: tensor<?x?xf32>, %sx: f32) -> tensor<?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %d0 = tensor.dim %x, %c0 : tensor<?x?xf32>
+    %c1 = arith.constant 1 : index
+    %d1 = tensor.dim %x, %c1 : tensor<?x?xf32>
+    %sxi = arith.bitcast %sx : f32 to i32
+    %zxi = arith.constant 0 : i32
+    %y = flow.dispatch @ireegen_i8_quantize_r2_znone_reshaped::@ireegen_i8_quantize_r2_znone_reshaped(%x, %d0, %d1, %sxi, %zxi)
+      : (tensor<?x?xf32>{%d0, %d1}, index, index, i32, i32) -> tensor<?x?xi8>{%d0, %d1}
+    util.return %y : tensor<?x?xi8>
+  }
+  transform.named_sequence @match_quantize_r2_znone_reshaped(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
+    %source = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    transform.match.operation_name %source ["tensor.expand_shape", "tensor.collapse_shape"] : !transform.any_op
+    %input = transform.get_producer_of_operand %source[0] : (!transform.any_op) -> !transform.any_op
+    transform.match.operation_name %input ["hal.tensor.import"] : !transform.any_op
+    %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%x: tensor<?x?xf32>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?xf32>
+        %e = tensor.empty(%d, %d) {"match.operation_name_only"} : tensor<?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?xf32>, f32) outs(%e : tensor<?x?xi8>) -> tensor<?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %ins, %outs : !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_quantize_r2_znone_reshaped(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_quantize_r2_znone_reshaped into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_quantize_r2_znone_reshaped into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  stream.executable private @ireegen_i8_quantize_r3_zy {
+    stream.executable.export public @ireegen_i8_quantize_r3_zy workgroups() -> (index, index, index) {
+      %c1 = arith.constant 1 : index
+      stream.return %c1, %c1, %c1 : index, index, index
+    }
+    builtin.module {
+      func.func private @ireegen_i8_quantize(memref<f32>, index, memref<i8>, index, index, i32, i32) attributes {hal.import.static, llvm.bareptr = true}
+      func.func @ireegen_i8_quantize_r3_zy(%bx: !stream.binding, %by: !stream.binding, %d0: index, %d1: index, %d2: index, %sx: i32, %zx: i32) {
+        %c0 = arith.constant 0 : index
+        %mx = stream.binding.subspan %bx[%c0] : !stream.binding -> memref<?x?x?xf32>{%d0, %d1, %d2}
+        %my = stream.binding.subspan %by[%c0] : !stream.binding -> memref<?x?x?xi8>{%d0, %d1, %d2}
+        %base_x, %off_x, %mdx:6 = iree_codegen.extract_strided_metadata %mx : memref<?x?x?xf32> -> memref<f32>, index, index, index, index, index, index, index
+        %base_y, %off_y, %mdy:6 = iree_codegen.extract_strided_metadata %my : memref<?x?x?xi8> -> memref<i8>, index, index, index, index, index, index, index
+        %n1 = arith.muli %d0, %d1 : index
+        %n2 = arith.muli %n1, %d2 : index
+        func.call @ireegen_i8_quantize(%base_x, %off_x, %base_y, %off_y, %n2, %sx, %zx) : (memref<f32>, index, memref<i8>, index, index, i32, i32) -> ()
+        return
+      }
+    }
+  }
+  util.func private @ireegen_call_quantize_r3_zy(%x: tensor<?x?x?xf32>, %sx: f32, %zx: i64) -> tensor<?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %d0 = tensor.dim %x, %c0 : tensor<?x?x?xf32>
+    %c1 = arith.constant 1 : index
+    %d1 = tensor.dim %x, %c1 : tensor<?x?x?xf32>
+    %c2 = arith.constant 2 : index
+    %d2 = tensor.dim %x, %c2 : tensor<?x?x?xf32>
+    %sxi = arith.bitcast %sx : f32 to i32
+    %zxi = arith.trunci %zx : i64 to i32
+    %y = flow.dispatch @ireegen_i8_quantize_r3_zy::@ireegen_i8_quantize_r3_zy(%x, %d0, %d1, %d2, %sxi, %zxi)
+      : (tensor<?x?x?xf32>{%d0, %d1, %d2}, index, index, index, i32, i32) -> tensor<?x?x?xi8>{%d0, %d1, %d2}
+    util.return %y : tensor<?x?x?xi8>
+  }
+  transform.named_sequence @match_quantize_r3_zy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
+    %source = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    transform.match.operation_name %source ["hal.tensor.import"] : !transform.any_op
+    %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%x: tensor<?x?x?xf32>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?xf32>
+        %e = tensor.empty(%d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> ()>, affine_map<(d0, d1, d2) -> ()>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?xf32>, f32, i64) outs(%e : tensor<?x?x?xi8>) -> tensor<?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %ins, %outs : !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_quantize_r3_zy(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_quantize_r3_zy into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_quantize_r3_zy into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  stream.executable private @ireegen_i8_quantize_r3_zy_reshaped {
+    stream.executable.export public @ireegen_i8_quantize_r3_zy_reshaped workgroups() -> (index, index, index) {
+      %c1 = arith.constant 1 : index
+      stream.return %c1, %c1, %c1 : index, index, index
+    }
+    builtin.module {
+      func.func private @ireegen_i8_quantize(memref<f32>, index, memref<i8>, index, index, i32, i32) attributes {hal.import.static, llvm.bareptr = true}
+      func.func @ireegen_i8_quantize_r3_zy_reshaped(%bx: !stream.binding, %by: !stream.binding, %d0: index, %d1: index, %d2: index, %sx: i32, %zx: i32) {
+        %c0 = arith.constant 0 : index
+        %mx = stream.binding.subspan %bx[%c0] : !stream.binding -> memref<?x?x?xf32>{%d0, %d1, %d2}
+        %my = stream.binding.subspan %by[%c0] : !stream.binding -> memref<?x?x?xi8>{%d0, %d1, %d2}
+        %base_x, %off_x, %mdx:6 = iree_codegen.extract_strided_metadata %mx : memref<?x?x?xf32> -> memref<f32>, index, index, index, index, index, index, index
+        %base_y, %off_y, %mdy:6 = iree_codegen.extract_strided_metadata %my : memref<?x?x?xi8> -> memref<i8>, index, index, index, index, index, index, index
+        %n1 = arith.muli %d0, %d1 : index
+        %n2 = arith.muli %n1, %d2 : index
+        func.call @ireegen_i8_quantize(%base_x, %off_x, %base_y, %off_y, %n2, %sx, %zx) : (memref<f32>, index, memref<i8>, index, index, i32, i32) -> ()
+        return
+      }
+    }
+  }
+  util.func private @ireegen_call_quantize_r3_zy_reshaped(%x: tensor<?x?x?xf32>, %sx: f32, %zx: i64) -> tensor<?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %d0 = tensor.dim %x, %c0 : tensor<?x?x?xf32>
+    %c1 = arith.constant 1 : index
+    %d1 = tensor.dim %x, %c1 : tensor<?x?x?xf32>
+    %c2 = arith.constant 2 : index
+    %d2 = tensor.dim %x, %c2 : tensor<?x?x?xf32>
+    %sxi = arith.bitcast %sx : f32 to i32
+    %zxi = arith.trunci %zx : i64 to i32
+    %y = flow.dispatch @ireegen_i8_quantize_r3_zy_reshaped::@ireegen_i8_quantize_r3_zy_reshaped(%x, %d0, %d1, %d2, %sxi, %zxi)
+      : (tensor<?x?x?xf32>{%d0, %d1, %d2}, index, index, index, i32, i32) -> tensor<?x?x?xi8>{%d0, %d1, %d2}
+    util.return %y : tensor<?x?x?xi8>
+  }
+  transform.named_sequence @match_quantize_r3_zy_reshaped(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
+    %source = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    transform.match.operation_name %source ["tensor.expand_shape", "tensor.collapse_shape"] : !transform.any_op
+    %input = transform.get_producer_of_operand %source[0] : (!transform.any_op) -> !transform.any_op
+    transform.match.operation_name %input ["hal.tensor.import"] : !transform.any_op
+    %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%x: tensor<?x?x?xf32>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?xf32>
+        %e = tensor.empty(%d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> ()>, affine_map<(d0, d1, d2) -> ()>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?xf32>, f32, i64) outs(%e : tensor<?x?x?xi8>) -> tensor<?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %ins, %outs : !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_quantize_r3_zy_reshaped(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_quantize_r3_zy_reshaped into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_quantize_r3_zy_reshaped into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  stream.executable private @ireegen_i8_quantize_r3_znone {
+    stream.executable.export public @ireegen_i8_quantize_r3_znone workgroups() -> (index, index, index) {
+      %c1 = arith.constant 1 : index
+      stream.return %c1, %c1, %c1 : index, index, index
+    }
+    builtin.module {
+      func.func private @ireegen_i8_quantize(memref<f32>, index, memref<i8>, index, index, i32, i32) attributes {hal.import.static, llvm.bareptr = true}
+      func.func @ireegen_i8_quantize_r3_znone(%bx: !stream.binding, %by: !stream.binding, %d0: index, %d1: index, %d2: index, %sx: i32, %zx: i32) {
+        %c0 = arith.constant 0 : index
+        %mx = stream.binding.subspan %bx[%c0] : !stream.binding -> memref<?x?x?xf32>{%d0, %d1, %d2}
+        %my = stream.binding.subspan %by[%c0] : !stream.binding -> memref<?x?x?xi8>{%d0, %d1, %d2}
+        %base_x, %off_x, %mdx:6 = iree_codegen.extract_strided_metadata %mx : memref<?x?x?xf32> -> memref<f32>, index, index, index, index, index, index, index
+        %base_y, %off_y, %mdy:6 = iree_codegen.extract_strided_metadata %my : memref<?x?x?xi8> -> memref<i8>, index, index, index, index, index, index, index
+        %n1 = arith.muli %d0, %d1 : index
+        %n2 = arith.muli %n1, %d2 : index
+        func.call @ireegen_i8_quantize(%base_x, %off_x, %base_y, %off_y, %n2, %sx, %zx) : (memref<f32>, index, memref<i8>, index, index, i32, i32) -> ()
+        return
+      }
+    }
+  }
+  util.func private @ireegen_call_quantize_r3_znone(%x: tensor<?x?x?xf32>, %sx: f32) -> tensor<?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %d0 = tensor.dim %x, %c0 : tensor<?x?x?xf32>
+    %c1 = arith.constant 1 : index
+    %d1 = tensor.dim %x, %c1 : tensor<?x?x?xf32>
+    %c2 = arith.constant 2 : index
+    %d2 = tensor.dim %x, %c2 : tensor<?x?x?xf32>
+    %sxi = arith.bitcast %sx : f32 to i32
+    %zxi = arith.constant 0 : i32
+    %y = flow.dispatch @ireegen_i8_quantize_r3_znone::@ireegen_i8_quantize_r3_znone(%x, %d0, %d1, %d2, %sxi, %zxi)
+      : (tensor<?x?x?xf32>{%d0, %d1, %d2}, index, index, index, i32, i32) -> tensor<?x?x?xi8>{%d0, %d1, %d2}
+    util.return %y : tensor<?x?x?xi8>
+  }
+  transform.named_sequence @match_quantize_r3_znone(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
+    %source = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    transform.match.operation_name %source ["hal.tensor.import"] : !transform.any_op
+    %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%x: tensor<?x?x?xf32>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?xf32>
+        %e = tensor.empty(%d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> ()>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?xf32>, f32) outs(%e : tensor<?x?x?xi8>) -> tensor<?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %ins, %outs : !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_quantize_r3_znone(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_quantize_r3_znone into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_quantize_r3_znone into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  stream.executable private @ireegen_i8_quantize_r3_znone_reshaped {
+    stream.executable.export public @ireegen_i8_quantize_r3_znone_reshaped workgroups() -> (index, index, index) {
+      %c1 = arith.constant 1 : index
+      stream.return %c1, %c1, %c1 : index, index, index
+    }
+    builtin.module {
+      func.func private @ireegen_i8_quantize(memref<f32>, index, memref<i8>, index, index, i32, i32) attributes {hal.import.static, llvm.bareptr = true}
+      func.func @ireegen_i8_quantize_r3_znone_reshaped(%bx: !stream.binding, %by: !stream.binding, %d0: index, %d1: index, %d2: index, %sx: i32, %zx: i32) {
+        %c0 = arith.constant 0 : index
+        %mx = stream.binding.subspan %bx[%c0] : !stream.binding -> memref<?x?x?xf32>{%d0, %d1, %d2}
+        %my = stream.binding.subspan %by[%c0] : !stream.binding -> memref<?x?x?xi8>{%d0, %d1, %d2}
+        %base_x, %off_x, %mdx:6 = iree_codegen.extract_strided_metadata %mx : memref<?x?x?xf32> -> memref<f32>, index, index, index, index, index, index, index
+        %base_y, %off_y, %mdy:6 = iree_codegen.extract_strided_metadata %my : memref<?x?x?xi8> -> memref<i8>, index, index, index, index, index, index, index
+        %n1 = arith.muli %d0, %d1 : index
+        %n2 = arith.muli %n1, %d2 : index
+        func.call @ireegen_i8_quantize(%base_x, %off_x, %base_y, %off_y, %n2, %sx, %zx) : (memref<f32>, index, memref<i8>, index, index, i32, i32) -> ()
+        return
+      }
+    }
+  }
+  util.func private @ireegen_call_quantize_r3_znone_reshaped(%x: tensor<?x?x?xf32>, %sx: f32) -> tensor<?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %d0 = tensor.dim %x, %c0 : tensor<?x?x?xf32>
+    %c1 = arith.constant 1 : index
+    %d1 = tensor.dim %x, %c1 : tensor<?x?x?xf32>
+    %c2 = arith.constant 2 : index
+    %d2 = tensor.dim %x, %c2 : tensor<?x?x?xf32>
+    %sxi = arith.bitcast %sx : f32 to i32
+    %zxi = arith.constant 0 : i32
+    %y = flow.dispatch @ireegen_i8_quantize_r3_znone_reshaped::@ireegen_i8_quantize_r3_znone_reshaped(%x, %d0, %d1, %d2, %sxi, %zxi)
+      : (tensor<?x?x?xf32>{%d0, %d1, %d2}, index, index, index, i32, i32) -> tensor<?x?x?xi8>{%d0, %d1, %d2}
+    util.return %y : tensor<?x?x?xi8>
+  }
+  transform.named_sequence @match_quantize_r3_znone_reshaped(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
+    %source = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    transform.match.operation_name %source ["tensor.expand_shape", "tensor.collapse_shape"] : !transform.any_op
+    %input = transform.get_producer_of_operand %source[0] : (!transform.any_op) -> !transform.any_op
+    transform.match.operation_name %input ["hal.tensor.import"] : !transform.any_op
+    %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%x: tensor<?x?x?xf32>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?xf32>
+        %e = tensor.empty(%d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> ()>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?xf32>, f32) outs(%e : tensor<?x?x?xi8>) -> tensor<?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %ins, %outs : !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_quantize_r3_znone_reshaped(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_quantize_r3_znone_reshaped into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_quantize_r3_znone_reshaped into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  stream.executable private @ireegen_i8_quantize_r4_zy {
+    stream.executable.export public @ireegen_i8_quantize_r4_zy workgroups() -> (index, index, index) {
+      %c1 = arith.constant 1 : index
+      stream.return %c1, %c1, %c1 : index, index, index
+    }
+    builtin.module {
+      func.func private @ireegen_i8_quantize(memref<f32>, index, memref<i8>, index, index, i32, i32) attributes {hal.import.static, llvm.bareptr = true}
+      func.func @ireegen_i8_quantize_r4_zy(%bx: !stream.binding, %by: !stream.binding, %d0: index, %d1: index, %d2: index, %d3: index, %sx: i32, %zx: i32) {
+        %c0 = arith.constant 0 : index
+        %mx = stream.binding.subspan %bx[%c0] : !stream.binding -> memref<?x?x?x?xf32>{%d0, %d1, %d2, %d3}
+        %my = stream.binding.subspan %by[%c0] : !stream.binding -> memref<?x?x?x?xi8>{%d0, %d1, %d2, %d3}
+        %base_x, %off_x, %mdx:8 = iree_codegen.extract_strided_metadata %mx : memref<?x?x?x?xf32> -> memref<f32>, index, index, index, index, index, index, index, index, index
+        %base_y, %off_y, %mdy:8 = iree_codegen.extract_strided_metadata %my : memref<?x?x?x?xi8> -> memref<i8>, index, index, index, index, index, index, index, index, index
+        %n1 = arith.muli %d0, %d1 : index
+        %n2 = arith.muli %n1, %d2 : index
+        %n3 = arith.muli %n2, %d3 : index
+        func.call @ireegen_i8_quantize(%base_x, %off_x, %base_y, %off_y, %n3, %sx, %zx) : (memref<f32>, index, memref<i8>, index, index, i32, i32) -> ()
+        return
+      }
+    }
+  }
+  util.func private @ireegen_call_quantize_r4_zy(%x: tensor<?x?x?x?xf32>, %sx: f32, %zx: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %d0 = tensor.dim %x, %c0 : tensor<?x?x?x?xf32>
+    %c1 = arith.constant 1 : index
+    %d1 = tensor.dim %x, %c1 : tensor<?x?x?x?xf32>
+    %c2 = arith.constant 2 : index
+    %d2 = tensor.dim %x, %c2 : tensor<?x?x?x?xf32>
+    %c3 = arith.constant 3 : index
+    %d3 = tensor.dim %x, %c3 : tensor<?x?x?x?xf32>
+    %sxi = arith.bitcast %sx : f32 to i32
+    %zxi = arith.trunci %zx : i64 to i32
+    %y = flow.dispatch @ireegen_i8_quantize_r4_zy::@ireegen_i8_quantize_r4_zy(%x, %d0, %d1, %d2, %d3, %sxi, %zxi)
+      : (tensor<?x?x?x?xf32>{%d0, %d1, %d2, %d3}, index, index, index, index, i32, i32) -> tensor<?x?x?x?xi8>{%d0, %d1, %d2, %d3}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  transform.named_sequence @match_quantize_r4_zy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
+    %source = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    transform.match.operation_name %source ["hal.tensor.import"] : !transform.any_op
+    %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%x: tensor<?x?x?x?xf32>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xf32>
+        %e = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xf32>, f32, i64) outs(%e : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %ins, %outs : !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_quantize_r4_zy(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_quantize_r4_zy into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_quantize_r4_zy into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  stream.executable private @ireegen_i8_quantize_r4_zy_reshaped {
+    stream.executable.export public @ireegen_i8_quantize_r4_zy_reshaped workgroups() -> (index, index, index) {
+      %c1 = arith.constant 1 : index
+      stream.return %c1, %c1, %c1 : index, index, index
+    }
+    builtin.module {
+      func.func private @ireegen_i8_quantize(memref<f32>, index, memref<i8>, index, index, i32, i32) attributes {hal.import.static, llvm.bareptr = true}
+      func.func @ireegen_i8_quantize_r4_zy_reshaped(%bx: !stream.binding, %by: !stream.binding, %d0: index, %d1: index, %d2: index, %d3: index, %sx: i32, %zx: i32) {
+        %c0 = arith.constant 0 : index
+        %mx = stream.binding.subspan %bx[%c0] : !stream.binding -> memref<?x?x?x?xf32>{%d0, %d1, %d2, %d3}
+        %my = stream.binding.subspan %by[%c0] : !stream.binding -> memref<?x?x?x?xi8>{%d0, %d1, %d2, %d3}
+        %base_x, %off_x, %mdx:8 = iree_codegen.extract_strided_metadata %mx : memref<?x?x?x?xf32> -> memref<f32>, index, index, index, index, index, index, index, index, index
+        %base_y, %off_y, %mdy:8 = iree_codegen.extract_strided_metadata %my : memref<?x?x?x?xi8> -> memref<i8>, index, index, index, index, index, index, index, index, index
+        %n1 = arith.muli %d0, %d1 : index
+        %n2 = arith.muli %n1, %d2 : index
+        %n3 = arith.muli %n2, %d3 : index
+        func.call @ireegen_i8_quantize(%base_x, %off_x, %base_y, %off_y, %n3, %sx, %zx) : (memref<f32>, index, memref<i8>, index, index, i32, i32) -> ()
+        return
+      }
+    }
+  }
+  util.func private @ireegen_call_quantize_r4_zy_reshaped(%x: tensor<?x?x?x?xf32>, %sx: f32, %zx: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %d0 = tensor.dim %x, %c0 : tensor<?x?x?x?xf32>
+    %c1 = arith.constant 1 : index
+    %d1 = tensor.dim %x, %c1 : tensor<?x?x?x?xf32>
+    %c2 = arith.constant 2 : index
+    %d2 = tensor.dim %x, %c2 : tensor<?x?x?x?xf32>
+    %c3 = arith.constant 3 : index
+    %d3 = tensor.dim %x, %c3 : tensor<?x?x?x?xf32>
+    %sxi = arith.bitcast %sx : f32 to i32
+    %zxi = arith.trunci %zx : i64 to i32
+    %y = flow.dispatch @ireegen_i8_quantize_r4_zy_reshaped::@ireegen_i8_quantize_r4_zy_reshaped(%x, %d0, %d1, %d2, %d3, %sxi, %zxi)
+      : (tensor<?x?x?x?xf32>{%d0, %d1, %d2, %d3}, index, index, index, index, i32, i32) -> tensor<?x?x?x?xi8>{%d0, %d1, %d2, %d3}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  transform.named_sequence @match_quantize_r4_zy_reshaped(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
+    %source = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    transform.match.operation_name %source ["tensor.expand_shape", "tensor.collapse_shape"] : !transform.any_op
+    %input = transform.get_producer_of_operand %source[0] : (!transform.any_op) -> !transform.any_op
+    transform.match.operation_name %input ["hal.tensor.import"] : !transform.any_op
+    %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%x: tensor<?x?x?x?xf32>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xf32>
+        %e = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xf32>, f32, i64) outs(%e : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %ins, %outs : !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_quantize_r4_zy_reshaped(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_quantize_r4_zy_reshaped into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_quantize_r4_zy_reshaped into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  stream.executable private @ireegen_i8_quantize_r4_znone {
+    stream.executable.export public @ireegen_i8_quantize_r4_znone workgroups() -> (index, index, index) {
+      %c1 = arith.constant 1 : index
+      stream.return %c1, %c1, %c1 : index, index, index
+    }
+    builtin.module {
+      func.func private @ireegen_i8_quantize(memref<f32>, index, memref<i8>, index, index, i32, i32) attributes {hal.import.static, llvm.bareptr = true}
+      func.func @ireegen_i8_quantize_r4_znone(%bx: !stream.binding, %by: !stream.binding, %d0: index, %d1: index, %d2: index, %d3: index, %sx: i32, %zx: i32) {
+        %c0 = arith.constant 0 : index
+        %mx = stream.binding.subspan %bx[%c0] : !stream.binding -> memref<?x?x?x?xf32>{%d0, %d1, %d2, %d3}
+        %my = stream.binding.subspan %by[%c0] : !stream.binding -> memref<?x?x?x?xi8>{%d0, %d1, %d2, %d3}
+        %base_x, %off_x, %mdx:8 = iree_codegen.extract_strided_metadata %mx : memref<?x?x?x?xf32> -> memref<f32>, index, index, index, index, index, index, index, index, index
+        %base_y, %off_y, %mdy:8 = iree_codegen.extract_strided_metadata %my : memref<?x?x?x?xi8> -> memref<i8>, index, index, index, index, index, index, index, index, index
+        %n1 = arith.muli %d0, %d1 : index
+        %n2 = arith.muli %n1, %d2 : index
+        %n3 = arith.muli %n2, %d3 : index
+        func.call @ireegen_i8_quantize(%base_x, %off_x, %base_y, %off_y, %n3, %sx, %zx) : (memref<f32>, index, memref<i8>, index, index, i32, i32) -> ()
+        return
+      }
+    }
+  }
+  util.func private @ireegen_call_quantize_r4_znone(%x: tensor<?x?x?x?xf32>, %sx: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %d0 = tensor.dim %x, %c0 : tensor<?x?x?x?xf32>
+    %c1 = arith.constant 1 : index
+    %d1 = tensor.dim %x, %c1 : tensor<?x?x?x?xf32>
+    %c2 = arith.constant 2 : index
+    %d2 = tensor.dim %x, %c2 : tensor<?x?x?x?xf32>
+    %c3 = arith.constant 3 : index
+    %d3 = tensor.dim %x, %c3 : tensor<?x?x?x?xf32>
+    %sxi = arith.bitcast %sx : f32 to i32
+    %zxi = arith.constant 0 : i32
+    %y = flow.dispatch @ireegen_i8_quantize_r4_znone::@ireegen_i8_quantize_r4_znone(%x, %d0, %d1, %d2, %d3, %sxi, %zxi)
+      : (tensor<?x?x?x?xf32>{%d0, %d1, %d2, %d3}, index, index, index, index, i32, i32) -> tensor<?x?x?x?xi8>{%d0, %d1, %d2, %d3}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  transform.named_sequence @match_quantize_r4_znone(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
+    %source = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    transform.match.operation_name %source ["hal.tensor.import"] : !transform.any_op
+    %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%x: tensor<?x?x?x?xf32>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xf32>
+        %e = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xf32>, f32) outs(%e : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %ins, %outs : !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_quantize_r4_znone(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_quantize_r4_znone into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_quantize_r4_znone into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  stream.executable private @ireegen_i8_quantize_r4_znone_reshaped {
+    stream.executable.export public @ireegen_i8_quantize_r4_znone_reshaped workgroups() -> (index, index, index) {
+      %c1 = arith.constant 1 : index
+      stream.return %c1, %c1, %c1 : index, index, index
+    }
+    builtin.module {
+      func.func private @ireegen_i8_quantize(memref<f32>, index, memref<i8>, index, index, i32, i32) attributes {hal.import.static, llvm.bareptr = true}
+      func.func @ireegen_i8_quantize_r4_znone_reshaped(%bx: !stream.binding, %by: !stream.binding, %d0: index, %d1: index, %d2: index, %d3: index, %sx: i32, %zx: i32) {
+        %c0 = arith.constant 0 : index
+        %mx = stream.binding.subspan %bx[%c0] : !stream.binding -> memref<?x?x?x?xf32>{%d0, %d1, %d2, %d3}
+        %my = stream.binding.subspan %by[%c0] : !stream.binding -> memref<?x?x?x?xi8>{%d0, %d1, %d2, %d3}
+        %base_x, %off_x, %mdx:8 = iree_codegen.extract_strided_metadata %mx : memref<?x?x?x?xf32> -> memref<f32>, index, index, index, index, index, index, index, index, index
+        %base_y, %off_y, %mdy:8 = iree_codegen.extract_strided_metadata %my : memref<?x?x?x?xi8> -> memref<i8>, index, index, index, index, index, index, index, index, index
+        %n1 = arith.muli %d0, %d1 : index
+        %n2 = arith.muli %n1, %d2 : index
+        %n3 = arith.muli %n2, %d3 : index
+        func.call @ireegen_i8_quantize(%base_x, %off_x, %base_y, %off_y, %n3, %sx, %zx) : (memref<f32>, index, memref<i8>, index, index, i32, i32) -> ()
+        return
+      }
+    }
+  }
+  util.func private @ireegen_call_quantize_r4_znone_reshaped(%x: tensor<?x?x?x?xf32>, %sx: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %d0 = tensor.dim %x, %c0 : tensor<?x?x?x?xf32>
+    %c1 = arith.constant 1 : index
+    %d1 = tensor.dim %x, %c1 : tensor<?x?x?x?xf32>
+    %c2 = arith.constant 2 : index
+    %d2 = tensor.dim %x, %c2 : tensor<?x?x?x?xf32>
+    %c3 = arith.constant 3 : index
+    %d3 = tensor.dim %x, %c3 : tensor<?x?x?x?xf32>
+    %sxi = arith.bitcast %sx : f32 to i32
+    %zxi = arith.constant 0 : i32
+    %y = flow.dispatch @ireegen_i8_quantize_r4_znone_reshaped::@ireegen_i8_quantize_r4_znone_reshaped(%x, %d0, %d1, %d2, %d3, %sxi, %zxi)
+      : (tensor<?x?x?x?xf32>{%d0, %d1, %d2, %d3}, index, index, index, index, i32, i32) -> tensor<?x?x?x?xi8>{%d0, %d1, %d2, %d3}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  transform.named_sequence @match_quantize_r4_znone_reshaped(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
+    %source = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    transform.match.operation_name %source ["tensor.expand_shape", "tensor.collapse_shape"] : !transform.any_op
+    %input = transform.get_producer_of_operand %source[0] : (!transform.any_op) -> !transform.any_op
+    transform.match.operation_name %input ["hal.tensor.import"] : !transform.any_op
+    %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%x: tensor<?x?x?x?xf32>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xf32>
+        %e = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xf32>, f32) outs(%e : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %ins, %outs : !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_quantize_r4_znone_reshaped(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_quantize_r4_znone_reshaped into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_quantize_r4_znone_reshaped into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
   transform.named_sequence @__transform_main(%module: !transform.any_op) {
     %funcs = transform.structured.match ops{["util.func"]} in %module : (!transform.any_op) -> !transform.any_op
     transform.foreach %funcs : !transform.any_op {
@@ -8231,7 +8903,7 @@ module attributes {transform.with_named_sequence} {
             }
           }
         }
-        transform.foreach_match in %func @match_fc_zxy -> @call_fc_zxy, @match_fc_zx -> @call_fc_zx, @match_fc_zy -> @call_fc_zy, @match_fc_znone -> @call_fc_znone, @match_fckn_zxy -> @call_fckn_zxy, @match_fckn_zx -> @call_fckn_zx, @match_fckn_zy -> @call_fckn_zy, @match_fckn_znone -> @call_fckn_znone, @match_conv_p0000_s1_zxy -> @call_conv_p0000_s1_zxy, @match_conv_p0000_s2_zxy -> @call_conv_p0000_s2_zxy, @match_conv_p1111_s1_zxy -> @call_conv_p1111_s1_zxy, @match_conv_p1111_s2_zxy -> @call_conv_p1111_s2_zxy, @match_conv_p0011_s1_zxy -> @call_conv_p0011_s1_zxy, @match_conv_p0011_s2_zxy -> @call_conv_p0011_s2_zxy, @match_conv_p1100_s1_zxy -> @call_conv_p1100_s1_zxy, @match_conv_p1100_s2_zxy -> @call_conv_p1100_s2_zxy, @match_conv_p2222_s1_zxy -> @call_conv_p2222_s1_zxy, @match_conv_p2222_s2_zxy -> @call_conv_p2222_s2_zxy, @match_conv_p4151_s1_zxy -> @call_conv_p4151_s1_zxy, @match_conv_p4151_s2_zxy -> @call_conv_p4151_s2_zxy, @match_conv_p0000_s1_zx -> @call_conv_p0000_s1_zx, @match_conv_p0000_s2_zx -> @call_conv_p0000_s2_zx, @match_conv_p1111_s1_zx -> @call_conv_p1111_s1_zx, @match_conv_p1111_s2_zx -> @call_conv_p1111_s2_zx, @match_conv_p0011_s1_zx -> @call_conv_p0011_s1_zx, @match_conv_p0011_s2_zx -> @call_conv_p0011_s2_zx, @match_conv_p1100_s1_zx -> @call_conv_p1100_s1_zx, @match_conv_p1100_s2_zx -> @call_conv_p1100_s2_zx, @match_conv_p2222_s1_zx -> @call_conv_p2222_s1_zx, @match_conv_p2222_s2_zx -> @call_conv_p2222_s2_zx, @match_conv_p4151_s1_zx -> @call_conv_p4151_s1_zx, @match_conv_p4151_s2_zx -> @call_conv_p4151_s2_zx, @match_conv_p0000_s1_zy -> @call_conv_p0000_s1_zy, @match_conv_p0000_s2_zy -> @call_conv_p0000_s2_zy, @match_conv_p1111_s1_zy -> @call_conv_p1111_s1_zy, @match_conv_p1111_s2_zy -> @call_conv_p1111_s2_zy, @match_conv_p0011_s1_zy -> @call_conv_p0011_s1_zy, @match_conv_p0011_s2_zy -> @call_conv_p0011_s2_zy, @match_conv_p1100_s1_zy -> @call_conv_p1100_s1_zy, @match_conv_p1100_s2_zy -> @call_conv_p1100_s2_zy, @match_conv_p2222_s1_zy -> @call_conv_p2222_s1_zy, @match_conv_p2222_s2_zy -> @call_conv_p2222_s2_zy, @match_conv_p4151_s1_zy -> @call_conv_p4151_s1_zy, @match_conv_p4151_s2_zy -> @call_conv_p4151_s2_zy, @match_conv_p0000_s1_znone -> @call_conv_p0000_s1_znone, @match_conv_p0000_s2_znone -> @call_conv_p0000_s2_znone, @match_conv_p1111_s1_znone -> @call_conv_p1111_s1_znone, @match_conv_p1111_s2_znone -> @call_conv_p1111_s2_znone, @match_conv_p0011_s1_znone -> @call_conv_p0011_s1_znone, @match_conv_p0011_s2_znone -> @call_conv_p0011_s2_znone, @match_conv_p1100_s1_znone -> @call_conv_p1100_s1_znone, @match_conv_p1100_s2_znone -> @call_conv_p1100_s2_znone, @match_conv_p2222_s1_znone -> @call_conv_p2222_s1_znone, @match_conv_p2222_s2_znone -> @call_conv_p2222_s2_znone, @match_conv_p4151_s1_znone -> @call_conv_p4151_s1_znone, @match_conv_p4151_s2_znone -> @call_conv_p4151_s2_znone, @match_dwconv_p0000_s1_zxy -> @call_dwconv_p0000_s1_zxy, @match_dwconv_p0000_s2_zxy -> @call_dwconv_p0000_s2_zxy, @match_dwconv_p1111_s1_zxy -> @call_dwconv_p1111_s1_zxy, @match_dwconv_p1111_s2_zxy -> @call_dwconv_p1111_s2_zxy, @match_dwconv_p0011_s1_zxy -> @call_dwconv_p0011_s1_zxy, @match_dwconv_p0011_s2_zxy -> @call_dwconv_p0011_s2_zxy, @match_dwconv_p1100_s1_zxy -> @call_dwconv_p1100_s1_zxy, @match_dwconv_p1100_s2_zxy -> @call_dwconv_p1100_s2_zxy, @match_dwconv_p2222_s1_zxy -> @call_dwconv_p2222_s1_zxy, @match_dwconv_p2222_s2_zxy -> @call_dwconv_p2222_s2_zxy, @match_dwconv_p4151_s1_zxy -> @call_dwconv_p4151_s1_zxy, @match_dwconv_p4151_s2_zxy -> @call_dwconv_p4151_s2_zxy, @match_dwconv_p0000_s1_zx -> @call_dwconv_p0000_s1_zx, @match_dwconv_p0000_s2_zx -> @call_dwconv_p0000_s2_zx, @match_dwconv_p1111_s1_zx -> @call_dwconv_p1111_s1_zx, @match_dwconv_p1111_s2_zx -> @call_dwconv_p1111_s2_zx, @match_dwconv_p0011_s1_zx -> @call_dwconv_p0011_s1_zx, @match_dwconv_p0011_s2_zx -> @call_dwconv_p0011_s2_zx, @match_dwconv_p1100_s1_zx -> @call_dwconv_p1100_s1_zx, @match_dwconv_p1100_s2_zx -> @call_dwconv_p1100_s2_zx, @match_dwconv_p2222_s1_zx -> @call_dwconv_p2222_s1_zx, @match_dwconv_p2222_s2_zx -> @call_dwconv_p2222_s2_zx, @match_dwconv_p4151_s1_zx -> @call_dwconv_p4151_s1_zx, @match_dwconv_p4151_s2_zx -> @call_dwconv_p4151_s2_zx, @match_dwconv_p0000_s1_zy -> @call_dwconv_p0000_s1_zy, @match_dwconv_p0000_s2_zy -> @call_dwconv_p0000_s2_zy, @match_dwconv_p1111_s1_zy -> @call_dwconv_p1111_s1_zy, @match_dwconv_p1111_s2_zy -> @call_dwconv_p1111_s2_zy, @match_dwconv_p0011_s1_zy -> @call_dwconv_p0011_s1_zy, @match_dwconv_p0011_s2_zy -> @call_dwconv_p0011_s2_zy, @match_dwconv_p1100_s1_zy -> @call_dwconv_p1100_s1_zy, @match_dwconv_p1100_s2_zy -> @call_dwconv_p1100_s2_zy, @match_dwconv_p2222_s1_zy -> @call_dwconv_p2222_s1_zy, @match_dwconv_p2222_s2_zy -> @call_dwconv_p2222_s2_zy, @match_dwconv_p4151_s1_zy -> @call_dwconv_p4151_s1_zy, @match_dwconv_p4151_s2_zy -> @call_dwconv_p4151_s2_zy, @match_dwconv_p0000_s1_znone -> @call_dwconv_p0000_s1_znone, @match_dwconv_p0000_s2_znone -> @call_dwconv_p0000_s2_znone, @match_dwconv_p1111_s1_znone -> @call_dwconv_p1111_s1_znone, @match_dwconv_p1111_s2_znone -> @call_dwconv_p1111_s2_znone, @match_dwconv_p0011_s1_znone -> @call_dwconv_p0011_s1_znone, @match_dwconv_p0011_s2_znone -> @call_dwconv_p0011_s2_znone, @match_dwconv_p1100_s1_znone -> @call_dwconv_p1100_s1_znone, @match_dwconv_p1100_s2_znone -> @call_dwconv_p1100_s2_znone, @match_dwconv_p2222_s1_znone -> @call_dwconv_p2222_s1_znone, @match_dwconv_p2222_s2_znone -> @call_dwconv_p2222_s2_znone, @match_dwconv_p4151_s1_znone -> @call_dwconv_p4151_s1_znone, @match_dwconv_p4151_s2_znone -> @call_dwconv_p4151_s2_znone : (!transform.any_op) -> (!transform.any_op)
+        transform.foreach_match in %func @match_fc_zxy -> @call_fc_zxy, @match_fc_zx -> @call_fc_zx, @match_fc_zy -> @call_fc_zy, @match_fc_znone -> @call_fc_znone, @match_fckn_zxy -> @call_fckn_zxy, @match_fckn_zx -> @call_fckn_zx, @match_fckn_zy -> @call_fckn_zy, @match_fckn_znone -> @call_fckn_znone, @match_conv_p0000_s1_zxy -> @call_conv_p0000_s1_zxy, @match_conv_p0000_s2_zxy -> @call_conv_p0000_s2_zxy, @match_conv_p1111_s1_zxy -> @call_conv_p1111_s1_zxy, @match_conv_p1111_s2_zxy -> @call_conv_p1111_s2_zxy, @match_conv_p0011_s1_zxy -> @call_conv_p0011_s1_zxy, @match_conv_p0011_s2_zxy -> @call_conv_p0011_s2_zxy, @match_conv_p1100_s1_zxy -> @call_conv_p1100_s1_zxy, @match_conv_p1100_s2_zxy -> @call_conv_p1100_s2_zxy, @match_conv_p2222_s1_zxy -> @call_conv_p2222_s1_zxy, @match_conv_p2222_s2_zxy -> @call_conv_p2222_s2_zxy, @match_conv_p4151_s1_zxy -> @call_conv_p4151_s1_zxy, @match_conv_p4151_s2_zxy -> @call_conv_p4151_s2_zxy, @match_conv_p0000_s1_zx -> @call_conv_p0000_s1_zx, @match_conv_p0000_s2_zx -> @call_conv_p0000_s2_zx, @match_conv_p1111_s1_zx -> @call_conv_p1111_s1_zx, @match_conv_p1111_s2_zx -> @call_conv_p1111_s2_zx, @match_conv_p0011_s1_zx -> @call_conv_p0011_s1_zx, @match_conv_p0011_s2_zx -> @call_conv_p0011_s2_zx, @match_conv_p1100_s1_zx -> @call_conv_p1100_s1_zx, @match_conv_p1100_s2_zx -> @call_conv_p1100_s2_zx, @match_conv_p2222_s1_zx -> @call_conv_p2222_s1_zx, @match_conv_p2222_s2_zx -> @call_conv_p2222_s2_zx, @match_conv_p4151_s1_zx -> @call_conv_p4151_s1_zx, @match_conv_p4151_s2_zx -> @call_conv_p4151_s2_zx, @match_conv_p0000_s1_zy -> @call_conv_p0000_s1_zy, @match_conv_p0000_s2_zy -> @call_conv_p0000_s2_zy, @match_conv_p1111_s1_zy -> @call_conv_p1111_s1_zy, @match_conv_p1111_s2_zy -> @call_conv_p1111_s2_zy, @match_conv_p0011_s1_zy -> @call_conv_p0011_s1_zy, @match_conv_p0011_s2_zy -> @call_conv_p0011_s2_zy, @match_conv_p1100_s1_zy -> @call_conv_p1100_s1_zy, @match_conv_p1100_s2_zy -> @call_conv_p1100_s2_zy, @match_conv_p2222_s1_zy -> @call_conv_p2222_s1_zy, @match_conv_p2222_s2_zy -> @call_conv_p2222_s2_zy, @match_conv_p4151_s1_zy -> @call_conv_p4151_s1_zy, @match_conv_p4151_s2_zy -> @call_conv_p4151_s2_zy, @match_conv_p0000_s1_znone -> @call_conv_p0000_s1_znone, @match_conv_p0000_s2_znone -> @call_conv_p0000_s2_znone, @match_conv_p1111_s1_znone -> @call_conv_p1111_s1_znone, @match_conv_p1111_s2_znone -> @call_conv_p1111_s2_znone, @match_conv_p0011_s1_znone -> @call_conv_p0011_s1_znone, @match_conv_p0011_s2_znone -> @call_conv_p0011_s2_znone, @match_conv_p1100_s1_znone -> @call_conv_p1100_s1_znone, @match_conv_p1100_s2_znone -> @call_conv_p1100_s2_znone, @match_conv_p2222_s1_znone -> @call_conv_p2222_s1_znone, @match_conv_p2222_s2_znone -> @call_conv_p2222_s2_znone, @match_conv_p4151_s1_znone -> @call_conv_p4151_s1_znone, @match_conv_p4151_s2_znone -> @call_conv_p4151_s2_znone, @match_dwconv_p0000_s1_zxy -> @call_dwconv_p0000_s1_zxy, @match_dwconv_p0000_s2_zxy -> @call_dwconv_p0000_s2_zxy, @match_dwconv_p1111_s1_zxy -> @call_dwconv_p1111_s1_zxy, @match_dwconv_p1111_s2_zxy -> @call_dwconv_p1111_s2_zxy, @match_dwconv_p0011_s1_zxy -> @call_dwconv_p0011_s1_zxy, @match_dwconv_p0011_s2_zxy -> @call_dwconv_p0011_s2_zxy, @match_dwconv_p1100_s1_zxy -> @call_dwconv_p1100_s1_zxy, @match_dwconv_p1100_s2_zxy -> @call_dwconv_p1100_s2_zxy, @match_dwconv_p2222_s1_zxy -> @call_dwconv_p2222_s1_zxy, @match_dwconv_p2222_s2_zxy -> @call_dwconv_p2222_s2_zxy, @match_dwconv_p4151_s1_zxy -> @call_dwconv_p4151_s1_zxy, @match_dwconv_p4151_s2_zxy -> @call_dwconv_p4151_s2_zxy, @match_dwconv_p0000_s1_zx -> @call_dwconv_p0000_s1_zx, @match_dwconv_p0000_s2_zx -> @call_dwconv_p0000_s2_zx, @match_dwconv_p1111_s1_zx -> @call_dwconv_p1111_s1_zx, @match_dwconv_p1111_s2_zx -> @call_dwconv_p1111_s2_zx, @match_dwconv_p0011_s1_zx -> @call_dwconv_p0011_s1_zx, @match_dwconv_p0011_s2_zx -> @call_dwconv_p0011_s2_zx, @match_dwconv_p1100_s1_zx -> @call_dwconv_p1100_s1_zx, @match_dwconv_p1100_s2_zx -> @call_dwconv_p1100_s2_zx, @match_dwconv_p2222_s1_zx -> @call_dwconv_p2222_s1_zx, @match_dwconv_p2222_s2_zx -> @call_dwconv_p2222_s2_zx, @match_dwconv_p4151_s1_zx -> @call_dwconv_p4151_s1_zx, @match_dwconv_p4151_s2_zx -> @call_dwconv_p4151_s2_zx, @match_dwconv_p0000_s1_zy -> @call_dwconv_p0000_s1_zy, @match_dwconv_p0000_s2_zy -> @call_dwconv_p0000_s2_zy, @match_dwconv_p1111_s1_zy -> @call_dwconv_p1111_s1_zy, @match_dwconv_p1111_s2_zy -> @call_dwconv_p1111_s2_zy, @match_dwconv_p0011_s1_zy -> @call_dwconv_p0011_s1_zy, @match_dwconv_p0011_s2_zy -> @call_dwconv_p0011_s2_zy, @match_dwconv_p1100_s1_zy -> @call_dwconv_p1100_s1_zy, @match_dwconv_p1100_s2_zy -> @call_dwconv_p1100_s2_zy, @match_dwconv_p2222_s1_zy -> @call_dwconv_p2222_s1_zy, @match_dwconv_p2222_s2_zy -> @call_dwconv_p2222_s2_zy, @match_dwconv_p4151_s1_zy -> @call_dwconv_p4151_s1_zy, @match_dwconv_p4151_s2_zy -> @call_dwconv_p4151_s2_zy, @match_dwconv_p0000_s1_znone -> @call_dwconv_p0000_s1_znone, @match_dwconv_p0000_s2_znone -> @call_dwconv_p0000_s2_znone, @match_dwconv_p1111_s1_znone -> @call_dwconv_p1111_s1_znone, @match_dwconv_p1111_s2_znone -> @call_dwconv_p1111_s2_znone, @match_dwconv_p0011_s1_znone -> @call_dwconv_p0011_s1_znone, @match_dwconv_p0011_s2_znone -> @call_dwconv_p0011_s2_znone, @match_dwconv_p1100_s1_znone -> @call_dwconv_p1100_s1_znone, @match_dwconv_p1100_s2_znone -> @call_dwconv_p1100_s2_znone, @match_dwconv_p2222_s1_znone -> @call_dwconv_p2222_s1_znone, @match_dwconv_p2222_s2_znone -> @call_dwconv_p2222_s2_znone, @match_dwconv_p4151_s1_znone -> @call_dwconv_p4151_s1_znone, @match_dwconv_p4151_s2_znone -> @call_dwconv_p4151_s2_znone, @match_quantize_r2_zy -> @call_quantize_r2_zy, @match_quantize_r2_zy_reshaped -> @call_quantize_r2_zy_reshaped, @match_quantize_r2_znone -> @call_quantize_r2_znone, @match_quantize_r2_znone_reshaped -> @call_quantize_r2_znone_reshaped, @match_quantize_r3_zy -> @call_quantize_r3_zy, @match_quantize_r3_zy_reshaped -> @call_quantize_r3_zy_reshaped, @match_quantize_r3_znone -> @call_quantize_r3_znone, @match_quantize_r3_znone_reshaped -> @call_quantize_r3_znone_reshaped, @match_quantize_r4_zy -> @call_quantize_r4_zy, @match_quantize_r4_zy_reshaped -> @call_quantize_r4_zy_reshaped, @match_quantize_r4_znone -> @call_quantize_r4_znone, @match_quantize_r4_znone_reshaped -> @call_quantize_r4_znone_reshaped : (!transform.any_op) -> (!transform.any_op)
     }
     transform.apply_dce to %module : !transform.any_op
     transform.yield

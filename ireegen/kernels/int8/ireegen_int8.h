@@ -57,4 +57,10 @@ void ireegen_i8_depthwise_conv(
     uint32_t x_scale, int32_t x_zero, uint32_t w_scale, uint32_t y_scale,
     int32_t y_zero);
 
+// y[i] = saturate(round_half_even(x[i] / scale) + zero) for i < count: ONNX
+// Runtime's QuantizeLinear (MLAS divides, then rounds half to even).
+void ireegen_i8_quantize(const float* x, size_t x_offset, int8_t* y,
+                         size_t y_offset, size_t count, uint32_t scale,
+                         int32_t zero);
+
 #endif  // IREEGEN_INT8_H_

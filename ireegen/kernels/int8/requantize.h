@@ -27,15 +27,14 @@ static inline float ireegen_i8_multiplier(uint32_t x_scale, uint32_t w_scale,
     (__ARM_FP & 4)
 #include <arm_acle.h>
 
+// saturate(round_half_even(v) + y_zero) to int8.
 // Cores with the DSP extension and a single-precision FPU (M4F, M7, M33):
 // VCVTR converts with the FPSCR's rounding, round to nearest even (the
 // reset default, which C code does not change), saturating to int32; then
 // a saturating add of the zero point and SSAT to 8 bits clamp.  Clamping
 // after rounding equals ONNX Runtime's clamping before it, the bounds
 // being integers.
-static inline int8_t ireegen_i8_requantize(int32_t acc, float multiplier,
-                                           int32_t y_zero) {
-  const float v = (float)acc * multiplier;
+static inline int8_t ireegen_i8_round_clamp(float v, int32_t y_zero) {
   float rounded;
   __asm__("vcvtr.s32.f32 %0, %1" : "=t"(rounded) : "t"(v));
   int32_t r;
@@ -43,9 +42,7 @@ static inline int8_t ireegen_i8_requantize(int32_t acc, float multiplier,
   return (int8_t)__ssat(__qadd(r, y_zero), 8);
 }
 #else
-static inline int8_t ireegen_i8_requantize(int32_t acc, float multiplier,
-                                           int32_t y_zero) {
-  float v = (float)acc * multiplier;
+static inline int8_t ireegen_i8_round_clamp(float v, int32_t y_zero) {
   const float lo = (float)(-128 - y_zero);
   const float hi = (float)(127 - y_zero);
   v = v < lo ? lo : v;
@@ -58,5 +55,10 @@ static inline int8_t ireegen_i8_requantize(int32_t acc, float multiplier,
   return (int8_t)((int32_t)(bits - 0x4B400000u) + y_zero);
 }
 #endif
+
+static inline int8_t ireegen_i8_requantize(int32_t acc, float multiplier,
+                                           int32_t y_zero) {
+  return ireegen_i8_round_clamp((float)acc * multiplier, y_zero);
+}
 
 #endif  // IREEGEN_INT8_REQUANTIZE_H_
