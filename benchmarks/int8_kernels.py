@@ -110,7 +110,8 @@ def main() -> int:
         for variant, extra in (("iree", ["--no-builtin-kernels"]), ("kernels", [])):
             out = work / f"{model.stem}-{variant}"
             cmd = [sys.executable, "-m", "ireegen", "emit", str(model), "-o", str(out), "--name", "m"]
-            cmd += ["--execution-model", "runtimeless", "--target-cpu", "cortex-m4", *extra]
+            # --tune off: the kernels' effect alone, on IREE's default configuration.
+            cmd += ["--execution-model", "runtimeless", "--target-cpu", "cortex-m4", "--tune", "off", *extra]
             subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
             size_json = work / f"{model.stem}-{variant}-size.json"
             subprocess.run(

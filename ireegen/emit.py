@@ -277,6 +277,7 @@ def emit(
                 kernels=kernels,
                 tune="off",
                 candidate_flags=flags,
+                builtin_kernels=False,  # `kernels` is already what this emit links
             )
 
         given = verify_inputs if verify.enabled else {}
@@ -312,6 +313,7 @@ def emit(
             kernels=kernels,
             tune="off",
             candidate_flags=candidate_flags,
+            builtin_kernels=False,
         )
 
     # The templates compile while iree-compile runs.

@@ -317,6 +317,13 @@ def test_no_builtin_kernels_and_other_targets_keep_irees_code(tmp_path):
     assert default_kernels(model, make_config("runtimeless", target_cpu="cortex-m4")) is not None
     assert default_kernels(tmp_path / "fc_float.onnx", make_config("runtimeless", target_cpu="cortex-m4")) is None
     assert default_kernels(model, make_config("runtimeless")) is None  # the host
+    # Off means off, in the emits tuning makes too (its candidates).
+    if shutil.which("arm-none-eabi-gcc") and shutil.which("qemu-system-arm"):
+        from ireegen.emit import emit
+
+        config = make_config("runtimeless", target_cpu="cortex-m4")
+        result = emit(model, tmp_path / "off", config, name="m", builtin_kernels=False)
+        assert "kernels" not in result.manifest
     # A file that is no ONNX model is left to the import's one-line error.
     (tmp_path / "bad.onnx").write_bytes(b"\x08garbage")
     assert not is_qdq_int8(tmp_path / "bad.onnx")
