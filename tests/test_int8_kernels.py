@@ -317,12 +317,13 @@ def test_no_builtin_kernels_and_other_targets_keep_irees_code(tmp_path):
     assert default_kernels(model, make_config("runtimeless", target_cpu="cortex-m4")) is not None
     assert default_kernels(tmp_path / "fc_float.onnx", make_config("runtimeless", target_cpu="cortex-m4")) is None
     assert default_kernels(model, make_config("runtimeless")) is None  # the host
-    # Off means off, in the emits tuning makes too (its candidates).
+    # Off means off, with tuning on as well.
     if shutil.which("arm-none-eabi-gcc") and shutil.which("qemu-system-arm"):
         from ireegen.emit import emit
 
         config = make_config("runtimeless", target_cpu="cortex-m4")
-        result = emit(model, tmp_path / "off", config, name="m", builtin_kernels=False)
+        conv = _qdq_model(tmp_path / "conv.onnx", *QDQ_MODELS["conv_same"])
+        result = emit(conv, tmp_path / "off", config, name="m", builtin_kernels=False, tune="quick")
         assert "kernels" not in result.manifest
     # A file that is no ONNX model is left to the import's one-line error.
     (tmp_path / "bad.onnx").write_bytes(b"\x08garbage")
