@@ -22,8 +22,8 @@ the other processes.  Every contender runs on one thread.
 - emx-onnx-cgen: its C (weights inline, temporaries on the stack) at -O2
   with a small timing harness (N calls, a compiler barrier after each):
   CPU time of N calls minus one, as for runtimeless.
---cpu generic (the default of ireegen and of cc: baseline x86-64, SSE2)
-compiles IREE's executables and all C for the baseline; --cpu host for this
+--cpu generic (cc's default, and ireegen's before x86-64-v3: baseline
+x86-64, SSE2) compiles IREE's executables and all C for the baseline; --cpu host for this
 machine (IREE --target-cpu host, cc -march=native).  ONNX Runtime always
 picks its kernels for the CPU it runs on (AVX2/AVX-512 where present).
 
@@ -450,7 +450,7 @@ def benchmark(name: str, workdir: Path, rounds: int, seconds: float, baseline_ns
     function = model.graph.name
 
     timers = {}
-    target_cpu = None if cpu == "generic" else "host"
+    target_cpu = cpu  # explicit: ireegen's default on x86_64 is x86-64-v3, neither of the two
     # runtimeless
     try:
         outdir = workdir / "runtimeless"

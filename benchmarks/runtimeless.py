@@ -17,7 +17,7 @@ machine noise hits all three; the table shows each one's best round.
   memmove of that length in a scratch buffer, counted in the notes;
 - async: `iree-benchmark-module --device=local-sync` on the async
   embedded-elf .vmfb (real time per iteration, N iterations).
-All three are compiled for the same CPU (the default: generic, host triple).
+All three are compiled for the same CPU (ireegen's default for the host triple).
 """
 
 from __future__ import annotations
@@ -460,14 +460,21 @@ TIME_UNITS_NS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
 
 
 def time_async(
-    tool: Path, vmfb: Path, function: str, input_flags: list, repeat: int, clock: str = "real_time"
+    tool: Path,
+    vmfb: Path,
+    function: str,
+    input_flags: list,
+    repeat: int,
+    clock: str = "real_time",
+    device: tuple = ("--device=local-sync",),
 ) -> float:
-    """iree-benchmark-module, local-sync, `repeat` iterations: ns per iteration
-    of `clock` (real_time, or cpu_time)."""
+    """iree-benchmark-module, `repeat` iterations on `device` (default
+    local-sync; e.g. local-task and its worker count): ns per iteration of
+    `clock` (real_time, or cpu_time)."""
     cmd = [
         str(tool),
         f"--module={vmfb}",
-        "--device=local-sync",
+        *device,
         f"--function={function}",
         *input_flags,
         f"--benchmark_min_time={repeat}x",

@@ -42,7 +42,11 @@ def _add_mode_args(p) -> None:
         "GNU-style assembler (gcc, clang); c is a C array for any compiler (default for *-msvc triples)",
     )
     p.add_argument("--target-triple", help="LLVM target triple of the executables (default: the host's)")
-    p.add_argument("--target-cpu", help="target CPU (default generic; 'host' for this machine)")
+    p.add_argument(
+        "--target-cpu",
+        help="target CPU (default on x86_64: x86-64-v3, AVX2 and FMA; 'generic' for any CPU of the triple; "
+        "'host' for this machine)",
+    )
     p.add_argument("--target-cpu-features", help="target CPU features, e.g. +avx2 (default none)")
     p.add_argument(
         "--optimize-for",

@@ -380,8 +380,27 @@ def _onnx_bug_models():
         [helper.make_tensor_value_info("x", 1, [6, 3])],
         [helper.make_tensor_value_info("label", 7, [6]), helper.make_tensor_value_info("scores", 1, [6, 3])],
     )
+    # A squeeze-excite block's second 1x1 Conv, after a GlobalAveragePool (PP-OCRv4's detector).
+    se = helper.make_graph(
+        [
+            helper.make_node("GlobalAveragePool", ["x"], ["pooled"]),
+            helper.make_node("Conv", ["pooled", "sw", "sb"], ["y"], name="excite", kernel_shape=[1, 1]),
+        ],
+        "excite",
+        [helper.make_tensor_value_info("x", 1, [1, 6, 8, 8])],
+        [helper.make_tensor_value_info("y", 1, [1, 24, 1, 1])],
+        [
+            numpy_helper.from_array(np.random.default_rng(3).standard_normal((24, 6, 1, 1)).astype(np.float32), "sw"),
+            numpy_helper.from_array(np.random.default_rng(4).standard_normal(24).astype(np.float32), "sb"),
+        ],
+    )
     legalize = "failed to legalize operation 'torch.operator'"
     return {
+        "pointwise-conv-on-one-pixel-as-matmul": (
+            se,
+            (1, 6, 8, 8),
+            "write affecting operations on global resources are restricted to workgroup distributed contexts",
+        ),
         "svm-classifier-as-votes": (svc, (6, 3), legalize),
         "tree-ensemble-classifier-as-traversal": (forest, (6, 3), legalize),
         "tree-ensemble-classifier-as-traversal/binary-logistic": (boosted, (6, 3), legalize),
@@ -410,6 +429,10 @@ def _onnx_bug_models():
     }
 
 
+# The IREE flags under which the raw compiler fails on the pattern (none: always).
+RAW_FAILURE_FLAGS = {"pointwise-conv-on-one-pixel-as-matmul": ["--iree-global-opt-use-im2col-for-convs"]}
+
+
 @pytest.mark.parametrize(
     "case",
     [
@@ -426,6 +449,7 @@ def _onnx_bug_models():
         "linear-regressor-as-gemm",
         "svm-regressor-as-kernels",
         "svm-classifier-as-votes",
+        "pointwise-conv-on-one-pixel-as-matmul",
     ],
 )
 def test_onnx_patterns_raw_iree_rejects_are_rewritten(tmp_path, case):
@@ -439,6 +463,7 @@ def test_onnx_patterns_raw_iree_rejects_are_rewritten(tmp_path, case):
 
     graph, shape, message = _onnx_bug_models()[case]
     rewrite = case.split("/")[0]
+    flags = RAW_FAILURE_FLAGS.get(rewrite, [])
     path = tmp_path / f"{graph.name}.onnx"
     opsets = [helper.make_opsetid("", 17), helper.make_opsetid("ai.onnx.ml", 3)]
     onnx.save(helper.make_model(graph, opset_imports=opsets, ir_version=8), str(path))
@@ -455,6 +480,7 @@ def test_onnx_patterns_raw_iree_rejects_are_rewritten(tmp_path, case):
             str(tmp_path / "raw.mlir"),
             "--iree-hal-target-device=local",
             "--iree-hal-local-target-device-backends=llvm-cpu",
+            *flags,
             "-o",
             str(tmp_path / "raw.vmfb"),
         ],
@@ -463,17 +489,26 @@ def test_onnx_patterns_raw_iree_rejects_are_rewritten(tmp_path, case):
     )
     assert raw.returncode != 0 and message in raw.stderr, raw.stderr
     # ireegen rewrites it, verifies it, lists it in the manifest, and agrees with ONNX Runtime.
-    proc = run_cli("emit", path, "-o", tmp_path / "out", "--execution-model", "runtimeless")
+    iree_flags = [f"--iree-flag={f}" for f in flags]
+    proc = run_cli("emit", path, "-o", tmp_path / "out", "--execution-model", "runtimeless", *iree_flags)
     assert proc.returncode == 0 and "verified against async" in proc.stdout, proc.stderr
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
     assert manifest["onnx_rewrites"] == [{"rewrite": rewrite, "nodes": 1}]
     # --no-workarounds leaves the model as written: the raw compiler's failure, in ireegen's words.
-    raw_emit = run_cli("emit", path, "-o", tmp_path / "raw", "--execution-model", "runtimeless", "--no-workarounds")
+    raw_emit = run_cli(
+        "emit", path, "-o", tmp_path / "raw", "--execution-model", "runtimeless", "--no-workarounds", *iree_flags
+    )
     assert raw_emit.returncode != 0 and not (tmp_path / "raw").exists(), raw_emit.stdout
     x = np.random.default_rng(1).standard_normal(shape).astype(np.float32)
     if rewrite.startswith("tree-ensemble"):
         x[0, 1] = np.nan  # a missing value: the node that tracks it sends it to its true branch
     report = parity(
-        path, modes=["async", "runtimeless"], inputs={graph.name: [x]}, reference="onnxruntime", rtol=1e-5, atol=1e-5
+        path,
+        modes=["async", "runtimeless"],
+        inputs={graph.name: [x]},
+        reference="onnxruntime",
+        rtol=1e-5,
+        atol=1e-5,
+        extra_flags=flags,
     )
     assert report.agrees and not report.compile_errors, report.table()

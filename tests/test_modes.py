@@ -28,7 +28,8 @@ def test_flags_for_every_combination(em, fmt, mf):
     assert f"--output-format={'vm-bytecode' if mf == 'vmfb' else 'vm-c'}" in flags
     llvm = fmt != "vmvx"
     assert (f"--iree-llvmcpu-target-triple={host_triple()}" in flags) == llvm
-    assert ("--iree-llvmcpu-target-cpu=generic" in flags) == llvm
+    default_cpu = "x86-64-v3" if host_triple().startswith("x86_64") else "generic"
+    assert (f"--iree-llvmcpu-target-cpu={default_cpu}" in flags) == llvm
     static = fmt == "static-library"
     assert ("--iree-llvmcpu-static-library-output-path=/out/x.o" in flags) == static
     assert ("--iree-llvmcpu-link-embedded=false" in flags) == static
@@ -53,8 +54,35 @@ def test_defaults():
     assert make_config().executable_format.name == "embedded-elf"
     assert make_config("inline-static").executable_format.name == "vmvx"
     assert make_config("inline-dynamic").executable_format.name == "embedded-elf"
-    assert make_config().target.cpu == "generic"
+    assert make_config().target.cpu == ("x86-64-v3" if host_triple().startswith("x86_64") else "generic")
     assert make_config().target.cpu_features == ""
+
+
+@pytest.mark.parametrize(
+    "triple,cpu",
+    [
+        ("x86_64-unknown-linux-gnu", "x86-64-v3"),
+        ("x86_64-pc-windows-msvc", "x86-64-v3"),
+        ("aarch64-unknown-linux-gnu", "generic"),
+        ("riscv64-unknown-linux-gnu", "generic-rv64"),
+        ("thumbv7em-none-eabihf", "cortex-m4"),
+    ],
+)
+def test_default_cpu_per_architecture(triple, cpu):
+    """x86_64 compiles for x86-64-v3 (AVX2 + FMA) unless told otherwise; the
+    portable choice stays one flag away; other architectures keep theirs."""
+    assert make_config(target_triple=triple).target.cpu == cpu
+    if not cpu.startswith("cortex"):
+        assert make_config(target_triple=triple, target_cpu="generic").target.cpu == "generic"
+
+
+def test_missing_cpu_features_are_named():
+    from ireegen.config.baselines import CPU_NEEDS, missing_here
+
+    sse2_only = frozenset({"sse", "sse2", "fpu"})
+    assert "avx2" in missing_here("x86-64-v3", sse2_only) and "fma" in missing_here("x86-64-v3", sse2_only)
+    assert missing_here("x86-64-v3", frozenset(CPU_NEEDS["x86-64-v3"])) == ()
+    assert missing_here("generic", sse2_only) == () and missing_here("cortex-m4", sse2_only) == ()
 
 
 def test_host_cpu_on_request():

@@ -138,6 +138,7 @@ def test_silero_vad_16_chained_steps(tmp_path, shipped):
     assert [r["rewrite"] for r in runtimeless["onnx_rewrites"]] == [
         "strided-conv-single-window",
         "reflect-pad-as-slices",
+        "pointwise-conv-on-one-pixel-as-matmul",  # the decoder's 128 -> 1 Conv on one step
     ]
     assert [v["name"] for v in runtimeless["functions"][0]["inputs"]] == ["input", "state"]
     _emit(model, tmp_path / "vad_async", "async", *flags)

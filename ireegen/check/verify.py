@@ -32,6 +32,7 @@ from ireegen.check.report import REFERENCE, Report
 from ireegen.check.subjects import module_subject, runner_subject
 from ireegen.common.errors import IreegenError, RunError, UsageError
 from ireegen.compile.compile_model import compile_model
+from ireegen.config.baselines import missing_here
 from ireegen.config.modes import Config, make_config
 from ireegen.output.outputs import MANIFEST, manifest_text, sha256_of
 
@@ -77,6 +78,19 @@ def reference_config() -> Config:
 
 def _host_runnable(config: Config) -> bool:
     return config.target is None or runs_natively(config.target.triple)
+
+
+def _check_runs_here(config: Config) -> None:
+    """Refuses, in one line, code that needs more of the CPU than this
+    machine has (the default x86-64-v3 on a CPU without AVX2): it would die
+    of an illegal instruction."""
+    for target in (config.target if _host_runnable(config) else None, reference_config().target):
+        missing = missing_here(target.cpu) if target else ()
+        if missing:
+            raise UsageError(
+                f"--target-cpu {target.cpu}: this machine's CPU lacks {', '.join(missing)}, so the code cannot "
+                "run here to be verified; pass --target-cpu generic (any x86-64) or host, or --no-verify"
+            )
 
 
 def runnable_twin(config: Config) -> tuple:
@@ -190,6 +204,7 @@ def verify(
     reference_flags = list(extra_flags if reference_flags is None else reference_flags)
     if not options.enabled:
         return {"verified": False, "reason": "--no-verify"}
+    _check_runs_here(config)
     label = config.execution_model.name
     with tempfile.TemporaryDirectory(prefix="ireegen-verify-") as tmp:
         tmp = Path(tmp)

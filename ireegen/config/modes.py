@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from ireegen.common.errors import UsageError
 
 from . import cores
+from .baselines import ARCH_BASELINES
 
 
 @dataclass(frozen=True)
@@ -110,12 +111,6 @@ def host_triple() -> str:
     return f"{arch}-unknown-linux-gnu"
 
 
-# Baseline of an architecture whose plain "generic" CPU cannot run compiled
-# code on its usual OS ABI: (cpu, features, abi).  Linux riscv64 is RV64GC
-# with the lp64d ABI; without F/D the executables would need soft-float calls.
-_ARCH_BASELINES = {"riscv64": ("generic-rv64", "+m,+a,+f,+d,+c", "lp64d")}
-
-
 @dataclass(frozen=True)
 class Target:
     triple: str
@@ -142,7 +137,7 @@ def default_target(triple: str, cpu: str | None, cpu_features: str | None) -> Ta
         if cpu is None and cpu_features is None:
             cpu, cpu_features = cores.RV32_BASELINE
         return Target(triple, cpu or "generic-rv32", cpu_features or "", cores.rv32_abi(cpu_features or ""))
-    base_cpu, base_features, abi = _ARCH_BASELINES.get(arch, ("generic", "", ""))
+    base_cpu, base_features, abi = ARCH_BASELINES.get(arch, ("generic", "", ""))
     if cpu == "host" and cpu_features is None:
         cpu_features = "host"
     if cpu is None and cpu_features is None:

@@ -604,6 +604,8 @@ def lower_onnx(
         failure = e
     # IREE's lowering covers opset 17 and later: older ops may have no lowering.
     upgraded = _upgrade_opset(model, failure)
+    if onnx_rewrites:  # a model below opset 13 is rewritten once upgraded
+        rewrites = [*rewrites, *apply_rewrites(upgraded)]
     try:
         return _lower(upgraded, path, compiler, rewrites)
     except ImportFailure as e:

@@ -1,5 +1,5 @@
 """Small helpers for building ONNX nodes in the graph rewrites
-(onnx_rewrites.py, onnx_ml_rewrites.py): attributes as Python values, fresh
+(onnx_rewrites.py, onnx_ml_rewrites.py, onnx_speed_rewrites.py): attributes as Python values, fresh
 value names, constants as initializers, and a builder that appends nodes."""
 
 from __future__ import annotations
@@ -13,6 +13,15 @@ def node_attrs(node) -> dict:
     from onnx import helper
 
     return {a.name: helper.get_attribute_value(a) for a in node.attribute}
+
+
+def known_arrays(graph, values: dict) -> dict:
+    """{name: TensorProto}: `values` (the initializers) and the Constant nodes' values."""
+    known = dict(values)
+    for n in graph.node:
+        if n.op_type == "Constant" and len(n.output) == 1 and [a.name for a in n.attribute] == ["value"]:
+            known[n.output[0]] = node_attrs(n)["value"]
+    return known
 
 
 def default_opset(model) -> int:

@@ -16,7 +16,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import onnx_ml_rewrites
-from .onnx_nodes import MIN_DEFAULT_OPSET, add_const, default_opset, fresh_name, node_attrs
+from .onnx_nodes import MIN_DEFAULT_OPSET, add_const, default_opset, fresh_name, known_arrays, node_attrs
+from .onnx_speed_rewrites import SPEED_REWRITES
 
 
 def strided_conv_single_window(model, shapes: dict, values: dict) -> int:
@@ -321,6 +322,75 @@ def normalizer_as_reductions(model, shapes: dict, values: dict) -> int:
     return rewritten
 
 
+def pointwise_conv_on_one_pixel_as_matmul(model, shapes: dict, values: dict) -> int:
+    """A 1x1 Conv with a bias on a one-pixel input (`[1, 6, 1, 1]`, the
+    squeeze-excite block after a GlobalAveragePool): with
+    `--iree-global-opt-use-im2col-for-convs`, IREE 3.13 makes it a
+    matmul_24x1x6 whose bias copy lands outside the workgroup loop ("write
+    affecting operations on global resources are restricted to workgroup
+    distributed contexts"), and the whole model fails to compile.  It is a
+    matrix product: rewritten as a Reshape to [N, C], a MatMul with the
+    transposed weights, the Add of the bias and a Reshape back to
+    [N, M, 1, 1]."""
+    from onnx import helper, numpy_helper
+
+    graph = model.graph
+    # The weights: initializers, or Constant nodes (PaddlePaddle's exports).
+    known = known_arrays(graph, values)
+    rewritten = 0
+    out_nodes = []
+    for node in list(graph.node):
+        a = node_attrs(node) if node.op_type == "Conv" else {}
+        x = node.input[0] if node.input else ""
+        w = node.input[1] if len(node.input) > 1 else ""
+        dims = shapes.get(x)
+        weights = numpy_helper.to_array(known[w]) if w in known and node.op_type == "Conv" else None
+        if (
+            node.op_type != "Conv"
+            or node.domain not in ("", "ai.onnx")
+            or a.get("group", 1) != 1
+            or a.get("auto_pad", b"NOTSET") not in (b"NOTSET", "NOTSET", b"VALID", "VALID")
+            or any(a.get("pads") or ())
+            or not dims
+            or len(dims) < 3
+            or any(d != 1 for d in dims[2:])
+            or not isinstance(dims[0], int)
+            or weights is None
+            or weights.ndim != len(dims)
+            or any(k != 1 for k in weights.shape[2:])
+            or weights.shape[1] != dims[1]
+            or weights.dtype != np.float32
+        ):
+            out_nodes.append(node)
+            continue
+        n, channels, features = dims[0], weights.shape[1], weights.shape[0]
+        prefix = f"{node.name or 'conv'}/ireegen.matmul"
+        rows = fresh_name(graph, f"{prefix}/rows", out_nodes)
+        out_nodes.append(
+            helper.make_node(
+                "Reshape", [x, add_const(graph, f"{prefix}/flat", np.array([n, channels], np.int64))], [rows]
+            )
+        )
+        product = fresh_name(graph, f"{prefix}/product", out_nodes)
+        kernel = add_const(graph, f"{prefix}/weights", np.ascontiguousarray(weights.reshape(features, channels).T))
+        out_nodes.append(helper.make_node("MatMul", [rows, kernel], [product]))
+        if len(node.input) > 2 and node.input[2]:
+            biased = fresh_name(graph, f"{prefix}/biased", out_nodes)
+            out_nodes.append(helper.make_node("Add", [product, node.input[2]], [biased]))
+            product = biased
+        shape = np.array([n, features] + [1] * (len(dims) - 2), np.int64)
+        out_nodes.append(
+            helper.make_node(
+                "Reshape", [product, add_const(graph, f"{prefix}/shape", shape)], list(node.output), name=node.name
+            )
+        )
+        rewritten += 1
+    if rewritten:
+        del graph.node[:]
+        graph.node.extend(out_nodes)
+    return rewritten
+
+
 REWRITES = (
     ("strided-conv-single-window", strided_conv_single_window),
     ("reflect-pad-as-slices", reflect_pad_as_slices),
@@ -334,6 +404,7 @@ REWRITES = (
     ("tree-ensemble-regressor-as-traversal", onnx_ml_rewrites.tree_ensemble_regressor_as_traversal),
     ("svm-regressor-as-kernels", onnx_ml_rewrites.svm_regressor_as_kernels),
     ("svm-classifier-as-votes", onnx_ml_rewrites.svm_classifier_as_votes),
+    ("pointwise-conv-on-one-pixel-as-matmul", pointwise_conv_on_one_pixel_as_matmul),
 )
 
 
@@ -356,7 +427,7 @@ MAX_ROUNDS = 4  # a rewrite can give the next one the shape it needs (an ml op's
 
 
 def apply_rewrites(model) -> list:
-    """Applies the table to `model` in place, again while a round rewrote
+    """Applies the table, then onnx_speed_rewrites.SPEED_REWRITES, to `model` in place, again while a round rewrote
     something (a later row's replacement can give an earlier row the static
     shape it needs); returns [{"rewrite": name, "nodes": count}] of those
     that matched, in the table's order."""
@@ -370,7 +441,7 @@ def apply_rewrites(model) -> list:
     counts = {}
     for _ in range(MAX_ROUNDS):
         before = sum(counts.values())
-        for name, rewrite in REWRITES:
+        for name, rewrite in (*REWRITES, *SPEED_REWRITES):
             if not any(n.op_type in REWRITTEN_OPS for n in model.graph.node):
                 break
             shapes = static_shapes(model)
@@ -385,4 +456,4 @@ def apply_rewrites(model) -> list:
             break
     if counts:
         declare_initializers(model)
-    return [{"rewrite": name, "nodes": counts[name]} for name, _ in REWRITES if name in counts]
+    return [{"rewrite": name, "nodes": counts[name]} for name, _ in (*REWRITES, *SPEED_REWRITES) if name in counts]

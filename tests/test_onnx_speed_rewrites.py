@@ -1,0 +1,95 @@
+"""The speed rewrites (ireegen/frontend/onnx_speed_rewrites.py): each one
+matches what it should and only that, and the rewritten model computes what
+the model as written computes in ONNX Runtime, in async and runtimeless."""
+
+import json
+
+import numpy as np
+import pytest
+from conftest import run_cli
+
+from ireegen.parity import parity
+
+onnx = pytest.importorskip("onnx")
+pytest.importorskip("onnxruntime")
+
+
+def _depthwise_model(path, convs):
+    """x [1, 8, 12, 10] through the given depthwise Convs, one after another
+    (each: kernel, pads, dilations, strides, bias), then a Relu."""
+    from onnx import helper, numpy_helper
+
+    rng = np.random.default_rng(5)
+    nodes, inits, value, dims = [], [], "x", [1, 8, 12, 10]
+    for k, (kernel, pads, dilations, strides, bias) in enumerate(convs):
+        inits.append(numpy_helper.from_array(rng.standard_normal((8, 1, *kernel)).astype(np.float32), f"w{k}"))
+        inputs = [value, f"w{k}"]
+        if bias:
+            inits.append(numpy_helper.from_array(rng.standard_normal(8).astype(np.float32), f"b{k}"))
+            inputs.append(f"b{k}")
+        nodes.append(
+            helper.make_node(
+                "Conv",
+                inputs,
+                [f"c{k}"],
+                name=f"dw{k}",
+                group=8,
+                kernel_shape=list(kernel),
+                pads=list(pads),
+                dilations=list(dilations),
+                strides=list(strides),
+            )
+        )
+        value = f"c{k}"
+        for axis in (2, 3):
+            span = dilations[axis - 2] * (kernel[axis - 2] - 1) + 1
+            dims[axis] = (dims[axis] + pads[axis - 2] + pads[axis] - span) // strides[axis - 2] + 1
+    nodes.append(helper.make_node("Relu", [value], ["y"]))
+    graph = helper.make_graph(
+        nodes,
+        "depthwise",
+        [helper.make_tensor_value_info("x", 1, [1, 8, 12, 10])],
+        [helper.make_tensor_value_info("y", 1, dims)],
+        inits,
+    )
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8), str(path))
+
+
+def test_depthwise_conv_as_taps(tmp_path):
+    path = tmp_path / "depthwise.onnx"
+    _depthwise_model(
+        path,
+        [
+            ((3, 3), (1, 1, 1, 1), (1, 1), (1, 1), True),  # MobileNet's: rewritten
+            ((3, 2), (2, 0, 1, 1), (2, 1), (1, 1), False),  # uneven pads, dilation, no bias: rewritten
+            ((3, 3), (1, 1, 1, 1), (1, 1), (2, 2), True),  # strided: stays a Conv
+        ],
+    )
+    proc = run_cli("emit", path, "-o", tmp_path / "out", "--execution-model", "runtimeless")
+    assert proc.returncode == 0 and "verified against async" in proc.stdout, proc.stderr
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert manifest["onnx_rewrites"] == [{"rewrite": "depthwise-conv-as-taps", "nodes": 2}]
+    x = np.random.default_rng(1).standard_normal((1, 8, 12, 10)).astype(np.float32)
+    report = parity(
+        path, modes=["async", "runtimeless"], inputs={"depthwise": [x]}, reference="onnxruntime", rtol=1e-5, atol=1e-5
+    )
+    assert report.agrees and not report.compile_errors, report.table()
+
+
+def test_grouped_but_not_depthwise_conv_is_left_alone():
+    from onnx import helper, numpy_helper
+
+    from ireegen.frontend.onnx_speed_rewrites import depthwise_conv_as_taps
+
+    w = numpy_helper.from_array(np.ones((8, 2, 3, 3), np.float32), "w")  # group 4: two channels per group
+    graph = helper.make_graph(
+        [helper.make_node("Conv", ["x", "w"], ["y"], group=4, kernel_shape=[3, 3], pads=[1, 1, 1, 1])],
+        "grouped",
+        [helper.make_tensor_value_info("x", 1, [1, 8, 6, 6])],
+        [helper.make_tensor_value_info("y", 1, [1, 8, 6, 6])],
+        [w],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    shapes = {"x": [1, 8, 6, 6], "y": [1, 8, 6, 6]}
+    assert depthwise_conv_as_taps(model, shapes, {"w": w}) == 0
+    assert [n.op_type for n in model.graph.node] == ["Conv"]
