@@ -425,8 +425,9 @@ def _quantize(rank: int, zero: bool, reshaped: bool) -> str:
     ti = "tensor<" + "?x" * rank + "i8>"
     mf = "memref<" + "?x" * rank + "f32>"
     mi = "memref<" + "?x" * rank + "i8>"
-    ident = "affine_map<(" + ", ".join(f"d{i}" for i in range(rank)) + ") -> (" + ", ".join(f"d{i}" for i in range(rank)) + ")>"
-    scalar = "affine_map<(" + ", ".join(f"d{i}" for i in range(rank)) + ") -> ()>"
+    loops = ", ".join(f"d{i}" for i in range(rank))
+    ident = f"affine_map<({loops}) -> ({loops})>"
+    scalar = f"affine_map<({loops}) -> ()>"
     shape = "{" + ", ".join(dims) + "}"
     index_params = ", ".join(f"{d}: index" for d in dims)
     count = []
