@@ -454,7 +454,7 @@ def benchmark(name: str, workdir: Path, rounds: int, seconds: float, baseline_ns
     # runtimeless
     try:
         outdir = workdir / "runtimeless"
-        emit(mlir, outdir, make_config("runtimeless", target_cpu=target_cpu), name=name)
+        emit(mlir, outdir, make_config("runtimeless", target_cpu=target_cpu), name=name, tune="off")
         runner = build_runner(outdir, workdir / "runner", extra_cflags=CPU_FLAGS[cpu])
         got, _ = runner.call(function, inputs)
         if not same(got, reference):
@@ -465,7 +465,9 @@ def benchmark(name: str, workdir: Path, rounds: int, seconds: float, baseline_ns
         result.errors["runtimeless"] = first_line(e)
     # async
     try:
-        emit(mlir, workdir / "async", make_config("async", "embedded-elf", target_cpu=target_cpu), name=name)
+        emit(
+            mlir, workdir / "async", make_config("async", "embedded-elf", target_cpu=target_cpu), name=name, tune="off"
+        )
         vmfb = workdir / "async" / f"{name}.vmfb"
         flags = benchmark_module_inputs(inputs, workdir / "async-inputs")
         tool = find_runtime_tools().bin_dir / "iree-benchmark-module"

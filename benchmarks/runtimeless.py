@@ -118,14 +118,14 @@ def first_line(e: BaseException) -> str:
 def emit_runtimeless(case, workdir: Path) -> Path:
     """The runtimeless C of `case`.  RuntimelessError propagates (a skip)."""
     runtimeless_dir = workdir / "runtimeless"
-    emit(case.path, runtimeless_dir, make_config("runtimeless"), name=case.name)
+    emit(case.path, runtimeless_dir, make_config("runtimeless"), name=case.name, tune="off")
     return runtimeless_dir
 
 
 def emit_async_module(case, workdir: Path) -> Path:
     """The async embedded-elf .vmfb of `case`, for the same (default) CPU."""
     async_dir = workdir / "async"
-    emit(case.path, async_dir, make_config("async", "embedded-elf"), name=case.name)
+    emit(case.path, async_dir, make_config("async", "embedded-elf"), name=case.name, tune="off")
     return async_dir / f"{case.name}.vmfb"
 
 

@@ -232,6 +232,12 @@ def build_parser() -> argparse.ArgumentParser:
         "(default: %(default)s)",
     )
     _add_kernels_arg(emit)
+    emit.add_argument(
+        "--no-builtin-kernels",
+        action="store_true",
+        help="do not link ireegen's own int8 kernels, which are on by default for QDQ int8 ONNX models "
+        "on a Cortex-M (docs/kernels-int8.md)",
+    )
     _add_cache_args(emit)
 
     resolve = sub.add_parser(
@@ -399,6 +405,7 @@ def _cmd_emit(args) -> int:
         cache=cache,
         kernels=args.kernels,
         tune=args.tune,
+        builtin_kernels=not args.no_builtin_kernels,
     )
     section = result.manifest["verification"]
     origin = f" from the cache at {cache.label}" if result.from_cache else ""

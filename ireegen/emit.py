@@ -173,6 +173,7 @@ def emit(
     kernels=None,
     tune: str | None = None,
     candidate_flags=(),
+    builtin_kernels: bool = True,
 ) -> EmitResult:
     """Compiles `model_path` for `config` and writes the C library into
     `outdir`, after checking that it computes what async computes (verify.py;
@@ -183,7 +184,9 @@ def emit(
     With a `cache` (output/cache.py), a cached output for the content key is
     written instead of compiling, and a compiled one is uploaded.  `kernels`
     (a --kernels SPEC path, or the KernelLink of one) links the user's own
-    kernels into the executables (docs/kernels.md).
+    kernels into the executables (docs/kernels.md); without it, ireegen's
+    own int8 kernels are linked for a QDQ int8 model on a Cortex-M, unless
+    `builtin_kernels` is False (cbuild/int8_kernels.py).
     `tune` (off, quick, full; None: config/tuning.py's default) chooses
     among IREE configurations by timing them on the model (check/tune.py);
     `candidate_flags` are a tuning candidate's: compiled into the output, but
@@ -202,6 +205,10 @@ def emit(
     check_target(config.target, compiler)
     if kernels is not None and not isinstance(kernels, KernelLink):
         kernels = prepare_kernels(kernels, config)
+    elif kernels is None and builtin_kernels:
+        from ireegen.cbuild.int8_kernels import default_kernels
+
+        kernels = default_kernels(model_path, config)
     check_emit_target(outdir, [*output_files(name, config).values(), MANIFEST], _inputs(model_path, verify, kernels))
     if cache is not None:
         # A hit is an earlier emit of exactly these inputs, which passed
@@ -270,6 +277,7 @@ def emit(
                 kernels=kernels,
                 tune="off",
                 candidate_flags=flags,
+                builtin_kernels=False,  # `kernels` is already what this emit links
             )
 
         given = verify_inputs if verify.enabled else {}
@@ -305,6 +313,7 @@ def emit(
             kernels=kernels,
             tune="off",
             candidate_flags=candidate_flags,
+            builtin_kernels=False,
         )
 
     # The templates compile while iree-compile runs.

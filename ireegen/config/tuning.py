@@ -19,9 +19,10 @@ from dataclasses import dataclass
 from ireegen.common.errors import UsageError
 
 # --tune: off (today's flags, no search), quick (the few candidates that
-# win most often; CI runs it), full (every candidate).  quick is im2col and
-# channels-last: on the OCR models of docs/tuning.md they win (1.2x, 1.8x)
-# where data tiling and the combinations lose or fail to compile.
+# win most often; CI runs it), full (every candidate).  quick is im2col,
+# channels-last and im2col+data-tiling: the winners on the OCR classifier
+# (1.2x), the OCR detector (1.8x) and MobileNetV2 (docs/peers.md), where the
+# other combinations lose or fail to compile.
 LEVELS = ("off", "quick", "full")
 DEFAULT_LEVEL = "quick"
 # Overrides DEFAULT_LEVEL when no --tune is given (ireegen's own test suite
@@ -39,6 +40,13 @@ _CHANNELS_LAST = (
 )
 _IM2COL = "--iree-global-opt-use-im2col-for-convs"
 _DATA_TILING = ("--iree-opt-data-tiling", "--iree-llvmcpu-enable-ukernels=all")
+# Data tiling of convolutions too (IREE tiles only matmuls by default):
+# ResNet-18's winner at --target-cpu host, 6.5x slower than that at x86-64-v3.
+_DATA_TILING_CONVS = (
+    *_DATA_TILING,
+    "--iree-dispatch-creation-experimental-set-data-tiling-ops=matmul",
+    "--iree-dispatch-creation-experimental-set-data-tiling-ops=convolution",
+)
 
 
 @dataclass(frozen=True)
@@ -86,8 +94,15 @@ CANDIDATES = (
         "im2col+data-tiling",
         (_IM2COL, *_DATA_TILING),
         CONVOLUTIONS,
-        ("full",),
+        ("quick", "full"),
         "im2col, then packed (mmt4d) matmuls with ukernels",
+    ),
+    Candidate(
+        "data-tiling-convolutions",
+        _DATA_TILING_CONVS,
+        CONVOLUTIONS,
+        ("full",),
+        "convolutions and matmuls on packed operands, with IREE's ukernels",
     ),
     Candidate(
         "data-tiling",

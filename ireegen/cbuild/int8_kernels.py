@@ -1,0 +1,52 @@
+"""ireegen's own int8 kernels (ireegen/kernels/int8/, docs/kernels-int8.md):
+on by default for QDQ int8 ONNX models compiled for a Cortex-M.
+
+They go through the `--kernels` mechanism like a user's (kernels.py,
+compile/kernel_link.py), with one difference: a model none of whose ops
+the spec matches is fine (IREE's own code stays), where a user's spec that
+matches nothing is an error.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ireegen.common.resources import package_dir
+from ireegen.compile.kernel_link import KernelLink
+from ireegen.config.modes import Config
+from ireegen.frontend.kernel_spec import load_kernel_spec, target_family
+
+SPEC = ("kernels", "int8", "kernels.json")
+FAMILIES = ("cortex-m",)  # target families the kernels are on by default for
+
+
+def spec_path() -> Path:
+    return package_dir().joinpath(*SPEC)
+
+
+def is_qdq_int8(model_path: Path) -> bool:
+    """An ONNX model with a QuantizeLinear or DequantizeLinear to or from int8."""
+    if model_path.suffix != ".onnx":
+        return False
+    import onnx
+
+    try:
+        model = onnx.load(str(model_path), load_external_data=False)
+    except Exception:  # noqa: BLE001 - not readable here: the import reports it in one line
+        return False
+    int8 = {i.name for i in model.graph.initializer if i.data_type == onnx.TensorProto.INT8}
+    for node in model.graph.node:
+        if node.op_type in ("QuantizeLinear", "DequantizeLinear") and len(node.input) > 2 and node.input[2] in int8:
+            return True
+    return False
+
+
+def default_kernels(model_path: Path, config: Config) -> KernelLink | None:
+    """The int8 kernels when they apply to this model and target, else None."""
+    if config.target is None or target_family(config.target.triple) not in FAMILIES:
+        return None
+    if not is_qdq_int8(Path(model_path)):
+        return None
+    from .kernels import kernel_link
+
+    return kernel_link(load_kernel_spec(spec_path()), require_match=False)

@@ -1,0 +1,208 @@
+// Dot products of an int16 column (x - x_zero, already unpacked) with int8
+// weight rows: the inner loop of fully connected and convolution.
+//
+// On cores with the DSP extension (M4, M7, M33: __ARM_FEATURE_DSP) each
+// 32-bit load of four weights is sign-extended into two pairs of 16-bit
+// lanes by SXTB16 (bytes 0 and 2; bytes 1 and 3 after a rotate by 8), and
+// SMLAD multiplies and accumulates two lanes at once.  For that, the column
+// stores each full group of four as (c0, c2, c1, c3):
+// ireegen_i8_column_interleave() makes that order.  Elsewhere (M0+, M3,
+// RV32, the host) the column stays in order and the loop is plain C.
+#ifndef IREEGEN_INT8_DOT_H_
+#define IREEGEN_INT8_DOT_H_
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "requantize.h"
+
+#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
+#include <arm_acle.h>
+#define IREEGEN_I8_DSP 1
+#else
+#define IREEGEN_I8_DSP 0
+#endif
+
+// The longest column kept on the stack (2 KiB); longer ones take the
+// kernels' plain loops.  A convolution unpacks two pixels at a time when
+// each column fits half of the 2.5 KiB it keeps.
+#define IREEGEN_I8_COLUMN_MAX 1024
+#define IREEGEN_I8_PAIR_MAX 640
+
+static inline void ireegen_i8_column_interleave(int16_t* column,
+                                                size_t length) {
+#if IREEGEN_I8_DSP
+  for (size_t i = 0; i + 4 <= length; i += 4) {
+    const int16_t c1 = column[i + 1];
+    column[i + 1] = column[i + 2];
+    column[i + 2] = c1;
+  }
+#else
+  (void)column;
+  (void)length;
+#endif
+}
+
+#if IREEGEN_I8_DSP
+static inline uint32_t ireegen_i8_load32(const void* p) {
+  uint32_t v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
+
+// Bytes 1 and 3 of v sign-extended to two 16-bit lanes: one SXTB16 with its
+// rotate (gcc's arm_acle.h has no rotate, and does not fold a shift into it).
+static inline uint32_t ireegen_i8_sxtb16_ror8(uint32_t v) {
+  uint32_t r;
+  __asm__("sxtb16 %0, %1, ror #8" : "=r"(r) : "r"(v));
+  return r;
+}
+#endif
+
+// acc[j] += column . w[j * length] for j = 0..3: four filters share each
+// load of the column.
+static inline void ireegen_i8_dot4(const int16_t* column, const int8_t* w,
+                                   size_t length, int32_t acc[4]) {
+  const int8_t* w0 = w;
+  const int8_t* w1 = w + length;
+  const int8_t* w2 = w + 2 * length;
+  const int8_t* w3 = w + 3 * length;
+  int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
+  size_t i = 0;
+#if IREEGEN_I8_DSP
+  for (; i + 4 <= length; i += 4) {
+    const uint32_t c02 = ireegen_i8_load32(column + i);
+    const uint32_t c13 = ireegen_i8_load32(column + i + 2);
+    uint32_t p = ireegen_i8_load32(w0 + i);
+    a0 = __smlad(c02, __sxtb16(p), a0);
+    a0 = __smlad(c13, ireegen_i8_sxtb16_ror8(p), a0);
+    p = ireegen_i8_load32(w1 + i);
+    a1 = __smlad(c02, __sxtb16(p), a1);
+    a1 = __smlad(c13, ireegen_i8_sxtb16_ror8(p), a1);
+    p = ireegen_i8_load32(w2 + i);
+    a2 = __smlad(c02, __sxtb16(p), a2);
+    a2 = __smlad(c13, ireegen_i8_sxtb16_ror8(p), a2);
+    p = ireegen_i8_load32(w3 + i);
+    a3 = __smlad(c02, __sxtb16(p), a3);
+    a3 = __smlad(c13, ireegen_i8_sxtb16_ror8(p), a3);
+  }
+#endif
+  for (; i < length; ++i) {
+    const int32_t v = column[i];
+    a0 += v * w0[i];
+    a1 += v * w1[i];
+    a2 += v * w2[i];
+    a3 += v * w3[i];
+  }
+  acc[0] = a0;
+  acc[1] = a1;
+  acc[2] = a2;
+  acc[3] = a3;
+}
+
+// Two pixels' columns by two filters: acc[0] += c0 . w0, acc[1] += c1 . w0,
+// acc[2] += c0 . w1, acc[3] += c1 . w1.  Each weight load (and its SXTB16
+// unpacking) serves both pixels.
+static inline void ireegen_i8_dot2x2(const int16_t* c0, const int16_t* c1,
+                                     const int8_t* w0, const int8_t* w1,
+                                     size_t length, int32_t acc[4]) {
+  int32_t a00 = acc[0], a10 = acc[1], a01 = acc[2], a11 = acc[3];
+  size_t i = 0;
+#if IREEGEN_I8_DSP
+  for (; i + 4 <= length; i += 4) {
+    const uint32_t x0a = ireegen_i8_load32(c0 + i),
+                   x0b = ireegen_i8_load32(c0 + i + 2);
+    const uint32_t x1a = ireegen_i8_load32(c1 + i),
+                   x1b = ireegen_i8_load32(c1 + i + 2);
+    uint32_t p = ireegen_i8_load32(w0 + i);
+    uint32_t lo = __sxtb16(p), hi = ireegen_i8_sxtb16_ror8(p);
+    a00 = __smlad(x0a, lo, a00);
+    a00 = __smlad(x0b, hi, a00);
+    a10 = __smlad(x1a, lo, a10);
+    a10 = __smlad(x1b, hi, a10);
+    p = ireegen_i8_load32(w1 + i);
+    lo = __sxtb16(p);
+    hi = ireegen_i8_sxtb16_ror8(p);
+    a01 = __smlad(x0a, lo, a01);
+    a01 = __smlad(x0b, hi, a01);
+    a11 = __smlad(x1a, lo, a11);
+    a11 = __smlad(x1b, hi, a11);
+  }
+#endif
+  for (; i < length; ++i) {
+    a00 += c0[i] * w0[i];
+    a10 += c1[i] * w0[i];
+    a01 += c0[i] * w1[i];
+    a11 += c1[i] * w1[i];
+  }
+  acc[0] = a00;
+  acc[1] = a10;
+  acc[2] = a01;
+  acc[3] = a11;
+}
+
+static inline int32_t ireegen_i8_dot(const int16_t* column, const int8_t* w,
+                                     size_t length, int32_t acc) {
+  size_t i = 0;
+#if IREEGEN_I8_DSP
+  for (; i + 4 <= length; i += 4) {
+    const uint32_t p = ireegen_i8_load32(w + i);
+    acc = __smlad(ireegen_i8_load32(column + i), __sxtb16(p), acc);
+    acc = __smlad(ireegen_i8_load32(column + i + 2), ireegen_i8_sxtb16_ror8(p),
+                  acc);
+  }
+#endif
+  for (; i < length; ++i) acc += column[i] * w[i];
+  return acc;
+}
+
+// y[o * y_stride] = requantize(bias[o] + column . w[o]) for the f filters
+// (rows of `length` weights), four at a time.
+static inline void ireegen_i8_filters(const int16_t* column, const int8_t* w,
+                                      size_t length, size_t f,
+                                      const int32_t* bias, float multiplier,
+                                      int32_t y_zero, int8_t* y,
+                                      size_t y_stride) {
+  size_t o = 0;
+  for (; o + 4 <= f; o += 4) {
+    int32_t acc[4] = {bias[o], bias[o + 1], bias[o + 2], bias[o + 3]};
+    ireegen_i8_dot4(column, w + o * length, length, acc);
+    for (size_t j = 0; j < 4; ++j)
+      y[(o + j) * y_stride] = ireegen_i8_requantize(acc[j], multiplier, y_zero);
+  }
+  for (; o < f; ++o) {
+    y[o * y_stride] = ireegen_i8_requantize(
+        ireegen_i8_dot(column, w + o * length, length, bias[o]), multiplier,
+        y_zero);
+  }
+}
+
+// The same for two adjacent pixels: y[o * y_stride] from c0 and
+// y[o * y_stride + 1] from c1, filters two at a time.
+static inline void ireegen_i8_filters_pair(const int16_t* c0, const int16_t* c1,
+                                           const int8_t* w, size_t length,
+                                           size_t f, const int32_t* bias,
+                                           float multiplier, int32_t y_zero,
+                                           int8_t* y, size_t y_stride) {
+  size_t o = 0;
+  for (; o + 2 <= f; o += 2) {
+    int32_t acc[4] = {bias[o], bias[o], bias[o + 1], bias[o + 1]};
+    ireegen_i8_dot2x2(c0, c1, w + o * length, w + (o + 1) * length, length,
+                      acc);
+    y[o * y_stride] = ireegen_i8_requantize(acc[0], multiplier, y_zero);
+    y[o * y_stride + 1] = ireegen_i8_requantize(acc[1], multiplier, y_zero);
+    y[(o + 1) * y_stride] = ireegen_i8_requantize(acc[2], multiplier, y_zero);
+    y[(o + 1) * y_stride + 1] =
+        ireegen_i8_requantize(acc[3], multiplier, y_zero);
+  }
+  if (o < f) {
+    const int8_t* last = w + o * length;
+    y[o * y_stride] = ireegen_i8_requantize(
+        ireegen_i8_dot(c0, last, length, bias[o]), multiplier, y_zero);
+    y[o * y_stride + 1] = ireegen_i8_requantize(
+        ireegen_i8_dot(c1, last, length, bias[o]), multiplier, y_zero);
+  }
+}
+
+#endif  // IREEGEN_INT8_DOT_H_

@@ -1,0 +1,66 @@
+// ireegen's int8 kernels: the calls int8.match.mlir puts in place of IREE's
+// own code for quantized (QDQ) convolution, fully connected and pooling.
+//
+// Each buffer comes as a base pointer and an element offset (MLIR's
+// llvm.bareptr calling convention), each size as size_t (MLIR's index), each
+// scale as the bits of an IEEE float and each zero point as an int32_t.
+// The results equal ONNX Runtime's int8 operators bit for bit: an int32
+// accumulation of (x - x_zero_point) * w plus the int32 bias, then
+// requantization (requantize.h).
+#ifndef IREEGEN_INT8_H_
+#define IREEGEN_INT8_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+// y[m][n] = requantize(bias[n] + sum_k (x[m][k] - x_zero) * w[n][k]): Gemm
+// with transB=1 (PyTorch's Linear).
+void ireegen_i8_fully_connected(const int8_t* x, size_t x_offset,
+                                const int8_t* w, size_t w_offset,
+                                const int32_t* bias, size_t bias_offset,
+                                int8_t* y, size_t y_offset, size_t m, size_t n,
+                                size_t k, uint32_t x_scale, int32_t x_zero,
+                                uint32_t w_scale, uint32_t y_scale,
+                                int32_t y_zero);
+
+// The same with w stored (K, N): y[m][n] = requantize(bias[n] + sum_k
+// (x[m][k] - x_zero) * w[k][n]) (Gemm transB=0, or a transpose IREE folded
+// into the weights).
+void ireegen_i8_fully_connected_kn(const int8_t* x, size_t x_offset,
+                                   const int8_t* w, size_t w_offset,
+                                   const int32_t* bias, size_t bias_offset,
+                                   int8_t* y, size_t y_offset, size_t m,
+                                   size_t n, size_t k, uint32_t x_scale,
+                                   int32_t x_zero, uint32_t w_scale,
+                                   uint32_t y_scale, int32_t y_zero);
+
+// NCHW convolution, weights (F, C, KH, KW), output (N, F, OH, OW):
+// y = requantize(bias[f] + sum (x - x_zero) * w).  Positions in the
+// padding (pad_top, pad_left, and what lies past the input) contribute
+// nothing: they hold x_zero, so (x - x_zero) is 0 there.  No padded copy.
+void ireegen_i8_convolution(const int8_t* x, size_t x_offset, const int8_t* w,
+                            size_t w_offset, const int32_t* bias,
+                            size_t bias_offset, int8_t* y, size_t y_offset,
+                            size_t n, size_t c, size_t h, size_t wd, size_t f,
+                            size_t kh, size_t kw, size_t oh, size_t ow,
+                            size_t stride, size_t pad_top, size_t pad_left,
+                            uint32_t x_scale, int32_t x_zero, uint32_t w_scale,
+                            uint32_t y_scale, int32_t y_zero);
+
+// Depthwise NCHW convolution (group = C, one filter per channel): weights
+// (C, 1, KH, KW), output (N, C, OH, OW); `f` equals `c`.
+void ireegen_i8_depthwise_conv(
+    const int8_t* x, size_t x_offset, const int8_t* w, size_t w_offset,
+    const int32_t* bias, size_t bias_offset, int8_t* y, size_t y_offset,
+    size_t n, size_t c, size_t h, size_t wd, size_t f, size_t kh, size_t kw,
+    size_t oh, size_t ow, size_t stride, size_t pad_top, size_t pad_left,
+    uint32_t x_scale, int32_t x_zero, uint32_t w_scale, uint32_t y_scale,
+    int32_t y_zero);
+
+// y[i] = saturate(round_half_even(x[i] / scale) + zero) for i < count: ONNX
+// Runtime's QuantizeLinear (MLAS divides, then rounds half to even).
+void ireegen_i8_quantize(const float* x, size_t x_offset, int8_t* y,
+                         size_t y_offset, size_t count, uint32_t scale,
+                         int32_t zero);
+
+#endif  // IREEGEN_INT8_H_

@@ -1,0 +1,330 @@
+"""ireegen's int8 kernels (ireegen/kernels/int8/, docs/kernels-int8.md)
+equal ONNX Runtime's int8 operators bit for bit.
+
+The kernels are compiled for the host with the C compiler and called
+through ctypes on random shapes, zero points, scales, weights and inputs;
+the reference is ONNX Runtime's own QGemm and QLinearConv on the same int8
+tensors.  Then QDQ models made by onnxruntime's quantize_static go through
+emit: on a Cortex-M4 under qemu (the kernels on by default, the DSP path)
+and on the host (the portable path), outputs equal to ONNX Runtime's.  The
+committed match spec is what its generator writes.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import shutil
+import struct
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ireegen
+from ireegen.compile import int8_match
+
+KERNELS = Path(ireegen.__file__).resolve().parent / "kernels" / "int8"
+
+ort = pytest.importorskip("onnxruntime")
+onnx = pytest.importorskip("onnx")
+from onnx import TensorProto, helper  # noqa: E402
+
+CASES = 100  # random cases per operator
+
+
+def test_committed_spec_is_generated():
+    assert (KERNELS / "int8.match.mlir").read_text() == int8_match.spec()
+
+
+@pytest.fixture(scope="module")
+def lib(tmp_path_factory):
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler")
+    out = tmp_path_factory.mktemp("int8") / "libireegen_int8.so"
+    sources = [str(KERNELS / s) for s in ("fully_connected.c", "convolution.c", "quantize.c")]
+    flags = ["-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC"]
+    subprocess.run([cc, *flags, *sources, "-o", str(out)], check=True)
+    return ctypes.CDLL(str(out))
+
+
+def _bits(scale: float) -> int:
+    return struct.unpack("<I", struct.pack("<f", scale))[0]
+
+
+def _ptr(a: np.ndarray):
+    return a.ctypes.data_as(ctypes.c_void_p)
+
+
+def _session(node, inputs: dict, output_shape, opset_domain=None):
+    """An ONNX model of one quantized operator whose tensors are initializers."""
+    inits = [onnx.numpy_helper.from_array(v, k) for k, v in inputs.items() if k != "x"]
+    x = inputs["x"]
+    graph = helper.make_graph(
+        [node],
+        "op",
+        [helper.make_tensor_value_info("x", TensorProto.INT8, list(x.shape))],
+        [helper.make_tensor_value_info("y", TensorProto.INT8, list(output_shape))],
+        inits,
+    )
+    opsets = [helper.make_opsetid("", 17)] + ([helper.make_opsetid(opset_domain, 1)] if opset_domain else [])
+    model = helper.make_model(graph, opset_imports=opsets)
+    model.ir_version = 8
+    so = ort.SessionOptions()
+    return ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+
+
+def _qparams(rng):
+    """Scales as calibration gives them, zero points anywhere in int8."""
+    sx = np.float32(rng.uniform(0.002, 0.1))
+    sw = np.float32(rng.uniform(0.001, 0.05))
+    sy = np.float32(rng.uniform(0.01, 0.5))
+    zx = np.int8(rng.integers(-128, 128))
+    zy = np.int8(rng.integers(-128, 128))
+    return sx, zx, sw, sy, zy
+
+
+@pytest.mark.parametrize("layout", ["nk", "kn"])
+def test_fully_connected_equals_onnxruntime(lib, layout):
+    """Weights (N, K) as Gemm transB=1 keeps them, and (K, N)."""
+    rng = np.random.default_rng(22 if layout == "nk" else 21)
+    kernel = lib.ireegen_i8_fully_connected if layout == "nk" else lib.ireegen_i8_fully_connected_kn
+    for case in range(CASES):
+        # K past the column the kernel keeps on the stack (1024) now and then.
+        m, n, k = int(rng.integers(1, 5)), int(rng.integers(1, 40)), int(rng.choice([rng.integers(1, 300), 1100]))
+        sx, zx, sw, sy, zy = _qparams(rng)
+        x = rng.integers(-128, 128, (m, k), dtype=np.int8)
+        w = rng.integers(-128, 128, (n, k) if layout == "nk" else (k, n), dtype=np.int8)
+        b = rng.integers(-20000, 20000, n).astype(np.int32)
+        node = helper.make_node(
+            "QGemm",
+            ["x", "sx", "zx", "w", "sw", "zw", "b", "sy", "zy"],
+            ["y"],
+            domain="com.microsoft",
+            transB=int(layout == "nk"),
+        )
+        params = {"sx": sx, "zx": zx, "sw": sw, "zw": np.int8(0), "sy": sy, "zy": zy}
+        params = {k2: np.array(v) for k2, v in params.items()}
+        s = _session(node, {"x": x, "w": w, "b": b, **params}, (m, n), "com.microsoft")
+        expected = s.run(None, {"x": x})[0]
+        y = np.zeros((m, n), np.int8)
+        kernel(
+            _ptr(x), ctypes.c_size_t(0), _ptr(w), ctypes.c_size_t(0), _ptr(b), ctypes.c_size_t(0), _ptr(y),
+            ctypes.c_size_t(0), ctypes.c_size_t(m), ctypes.c_size_t(n), ctypes.c_size_t(k),
+            ctypes.c_uint32(_bits(sx)), ctypes.c_int32(int(zx)), ctypes.c_uint32(_bits(sw)),
+            ctypes.c_uint32(_bits(sy)), ctypes.c_int32(int(zy)),
+        )  # fmt: skip
+        assert np.array_equal(y, expected), f"case {case}: m={m} n={n} k={k}"
+
+
+@pytest.mark.parametrize("depthwise", [False, True], ids=["conv", "depthwise"])
+def test_convolution_equals_onnxruntime(lib, depthwise):
+    rng = np.random.default_rng(23 + depthwise)
+    for case in range(CASES):
+        n, c = int(rng.integers(1, 3)), int(rng.integers(1, 9))
+        f = c if depthwise else int(rng.integers(1, 9))
+        h, wd = int(rng.integers(1, 12)), int(rng.integers(1, 12))
+        if case % 10 == 0:  # past the depthwise kernel's stack plane (1,280 int16)
+            h, wd = 40, 37
+        # 3x3 half the time (the depthwise kernel's fast path), else 1 to 5.
+        kh = 3 if h >= 3 and rng.random() < 0.5 else int(rng.integers(1, min(h, 5) + 1))
+        kw = 3 if wd >= 3 and kh == 3 else int(rng.integers(1, min(wd, 5) + 1))
+        stride = int(rng.integers(1, 3))
+        pt, pl = int(rng.integers(0, kh)), int(rng.integers(0, kw))
+        pb, pr = int(rng.integers(0, kh)), int(rng.integers(0, kw))
+        oh, ow = (h + pt + pb - kh) // stride + 1, (wd + pl + pr - kw) // stride + 1
+        sx, zx, sw, sy, zy = _qparams(rng)
+        x = rng.integers(-128, 128, (n, c, h, wd), dtype=np.int8)
+        w = rng.integers(-128, 128, (f, 1 if depthwise else c, kh, kw), dtype=np.int8)
+        b = rng.integers(-20000, 20000, f).astype(np.int32)
+        node = helper.make_node(
+            "QLinearConv",
+            ["x", "sx", "zx", "w", "sw", "zw", "sy", "zy", "b"],
+            ["y"],
+            pads=[pt, pl, pb, pr],
+            strides=[stride, stride],
+            group=c if depthwise else 1,
+        )
+        params = {"sx": sx, "zx": zx, "sw": sw, "zw": np.int8(0), "sy": sy, "zy": zy}
+        params = {k2: np.array(v) for k2, v in params.items()}
+        s = _session(node, {"x": x, "w": w, "b": b, **params}, (n, f, oh, ow))
+        expected = s.run(None, {"x": x})[0]
+        y = np.zeros((n, f, oh, ow), np.int8)
+        kernel = lib.ireegen_i8_depthwise_conv if depthwise else lib.ireegen_i8_convolution
+        sizes = [n, c, h, wd, f, kh, kw, oh, ow, stride, pt, pl]
+        kernel(
+            _ptr(x), ctypes.c_size_t(0), _ptr(w), ctypes.c_size_t(0), _ptr(b), ctypes.c_size_t(0), _ptr(y),
+            ctypes.c_size_t(0), *map(ctypes.c_size_t, sizes),
+            ctypes.c_uint32(_bits(sx)), ctypes.c_int32(int(zx)), ctypes.c_uint32(_bits(sw)),
+            ctypes.c_uint32(_bits(sy)), ctypes.c_int32(int(zy)),
+        )  # fmt: skip
+        assert np.array_equal(y, expected), f"case {case}: {sizes} pads {pt, pl, pb, pr}"
+
+
+def test_quantize_equals_onnxruntime(lib):
+    """QuantizeLinear of a float input, halves and out-of-range values included."""
+    rng = np.random.default_rng(25)
+    for case in range(CASES):
+        count = int(rng.integers(1, 500))
+        scale = np.float32(rng.uniform(0.001, 0.2))
+        zero = np.int8(rng.integers(-128, 128))
+        x = (rng.standard_normal(count) * rng.uniform(0.1, 40)).astype(np.float32)
+        x[: count // 4] = (np.round(x[: count // 4] / scale) + 0.5) * scale  # near halves
+        graph = helper.make_graph(
+            [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["y"])],
+            "q",
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, [count])],
+            [helper.make_tensor_value_info("y", TensorProto.INT8, [count])],
+            [onnx.numpy_helper.from_array(np.array(scale), "s"), onnx.numpy_helper.from_array(np.array(zero), "z")],
+        )
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+        model.ir_version = 8
+        s = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+        expected = s.run(None, {"x": x})[0]
+        y = np.zeros(count, np.int8)
+        lib.ireegen_i8_quantize(
+            _ptr(x), ctypes.c_size_t(0), _ptr(y), ctypes.c_size_t(0), ctypes.c_size_t(count),
+            ctypes.c_uint32(_bits(scale)), ctypes.c_int32(int(zero)),
+        )  # fmt: skip
+        assert np.array_equal(y, expected), f"case {case}: {np.count_nonzero(y != expected)} of {count} differ"
+
+
+# --- end to end: QDQ models through emit, against ONNX Runtime ------------
+
+# name -> (op, input shape, weight shape, pads, stride); pads as ONNX's
+# (top, left, bottom, right).  Batches of 4 and 2: one run checks several
+# inputs.
+QDQ_MODELS = {
+    "fc": ("Gemm", (4, 96), (24, 96), None, 1),
+    "conv_same": ("Conv", (2, 5, 9, 7), (12, 5, 3, 3), (1, 1, 1, 1), 1),
+    "conv_stride2": ("Conv", (2, 6, 9, 10), (8, 6, 3, 3), (0, 0, 1, 1), 2),
+    "depthwise": ("Conv", (2, 16, 7, 9), (16, 1, 3, 3), (1, 1, 1, 1), 1),
+    "pointwise": ("Conv", (2, 16, 6, 6), (20, 16, 1, 1), (0, 0, 0, 0), 1),
+}
+
+
+def _qdq_model(path: Path, op, x_shape, w_shape, pads, stride) -> Path:
+    """A one-operator float model quantized by onnxruntime's quantize_static
+    (QDQ, per tensor, int8 activations and weights, seeded calibration)."""
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+
+    rng = np.random.default_rng(len(path.stem))
+    w = onnx.numpy_helper.from_array((rng.standard_normal(w_shape) * 0.3).astype(np.float32), "w")
+    b = onnx.numpy_helper.from_array((rng.standard_normal(w_shape[0]) * 0.2).astype(np.float32), "b")
+    if op == "Gemm":
+        node = helper.make_node("Gemm", ["x", "w", "b"], ["y"], transB=1)
+        y_shape = [x_shape[0], w_shape[0]]
+    else:
+        group = x_shape[1] if w_shape[1] == 1 and w_shape[0] == x_shape[1] else 1
+        node = helper.make_node("Conv", ["x", "w", "b"], ["y"], pads=list(pads), strides=[stride] * 2, group=group)
+        oh = (x_shape[2] + pads[0] + pads[2] - w_shape[2]) // stride + 1
+        ow = (x_shape[3] + pads[1] + pads[3] - w_shape[3]) // stride + 1
+        y_shape = [x_shape[0], w_shape[0], oh, ow]
+    graph = helper.make_graph(
+        [node],
+        path.stem,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x_shape))],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, y_shape)],
+        [w, b],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    float_path = path.with_name(path.stem + "_float.onnx")
+    onnx.save(model, float_path)
+
+    class Calibration(CalibrationDataReader):
+        def __init__(self):
+            self.batches = iter([{"x": rng.standard_normal(x_shape).astype(np.float32)} for _ in range(4)])
+
+        def get_next(self):
+            return next(self.batches, None)
+
+    quantize_static(
+        str(float_path),
+        str(path),
+        Calibration(),
+        quant_format=QuantFormat.QDQ,
+        per_channel=False,
+        activation_type=QuantType.QInt8,
+        weight_type=QuantType.QInt8,
+    )
+    return path
+
+
+def _check_against_onnxruntime(model: Path, outdir: Path, runs: int):
+    from ireegen.cbuild.native_run import build_runner
+
+    session = ort.InferenceSession(str(model), providers=["CPUExecutionProvider"])
+    x_shape = session.get_inputs()[0].shape
+    runner = build_runner(outdir, outdir.parent / (outdir.name + "-build"))
+    function = next(iter(runner.functions))
+    rng = np.random.default_rng(7)
+    for run in range(runs):
+        # Scaled so that some inputs saturate the int8 range.
+        x = (rng.standard_normal(x_shape) * rng.uniform(0.5, 4)).astype(np.float32)
+        got, _ = runner.call(function, [x])
+        expected = session.run(None, {"x": x})[0]
+        assert np.array_equal(got[0], expected), (
+            f"{model.name} run {run}: {np.count_nonzero(got[0] != expected)} differ"
+        )
+
+
+@pytest.mark.parametrize(
+    "cpu,name",
+    [("cortex-m4", n) for n in sorted(QDQ_MODELS)] + [("cortex-m0plus", "conv_stride2"), ("cortex-m0plus", "fc")],
+)
+def test_qdq_model_on_cortex_m_equals_onnxruntime(tmp_path, cpu, name):
+    """On by default for a QDQ int8 model on a Cortex-M, compiled by
+    arm-none-eabi-gcc and run under qemu-system-arm: the DSP path on the
+    M4, the portable C with libgcc's soft float on the M0+."""
+    missing = [t for t in ("arm-none-eabi-gcc", "qemu-system-arm") if shutil.which(t) is None]
+    if missing:
+        pytest.skip(f"{', '.join(missing)} not installed")
+    from ireegen.config.modes import make_config
+    from ireegen.emit import emit
+
+    model = _qdq_model(tmp_path / f"{name}.onnx", *QDQ_MODELS[name])
+    result = emit(model, tmp_path / "out", make_config("runtimeless", target_cpu=cpu), name="m")
+    calls = result.manifest["kernels"]["dispatches"]
+    kernels = sorted(k for c in calls for k in c["kernels"])
+    # The operator's kernel, and the input's quantization.
+    assert len(kernels) == 2 and "ireegen_i8_quantize" in kernels, kernels
+    _check_against_onnxruntime(model, tmp_path / "out", runs=3)
+
+
+def test_qdq_model_on_the_host_with_the_kernels_equals_onnxruntime(tmp_path):
+    """The portable C path through IREE: the host, the kernels asked for by
+    --kernels (they are on by default only on a Cortex-M)."""
+    from ireegen.cbuild.int8_kernels import spec_path
+    from ireegen.config.modes import make_config
+    from ireegen.emit import emit
+
+    for name in ("conv_stride2", "depthwise", "fc"):
+        model = _qdq_model(tmp_path / f"{name}.onnx", *QDQ_MODELS[name])
+        out = tmp_path / f"out-{name}"
+        result = emit(model, out, make_config("runtimeless"), name="m", kernels=spec_path())
+        assert result.manifest["kernels"]["dispatches"], name
+        _check_against_onnxruntime(model, out, runs=4)
+
+
+def test_no_builtin_kernels_and_other_targets_keep_irees_code(tmp_path):
+    from ireegen.cbuild.int8_kernels import default_kernels, is_qdq_int8
+    from ireegen.config.modes import make_config
+
+    model = _qdq_model(tmp_path / "fc.onnx", *QDQ_MODELS["fc"])
+    assert is_qdq_int8(model) and not is_qdq_int8(tmp_path / "fc_float.onnx")
+    assert default_kernels(model, make_config("runtimeless", target_cpu="cortex-m4")) is not None
+    assert default_kernels(tmp_path / "fc_float.onnx", make_config("runtimeless", target_cpu="cortex-m4")) is None
+    assert default_kernels(model, make_config("runtimeless")) is None  # the host
+    # Off means off, with tuning on as well.
+    if shutil.which("arm-none-eabi-gcc") and shutil.which("qemu-system-arm"):
+        from ireegen.emit import emit
+
+        config = make_config("runtimeless", target_cpu="cortex-m4")
+        conv = _qdq_model(tmp_path / "conv.onnx", *QDQ_MODELS["conv_same"])
+        result = emit(conv, tmp_path / "off", config, name="m", builtin_kernels=False, tune="quick")
+        assert "kernels" not in result.manifest
+    # A file that is no ONNX model is left to the import's one-line error.
+    (tmp_path / "bad.onnx").write_bytes(b"\x08garbage")
+    assert not is_qdq_int8(tmp_path / "bad.onnx")
