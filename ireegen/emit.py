@@ -344,6 +344,7 @@ def emit(
                 context,
                 link_libraries(config),
                 config.data_format,
+                compiled.lower_bounds,
             )
             dependencies, library_queries = [], extra_manifest["runtimeless"]["abi"]["library_queries"]
             check_library_queries(name, library_queries, str(model_path))

@@ -8,6 +8,7 @@ over semihosting."""
 
 from __future__ import annotations
 
+import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,31 +20,61 @@ from ireegen.config.cores import ARCH_DEFAULT_CPU, CORES, Rv32Core
 
 
 @dataclass(frozen=True)
+class Memory:
+    """One memory of a board that a linker script may place sections in."""
+
+    name: str  # the board's name for it
+    origin: int
+    size: int
+
+
+@dataclass(frozen=True)
 class Board:
-    """Memory of a qemu board: (origin, bytes) of code and of data."""
+    """Memory of a qemu board: where code goes (`rom`), where data, heap and
+    stack go (`ram`), and the larger memories the model's constants move
+    to, in this order, when they do not fit next to the code."""
 
     machine: str
-    rom: tuple
-    ram: tuple
-    rom_name: str
-    ram_name: str
+    rom: Memory
+    ram: Memory
+    more: tuple = ()  # of Memory
+
+    def constants_memories(self) -> tuple:
+        """Where the constants may go, first choice first."""
+        return (self.rom, *self.more)
 
 
 KIB, MIB = 1024, 1024 * 1024
+_ZBT1, _ZBT23 = Memory("ZBT SSRAM1", 0x00000000, 4 * MIB), Memory("ZBT SSRAM2/3", 0x20000000, 4 * MIB)
+_MPS2_PSRAM = Memory("PSRAM", 0x21000000, 16 * MIB)
 BOARDS = {
     b.machine: b
     for b in (
-        Board("mps2-an385", (0x00000000, 4 * MIB), (0x20000000, 4 * MIB), "ZBT SSRAM1", "ZBT SSRAM2/3"),
-        Board("mps2-an386", (0x00000000, 4 * MIB), (0x20000000, 4 * MIB), "ZBT SSRAM1", "ZBT SSRAM2/3"),
-        Board("mps2-an500", (0x00000000, 4 * MIB), (0x20000000, 4 * MIB), "ZBT SSRAM1", "ZBT SSRAM2/3"),
+        Board("mps2-an385", _ZBT1, _ZBT23, (_MPS2_PSRAM,)),
+        Board("mps2-an386", _ZBT1, _ZBT23, (_MPS2_PSRAM,)),
+        Board("mps2-an500", _ZBT1, _ZBT23, (_MPS2_PSRAM,)),
         # Secure aliases: the core starts in the secure state.
-        Board("mps2-an505", (0x10000000, 4 * MIB), (0x38000000, 4 * MIB), "SSRAM1", "SSRAM2/3"),
-        Board("mps3-an547", (0x10000000, 512 * KIB), (0x31000000, 4 * MIB), "ITCM", "ISRAM0/1"),
+        Board(
+            "mps2-an505",
+            Memory("SSRAM1", 0x10000000, 4 * MIB),
+            Memory("SSRAM2/3", 0x38000000, 4 * MIB),
+            (Memory("PSRAM", 0x80000000, 16 * MIB),),
+        ),
+        # The 512 KiB ITCM holds code; larger constants go to the DDR (its secure alias).
+        Board(
+            "mps3-an547",
+            Memory("ITCM", 0x10000000, 512 * KIB),
+            Memory("ISRAM0/1", 0x31000000, 4 * MIB),
+            (Memory("DDR", 0x70000000, 256 * MIB),),
+        ),
         # -bios none: the program starts at the start of RAM.
-        Board("virt", (0x80000000, 16 * MIB), (0x81000000, 16 * MIB), "RAM", "RAM"),
+        Board("virt", Memory("RAM", 0x80000000, 16 * MIB), Memory("RAM", 0x81000000, 16 * MIB)),
     )
 }
 STACK_SIZE = 64 * KIB
+# The ELF section the runner puts the model's constants in (NAME_CONSTANTS_SECTION),
+# which the linker script places in one of the board's constants memories.
+CONSTANTS_SECTION = ".ireegen_constants"
 
 
 @dataclass(frozen=True)
@@ -120,9 +151,10 @@ def semihosting_command(core, emulator: tuple, program, args) -> list:
     return [*emulator, "-semihosting-config", f"enable=on,target=native,{line}", "-kernel", str(program)]
 
 
-def support_files(core, build_dir: Path) -> tuple:
+def support_files(core, build_dir: Path, constants_in: Memory | None = None) -> tuple:
     """Writes the startup, the libm additions and the board's linker script
-    into `build_dir`: (C sources, link flags)."""
+    into `build_dir`: (C sources, link flags).  The script puts the
+    CONSTANTS_SECTION in `constants_in` (the board's code memory by default)."""
     board = BOARDS[core.qemu_machine]
     family = FAMILIES[core.family]
     sources = []
@@ -132,10 +164,10 @@ def support_files(core, build_dir: Path) -> tuple:
         sources.append(target)
     if not family.linker_script:
         symbols = {
-            "__flash": board.rom[0],
-            "__flash_size": board.rom[1],
-            "__ram": board.ram[0],
-            "__ram_size": board.ram[1],
+            "__flash": board.rom.origin,
+            "__flash_size": board.rom.size,
+            "__ram": board.ram.origin,
+            "__ram_size": board.ram.size,
             "__stack_size": STACK_SIZE,
         }
         return tuple(sources), (*family.link_flags, *(f"-Wl,--defsym={k}={v:#x}" for k, v in symbols.items()))
@@ -146,9 +178,59 @@ def support_files(core, build_dir: Path) -> tuple:
             machine=board.machine,
             rom=board.rom,
             ram=board.ram,
-            rom_name=board.rom_name,
-            ram_name=board.ram_name,
+            constants=constants_in if constants_in not in (None, board.rom) else None,
+            constants_section=CONSTANTS_SECTION,
             stack_size=STACK_SIZE,
         )
     )
     return tuple(sources), (*family.link_flags, f"-T{script}")
+
+
+_OVERFLOW = re.compile(r"region `([^']*)' overflowed by (\d+) bytes")
+
+
+def link_placed(core, build_dir: Path, name: str, link) -> None:
+    """Links a bare-metal program with the model's constants next to the
+    code if they fit, else in the board's next larger memory: `link(sources,
+    link flags, defines)` runs the compiler and returns its failure output
+    (None when it linked).  A program that fits no placement is refused in
+    one line naming the board and the memory it overflows."""
+    board = BOARDS.get(getattr(core, "qemu_machine", ""))
+    if board is None or not FAMILIES[core.family].linker_script:
+        sources, flags = support_files(core, build_dir)
+        failure = link(sources, flags, ())
+        if failure is not None:
+            raise LinkError(failure)
+        return
+    overflows = []
+    for memory in board.constants_memories():
+        sources, flags = support_files(core, build_dir, memory)
+        define = f'-D{name.upper()}_CONSTANTS_SECTION="{CONSTANTS_SECTION}"'
+        failure = link(sources, flags, (define,) if memory is not board.rom else ())
+        if failure is None:
+            return
+        found = _OVERFLOW.findall(failure)
+        if not found:
+            raise LinkError(failure)
+        region, by = max(found, key=lambda f: int(f[1]))
+        where = {"ROM": board.rom.name, "RAM": board.ram.name, "CONSTANTS": memory.name}.get(region, region)
+        overflows.append(f"in {memory.name} {_human(memory.size)}, {where} overflows by {int(by):,} bytes")
+        if region == "RAM":
+            break
+    raise DoesNotFit(
+        f"{name}: the program does not fit the memories of qemu board {board.machine} (--target-cpu {core.cpu}): "
+        f"code in {board.rom.name} {_human(board.rom.size)}, data in {board.ram.name} {_human(board.ram.size)}; "
+        f"with the constants {'; '.join(overflows)}"
+    )
+
+
+def _human(size: int) -> str:
+    return f"{size // MIB} MiB" if size % MIB == 0 else f"{size // KIB} KiB"
+
+
+class DoesNotFit(UsageError):
+    """A program too large for every placement on its board."""
+
+
+class LinkError(Exception):
+    """The compiler or linker failed for another reason than memory: its output."""

@@ -190,6 +190,7 @@ def measure(outdir, objects=(), cc: str | None = None, cflags=SIZE_CFLAGS) -> di
         frames = dispatch_frames(objdump_tool, executables) if readable else {}
         kernels = kernel_footprint(manifest, nm_tool, executables)
     arena = manifest["runtimeless"]["arena"]["size"]
+    plan = manifest["runtimeless"]["arena"]
     glue_stack = max((stack.get(f["c_symbol"], 0) for f in manifest["functions"]), default=0) + stack.get(
         f"{name}__dispatch", 0
     )
@@ -206,6 +207,9 @@ def measure(outdir, objects=(), cc: str | None = None, cflags=SIZE_CFLAGS) -> di
         "objects": "given" if objects else f"compiled with {' '.join(cflags)}",
         "flash": {**flash, "total": sum(flash.values())},
         "ram": {**ram, "total": sum(v for v in ram.values() if v)},
+        # The arena without the staging of unaligned caller tensors, and the
+        # most bytes of IREE's transient buffers live at once (None: unknown).
+        "arena_detail": {"transients": plan["size_aligned_io"], "lower_bound": plan.get("lower_bound")},
         "stack_detail": {"glue": glue_stack, "deepest_dispatch": max(frames.values(), default=0) if readable else None},
         "c_library": undefined,  # what the model needs from libc/libm/libgcc, not counted
         **({"kernels": kernels} if kernels else {}),  # --kernels (kernels.py)
@@ -230,4 +234,11 @@ def table(report: dict) -> str:
         *kernel_table_lines(report),
         f"  plus from the C library: {', '.join(report['c_library']) or 'nothing'}",
     ]
+    detail = report["arena_detail"]
+    if detail["lower_bound"]:
+        lines.insert(
+            3,
+            f"  arena {detail['transients']:>9,} B   without staging; liveness lower bound "
+            f"{detail['lower_bound']:,} ({detail['transients'] / detail['lower_bound']:.2f}x)",
+        )
     return "\n".join(lines)

@@ -186,32 +186,35 @@ def build_runner(
     # the assembler finds the NAME_constants.bin it .incbin's.
     sources = [outdir / f for f in c_sources(roles)]
     program = build_dir / f"{name}_runner"
-    link_flags = toolchain.link_flags
-    defines = ()
-    if toolchain.bare_metal:
-        from .baremetal import support_files
+    libraries = [f"-l{lib}" for lib in manifest["runtimeless"]["link_libraries"]]
 
-        support, link_flags = support_files(toolchain.core, build_dir)
-        sources += support
-        defines = ("-DIREEGEN_RUNNER_SEMIHOSTED",)
-    cmd = [
-        toolchain.cc,
-        *toolchain.cflags,
-        *cflags,
-        *extra_cflags,
-        *defines,
-        f"-I{outdir}",
-        str(runner_c),
-        *map(str, sources),
-        str(outdir / roles["executables-object"]),
-        *link_flags,
-        "-o",
-        str(program),
-    ]
-    cmd += [f"-l{lib}" for lib in manifest["runtimeless"]["link_libraries"]]
-    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    if proc.returncode != 0:
-        raise RunError(f"building the runner failed:\n$ {' '.join(cmd)}\n{proc.stdout}")
+    def link(support, link_flags, defines):
+        """Compiles and links the runner; its failure output, None when it linked."""
+        full = [
+            *(toolchain.cc, *toolchain.cflags, *cflags, *extra_cflags, *defines, f"-I{outdir}", str(runner_c)),
+            *map(str, (*sources, *support, outdir / roles["executables-object"])),
+            *(*link_flags, "-o", str(program), *libraries),
+        ]
+        proc = subprocess.run(full, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        return None if proc.returncode == 0 else f"$ {' '.join(full)}\n{proc.stdout}"
+
+    if toolchain.bare_metal:
+        from .baremetal import LinkError, link_placed
+
+        semihosted = ("-DIREEGEN_RUNNER_SEMIHOSTED",)
+        try:
+            link_placed(
+                toolchain.core,
+                build_dir,
+                name,
+                lambda support, flags, defines: link(support, flags, (*semihosted, *defines)),
+            )
+        except LinkError as e:
+            raise RunError(f"building the runner failed:\n{e}") from None
+    else:
+        failure = link((), toolchain.link_flags, ())
+        if failure is not None:
+            raise RunError(f"building the runner failed:\n{failure}")
     return Runner(outdir, manifest, functions, program, toolchain, build_dir)
 
 

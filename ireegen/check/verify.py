@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ireegen.cbuild.baremetal import DoesNotFit
 from ireegen.cbuild.native_run import build_runner
 from ireegen.cbuild.toolchains import runs_natively
 from ireegen.check.compare import run_subjects
@@ -137,7 +138,7 @@ def _runtimeless_subject(config, staging, manifest, workdir, emit_twin) -> tuple
     try:
         return runner_subject(label, _built_runner(staging, workdir / "build")), config, []
     except UsageError as e:  # no cross compiler or emulator for the target here
-        if _host_runnable(config):
+        if _host_runnable(config) or isinstance(e, DoesNotFit):
             raise
         reasons = [
             f"{config.target.triple} programs cannot run here ({e}): verified the same model emitted for this machine"

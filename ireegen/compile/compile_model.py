@@ -12,7 +12,7 @@ from ireegen.config.modes import Config
 from ireegen.frontend.models import LoadedModel
 from ireegen.output.layout import output_files
 
-from . import kernel_link
+from . import kernel_link, partitioning
 from .compiler import Compiler
 from .emitc_order import canonical_ref_copies
 from .executable_names import prefix_executables
@@ -79,6 +79,9 @@ class CompiledModule:
     has_executables: bool = True
     # --kernels: which dispatch calls which of the user's kernels (kernel_link.py).
     kernel_calls: list | None = None
+    # Runtimeless: each function's transient memory lower bound, from IREE's
+    # buffer lifetimes (slice_liveness.py); None where it is not known.
+    lower_bounds: dict = field(default_factory=dict)
 
     @property
     def module_file(self) -> str:
@@ -114,7 +117,8 @@ def compile_model(
     model.write(workdir / source)
     files = {r: f for r, f in output_files(name, config).items() if r in _COMPILER_OUTPUTS}
     static_object = files.get("executables-object")
-    flags = config.compile_flags(static_object) + list(extra_flags)
+    config_flags = config.compile_flags(static_object)
+    flags = config_flags + list(extra_flags)
     calls = KernelCalls()
     if kernels is not None:
         kernel_link.stage_inputs(kernels, config, workdir)
@@ -130,6 +134,17 @@ def compile_model(
     # A static library's entry points are global C symbols: they get the
     # model's prefix (executable_names.py).
     stream_rewrites = [functools.partial(prefix_executables, prefix=name)] if static_object else []
+    runtimeless = static_object and not config.execution_model.has_vm_module
+    stream_compile = None
+    if runtimeless:
+
+        def stream_compile(source, stream, staged):
+            compiled.lower_bounds, chosen = partitioning.compile_stream(
+                compiler, workdir, diagnostics_name, source, stream, staged
+            )
+            if chosen:  # after the configuration's flags: the later phases and the manifest name it
+                compiled.flags.insert(len(config_flags), chosen)
+
     if kernels is not None:
         stream_rewrites.append(functools.partial(kernel_link.link_at_stream, calls=calls, config=config))
     with kernel_link.explained_failures(kernels):
@@ -144,6 +159,7 @@ def compile_model(
                 config.execution_model.name,
                 workarounds,
                 stream_rewrites,
+                stream_compile,
             )
         else:
             compiler.compile(source, output, compiled.flags, diagnostics_name, cwd=workdir)

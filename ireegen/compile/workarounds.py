@@ -201,12 +201,15 @@ def compile_with_workarounds(
     execution_model: str,
     workarounds: list,
     stream_rewrites=(),
+    stream_compile=None,
 ) -> None:
     """The staged compile described above.  Refuses the mode (UsageError) if
     a check finds that the module would still compute wrong numbers.
     `stream_rewrites` ((module) -> int) run at `stream` besides the
     workarounds' (executable_names.py's renaming); without a `hal` rewrite
-    or check the compile goes from `stream` straight to the end."""
+    or check the compile goes from `stream` straight to the end.
+    `stream_compile(source, stream, flags)`, when given, does the compile
+    that stops at `stream` (partitioning.py's)."""
     # Relative names, compiled inside workdir: the module records where the
     # hal.mlir it was finished from lives (as its location).
     stream, hal = "stream.mlir", "hal.mlir"
@@ -216,7 +219,10 @@ def compile_with_workarounds(
     # --compile-to (runtimeless: hal) would.
     keep_locations = ["--mlir-print-debuginfo"]
     staged = [f for f in flags if not f.startswith("--compile-to=")] + keep_locations
-    compiler.compile(source, stream, staged + ["--compile-to=stream"], model_name, cwd=workdir)
+    if stream_compile is None:
+        compiler.compile(source, stream, staged + ["--compile-to=stream"], model_name, cwd=workdir)
+    else:
+        stream_compile(source, stream, staged)
     _rewrite_text(
         workdir / stream,
         [w.rewrite for w in workarounds if w.phase == "stream"] + list(stream_rewrites),

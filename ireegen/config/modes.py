@@ -45,7 +45,8 @@ EXECUTION_MODELS = {
 }
 
 # What runtimeless compiles to: the HAL-level program, one direct command
-# buffer per submission, so that its schedule can be read off.
+# buffer per submission, so that its schedule can be read off.  (How the
+# stream is partitioned is chosen per model: compile/partitioning.py.)
 RUNTIMELESS_COMPILE_FLAGS = (
     "--compile-to=hal",
     "--iree-hal-memoization=false",

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from ireegen.compile import slice_liveness
 from ireegen.compile.size_limits import check_static_memory
 
 from . import arena, host_scalars
@@ -362,10 +363,12 @@ def write_sources(
     context: dict,
     link_libraries: list,
     data_format: str = "asm",
+    lower_bounds: dict | None = None,
 ) -> dict:
     """Reads the schedule from `program_ir` (the HAL-level program), writes
     the runtimeless sources into `staging`, and returns the manifest's
-    `runtimeless` section.  `context` carries banner/summary/guard."""
+    `runtimeless` section.  `context` carries banner/summary/guard;
+    `lower_bounds` each function's transient lower bound (slice_liveness)."""
     from iree.compiler import ir
 
     from ireegen.cgen.render import render
@@ -452,6 +455,7 @@ def write_sources(
             "functions": {
                 _first_call(variants).fn.name: _arena_json(_first_call(variants)) for variants in lowered["plans"]
             },
+            **_lower_bound_json(lower_bounds, [variants[0].fn.name for variants in lowered["plans"]]),
         },
         "schedule": {
             _first_call(variants).fn.name: [_step_json(s) for s in _first_call(variants).steps]
@@ -506,6 +510,16 @@ def _arena_json(p) -> dict:
             for r in sorted(p.regions, key=lambda r: (r.offset, r.key))
         ],
     }
+
+
+def _lower_bound_json(lower_bounds: dict | None, names: list) -> dict:
+    """The arena's liveness lower bound (the most bytes of IREE's transient
+    buffers live at once, from compile/slice_liveness.py), when known for
+    every function: {"lower_bound": bytes}."""
+    if lower_bounds is None:
+        return {}
+    bounds = [slice_liveness.bound_of(lower_bounds, n) for n in names]
+    return {} if None in bounds else {"lower_bound": max(bounds, default=0)}
 
 
 def _step_json(s: dict) -> dict:
