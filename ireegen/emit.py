@@ -197,7 +197,7 @@ def emit(
     name = check_name(name) if name is not None else default_name(model_path)
     extra_flags = check_extra_flags(extra_flags)
     candidate_flags = check_extra_flags(candidate_flags)
-    tune = check_level(tune)
+    tune = check_level(tune, config=config)
     outdir = Path(outdir)
     compiler = compiler or find_compiler()
     if not isinstance(verify, VerifyOptions):
@@ -231,7 +231,11 @@ def emit(
         if hit is not None:
             return hit
 
-    model = load_model(model_path, input_shapes, compiler, input_values, onnx_rewrites=apply_workarounds)
+    # A microcontroller keeps its memory: no rewrite that trades it for speed.
+    speed_rewrites = config.target is None or not config.target.microcontroller
+    model = load_model(
+        model_path, input_shapes, compiler, input_values, onnx_rewrites=apply_workarounds, speed_rewrites=speed_rewrites
+    )
     check_tensor_sizes(model.functions, config, str(model_path))
     functions = build_functions(name, model.functions, str(model_path))
     module_name = vm_module_name(name)

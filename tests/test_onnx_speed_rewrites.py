@@ -93,3 +93,16 @@ def test_grouped_but_not_depthwise_conv_is_left_alone():
     shapes = {"x": [1, 8, 6, 6], "y": [1, 8, 6, 6]}
     assert depthwise_conv_as_taps(model, shapes, {"w": w}) == 0
     assert [n.op_type for n in model.graph.node] == ["Conv"]
+
+
+def test_a_microcontroller_keeps_its_memory(tmp_path, monkeypatch):
+    """For a Cortex-M the speed rewrites stay off (the taps' slices cost RAM,
+    and an int8 model's depthwise Conv would no longer reach ireegen's int8
+    kernel), and tuning defaults to off: the search chooses by time alone."""
+    monkeypatch.delenv("IREEGEN_TUNE", raising=False)
+    path = tmp_path / "depthwise.onnx"
+    _depthwise_model(path, [((3, 3), (1, 1, 1, 1), (1, 1), (1, 1), True)])
+    proc = run_cli("emit", path, "-o", tmp_path / "m4", "--execution-model", "runtimeless", "--target-cpu", "cortex-m4")
+    assert proc.returncode == 0 and "verified against async" in proc.stdout, proc.stderr
+    manifest = json.loads((tmp_path / "m4" / "manifest.json").read_text())
+    assert not manifest.get("onnx_rewrites") and "tuning" not in manifest

@@ -120,6 +120,12 @@ class Target:
     abi: str = ""
     float_abi: str = ""  # --iree-llvmcpu-target-float-abi for Cortex-M: soft or hard
 
+    @property
+    def microcontroller(self) -> bool:
+        """A Cortex-M or RV32 target: memory, not only speed, is its budget."""
+        arch = self.triple.split("-", 1)[0]
+        return arch in cores.ARCH_ORDER or arch == "riscv32"
+
     def to_json(self) -> dict:
         return {
             "triple": self.triple,

@@ -115,10 +115,14 @@ CANDIDATES = (
 BY_NAME = {c.name: c for c in CANDIDATES}
 
 
-def check_level(value: str | None, flag: str = "--tune") -> str:
-    """The --tune level: `value`, else $IREEGEN_TUNE, else DEFAULT_LEVEL."""
+def check_level(value: str | None, flag: str = "--tune", config=None) -> str:
+    """The --tune level: `value`, else $IREEGEN_TUNE, else DEFAULT_LEVEL
+    (off for a microcontroller `config`: the search chooses by time alone,
+    and the fastest candidate can need several times the RAM and flash,
+    docs/firmware.md)."""
     if value is None:
-        value, flag = os.environ.get(LEVEL_ENV) or DEFAULT_LEVEL, LEVEL_ENV
+        default = "off" if config is not None and config.target is not None and config.target.microcontroller else None
+        value, flag = os.environ.get(LEVEL_ENV) or default or DEFAULT_LEVEL, LEVEL_ENV
     if value not in LEVELS:
         raise UsageError(f"{flag} {value!r}: unknown tuning level; choose one of {', '.join(LEVELS)}")
     return value

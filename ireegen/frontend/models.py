@@ -100,13 +100,15 @@ def load_model(
     compiler=None,
     input_values: dict | None = None,
     onnx_rewrites: bool = True,
+    speed_rewrites: bool = True,
 ) -> LoadedModel:
     """Parses (for ONNX: imports and lowers) the model and reads its public
     functions.  Parse errors become a UsageError carrying MLIR's own
     file:line diagnostics.  `input_shapes` ({ONNX input name: dims}, from
     `--input-shape`) pins symbolic dimensions of an ONNX model and
     `input_values` ({ONNX input name: values}, from `--input-value`) makes
-    inputs constants; `onnx_rewrites=False` leaves out the ONNX graph rewrites
+    inputs constants; `speed_rewrites=False` leaves out the rewrites that
+    trade memory for speed (a microcontroller's); `onnx_rewrites=False` leaves out the ONNX graph rewrites
     around IREE bugs (frontend/onnx_rewrites.py, for --no-workarounds); `compiler`
     (a compile.compiler.Compiler) lowers ONNX; an ONNX model needs one."""
     path = check_model_path(path)
@@ -114,7 +116,7 @@ def load_model(
     if size == 0 or (size < 4096 and not path.read_bytes().strip()):
         raise UsageError(f"{path}: the model file is empty")
     if path.suffix == ".onnx":
-        return _load_onnx(path, input_shapes, compiler, input_values, onnx_rewrites)
+        return _load_onnx(path, input_shapes, compiler, input_values, onnx_rewrites, speed_rewrites)
     if input_shapes:
         raise UsageError(f"--input-shape: applies to .onnx models; {path} is MLIR, whose shapes are its own")
     if input_values:
@@ -137,14 +139,16 @@ def load_model(
     return LoadedModel(path, context, module, functions)
 
 
-def _load_onnx(path: Path, input_shapes, compiler, input_values=None, onnx_rewrites=True) -> LoadedModel:
+def _load_onnx(
+    path: Path, input_shapes, compiler, input_values=None, onnx_rewrites=True, speed_rewrites=True
+) -> LoadedModel:
     from iree.compiler import ir
 
     from .onnx_import import ImportFailure, lower_onnx
 
     if compiler is None:
         raise TypeError("load_model: an ONNX model needs the compiler that lowers it")
-    text, onnx_sig = lower_onnx(path, input_shapes, compiler, input_values, onnx_rewrites)
+    text, onnx_sig = lower_onnx(path, input_shapes, compiler, input_values, onnx_rewrites, speed_rewrites)
     context = ir.Context()
     try:
         module = ir.Module.parse(text, context)

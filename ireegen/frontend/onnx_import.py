@@ -579,19 +579,25 @@ def _lowering_error(stderr: str, returncode: int, path: Path, model) -> ImportFa
 
 
 def lower_onnx(
-    path, input_shapes: dict | None, compiler, input_values: dict | None = None, onnx_rewrites: bool = True
+    path,
+    input_shapes: dict | None,
+    compiler,
+    input_values: dict | None = None,
+    onnx_rewrites: bool = True,
+    speed_rewrites: bool = True,
 ) -> tuple:
     """(input-dialect MLIR text, OnnxSignature) of the ONNX model at `path`,
     lowered by `compiler` (a compile.compiler.Compiler), with `input_shapes`
     pinned, the inputs in `input_values` made constants, and (unless
-    `onnx_rewrites` is False) the patterns IREE fails on rewritten."""
+    `onnx_rewrites` is False) the patterns IREE fails on rewritten, and
+    (unless `speed_rewrites` is False too) those it compiles slowly."""
     path = Path(path)
     model = _load(path)
     _pin_shapes(model, dict(input_shapes or {}), path)
     fix_input_values(model, dict(input_values or {}), path)
     if needs_folding(model, input_values, input_shapes):
         fold_known(model)
-    rewrites = apply_rewrites(model) if onnx_rewrites else []
+    rewrites = apply_rewrites(model, speed_rewrites) if onnx_rewrites else []
     left = unrewritten_ml_node(model) if onnx_rewrites else None
     if left:
         raise ImportFailure(f"{path}: {left}")
@@ -605,7 +611,7 @@ def lower_onnx(
     # IREE's lowering covers opset 17 and later: older ops may have no lowering.
     upgraded = _upgrade_opset(model, failure)
     if onnx_rewrites:  # a model below opset 13 is rewritten once upgraded
-        rewrites = [*rewrites, *apply_rewrites(upgraded)]
+        rewrites = [*rewrites, *apply_rewrites(upgraded, speed_rewrites)]
     try:
         return _lower(upgraded, path, compiler, rewrites)
     except ImportFailure as e:

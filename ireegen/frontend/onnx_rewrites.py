@@ -426,8 +426,8 @@ REWRITTEN_OPS = (
 MAX_ROUNDS = 4  # a rewrite can give the next one the shape it needs (an ml op's result)
 
 
-def apply_rewrites(model) -> list:
-    """Applies the table, then onnx_speed_rewrites.SPEED_REWRITES, to `model` in place, again while a round rewrote
+def apply_rewrites(model, speed: bool = True) -> list:
+    """Applies the table, then (if `speed`) onnx_speed_rewrites.SPEED_REWRITES, to `model` in place, again while a round rewrote
     something (a later row's replacement can give an earlier row the static
     shape it needs); returns [{"rewrite": name, "nodes": count}] of those
     that matched, in the table's order."""
@@ -438,10 +438,11 @@ def apply_rewrites(model) -> list:
     default = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), None)
     if default is not None and default < MIN_DEFAULT_OPSET:
         return []  # the replacements use the input forms of Pad, Unsqueeze and ReduceSum (opset 13)
+    table = (*REWRITES, *SPEED_REWRITES) if speed else REWRITES
     counts = {}
     for _ in range(MAX_ROUNDS):
         before = sum(counts.values())
-        for name, rewrite in (*REWRITES, *SPEED_REWRITES):
+        for name, rewrite in table:
             if not any(n.op_type in REWRITTEN_OPS for n in model.graph.node):
                 break
             shapes = static_shapes(model)
@@ -456,4 +457,4 @@ def apply_rewrites(model) -> list:
             break
     if counts:
         declare_initializers(model)
-    return [{"rewrite": name, "nodes": counts[name]} for name, _ in (*REWRITES, *SPEED_REWRITES) if name in counts]
+    return [{"rewrite": name, "nodes": counts[name]} for name, _ in table if name in counts]
