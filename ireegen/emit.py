@@ -91,24 +91,11 @@ def _inputs(model_path: Path, verify: VerifyOptions, kernels=None) -> list:
     return inputs
 
 
-def _cached(
-    cache,
-    model_path,
-    outdir,
-    name,
-    config,
-    extra_flags,
-    compiler,
-    apply_workarounds,
-    input_shapes,
-    verify,
-    input_values,
-    tune,
-    kernels,
-):
+def _cached(cache, model_path, outdir, name, config, verify, input_shapes, input_values, key_of):
     """The EmitResult of writing OUTDIR from `cache`; None on a miss, or
     when the model or a file it needs cannot be read (a local emit's checks
-    then refuse it with their one line)."""
+    then refuse it with their one line).  `key_of(source)` is the emit's
+    content key for the model's source description."""
     try:
         source = source_json(model_path, input_shapes, input_values)
     except (OSError, UsageError):
@@ -116,19 +103,7 @@ def _cached(
     expect = expectation(source, verify)
     if expect is None:
         return None
-    key = content_key(
-        model_path,
-        name,
-        config,
-        extra_flags,
-        compiler,
-        apply_workarounds,
-        input_shapes,
-        source,
-        input_values,
-        kernels.spec.to_json() if kernels else None,
-        tune=tune,
-    )
+    key = key_of(source)
     hit = cache.lookup(key, list(output_files(name, config).values()), expect)
     if hit is None:
         return None
@@ -210,24 +185,27 @@ def emit(
 
         kernels = default_kernels(model_path, config)
     check_emit_target(outdir, [*output_files(name, config).values(), MANIFEST], _inputs(model_path, verify, kernels))
-    if cache is not None:
-        # A hit is an earlier emit of exactly these inputs, which passed
-        # every check below: it skips them (and the model's import) too.
-        hit = _cached(
-            cache,
+
+    def key_of(source: dict) -> str:
+        kernel_spec = kernels.spec.to_json() if kernels else None
+        return content_key(
             model_path,
-            outdir,
             name,
             config,
             extra_flags,
             compiler,
             apply_workarounds,
             input_shapes,
-            verify,
+            source,
             input_values,
-            tune,
-            kernels,
+            kernel_spec,
+            tune=tune,
         )
+
+    if cache is not None:
+        # A hit is an earlier emit of exactly these inputs, which passed
+        # every check below: it skips them (and the model's import) too.
+        hit = _cached(cache, model_path, outdir, name, config, verify, input_shapes, input_values, key_of)
         if hit is not None:
             return hit
 
@@ -249,19 +227,7 @@ def emit(
     verify_inputs = load_verify_inputs(verify, [f.function for f in functions])
 
     source = source_json(model_path, input_shapes, input_values)
-    key = content_key(
-        model_path,
-        name,
-        config,
-        extra_flags,
-        compiler,
-        apply_workarounds,
-        input_shapes,
-        source,
-        input_values,
-        kernels.spec.to_json() if kernels else None,
-        tune=tune,
-    )
+    key = key_of(source)
     tuning = None
     if tune != "off":
         from ireegen.check.tune import tune as tune_model

@@ -18,7 +18,7 @@ from .emitc_order import canonical_ref_copies
 from .executable_names import prefix_executables
 from .kernel_link import KernelCalls, KernelLink
 from .refusals import check_emitc_names, check_refusals
-from .workarounds import applicable_workarounds, compile_with_workarounds
+from .workarounds import applicable_flag_workarounds, applicable_workarounds, compile_with_workarounds
 
 # Flags ireegen sets itself; --iree-flag may not override them.
 _OWNED_FLAGS = {
@@ -118,6 +118,11 @@ def compile_model(
     files = {r: f for r, f in output_files(name, config).items() if r in _COMPILER_OUTPUTS}
     static_object = files.get("executables-object")
     config_flags = config.compile_flags(static_object)
+    flag_workarounds = applicable_flag_workarounds(config)
+    if apply_workarounds is not True:
+        flag_workarounds = [w for w in flag_workarounds if apply_workarounds and w.name in apply_workarounds]
+    for w in flag_workarounds:  # before --iree-flag: the user's own flags still win
+        config_flags = [*config_flags, *w.flags]
     flags = config_flags + list(extra_flags)
     calls = KernelCalls()
     if kernels is not None:
@@ -129,8 +134,8 @@ def compile_model(
     workarounds = applicable_workarounds(config.execution_model.name, compiler.version)
     if apply_workarounds is not True:
         workarounds = [w for w in workarounds if apply_workarounds and w.name in apply_workarounds]
-    if workarounds:
-        compiled.workarounds = [w.name for w in workarounds]
+    if workarounds or flag_workarounds:
+        compiled.workarounds = [w.name for w in (*flag_workarounds, *workarounds)]
     # A static library's entry points are global C symbols: they get the
     # model's prefix (executable_names.py).
     stream_rewrites = [functools.partial(prefix_executables, prefix=name)] if static_object else []

@@ -163,6 +163,42 @@ def applicable_workarounds(execution_model: str, compiler_version: str) -> list:
     return [w for w in WORKAROUNDS if w.applies(execution_model, compiler_version)]
 
 
+@dataclass(frozen=True)
+class FlagWorkaround:
+    """A bug avoided by compiler flags alone, for some execution models and
+    target architectures (docs/known-iree-issues.md has a section each)."""
+
+    name: str
+    execution_models: tuple
+    architectures: tuple  # the triples' architectures
+    flags: tuple
+
+    def applies(self, config) -> bool:
+        return (
+            config.execution_model.name in self.execution_models
+            and config.target is not None
+            and config.target.triple.split("-", 1)[0] in self.architectures
+            and config.optimize_for == "speed"  # "size" has narrower vectors already
+        )
+
+
+# inline-dynamic-vector-width (3.13, x86_64): an inline-dynamic module whose
+# executables use 32-byte (AVX) vectors crashes iree-run-module (SIGSEGV)
+# with the default x86-64-v3 CPU; at 16-byte vectors it runs and agrees.
+FLAG_WORKAROUNDS = (
+    FlagWorkaround(
+        "inline-dynamic-vector-width",
+        ("inline-dynamic",),
+        ("x86_64",),
+        ("--iree-llvmcpu-target-vector-width-in-bytes=16",),
+    ),
+)
+
+
+def applicable_flag_workarounds(config) -> list:
+    return [w for w in FLAG_WORKAROUNDS if w.applies(config)]
+
+
 def _parse_intermediate(path: Path, compiler: Compiler):
     """Parses the compiler's intermediate IR with the installed bindings; a
     compiler of another release may print IR they cannot read."""
