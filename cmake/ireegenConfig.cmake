@@ -16,7 +16,7 @@
 #                     [INPUT_VALUES <onnx input>=<v>[,<v>...]...]
 #                     [VERIFY ON|OFF|STRICT] [VERIFY_INPUTS <x.npz>]
 #                     [KERNELS <spec.json>]
-#                     [OUTPUT_DIR <dir>] [GENERATE_ONLY]
+#                     [OUTPUT_DIR <dir>] [GENERATE_ONLY] [NO_BUILTIN_KERNELS]
 #                     [CONSTANTS_SECTION <section>] [ARENA_SECTION <section>]
 #                     [OPTIMIZE_FOR speed|size] [TUNE off|quick|full])
 #

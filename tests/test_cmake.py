@@ -182,7 +182,7 @@ def test_parallel_build_of_four_models(tmp_path, generator):
             "unknown argument(s) BOGUS 1; the keywords are SRC NAME EXECUTION_MODEL "
             "EXECUTABLE_FORMAT MODULE_FORMAT DATA_FORMAT TARGET_TRIPLE TARGET_CPU TARGET_CPU_FEATURES OUTPUT_DIR "
             "CONSTANTS_SECTION ARENA_SECTION OPTIMIZE_FOR VERIFY VERIFY_INPUTS KERNELS TUNE FLAGS INPUT_SHAPES INPUT_VALUES "
-            "GENERATE_ONLY",
+            "GENERATE_ONLY NO_BUILTIN_KERNELS",
         ),
         ("NAME x", "SRC <model file> is required"),
         ("SRC missing.mlir", "missing.mlir does not exist"),

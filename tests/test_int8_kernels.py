@@ -13,6 +13,7 @@ committed match spec is what its generator writes.
 from __future__ import annotations
 
 import ctypes
+import json
 import shutil
 import struct
 import subprocess
@@ -328,3 +329,20 @@ def test_no_builtin_kernels_and_other_targets_keep_irees_code(tmp_path):
     # A file that is no ONNX model is left to the import's one-line error.
     (tmp_path / "bad.onnx").write_bytes(b"\x08garbage")
     assert not is_qdq_int8(tmp_path / "bad.onnx")
+
+
+@pytest.mark.skipif(
+    not (shutil.which("arm-none-eabi-gcc") and shutil.which("qemu-system-arm")), reason="no Arm bare-metal toolchain"
+)
+@pytest.mark.parametrize("off", [False, True])
+def test_cmake_no_builtin_kernels(tmp_path, off):
+    """CMake's NO_BUILTIN_KERNELS is --no-builtin-kernels: the manifest of
+    a QDQ model for a Cortex-M names ireegen's kernels only without it."""
+    from conftest import build_generate_only
+
+    model = _qdq_model(tmp_path / "fc.onnx", *QDQ_MODELS["fc"])
+    line = f"ireegen_add_model(fc SRC {model} TARGET_CPU cortex-m4 EXECUTION_MODEL runtimeless GENERATE_ONLY"
+    build = build_generate_only(tmp_path, tmp_path / "build", line + (" NO_BUILTIN_KERNELS)" if off else ")"))
+    assert build.returncode == 0, build.stdout[-3000:]
+    (manifest,) = (tmp_path / "build").rglob("manifest.json")
+    assert ("kernels" in json.loads(manifest.read_text())) is not off
