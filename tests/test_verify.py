@@ -19,8 +19,11 @@ MLP = SAMPLES / "mlp" / "mlp.mlir"
 
 # The sample's own generator at 128 wide: IREE 3.13's inline modes get it
 # wrong (two equal-size buffers merged, docs/known-iree-issues.md section 5).
-# ireegen's workaround fixes it, so the refusal is shown with the raw compiler.
+# ireegen's workaround fixes it, so the refusal is shown with the raw compiler,
+# for the baseline CPU the reproducers were measured for (at x86-64-v3 IREE
+# fuses argmax_axis otherwise, and no equal-size buffers are left to merge).
 RAW = "--no-workarounds"
+GENERIC = ("--target-cpu", "generic")
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +52,8 @@ def test_emit_refuses_a_miscompiled_model_and_writes_nothing(tmp_path, wide_mlp,
 
     path = wide_mlp if model == "wide" else ROOT / "tests" / "models" / f"{model}.mlir"
     out = tmp_path / "out"
-    proc = run_cli("emit", path, "-o", out, "--execution-model", mode, RAW)
+    cpu = GENERIC if mode == "inline-dynamic" else ()  # inline-static's executables are VMVX
+    proc = run_cli("emit", path, "-o", out, "--execution-model", mode, RAW, *cpu)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "Traceback" not in proc.stderr
     assert "computes different numbers from async" in proc.stderr
@@ -99,7 +103,9 @@ def test_manifest_records_inputs_seed_and_errors(tmp_path):
     fn = section["functions"]["predict"]
     assert fn["inputs"]["distribution"] == "normal" and fn["inputs"]["seed"] == 5
     assert fn["inputs"]["inputs"][0]["shape"] == [2, 8]
-    assert fn["outputs"]["output0"]["max_abs_error"] == 0.0
+    # Not 0: inline-dynamic's executables keep 16-byte vectors on x86_64
+    # (known-iree-issues.md section 10), async's use 32: another summation order.
+    assert 0.0 <= fn["outputs"]["output0"]["max_abs_error"] <= 1e-6
 
 
 def test_verification_is_deterministic(tmp_path):

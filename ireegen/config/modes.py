@@ -286,7 +286,7 @@ def make_config(
         ]
         if given:
             raise UsageError(
-                f"{', '.join(given)} only apply to llvm-cpu executables "
+                f"{', '.join(given)} only {'applies' if len(given) == 1 else 'apply'} to llvm-cpu executables "
                 f"(--executable-format embedded-elf or static-library), not {executable_format}"
             )
     _choice("optimization goal", "--optimize-for", optimize_for, OPTIMIZE_FOR)
