@@ -68,15 +68,19 @@ def _rows(shapes: dict, x: str) -> tuple | None:
 
 
 def _rewrite_each(model, op_type: str, build) -> int:
-    """Calls build(node, out_nodes) for each `ai.onnx.ml` `op_type` node; a
-    node for which it returns False is kept as written."""
+    """Calls build(node, out_nodes, types) for each `ai.onnx.ml` `op_type`
+    node, `types` being the model's element types ({value name: onnx type},
+    inferred once, and only for a model that has such a node); a node for
+    which it returns False is kept as written."""
     graph = model.graph
     rewritten = 0
     out_nodes = []
+    types = None
     for node in list(graph.node):
         if node.op_type == op_type and node.domain == ML:
+            types = _elem_types(model) if types is None else types
             mark, constants = len(out_nodes), len(graph.initializer)
-            if build(node, out_nodes):
+            if build(node, out_nodes, types):
                 rewritten += 1
                 continue
             del out_nodes[mark:]  # a form not reproduced: nothing of it stays
@@ -107,9 +111,8 @@ def _elem_types(model) -> dict:
 
 def scaler_as_arithmetic(model, shapes: dict, values: dict) -> int:
     """`Scaler` (skl2onnx's StandardScaler, MinMaxScaler, ...): (X - offset) * scale."""
-    types = _elem_types(model)
 
-    def build(node, out_nodes):
+    def build(node, out_nodes, types):
         a = node_attrs(node)
         x = node.input[0]
         rows = _rows(shapes, x)
@@ -132,9 +135,8 @@ def scaler_as_arithmetic(model, shapes: dict, values: dict) -> int:
 def linear_regressor_as_gemm(model, shapes: dict, values: dict) -> int:
     """`LinearRegressor` (skl2onnx's LinearRegression, Ridge, Lasso, ...)
     with no post-transform: a Gemm, Y = X W^T + intercepts."""
-    types = _elem_types(model)
 
-    def build(node, out_nodes):
+    def build(node, out_nodes, types):
         a = node_attrs(node)
         x = node.input[0]
         rows = _rows(shapes, x)
@@ -295,9 +297,8 @@ def tree_ensemble_classifier_as_traversal(model, shapes: dict, values: dict) -> 
     scored by one weight (class id 0: skl2onnx's binary forests and
     boosting), the label by that score against 0.5 (all weights
     non-negative: a probability) or 0, as ONNX Runtime does."""
-    types = _elem_types(model)
 
-    def build(node, out_nodes):
+    def build(node, out_nodes, types):
         found = _forest_of(node, shapes, types)
         if found is None:
             return False
@@ -385,9 +386,8 @@ def _scored_on_every_leaf(forest: _Forest, a: dict, ids: list, classes: int, bas
 def tree_ensemble_regressor_as_traversal(model, shapes: dict, values: dict) -> int:
     """`TreeEnsembleRegressor` summing or averaging its trees, with no
     post-transform (skl2onnx's forests, boosting and decision trees)."""
-    types = _elem_types(model)
 
-    def build(node, out_nodes):
+    def build(node, out_nodes, types):
         found = _forest_of(node, shapes, types)
         if found is None:
             return False
@@ -459,9 +459,8 @@ def svm_regressor_as_kernels(model, shapes: dict, values: dict) -> int:
     """`SVMRegressor` (skl2onnx's SVR, NuSVR, OneClassSVM): the sum of
     coefficient x kernel over the support vectors, plus rho (one-class: its
     sign as +1 / -1); or, with no support vectors, a linear model."""
-    types = _elem_types(model)
 
-    def build(node, out_nodes):
+    def build(node, out_nodes, types):
         a = node_attrs(node)
         x = node.input[0]
         rows = _rows(shapes, x)
@@ -542,9 +541,8 @@ def svm_classifier_as_votes(model, shapes: dict, values: dict) -> int:
     classes' support vectors with its coefficients, plus its rho; a positive
     score is a vote for i, else for j; the label is the first class with the
     most votes, and the scores are the pairs' (two classes: -s and s)."""
-    types = _elem_types(model)
 
-    def build(node, out_nodes):
+    def build(node, out_nodes, types):
         a = node_attrs(node)
         x = node.input[0]
         rows = _rows(shapes, x)

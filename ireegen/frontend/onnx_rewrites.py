@@ -440,15 +440,18 @@ def apply_rewrites(model, speed: bool = True) -> list:
         return []  # the replacements use the input forms of Pad, Unsqueeze and ReduceSum (opset 13)
     table = (*REWRITES, *SPEED_REWRITES) if speed else REWRITES
     counts = {}
+    shapes = None  # inferred again only after a rewrite changed the graph
     for _ in range(MAX_ROUNDS):
         before = sum(counts.values())
         for name, rewrite in table:
             if not any(n.op_type in REWRITTEN_OPS for n in model.graph.node):
                 break
-            shapes = static_shapes(model)
-            values = {t.name: t for t in model.graph.initializer}
+            if shapes is None:
+                shapes = static_shapes(model)
+                values = {t.name: t for t in model.graph.initializer}
             count = rewrite(model, shapes, values)
             if count:
+                shapes = None
                 counts[name] = counts.get(name, 0) + count
                 if default is None:  # an ai.onnx.ml-only model: its replacements are default-domain ops
                     model.opset_import.append(helper.make_opsetid("", MIN_DEFAULT_OPSET))
