@@ -146,34 +146,7 @@ def test_silero_vad_16_chained_steps(tmp_path, shipped):
     runner = build_runner(tmp_path / "vad", tmp_path / "build")
     vm = module_subject("async", tmp_path / "vad_async" / "vad_async.vmfb", None)
 
-    ort = _ort(model)
-    chunks = synthetic_voice().reshape(16, 1, 512)
-    states = {k: np.zeros((2, 1, 128), np.float32) for k in ("ort", "runtimeless", "async")}
-    probs = {k: [] for k in states}
-    context = np.zeros((1, 64), np.float32)
-    for samples in chunks:
-        # As silero-vad's own wrapper calls it: each chunk after the last 64 samples of the one before.
-        chunk = np.concatenate([context, samples], axis=1)
-        context = chunk[:, -64:]
-        out, states["ort"] = ort.run(None, {"input": chunk, "state": states["ort"], "sr": np.array(16000)})
-        probs["ort"].append(float(out.reshape(())))
-        (out, states["runtimeless"]), _ = runner.call(fn.name, [chunk, states["runtimeless"]])
-        probs["runtimeless"].append(float(out.reshape(())))
-        out, states["async"] = vm.run(fn, [chunk, states["async"]])
-        probs["async"].append(float(np.asarray(out).reshape(())))
-    ref = np.array(probs["ort"])
-    # The voice is heard, the silence is not: the probabilities move.
-    assert ref[:4].max() < 0.2 and ref[4:].min() > 0.5, ref
-    for mode in ("runtimeless", "async"):
-        got = np.array(probs[mode])
-        print(
-            f"silero-vad {mode}: max abs err {np.abs(got - ref).max():.3g} (probability), "
-            f"{np.abs(states[mode] - states['ort']).max():.3g} (state after 16 steps); "
-            f"speech chunks {int((got > 0.5).sum())}/16 vs {int((ref > 0.5).sum())}/16"
-        )
-        np.testing.assert_allclose(got, ref, atol=1e-4)
-        np.testing.assert_allclose(states[mode], states["ort"], atol=1e-4)
-        assert ((got > 0.5) == (ref > 0.5)).all()
+    _agrees_over_16_chained_steps(model, fn, runner, vm, "silero-vad")
 
 
 def _vad_steps(chunks):
@@ -185,13 +158,10 @@ def _vad_steps(chunks):
         yield chunk
 
 
-@pytest.mark.slow
-def test_silero_vad_torch_export_16_chained_steps(tmp_path, shipped):
-    """The same detector through torch.export's exporter (PyTorch 2.9, opset
-    18: no kernel_shape on its Convs, `val_N` names, an If on sr)."""
-    model = shipped["silero_vad_op18.onnx"]
-    flags = ("--input-value", "sr=16000", "--input-shape", "input=1x576", "--input-shape", "state=2x1x128")
-    fn, runner, vm = _both(model, tmp_path, "vad18", *flags)
+def _agrees_over_16_chained_steps(model, fn, runner, vm, label):
+    """16 chunks of a synthetic voice after silence, each side (ONNX Runtime,
+    the runtimeless C, the async module) carrying its own state: the same
+    probabilities, the same state after 16 steps, the same decisions."""
     ort = _ort(model)
     states = {k: np.zeros((2, 1, 128), np.float32) for k in ("ort", "runtimeless", "async")}
     probs = {k: [] for k in states}
@@ -202,15 +172,28 @@ def test_silero_vad_torch_export_16_chained_steps(tmp_path, shipped):
             out, states[mode] = call([chunk, states[mode]])
             probs[mode].append(float(np.asarray(out).reshape(())))
     ref = np.array(probs["ort"])
+    # The voice is heard, the silence is not: the probabilities move.
     assert ref[:4].max() < 0.2 and ref[4:].min() > 0.5, ref
     for mode in ("runtimeless", "async"):
         got = np.array(probs[mode])
         print(
-            f"silero-vad op18 {mode}: max abs err {np.abs(got - ref).max():.3g} (probability), "
-            f"{np.abs(states[mode] - states['ort']).max():.3g} (state after 16 steps)"
+            f"{label} {mode}: max abs err {np.abs(got - ref).max():.3g} (probability), "
+            f"{np.abs(states[mode] - states['ort']).max():.3g} (state after 16 steps); "
+            f"speech chunks {int((got > 0.5).sum())}/16 vs {int((ref > 0.5).sum())}/16"
         )
         np.testing.assert_allclose(got, ref, atol=1e-4)
         np.testing.assert_allclose(states[mode], states["ort"], atol=1e-4)
+        assert ((got > 0.5) == (ref > 0.5)).all()
+
+
+@pytest.mark.slow
+def test_silero_vad_torch_export_16_chained_steps(tmp_path, shipped):
+    """The same detector through torch.export's exporter (PyTorch 2.9, opset
+    18: no kernel_shape on its Convs, `val_N` names, an If on sr)."""
+    model = shipped["silero_vad_op18.onnx"]
+    flags = ("--input-value", "sr=16000", "--input-shape", "input=1x576", "--input-shape", "state=2x1x128")
+    fn, runner, vm = _both(model, tmp_path, "vad18", *flags)
+    _agrees_over_16_chained_steps(model, fn, runner, vm, "silero-vad op18")
 
 
 @pytest.mark.slow
