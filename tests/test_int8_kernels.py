@@ -86,11 +86,12 @@ def _qparams(rng):
     return sx, zx, sw, sy, zy
 
 
-@pytest.mark.parametrize("layout", ["nk", "kn"])
-def test_fully_connected_equals_onnxruntime(lib, layout):
-    """Weights (N, K) as Gemm transB=1 keeps them, and (K, N)."""
-    rng = np.random.default_rng(22 if layout == "nk" else 21)
-    kernel = lib.ireegen_i8_fully_connected if layout == "nk" else lib.ireegen_i8_fully_connected_kn
+def test_fully_connected_equals_onnxruntime(lib):
+    """Weights (N, K) as Gemm transB=1 keeps them (a (K, N) weight is
+    transposed at compile time: test_qdq_fully_connected_random_shapes...)."""
+    rng = np.random.default_rng(22)
+    kernel = lib.ireegen_i8_fully_connected
+    layout = "nk"
     for case in range(CASES):
         # K past the column the kernel keeps on the stack (1024) now and then.
         m, n, k = int(rng.integers(1, 5)), int(rng.integers(1, 40)), int(rng.choice([rng.integers(1, 300), 1100]))
@@ -198,6 +199,7 @@ def test_quantize_equals_onnxruntime(lib):
 # inputs.
 QDQ_MODELS = {
     "fc": ("Gemm", (4, 96), (24, 96), None, 1),
+    "fc_kn": ("GemmKN", (3, 50), (50, 19), None, 1),
     "conv_same": ("Conv", (2, 5, 9, 7), (12, 5, 3, 3), (1, 1, 1, 1), 1),
     "conv_stride2": ("Conv", (2, 6, 9, 10), (8, 6, 3, 3), (0, 0, 1, 1), 2),
     "depthwise": ("Conv", (2, 16, 7, 9), (16, 1, 3, 3), (1, 1, 1, 1), 1),
@@ -216,6 +218,10 @@ def _qdq_model(path: Path, op, x_shape, w_shape, pads, stride) -> Path:
     if op == "Gemm":
         node = helper.make_node("Gemm", ["x", "w", "b"], ["y"], transB=1)
         y_shape = [x_shape[0], w_shape[0]]
+    elif op == "GemmKN":  # weights (K, N): Gemm transB=0
+        b = onnx.numpy_helper.from_array((rng.standard_normal(w_shape[1]) * 0.2).astype(np.float32), "b")
+        node = helper.make_node("Gemm", ["x", "w", "b"], ["y"])
+        y_shape = [x_shape[0], w_shape[1]]
     else:
         group = x_shape[1] if w_shape[1] == 1 and w_shape[0] == x_shape[1] else 1
         node = helper.make_node("Conv", ["x", "w", "b"], ["y"], pads=list(pads), strides=[stride] * 2, group=group)
@@ -292,6 +298,33 @@ def test_qdq_model_on_cortex_m_equals_onnxruntime(tmp_path, cpu, name):
     # The operator's kernel, and the input's quantization.
     assert len(kernels) == 2 and "ireegen_i8_quantize" in kernels, kernels
     _check_against_onnxruntime(model, tmp_path / "out", runs=3)
+
+
+@pytest.mark.parametrize("cpu", ["cortex-m4", "host"])
+def test_qdq_fully_connected_random_shapes_equal_onnxruntime(tmp_path, cpu):
+    """Fully connected layers of random shapes, weights (N, K) and (K, N)
+    (transposed at compile time), through emit: the M4's DSP loop under qemu
+    and the host's portable C, every output equal to ONNX Runtime's."""
+    from ireegen.cbuild.int8_kernels import spec_path
+    from ireegen.config.modes import make_config
+    from ireegen.emit import emit
+
+    if cpu != "host" and not (shutil.which("arm-none-eabi-gcc") and shutil.which("qemu-system-arm")):
+        pytest.skip("no Arm bare-metal toolchain")
+    rng = np.random.default_rng(31 if cpu == "host" else 32)
+    for case in range(3):
+        m, n, k = int(rng.integers(1, 4)), int(rng.integers(1, 45)), int(rng.integers(1, 150))
+        kn = case % 2 == 0
+        spec = ("GemmKN", (m, k), (k, n), None, 1) if kn else ("Gemm", (m, k), (n, k), None, 1)
+        model = _qdq_model(tmp_path / f"fc{case}.onnx", *spec)
+        out = tmp_path / f"out{case}"
+        if cpu == "host":
+            result = emit(model, out, make_config("runtimeless"), name="m", kernels=spec_path())
+        else:
+            result = emit(model, out, make_config("runtimeless", target_cpu=cpu), name="m")
+        kernels = {k2 for c in result.manifest["kernels"]["dispatches"] for k2 in c["kernels"]}
+        assert "ireegen_i8_fully_connected" in kernels, (m, n, k, kn, kernels)
+        _check_against_onnxruntime(model, out, runs=2)
 
 
 def test_qdq_model_on_the_host_with_the_kernels_equals_onnxruntime(tmp_path):

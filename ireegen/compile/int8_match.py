@@ -295,15 +295,24 @@ def _call(form: Form) -> str:
     scalars = "%sxi, %zxi, %swi, %syi, %zyi"
     scalar_types = "i32, i32, i32, i32, i32"
     if form.is_fc:
-        n_dim, w_dims = ("%c0", "%n, %k") if form.op == "fc" else ("%c1", "%k, %n")
+        # A (K, N) weight is transposed to (N, K) here, in int8: IREE's
+        # const-eval folds the transpose of a constant weight into a new
+        # constant, so the kernel reads each output's weights as one
+        # contiguous row (two MACs per SMLAD) and the flash holds one copy.
+        transpose = ""
+        if form.op == "fckn":
+            transpose = """\
+    %et = tensor.empty(%n, %k) : tensor<?x?xi8>
+    %wt = linalg.transpose ins(%w : tensor<?x?xi8>) outs(%et : tensor<?x?xi8>) permutation = [1, 0]
+"""
         return (
             head
             + f"""\
     %m = tensor.dim %x, %c0 : tensor<?x?xi8>
     %k = tensor.dim %x, %c1 : tensor<?x?xi8>
-    %n = tensor.dim %w, {n_dim} : tensor<?x?xi8>
-    %y = flow.dispatch @ireegen_i8_{form.op}::@ireegen_i8_{form.op}(%x, %w, %b, %m, %n, %k, {scalars})
-      : (tensor<?x?xi8>{{%m, %k}}, tensor<?x?xi8>{{{w_dims}}}, tensor<?xi32>{{%n}}, index, index, index, {scalar_types})
+    %n = tensor.dim %w, {"%c0" if form.op == "fc" else "%c1"} : tensor<?x?xi8>
+{transpose}    %y = flow.dispatch @ireegen_i8_fc::@ireegen_i8_fc(%x, {"%w" if form.op == "fc" else "%wt"}, %b, %m, %n, %k, {scalars})
+      : (tensor<?x?xi8>{{%m, %k}}, tensor<?x?xi8>{{%n, %k}}, tensor<?xi32>{{%n}}, index, index, index, {scalar_types})
       -> tensor<?x?xi8>{{%m, %n}}
     util.return %y : tensor<?x?xi8>
   }}
@@ -345,6 +354,12 @@ def _call(form: Form) -> str:
   }}
 """
     )
+
+
+def _executable_of(form: Form) -> str:
+    """The executable a form's call dispatches: both fully connected forms
+    call the (N, K) kernel."""
+    return "fc" if form.is_fc else form.op
 
 
 def _executable(exe: str, kernel: str, rank_x: int, rank_w: int, dims: list) -> str:
@@ -522,13 +537,6 @@ def spec() -> str:
             2,
             (["%m", "%k"], ["%n", "%k"], ["%m", "%n"], "n", ["m", "n", "k"]),
         ),
-        _executable(
-            "ireegen_i8_fckn",
-            "ireegen_i8_fully_connected_kn",
-            2,
-            2,
-            (["%m", "%k"], ["%k", "%n"], ["%m", "%n"], "n", ["m", "n", "k"]),
-        ),
     ]
     # The conv executable's binding shapes need the weight's second dim: a
     # depthwise weight is (C, 1, KH, KW), a convolution's (F, C, KH, KW).
@@ -565,7 +573,7 @@ def spec() -> str:
   transform.named_sequence @call_{form.name}({inputs}, %out: !transform.any_value {{transform.readonly}}) {{
 {merge}    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
-    %exe = transform.util.import_symbol @ireegen_i8_{form.op} into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_{_executable_of(form)} into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_{form.name} into %module if undefined : (!transform.any_op) -> !transform.any_op
     transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {{
       transform.type_conversion.tensor.cast_shape_dynamic_dims

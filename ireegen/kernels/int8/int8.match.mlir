@@ -29,32 +29,6 @@ module attributes {transform.with_named_sequence} {
       }
     }
   }
-  stream.executable private @ireegen_i8_fckn {
-    stream.executable.export public @ireegen_i8_fckn workgroups() -> (index, index, index) {
-      %c1 = arith.constant 1 : index
-      stream.return %c1, %c1, %c1 : index, index, index
-    }
-    builtin.module {
-      func.func private @ireegen_i8_fully_connected_kn(memref<i8>, index, memref<i8>, index, memref<i32>, index, memref<i8>, index,
-          index, index, index, i32, i32, i32, i32, i32) attributes {hal.import.static, llvm.bareptr = true}
-      func.func @ireegen_i8_fckn(%bx: !stream.binding, %bw: !stream.binding, %bb: !stream.binding, %by: !stream.binding,
-          %m: index, %n: index, %k: index, %sx: i32, %zx: i32, %sw: i32, %sy: i32, %zy: i32) {
-        %c0 = arith.constant 0 : index
-        %mx = stream.binding.subspan %bx[%c0] : !stream.binding -> memref<?x?xi8>{%m, %k}
-        %mw = stream.binding.subspan %bw[%c0] : !stream.binding -> memref<?x?xi8>{%k, %n}
-        %mb = stream.binding.subspan %bb[%c0] : !stream.binding -> memref<?xi32>{%n}
-        %my = stream.binding.subspan %by[%c0] : !stream.binding -> memref<?x?xi8>{%m, %n}
-        %base_x, %off_x, %mdx:4 = iree_codegen.extract_strided_metadata %mx : memref<?x?xi8> -> memref<i8>, index, index, index, index, index
-        %base_w, %off_w, %mdw:4 = iree_codegen.extract_strided_metadata %mw : memref<?x?xi8> -> memref<i8>, index, index, index, index, index
-        %base_b, %off_b, %mdb:2 = iree_codegen.extract_strided_metadata %mb : memref<?xi32> -> memref<i32>, index, index, index
-        %base_y, %off_y, %mdy:4 = iree_codegen.extract_strided_metadata %my : memref<?x?xi8> -> memref<i8>, index, index, index, index, index
-        func.call @ireegen_i8_fully_connected_kn(%base_x, %off_x, %base_w, %off_w, %base_b, %off_b, %base_y, %off_y, %m, %n, %k, %sx, %zx, %sw, %sy, %zy)
-          : (memref<i8>, index, memref<i8>, index, memref<i32>, index, memref<i8>, index,
-             index, index, index, i32, i32, i32, i32, i32) -> ()
-        return
-      }
-    }
-  }
   stream.executable private @ireegen_i8_conv {
     stream.executable.export public @ireegen_i8_conv workgroups() -> (index, index, index) {
       %c1 = arith.constant 1 : index
@@ -193,8 +167,10 @@ module attributes {transform.with_named_sequence} {
     %m = tensor.dim %x, %c0 : tensor<?x?xi8>
     %k = tensor.dim %x, %c1 : tensor<?x?xi8>
     %n = tensor.dim %w, %c1 : tensor<?x?xi8>
-    %y = flow.dispatch @ireegen_i8_fckn::@ireegen_i8_fckn(%x, %w, %b, %m, %n, %k, %sxi, %zxi, %swi, %syi, %zyi)
-      : (tensor<?x?xi8>{%m, %k}, tensor<?x?xi8>{%k, %n}, tensor<?xi32>{%n}, index, index, index, i32, i32, i32, i32, i32)
+    %et = tensor.empty(%n, %k) : tensor<?x?xi8>
+    %wt = linalg.transpose ins(%w : tensor<?x?xi8>) outs(%et : tensor<?x?xi8>) permutation = [1, 0]
+    %y = flow.dispatch @ireegen_i8_fc::@ireegen_i8_fc(%x, %wt, %b, %m, %n, %k, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?xi8>{%m, %k}, tensor<?x?xi8>{%n, %k}, tensor<?xi32>{%n}, index, index, index, i32, i32, i32, i32, i32)
       -> tensor<?x?xi8>{%m, %n}
     util.return %y : tensor<?x?xi8>
   }
@@ -211,8 +187,10 @@ module attributes {transform.with_named_sequence} {
     %m = tensor.dim %x, %c0 : tensor<?x?xi8>
     %k = tensor.dim %x, %c1 : tensor<?x?xi8>
     %n = tensor.dim %w, %c1 : tensor<?x?xi8>
-    %y = flow.dispatch @ireegen_i8_fckn::@ireegen_i8_fckn(%x, %w, %b, %m, %n, %k, %sxi, %zxi, %swi, %syi, %zyi)
-      : (tensor<?x?xi8>{%m, %k}, tensor<?x?xi8>{%k, %n}, tensor<?xi32>{%n}, index, index, index, i32, i32, i32, i32, i32)
+    %et = tensor.empty(%n, %k) : tensor<?x?xi8>
+    %wt = linalg.transpose ins(%w : tensor<?x?xi8>) outs(%et : tensor<?x?xi8>) permutation = [1, 0]
+    %y = flow.dispatch @ireegen_i8_fc::@ireegen_i8_fc(%x, %wt, %b, %m, %n, %k, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?xi8>{%m, %k}, tensor<?x?xi8>{%n, %k}, tensor<?xi32>{%n}, index, index, index, i32, i32, i32, i32, i32)
       -> tensor<?x?xi8>{%m, %n}
     util.return %y : tensor<?x?xi8>
   }
@@ -229,8 +207,10 @@ module attributes {transform.with_named_sequence} {
     %m = tensor.dim %x, %c0 : tensor<?x?xi8>
     %k = tensor.dim %x, %c1 : tensor<?x?xi8>
     %n = tensor.dim %w, %c1 : tensor<?x?xi8>
-    %y = flow.dispatch @ireegen_i8_fckn::@ireegen_i8_fckn(%x, %w, %b, %m, %n, %k, %sxi, %zxi, %swi, %syi, %zyi)
-      : (tensor<?x?xi8>{%m, %k}, tensor<?x?xi8>{%k, %n}, tensor<?xi32>{%n}, index, index, index, i32, i32, i32, i32, i32)
+    %et = tensor.empty(%n, %k) : tensor<?x?xi8>
+    %wt = linalg.transpose ins(%w : tensor<?x?xi8>) outs(%et : tensor<?x?xi8>) permutation = [1, 0]
+    %y = flow.dispatch @ireegen_i8_fc::@ireegen_i8_fc(%x, %wt, %b, %m, %n, %k, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?xi8>{%m, %k}, tensor<?x?xi8>{%n, %k}, tensor<?xi32>{%n}, index, index, index, i32, i32, i32, i32, i32)
       -> tensor<?x?xi8>{%m, %n}
     util.return %y : tensor<?x?xi8>
   }
@@ -247,8 +227,10 @@ module attributes {transform.with_named_sequence} {
     %m = tensor.dim %x, %c0 : tensor<?x?xi8>
     %k = tensor.dim %x, %c1 : tensor<?x?xi8>
     %n = tensor.dim %w, %c1 : tensor<?x?xi8>
-    %y = flow.dispatch @ireegen_i8_fckn::@ireegen_i8_fckn(%x, %w, %b, %m, %n, %k, %sxi, %zxi, %swi, %syi, %zyi)
-      : (tensor<?x?xi8>{%m, %k}, tensor<?x?xi8>{%k, %n}, tensor<?xi32>{%n}, index, index, index, i32, i32, i32, i32, i32)
+    %et = tensor.empty(%n, %k) : tensor<?x?xi8>
+    %wt = linalg.transpose ins(%w : tensor<?x?xi8>) outs(%et : tensor<?x?xi8>) permutation = [1, 0]
+    %y = flow.dispatch @ireegen_i8_fc::@ireegen_i8_fc(%x, %wt, %b, %m, %n, %k, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?xi8>{%m, %k}, tensor<?x?xi8>{%n, %k}, tensor<?xi32>{%n}, index, index, index, i32, i32, i32, i32, i32)
       -> tensor<?x?xi8>{%m, %n}
     util.return %y : tensor<?x?xi8>
   }
@@ -4187,7 +4169,7 @@ module attributes {transform.with_named_sequence} {
   transform.named_sequence @call_fckn_zxy(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
     %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
-    %exe = transform.util.import_symbol @ireegen_i8_fckn into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_fc into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_fckn_zxy into %module if undefined : (!transform.any_op) -> !transform.any_op
     transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
@@ -4225,7 +4207,7 @@ module attributes {transform.with_named_sequence} {
   transform.named_sequence @call_fckn_zx(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
     %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
-    %exe = transform.util.import_symbol @ireegen_i8_fckn into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_fc into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_fckn_zx into %module if undefined : (!transform.any_op) -> !transform.any_op
     transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
@@ -4263,7 +4245,7 @@ module attributes {transform.with_named_sequence} {
   transform.named_sequence @call_fckn_zy(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
     %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
-    %exe = transform.util.import_symbol @ireegen_i8_fckn into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_fc into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_fckn_zy into %module if undefined : (!transform.any_op) -> !transform.any_op
     transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
@@ -4301,7 +4283,7 @@ module attributes {transform.with_named_sequence} {
   transform.named_sequence @call_fckn_znone(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
     %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
-    %exe = transform.util.import_symbol @ireegen_i8_fckn into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_fc into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_fckn_znone into %module if undefined : (!transform.any_op) -> !transform.any_op
     transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims

@@ -14,7 +14,8 @@
 #include <stdint.h>
 
 // y[m][n] = requantize(bias[n] + sum_k (x[m][k] - x_zero) * w[n][k]): Gemm
-// with transB=1 (PyTorch's Linear).
+// with transB=1 (PyTorch's Linear).  A (K, N) weight (Gemm transB=0,
+// MatMul) is transposed to (N, K) by the match spec, at compile time.
 void ireegen_i8_fully_connected(const int8_t* x, size_t x_offset,
                                 const int8_t* w, size_t w_offset,
                                 const int32_t* bias, size_t bias_offset,
@@ -22,17 +23,6 @@ void ireegen_i8_fully_connected(const int8_t* x, size_t x_offset,
                                 size_t k, uint32_t x_scale, int32_t x_zero,
                                 uint32_t w_scale, uint32_t y_scale,
                                 int32_t y_zero);
-
-// The same with w stored (K, N): y[m][n] = requantize(bias[n] + sum_k
-// (x[m][k] - x_zero) * w[k][n]) (Gemm transB=0, or a transpose IREE folded
-// into the weights).
-void ireegen_i8_fully_connected_kn(const int8_t* x, size_t x_offset,
-                                   const int8_t* w, size_t w_offset,
-                                   const int32_t* bias, size_t bias_offset,
-                                   int8_t* y, size_t y_offset, size_t m,
-                                   size_t n, size_t k, uint32_t x_scale,
-                                   int32_t x_zero, uint32_t w_scale,
-                                   uint32_t y_scale, int32_t y_zero);
 
 // NCHW convolution, weights (F, C, KH, KW), output (N, F, OH, OW):
 // y = requantize(bias[f] + sum (x - x_zero) * w).  Positions in the
