@@ -351,6 +351,14 @@ def test_no_builtin_kernels_and_other_targets_keep_irees_code(tmp_path):
     assert default_kernels(model, make_config("runtimeless", target_cpu="cortex-m4")) is not None
     assert default_kernels(tmp_path / "fc_float.onnx", make_config("runtimeless", target_cpu="cortex-m4")) is None
     assert default_kernels(model, make_config("runtimeless")) is None  # the host
+    # The same sources and match spec, at -O2 for speed and -Os for size.
+    flags = {
+        goal: default_kernels(model, make_config("runtimeless", target_cpu="cortex-m4", optimize_for=goal)).spec
+        for goal in ("speed", "size")
+    }
+    assert flags["speed"].flags_for("cortex-m") == ["-O2", "-std=c11", "-ffunction-sections"]
+    assert flags["size"].flags_for("cortex-m") == ["-Os", "-std=c11", "-ffunction-sections"]
+    assert flags["speed"].sources == flags["size"].sources and flags["speed"].match == flags["size"].match
     # Off means off, with tuning on as well.
     if shutil.which("arm-none-eabi-gcc") and shutil.which("qemu-system-arm"):
         from ireegen.emit import emit
