@@ -86,15 +86,26 @@ def _qparams(rng):
     return sx, zx, sw, sy, zy
 
 
+def _pack_fc_weights(w: np.ndarray) -> np.ndarray:
+    """An (N, K) weight as the match spec packs it for the kernel: zeros up
+    to multiples of four, then (N/4, K/4, 4, 4)."""
+    n, k = w.shape
+    n4, k4 = -(-n // 4) * 4, -(-k // 4) * 4
+    padded = np.zeros((n4, k4), np.int8)
+    padded[:n, :k] = w
+    return np.ascontiguousarray(padded.reshape(n4 // 4, 4, k4 // 4, 4).transpose(0, 2, 1, 3))
+
+
 def test_fully_connected_equals_onnxruntime(lib):
-    """Weights (N, K) as Gemm transB=1 keeps them (a (K, N) weight is
-    transposed at compile time: test_qdq_fully_connected_random_shapes...)."""
+    """Weights (N, K) as Gemm transB=1 keeps them, packed as the match spec
+    packs them (a (K, N) weight is transposed first, at compile time:
+    test_qdq_fully_connected_random_shapes_equal_onnxruntime)."""
     rng = np.random.default_rng(22)
     kernel = lib.ireegen_i8_fully_connected
     layout = "nk"
     for case in range(CASES):
         # K past the column the kernel keeps on the stack (1024) now and then.
-        m, n, k = int(rng.integers(1, 5)), int(rng.integers(1, 40)), int(rng.choice([rng.integers(1, 300), 1100]))
+        m, n, k = int(rng.integers(1, 5)), int(rng.integers(1, 40)), int(rng.choice([rng.integers(1, 300), 1022, 1100]))
         sx, zx, sw, sy, zy = _qparams(rng)
         x = rng.integers(-128, 128, (m, k), dtype=np.int8)
         w = rng.integers(-128, 128, (n, k) if layout == "nk" else (k, n), dtype=np.int8)
@@ -111,8 +122,9 @@ def test_fully_connected_equals_onnxruntime(lib):
         s = _session(node, {"x": x, "w": w, "b": b, **params}, (m, n), "com.microsoft")
         expected = s.run(None, {"x": x})[0]
         y = np.zeros((m, n), np.int8)
+        packed = _pack_fc_weights(w)
         kernel(
-            _ptr(x), ctypes.c_size_t(0), _ptr(w), ctypes.c_size_t(0), _ptr(b), ctypes.c_size_t(0), _ptr(y),
+            _ptr(x), ctypes.c_size_t(0), _ptr(packed), ctypes.c_size_t(0), _ptr(b), ctypes.c_size_t(0), _ptr(y),
             ctypes.c_size_t(0), ctypes.c_size_t(m), ctypes.c_size_t(n), ctypes.c_size_t(k),
             ctypes.c_uint32(_bits(sx)), ctypes.c_int32(int(zx)), ctypes.c_uint32(_bits(sw)),
             ctypes.c_uint32(_bits(sy)), ctypes.c_int32(int(zy)),

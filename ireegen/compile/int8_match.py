@@ -295,24 +295,47 @@ def _call(form: Form) -> str:
     scalars = "%sxi, %zxi, %swi, %syi, %zyi"
     scalar_types = "i32, i32, i32, i32, i32"
     if form.is_fc:
-        # A (K, N) weight is transposed to (N, K) here, in int8: IREE's
-        # const-eval folds the transpose of a constant weight into a new
-        # constant, so the kernel reads each output's weights as one
-        # contiguous row (two MACs per SMLAD) and the flash holds one copy.
+        # The weight packed for the kernel (ireegen_int8.h): a (K, N) weight
+        # transposed to (N, K), N and K padded with zeros to multiples of
+        # four, then laid out (N/4, K/4, 4, 4) and seen as (N/4, K/4 * 16).
+        # All in int8 on the weight alone: IREE's const-eval folds it into a
+        # new constant when the weight is one (one copy in flash).
         transpose = ""
+        weight = "%w"
         if form.op == "fckn":
             transpose = """\
     %et = tensor.empty(%n, %k) : tensor<?x?xi8>
     %wt = linalg.transpose ins(%w : tensor<?x?xi8>) outs(%et : tensor<?x?xi8>) permutation = [1, 0]
 """
+            weight = "%wt"
         return (
             head
             + f"""\
+    %c4 = arith.constant 4 : index
+    %c16 = arith.constant 16 : index
+    %zero8 = arith.constant 0 : i8
     %m = tensor.dim %x, %c0 : tensor<?x?xi8>
     %k = tensor.dim %x, %c1 : tensor<?x?xi8>
     %n = tensor.dim %w, {"%c0" if form.op == "fc" else "%c1"} : tensor<?x?xi8>
-{transpose}    %y = flow.dispatch @ireegen_i8_fc::@ireegen_i8_fc(%x, {"%w" if form.op == "fc" else "%wt"}, %b, %m, %n, %k, {scalars})
-      : (tensor<?x?xi8>{{%m, %k}}, tensor<?x?xi8>{{%n, %k}}, tensor<?xi32>{{%n}}, index, index, index, {scalar_types})
+{transpose}    %n3 = arith.addi %n, %c3 : index
+    %nq = arith.divui %n3, %c4 : index
+    %n4 = arith.muli %nq, %c4 : index
+    %hn = arith.subi %n4, %n : index
+    %k3 = arith.addi %k, %c3 : index
+    %kq = arith.divui %k3, %c4 : index
+    %k4 = arith.muli %kq, %c4 : index
+    %hk = arith.subi %k4, %k : index
+    %kq16 = arith.muli %kq, %c16 : index
+    %wp = tensor.pad {weight} low[0, 0] high[%hn, %hk] {{
+    ^bb0(%i0: index, %i1: index):
+      tensor.yield %zero8 : i8
+    }} : tensor<?x?xi8> to tensor<?x?xi8>
+    %we = tensor.expand_shape %wp [[0, 1], [2, 3]] output_shape [%nq, 4, %kq, 4] : tensor<?x?xi8> into tensor<?x4x?x4xi8>
+    %eg = tensor.empty(%nq, %kq) : tensor<?x?x4x4xi8>
+    %wg = linalg.transpose ins(%we : tensor<?x4x?x4xi8>) outs(%eg : tensor<?x?x4x4xi8>) permutation = [0, 2, 1, 3]
+    %wk = tensor.collapse_shape %wg [[0], [1, 2, 3]] : tensor<?x?x4x4xi8> into tensor<?x?xi8>
+    %y = flow.dispatch @ireegen_i8_fc::@ireegen_i8_fc(%x, %wk, %b, %m, %n, %k, {scalars})
+      : (tensor<?x?xi8>{{%m, %k}}, tensor<?x?xi8>{{%nq, %kq16}}, tensor<?xi32>{{%n}}, index, index, index, {scalar_types})
       -> tensor<?x?xi8>{{%m, %n}}
     util.return %y : tensor<?x?xi8>
   }}
@@ -405,6 +428,29 @@ def _executable(exe: str, kernel: str, rank_x: int, rank_w: int, dims: list) -> 
     }}
   }}
 """
+
+
+def _fc_executable() -> str:
+    """The fully connected executable: its weight binding is the packed
+    (N/4, K/4 * 16) weight of _call(), its dims computed from N and K."""
+    exe = _executable(
+        "ireegen_i8_fc",
+        "ireegen_i8_fully_connected",
+        2,
+        2,
+        (["%m", "%k"], ["%nq", "%kq16"], ["%m", "%n"], "n", ["m", "n", "k"]),
+    )
+    packed_dims = """\
+        %c3 = arith.constant 3 : index
+        %c4 = arith.constant 4 : index
+        %c16 = arith.constant 16 : index
+        %n3 = arith.addi %n, %c3 : index
+        %nq = arith.divui %n3, %c4 : index
+        %k3 = arith.addi %k, %c3 : index
+        %kq = arith.divui %k3, %c4 : index
+        %kq16 = arith.muli %kq, %c16 : index
+"""
+    return exe.replace("%c0 = arith.constant 0 : index\n", "%c0 = arith.constant 0 : index\n" + packed_dims, 1)
 
 
 _CONV_INDEX = ["n", "c", "h", "w", "f", "kh", "kw", "oh", "ow", "s", "pt", "pl"]
@@ -530,13 +576,7 @@ def spec() -> str:
         "// convolution, matched at IREE's preprocessing and replaced with calls to the\n",
         "// C kernels beside this file (docs/kernels-int8.md).\n",
         "module attributes {transform.with_named_sequence} {\n",
-        _executable(
-            "ireegen_i8_fc",
-            "ireegen_i8_fully_connected",
-            2,
-            2,
-            (["%m", "%k"], ["%n", "%k"], ["%m", "%n"], "n", ["m", "n", "k"]),
-        ),
+        _fc_executable(),
     ]
     # The conv executable's binding shapes need the weight's second dim: a
     # depthwise weight is (C, 1, KH, KW), a convolution's (F, C, KH, KW).

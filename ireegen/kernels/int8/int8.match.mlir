@@ -14,8 +14,16 @@ module attributes {transform.with_named_sequence} {
       func.func @ireegen_i8_fc(%bx: !stream.binding, %bw: !stream.binding, %bb: !stream.binding, %by: !stream.binding,
           %m: index, %n: index, %k: index, %sx: i32, %zx: i32, %sw: i32, %sy: i32, %zy: i32) {
         %c0 = arith.constant 0 : index
+        %c3 = arith.constant 3 : index
+        %c4 = arith.constant 4 : index
+        %c16 = arith.constant 16 : index
+        %n3 = arith.addi %n, %c3 : index
+        %nq = arith.divui %n3, %c4 : index
+        %k3 = arith.addi %k, %c3 : index
+        %kq = arith.divui %k3, %c4 : index
+        %kq16 = arith.muli %kq, %c16 : index
         %mx = stream.binding.subspan %bx[%c0] : !stream.binding -> memref<?x?xi8>{%m, %k}
-        %mw = stream.binding.subspan %bw[%c0] : !stream.binding -> memref<?x?xi8>{%n, %k}
+        %mw = stream.binding.subspan %bw[%c0] : !stream.binding -> memref<?x?xi8>{%nq, %kq16}
         %mb = stream.binding.subspan %bb[%c0] : !stream.binding -> memref<?xi32>{%n}
         %my = stream.binding.subspan %by[%c0] : !stream.binding -> memref<?x?xi8>{%m, %n}
         %base_x, %off_x, %mdx:4 = iree_codegen.extract_strided_metadata %mx : memref<?x?xi8> -> memref<i8>, index, index, index, index, index
@@ -92,11 +100,31 @@ module attributes {transform.with_named_sequence} {
     %syi = arith.bitcast %sy : f32 to i32
     %zxi = arith.trunci %zx : i64 to i32
     %zyi = arith.trunci %zy : i64 to i32
+    %c4 = arith.constant 4 : index
+    %c16 = arith.constant 16 : index
+    %zero8 = arith.constant 0 : i8
     %m = tensor.dim %x, %c0 : tensor<?x?xi8>
     %k = tensor.dim %x, %c1 : tensor<?x?xi8>
     %n = tensor.dim %w, %c0 : tensor<?x?xi8>
-    %y = flow.dispatch @ireegen_i8_fc::@ireegen_i8_fc(%x, %w, %b, %m, %n, %k, %sxi, %zxi, %swi, %syi, %zyi)
-      : (tensor<?x?xi8>{%m, %k}, tensor<?x?xi8>{%n, %k}, tensor<?xi32>{%n}, index, index, index, i32, i32, i32, i32, i32)
+    %n3 = arith.addi %n, %c3 : index
+    %nq = arith.divui %n3, %c4 : index
+    %n4 = arith.muli %nq, %c4 : index
+    %hn = arith.subi %n4, %n : index
+    %k3 = arith.addi %k, %c3 : index
+    %kq = arith.divui %k3, %c4 : index
+    %k4 = arith.muli %kq, %c4 : index
+    %hk = arith.subi %k4, %k : index
+    %kq16 = arith.muli %kq, %c16 : index
+    %wp = tensor.pad %w low[0, 0] high[%hn, %hk] {
+    ^bb0(%i0: index, %i1: index):
+      tensor.yield %zero8 : i8
+    } : tensor<?x?xi8> to tensor<?x?xi8>
+    %we = tensor.expand_shape %wp [[0, 1], [2, 3]] output_shape [%nq, 4, %kq, 4] : tensor<?x?xi8> into tensor<?x4x?x4xi8>
+    %eg = tensor.empty(%nq, %kq) : tensor<?x?x4x4xi8>
+    %wg = linalg.transpose ins(%we : tensor<?x4x?x4xi8>) outs(%eg : tensor<?x?x4x4xi8>) permutation = [0, 2, 1, 3]
+    %wk = tensor.collapse_shape %wg [[0], [1, 2, 3]] : tensor<?x?x4x4xi8> into tensor<?x?xi8>
+    %y = flow.dispatch @ireegen_i8_fc::@ireegen_i8_fc(%x, %wk, %b, %m, %n, %k, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?xi8>{%m, %k}, tensor<?x?xi8>{%nq, %kq16}, tensor<?xi32>{%n}, index, index, index, i32, i32, i32, i32, i32)
       -> tensor<?x?xi8>{%m, %n}
     util.return %y : tensor<?x?xi8>
   }
@@ -110,11 +138,31 @@ module attributes {transform.with_named_sequence} {
     %syi = arith.bitcast %sy : f32 to i32
     %zxi = arith.trunci %zx : i64 to i32
     %zyi = arith.constant 0 : i32
+    %c4 = arith.constant 4 : index
+    %c16 = arith.constant 16 : index
+    %zero8 = arith.constant 0 : i8
     %m = tensor.dim %x, %c0 : tensor<?x?xi8>
     %k = tensor.dim %x, %c1 : tensor<?x?xi8>
     %n = tensor.dim %w, %c0 : tensor<?x?xi8>
-    %y = flow.dispatch @ireegen_i8_fc::@ireegen_i8_fc(%x, %w, %b, %m, %n, %k, %sxi, %zxi, %swi, %syi, %zyi)
-      : (tensor<?x?xi8>{%m, %k}, tensor<?x?xi8>{%n, %k}, tensor<?xi32>{%n}, index, index, index, i32, i32, i32, i32, i32)
+    %n3 = arith.addi %n, %c3 : index
+    %nq = arith.divui %n3, %c4 : index
+    %n4 = arith.muli %nq, %c4 : index
+    %hn = arith.subi %n4, %n : index
+    %k3 = arith.addi %k, %c3 : index
+    %kq = arith.divui %k3, %c4 : index
+    %k4 = arith.muli %kq, %c4 : index
+    %hk = arith.subi %k4, %k : index
+    %kq16 = arith.muli %kq, %c16 : index
+    %wp = tensor.pad %w low[0, 0] high[%hn, %hk] {
+    ^bb0(%i0: index, %i1: index):
+      tensor.yield %zero8 : i8
+    } : tensor<?x?xi8> to tensor<?x?xi8>
+    %we = tensor.expand_shape %wp [[0, 1], [2, 3]] output_shape [%nq, 4, %kq, 4] : tensor<?x?xi8> into tensor<?x4x?x4xi8>
+    %eg = tensor.empty(%nq, %kq) : tensor<?x?x4x4xi8>
+    %wg = linalg.transpose ins(%we : tensor<?x4x?x4xi8>) outs(%eg : tensor<?x?x4x4xi8>) permutation = [0, 2, 1, 3]
+    %wk = tensor.collapse_shape %wg [[0], [1, 2, 3]] : tensor<?x?x4x4xi8> into tensor<?x?xi8>
+    %y = flow.dispatch @ireegen_i8_fc::@ireegen_i8_fc(%x, %wk, %b, %m, %n, %k, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?xi8>{%m, %k}, tensor<?x?xi8>{%nq, %kq16}, tensor<?xi32>{%n}, index, index, index, i32, i32, i32, i32, i32)
       -> tensor<?x?xi8>{%m, %n}
     util.return %y : tensor<?x?xi8>
   }
@@ -128,11 +176,31 @@ module attributes {transform.with_named_sequence} {
     %syi = arith.bitcast %sy : f32 to i32
     %zxi = arith.constant 0 : i32
     %zyi = arith.trunci %zy : i64 to i32
+    %c4 = arith.constant 4 : index
+    %c16 = arith.constant 16 : index
+    %zero8 = arith.constant 0 : i8
     %m = tensor.dim %x, %c0 : tensor<?x?xi8>
     %k = tensor.dim %x, %c1 : tensor<?x?xi8>
     %n = tensor.dim %w, %c0 : tensor<?x?xi8>
-    %y = flow.dispatch @ireegen_i8_fc::@ireegen_i8_fc(%x, %w, %b, %m, %n, %k, %sxi, %zxi, %swi, %syi, %zyi)
-      : (tensor<?x?xi8>{%m, %k}, tensor<?x?xi8>{%n, %k}, tensor<?xi32>{%n}, index, index, index, i32, i32, i32, i32, i32)
+    %n3 = arith.addi %n, %c3 : index
+    %nq = arith.divui %n3, %c4 : index
+    %n4 = arith.muli %nq, %c4 : index
+    %hn = arith.subi %n4, %n : index
+    %k3 = arith.addi %k, %c3 : index
+    %kq = arith.divui %k3, %c4 : index
+    %k4 = arith.muli %kq, %c4 : index
+    %hk = arith.subi %k4, %k : index
+    %kq16 = arith.muli %kq, %c16 : index
+    %wp = tensor.pad %w low[0, 0] high[%hn, %hk] {
+    ^bb0(%i0: index, %i1: index):
+      tensor.yield %zero8 : i8
+    } : tensor<?x?xi8> to tensor<?x?xi8>
+    %we = tensor.expand_shape %wp [[0, 1], [2, 3]] output_shape [%nq, 4, %kq, 4] : tensor<?x?xi8> into tensor<?x4x?x4xi8>
+    %eg = tensor.empty(%nq, %kq) : tensor<?x?x4x4xi8>
+    %wg = linalg.transpose ins(%we : tensor<?x4x?x4xi8>) outs(%eg : tensor<?x?x4x4xi8>) permutation = [0, 2, 1, 3]
+    %wk = tensor.collapse_shape %wg [[0], [1, 2, 3]] : tensor<?x?x4x4xi8> into tensor<?x?xi8>
+    %y = flow.dispatch @ireegen_i8_fc::@ireegen_i8_fc(%x, %wk, %b, %m, %n, %k, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?xi8>{%m, %k}, tensor<?x?xi8>{%nq, %kq16}, tensor<?xi32>{%n}, index, index, index, i32, i32, i32, i32, i32)
       -> tensor<?x?xi8>{%m, %n}
     util.return %y : tensor<?x?xi8>
   }
@@ -146,11 +214,31 @@ module attributes {transform.with_named_sequence} {
     %syi = arith.bitcast %sy : f32 to i32
     %zxi = arith.constant 0 : i32
     %zyi = arith.constant 0 : i32
+    %c4 = arith.constant 4 : index
+    %c16 = arith.constant 16 : index
+    %zero8 = arith.constant 0 : i8
     %m = tensor.dim %x, %c0 : tensor<?x?xi8>
     %k = tensor.dim %x, %c1 : tensor<?x?xi8>
     %n = tensor.dim %w, %c0 : tensor<?x?xi8>
-    %y = flow.dispatch @ireegen_i8_fc::@ireegen_i8_fc(%x, %w, %b, %m, %n, %k, %sxi, %zxi, %swi, %syi, %zyi)
-      : (tensor<?x?xi8>{%m, %k}, tensor<?x?xi8>{%n, %k}, tensor<?xi32>{%n}, index, index, index, i32, i32, i32, i32, i32)
+    %n3 = arith.addi %n, %c3 : index
+    %nq = arith.divui %n3, %c4 : index
+    %n4 = arith.muli %nq, %c4 : index
+    %hn = arith.subi %n4, %n : index
+    %k3 = arith.addi %k, %c3 : index
+    %kq = arith.divui %k3, %c4 : index
+    %k4 = arith.muli %kq, %c4 : index
+    %hk = arith.subi %k4, %k : index
+    %kq16 = arith.muli %kq, %c16 : index
+    %wp = tensor.pad %w low[0, 0] high[%hn, %hk] {
+    ^bb0(%i0: index, %i1: index):
+      tensor.yield %zero8 : i8
+    } : tensor<?x?xi8> to tensor<?x?xi8>
+    %we = tensor.expand_shape %wp [[0, 1], [2, 3]] output_shape [%nq, 4, %kq, 4] : tensor<?x?xi8> into tensor<?x4x?x4xi8>
+    %eg = tensor.empty(%nq, %kq) : tensor<?x?x4x4xi8>
+    %wg = linalg.transpose ins(%we : tensor<?x4x?x4xi8>) outs(%eg : tensor<?x?x4x4xi8>) permutation = [0, 2, 1, 3]
+    %wk = tensor.collapse_shape %wg [[0], [1, 2, 3]] : tensor<?x?x4x4xi8> into tensor<?x?xi8>
+    %y = flow.dispatch @ireegen_i8_fc::@ireegen_i8_fc(%x, %wk, %b, %m, %n, %k, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?xi8>{%m, %k}, tensor<?x?xi8>{%nq, %kq16}, tensor<?xi32>{%n}, index, index, index, i32, i32, i32, i32, i32)
       -> tensor<?x?xi8>{%m, %n}
     util.return %y : tensor<?x?xi8>
   }
@@ -164,13 +252,33 @@ module attributes {transform.with_named_sequence} {
     %syi = arith.bitcast %sy : f32 to i32
     %zxi = arith.trunci %zx : i64 to i32
     %zyi = arith.trunci %zy : i64 to i32
+    %c4 = arith.constant 4 : index
+    %c16 = arith.constant 16 : index
+    %zero8 = arith.constant 0 : i8
     %m = tensor.dim %x, %c0 : tensor<?x?xi8>
     %k = tensor.dim %x, %c1 : tensor<?x?xi8>
     %n = tensor.dim %w, %c1 : tensor<?x?xi8>
     %et = tensor.empty(%n, %k) : tensor<?x?xi8>
     %wt = linalg.transpose ins(%w : tensor<?x?xi8>) outs(%et : tensor<?x?xi8>) permutation = [1, 0]
-    %y = flow.dispatch @ireegen_i8_fc::@ireegen_i8_fc(%x, %wt, %b, %m, %n, %k, %sxi, %zxi, %swi, %syi, %zyi)
-      : (tensor<?x?xi8>{%m, %k}, tensor<?x?xi8>{%n, %k}, tensor<?xi32>{%n}, index, index, index, i32, i32, i32, i32, i32)
+    %n3 = arith.addi %n, %c3 : index
+    %nq = arith.divui %n3, %c4 : index
+    %n4 = arith.muli %nq, %c4 : index
+    %hn = arith.subi %n4, %n : index
+    %k3 = arith.addi %k, %c3 : index
+    %kq = arith.divui %k3, %c4 : index
+    %k4 = arith.muli %kq, %c4 : index
+    %hk = arith.subi %k4, %k : index
+    %kq16 = arith.muli %kq, %c16 : index
+    %wp = tensor.pad %wt low[0, 0] high[%hn, %hk] {
+    ^bb0(%i0: index, %i1: index):
+      tensor.yield %zero8 : i8
+    } : tensor<?x?xi8> to tensor<?x?xi8>
+    %we = tensor.expand_shape %wp [[0, 1], [2, 3]] output_shape [%nq, 4, %kq, 4] : tensor<?x?xi8> into tensor<?x4x?x4xi8>
+    %eg = tensor.empty(%nq, %kq) : tensor<?x?x4x4xi8>
+    %wg = linalg.transpose ins(%we : tensor<?x4x?x4xi8>) outs(%eg : tensor<?x?x4x4xi8>) permutation = [0, 2, 1, 3]
+    %wk = tensor.collapse_shape %wg [[0], [1, 2, 3]] : tensor<?x?x4x4xi8> into tensor<?x?xi8>
+    %y = flow.dispatch @ireegen_i8_fc::@ireegen_i8_fc(%x, %wk, %b, %m, %n, %k, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?xi8>{%m, %k}, tensor<?x?xi8>{%nq, %kq16}, tensor<?xi32>{%n}, index, index, index, i32, i32, i32, i32, i32)
       -> tensor<?x?xi8>{%m, %n}
     util.return %y : tensor<?x?xi8>
   }
@@ -184,13 +292,33 @@ module attributes {transform.with_named_sequence} {
     %syi = arith.bitcast %sy : f32 to i32
     %zxi = arith.trunci %zx : i64 to i32
     %zyi = arith.constant 0 : i32
+    %c4 = arith.constant 4 : index
+    %c16 = arith.constant 16 : index
+    %zero8 = arith.constant 0 : i8
     %m = tensor.dim %x, %c0 : tensor<?x?xi8>
     %k = tensor.dim %x, %c1 : tensor<?x?xi8>
     %n = tensor.dim %w, %c1 : tensor<?x?xi8>
     %et = tensor.empty(%n, %k) : tensor<?x?xi8>
     %wt = linalg.transpose ins(%w : tensor<?x?xi8>) outs(%et : tensor<?x?xi8>) permutation = [1, 0]
-    %y = flow.dispatch @ireegen_i8_fc::@ireegen_i8_fc(%x, %wt, %b, %m, %n, %k, %sxi, %zxi, %swi, %syi, %zyi)
-      : (tensor<?x?xi8>{%m, %k}, tensor<?x?xi8>{%n, %k}, tensor<?xi32>{%n}, index, index, index, i32, i32, i32, i32, i32)
+    %n3 = arith.addi %n, %c3 : index
+    %nq = arith.divui %n3, %c4 : index
+    %n4 = arith.muli %nq, %c4 : index
+    %hn = arith.subi %n4, %n : index
+    %k3 = arith.addi %k, %c3 : index
+    %kq = arith.divui %k3, %c4 : index
+    %k4 = arith.muli %kq, %c4 : index
+    %hk = arith.subi %k4, %k : index
+    %kq16 = arith.muli %kq, %c16 : index
+    %wp = tensor.pad %wt low[0, 0] high[%hn, %hk] {
+    ^bb0(%i0: index, %i1: index):
+      tensor.yield %zero8 : i8
+    } : tensor<?x?xi8> to tensor<?x?xi8>
+    %we = tensor.expand_shape %wp [[0, 1], [2, 3]] output_shape [%nq, 4, %kq, 4] : tensor<?x?xi8> into tensor<?x4x?x4xi8>
+    %eg = tensor.empty(%nq, %kq) : tensor<?x?x4x4xi8>
+    %wg = linalg.transpose ins(%we : tensor<?x4x?x4xi8>) outs(%eg : tensor<?x?x4x4xi8>) permutation = [0, 2, 1, 3]
+    %wk = tensor.collapse_shape %wg [[0], [1, 2, 3]] : tensor<?x?x4x4xi8> into tensor<?x?xi8>
+    %y = flow.dispatch @ireegen_i8_fc::@ireegen_i8_fc(%x, %wk, %b, %m, %n, %k, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?xi8>{%m, %k}, tensor<?x?xi8>{%nq, %kq16}, tensor<?xi32>{%n}, index, index, index, i32, i32, i32, i32, i32)
       -> tensor<?x?xi8>{%m, %n}
     util.return %y : tensor<?x?xi8>
   }
@@ -204,13 +332,33 @@ module attributes {transform.with_named_sequence} {
     %syi = arith.bitcast %sy : f32 to i32
     %zxi = arith.constant 0 : i32
     %zyi = arith.trunci %zy : i64 to i32
+    %c4 = arith.constant 4 : index
+    %c16 = arith.constant 16 : index
+    %zero8 = arith.constant 0 : i8
     %m = tensor.dim %x, %c0 : tensor<?x?xi8>
     %k = tensor.dim %x, %c1 : tensor<?x?xi8>
     %n = tensor.dim %w, %c1 : tensor<?x?xi8>
     %et = tensor.empty(%n, %k) : tensor<?x?xi8>
     %wt = linalg.transpose ins(%w : tensor<?x?xi8>) outs(%et : tensor<?x?xi8>) permutation = [1, 0]
-    %y = flow.dispatch @ireegen_i8_fc::@ireegen_i8_fc(%x, %wt, %b, %m, %n, %k, %sxi, %zxi, %swi, %syi, %zyi)
-      : (tensor<?x?xi8>{%m, %k}, tensor<?x?xi8>{%n, %k}, tensor<?xi32>{%n}, index, index, index, i32, i32, i32, i32, i32)
+    %n3 = arith.addi %n, %c3 : index
+    %nq = arith.divui %n3, %c4 : index
+    %n4 = arith.muli %nq, %c4 : index
+    %hn = arith.subi %n4, %n : index
+    %k3 = arith.addi %k, %c3 : index
+    %kq = arith.divui %k3, %c4 : index
+    %k4 = arith.muli %kq, %c4 : index
+    %hk = arith.subi %k4, %k : index
+    %kq16 = arith.muli %kq, %c16 : index
+    %wp = tensor.pad %wt low[0, 0] high[%hn, %hk] {
+    ^bb0(%i0: index, %i1: index):
+      tensor.yield %zero8 : i8
+    } : tensor<?x?xi8> to tensor<?x?xi8>
+    %we = tensor.expand_shape %wp [[0, 1], [2, 3]] output_shape [%nq, 4, %kq, 4] : tensor<?x?xi8> into tensor<?x4x?x4xi8>
+    %eg = tensor.empty(%nq, %kq) : tensor<?x?x4x4xi8>
+    %wg = linalg.transpose ins(%we : tensor<?x4x?x4xi8>) outs(%eg : tensor<?x?x4x4xi8>) permutation = [0, 2, 1, 3]
+    %wk = tensor.collapse_shape %wg [[0], [1, 2, 3]] : tensor<?x?x4x4xi8> into tensor<?x?xi8>
+    %y = flow.dispatch @ireegen_i8_fc::@ireegen_i8_fc(%x, %wk, %b, %m, %n, %k, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?xi8>{%m, %k}, tensor<?x?xi8>{%nq, %kq16}, tensor<?xi32>{%n}, index, index, index, i32, i32, i32, i32, i32)
       -> tensor<?x?xi8>{%m, %n}
     util.return %y : tensor<?x?xi8>
   }
@@ -224,13 +372,33 @@ module attributes {transform.with_named_sequence} {
     %syi = arith.bitcast %sy : f32 to i32
     %zxi = arith.constant 0 : i32
     %zyi = arith.constant 0 : i32
+    %c4 = arith.constant 4 : index
+    %c16 = arith.constant 16 : index
+    %zero8 = arith.constant 0 : i8
     %m = tensor.dim %x, %c0 : tensor<?x?xi8>
     %k = tensor.dim %x, %c1 : tensor<?x?xi8>
     %n = tensor.dim %w, %c1 : tensor<?x?xi8>
     %et = tensor.empty(%n, %k) : tensor<?x?xi8>
     %wt = linalg.transpose ins(%w : tensor<?x?xi8>) outs(%et : tensor<?x?xi8>) permutation = [1, 0]
-    %y = flow.dispatch @ireegen_i8_fc::@ireegen_i8_fc(%x, %wt, %b, %m, %n, %k, %sxi, %zxi, %swi, %syi, %zyi)
-      : (tensor<?x?xi8>{%m, %k}, tensor<?x?xi8>{%n, %k}, tensor<?xi32>{%n}, index, index, index, i32, i32, i32, i32, i32)
+    %n3 = arith.addi %n, %c3 : index
+    %nq = arith.divui %n3, %c4 : index
+    %n4 = arith.muli %nq, %c4 : index
+    %hn = arith.subi %n4, %n : index
+    %k3 = arith.addi %k, %c3 : index
+    %kq = arith.divui %k3, %c4 : index
+    %k4 = arith.muli %kq, %c4 : index
+    %hk = arith.subi %k4, %k : index
+    %kq16 = arith.muli %kq, %c16 : index
+    %wp = tensor.pad %wt low[0, 0] high[%hn, %hk] {
+    ^bb0(%i0: index, %i1: index):
+      tensor.yield %zero8 : i8
+    } : tensor<?x?xi8> to tensor<?x?xi8>
+    %we = tensor.expand_shape %wp [[0, 1], [2, 3]] output_shape [%nq, 4, %kq, 4] : tensor<?x?xi8> into tensor<?x4x?x4xi8>
+    %eg = tensor.empty(%nq, %kq) : tensor<?x?x4x4xi8>
+    %wg = linalg.transpose ins(%we : tensor<?x4x?x4xi8>) outs(%eg : tensor<?x?x4x4xi8>) permutation = [0, 2, 1, 3]
+    %wk = tensor.collapse_shape %wg [[0], [1, 2, 3]] : tensor<?x?x4x4xi8> into tensor<?x?xi8>
+    %y = flow.dispatch @ireegen_i8_fc::@ireegen_i8_fc(%x, %wk, %b, %m, %n, %k, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?xi8>{%m, %k}, tensor<?x?xi8>{%nq, %kq16}, tensor<?xi32>{%n}, index, index, index, i32, i32, i32, i32, i32)
       -> tensor<?x?xi8>{%m, %n}
     util.return %y : tensor<?x?xi8>
   }

@@ -13,9 +13,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
-// y[m][n] = requantize(bias[n] + sum_k (x[m][k] - x_zero) * w[n][k]): Gemm
-// with transB=1 (PyTorch's Linear).  A (K, N) weight (Gemm transB=0,
-// MatMul) is transposed to (N, K) by the match spec, at compile time.
+// y[m][n] = requantize(bias[n] + sum_k (x[m][k] - x_zero) * w[n][k]): Gemm.
+// w comes packed by the match spec at compile time (IREE's const-eval folds
+// the packing of a constant weight into the constant): N and K padded with
+// zeros to multiples of four, then laid out (N/4, K/4, 4, 4), so that the
+// weights of four adjacent rows for four adjacent inputs are 16 contiguous
+// bytes, row by row.  Element (j, c) sits at
+// (j / 4) * 4 * K4 + (c / 4) * 16 + (j % 4) * 4 + c % 4, K4 = K rounded up
+// to a multiple of four.  A (K, N) weight (Gemm transB=0) is transposed
+// first, in the same folded computation.
 void ireegen_i8_fully_connected(const int8_t* x, size_t x_offset,
                                 const int8_t* w, size_t w_offset,
                                 const int32_t* bias, size_t bias_offset,
