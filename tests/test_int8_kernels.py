@@ -87,13 +87,15 @@ def _qparams(rng):
 
 
 def _pack_fc_weights(w: np.ndarray) -> np.ndarray:
-    """An (N, K) weight as the match spec packs it for the kernel: zeros up
-    to multiples of four, then (N/4, K/4, 4, 4)."""
+    """An (N, K) weight as the match spec packs it for the kernel
+    (ireegen_int8.h): K padded with zeros to K4, whole groups of four rows
+    as (K4/4, 4, 4), the last N % 4 rows as they are."""
     n, k = w.shape
-    n4, k4 = -(-n // 4) * 4, -(-k // 4) * 4
-    padded = np.zeros((n4, k4), np.int8)
-    padded[:n, :k] = w
-    return np.ascontiguousarray(padded.reshape(n4 // 4, 4, k4 // 4, 4).transpose(0, 2, 1, 3))
+    k4, n4 = -(-k // 4) * 4, n // 4 * 4
+    padded = np.zeros((n, k4), np.int8)
+    padded[:, :k] = w
+    groups = padded[:n4].reshape(n4 // 4, 4, k4 // 4, 4).transpose(0, 2, 1, 3)
+    return np.ascontiguousarray(np.concatenate([groups.ravel(), padded[n4:].ravel()]))
 
 
 def test_fully_connected_equals_onnxruntime(lib):
@@ -324,8 +326,11 @@ def test_qdq_fully_connected_random_shapes_equal_onnxruntime(tmp_path, cpu):
     if cpu != "host" and not (shutil.which("arm-none-eabi-gcc") and shutil.which("qemu-system-arm")):
         pytest.skip("no Arm bare-metal toolchain")
     rng = np.random.default_rng(31 if cpu == "host" else 32)
-    for case in range(3):
-        m, n, k = int(rng.integers(1, 4)), int(rng.integers(1, 45)), int(rng.integers(1, 150))
+    # Fewer than four rows (no whole group), a multiple of four, and random.
+    shapes = [(2, 3, 5), (1, 8, 12)] + [
+        (int(rng.integers(1, 4)), int(rng.integers(1, 45)), int(rng.integers(1, 150))) for _ in range(2)
+    ]
+    for case, (m, n, k) in enumerate(shapes):
         kn = case % 2 == 0
         spec = ("GemmKN", (m, k), (k, n), None, 1) if kn else ("Gemm", (m, k), (n, k), None, 1)
         model = _qdq_model(tmp_path / f"fc{case}.onnx", *spec)

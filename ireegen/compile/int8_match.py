@@ -296,8 +296,9 @@ def _call(form: Form) -> str:
     scalar_types = "i32, i32, i32, i32, i32"
     if form.is_fc:
         # The weight packed for the kernel (ireegen_int8.h): a (K, N) weight
-        # transposed to (N, K), N and K padded with zeros to multiples of
-        # four, then laid out (N/4, K/4, 4, 4) and seen as (N/4, K/4 * 16).
+        # transposed to (N, K), K padded with zeros to a multiple of four,
+        # the rows in whole groups of four laid out (N/4, K/4, 4, 4), the
+        # last N % 4 rows after them as they are; one flat tensor of N * K4.
         # All in int8 on the weight alone: IREE's const-eval folds it into a
         # new constant when the weight is one (one copy in flash).
         transpose = ""
@@ -312,30 +313,36 @@ def _call(form: Form) -> str:
             head
             + f"""\
     %c4 = arith.constant 4 : index
-    %c16 = arith.constant 16 : index
     %zero8 = arith.constant 0 : i8
     %m = tensor.dim %x, %c0 : tensor<?x?xi8>
     %k = tensor.dim %x, %c1 : tensor<?x?xi8>
     %n = tensor.dim %w, {"%c0" if form.op == "fc" else "%c1"} : tensor<?x?xi8>
-{transpose}    %n3 = arith.addi %n, %c3 : index
-    %nq = arith.divui %n3, %c4 : index
+{transpose}    %nq = arith.divui %n, %c4 : index
     %n4 = arith.muli %nq, %c4 : index
-    %hn = arith.subi %n4, %n : index
+    %nr = arith.subi %n, %n4 : index
     %k3 = arith.addi %k, %c3 : index
     %kq = arith.divui %k3, %c4 : index
     %k4 = arith.muli %kq, %c4 : index
     %hk = arith.subi %k4, %k : index
-    %kq16 = arith.muli %kq, %c16 : index
-    %wp = tensor.pad {weight} low[0, 0] high[%hn, %hk] {{
+    %nk4 = arith.muli %n, %k4 : index
+    %wp = tensor.pad {weight} low[0, 0] high[0, %hk] {{
     ^bb0(%i0: index, %i1: index):
       tensor.yield %zero8 : i8
     }} : tensor<?x?xi8> to tensor<?x?xi8>
-    %we = tensor.expand_shape %wp [[0, 1], [2, 3]] output_shape [%nq, 4, %kq, 4] : tensor<?x?xi8> into tensor<?x4x?x4xi8>
+    %full = tensor.extract_slice %wp[0, 0] [%n4, %k4] [1, 1] : tensor<?x?xi8> to tensor<?x?xi8>
+    %rest = tensor.extract_slice %wp[%n4, 0] [%nr, %k4] [1, 1] : tensor<?x?xi8> to tensor<?x?xi8>
+    %we = tensor.expand_shape %full [[0, 1], [2, 3]] output_shape [%nq, 4, %kq, 4] : tensor<?x?xi8> into tensor<?x4x?x4xi8>
     %eg = tensor.empty(%nq, %kq) : tensor<?x?x4x4xi8>
     %wg = linalg.transpose ins(%we : tensor<?x4x?x4xi8>) outs(%eg : tensor<?x?x4x4xi8>) permutation = [0, 2, 1, 3]
-    %wk = tensor.collapse_shape %wg [[0], [1, 2, 3]] : tensor<?x?x4x4xi8> into tensor<?x?xi8>
+    %groups = tensor.collapse_shape %wg [[0, 1, 2, 3]] : tensor<?x?x4x4xi8> into tensor<?xi8>
+    %tail = tensor.collapse_shape %rest [[0, 1]] : tensor<?x?xi8> into tensor<?xi8>
+    %gsize = arith.muli %n4, %k4 : index
+    %tsize = arith.muli %nr, %k4 : index
+    %ek = tensor.empty(%nk4) : tensor<?xi8>
+    %wg0 = tensor.insert_slice %groups into %ek[0] [%gsize] [1] : tensor<?xi8> into tensor<?xi8>
+    %wk = tensor.insert_slice %tail into %wg0[%gsize] [%tsize] [1] : tensor<?xi8> into tensor<?xi8>
     %y = flow.dispatch @ireegen_i8_fc::@ireegen_i8_fc(%x, %wk, %b, %m, %n, %k, {scalars})
-      : (tensor<?x?xi8>{{%m, %k}}, tensor<?x?xi8>{{%nq, %kq16}}, tensor<?xi32>{{%n}}, index, index, index, {scalar_types})
+      : (tensor<?x?xi8>{{%m, %k}}, tensor<?xi8>{{%nk4}}, tensor<?xi32>{{%n}}, index, index, index, {scalar_types})
       -> tensor<?x?xi8>{{%m, %n}}
     util.return %y : tensor<?x?xi8>
   }}
@@ -432,25 +439,23 @@ def _executable(exe: str, kernel: str, rank_x: int, rank_w: int, dims: list) -> 
 
 def _fc_executable() -> str:
     """The fully connected executable: its weight binding is the packed
-    (N/4, K/4 * 16) weight of _call(), its dims computed from N and K."""
+    weight of _call(), N * K4 bytes, K4 computed from K."""
     exe = _executable(
         "ireegen_i8_fc",
         "ireegen_i8_fully_connected",
         2,
-        2,
-        (["%m", "%k"], ["%nq", "%kq16"], ["%m", "%n"], "n", ["m", "n", "k"]),
+        1,
+        (["%m", "%k"], ["%nk4"], ["%m", "%n"], "n", ["m", "n", "k"]),
     )
-    packed_dims = """\
+    packed_size = """\
         %c3 = arith.constant 3 : index
         %c4 = arith.constant 4 : index
-        %c16 = arith.constant 16 : index
-        %n3 = arith.addi %n, %c3 : index
-        %nq = arith.divui %n3, %c4 : index
         %k3 = arith.addi %k, %c3 : index
         %kq = arith.divui %k3, %c4 : index
-        %kq16 = arith.muli %kq, %c16 : index
+        %k4 = arith.muli %kq, %c4 : index
+        %nk4 = arith.muli %n, %k4 : index
 """
-    return exe.replace("%c0 = arith.constant 0 : index\n", "%c0 = arith.constant 0 : index\n" + packed_dims, 1)
+    return exe.replace("%c0 = arith.constant 0 : index\n", "%c0 = arith.constant 0 : index\n" + packed_size, 1)
 
 
 _CONV_INDEX = ["n", "c", "h", "w", "f", "kh", "kw", "oh", "ow", "s", "pt", "pl"]

@@ -73,26 +73,37 @@ void ireegen_i8_fully_connected(const int8_t* x, size_t x_offset,
       for (; c < k4; ++c) column[c] = 0;
       ireegen_i8_column_interleave(column, k4);
       int8_t* out = y + i * n;
-      for (size_t o = 0; o < n; o += 4) {
-        int32_t acc[4] = {0, 0, 0, 0};
+      const size_t groups = n & ~(size_t)3;
+      for (size_t o = 0; o < groups; o += 4) {
+        int32_t acc[4] = {bias[o], bias[o + 1], bias[o + 2], bias[o + 3]};
         ireegen_i8_dot4_packed(column, w + o * k4, k4, acc);
-        const size_t rows = n - o < 4 ? n - o : 4;
-        for (size_t r = 0; r < rows; ++r)
-          out[o + r] =
-              ireegen_i8_requantize(acc[r] + bias[o + r], multiplier, y_zero);
+        for (size_t r = 0; r < 4; ++r)
+          out[o + r] = ireegen_i8_requantize(acc[r], multiplier, y_zero);
       }
+      // The last n % 4 rows, each K4 weights in order.
+      for (size_t o = groups; o < n; ++o)
+        out[o] = ireegen_i8_requantize(
+            ireegen_i8_dot(column, w + o * k4, k4, bias[o]), multiplier,
+            y_zero);
     }
     return;
   }
   // A longer row than the stack column holds: one output at a time, each
-  // weight found in its group.
+  // weight found where the packing put it.
+  const size_t groups = n & ~(size_t)3;
   for (size_t i = 0; i < m; ++i) {
     const int8_t* row = x + i * k;
     for (size_t j = 0; j < n; ++j) {
-      const int8_t* group = w + (j & ~(size_t)3) * k4 + (j & 3) * 4;
       int32_t acc = bias[j];
-      for (size_t c = 0; c < k; ++c)
-        acc += ((int32_t)row[c] - x_zero) * group[(c & ~(size_t)3) * 4 + (c & 3)];
+      if (j < groups) {
+        const int8_t* group = w + (j & ~(size_t)3) * k4 + (j & 3) * 4;
+        for (size_t c = 0; c < k; ++c)
+          acc += ((int32_t)row[c] - x_zero) *
+                 group[(c & ~(size_t)3) * 4 + (c & 3)];
+      } else {
+        for (size_t c = 0; c < k; ++c)
+          acc += ((int32_t)row[c] - x_zero) * w[j * k4 + c];
+      }
       y[i * n + j] = ireegen_i8_requantize(acc, multiplier, y_zero);
     }
   }

@@ -15,13 +15,14 @@
 
 // y[m][n] = requantize(bias[n] + sum_k (x[m][k] - x_zero) * w[n][k]): Gemm.
 // w comes packed by the match spec at compile time (IREE's const-eval folds
-// the packing of a constant weight into the constant): N and K padded with
-// zeros to multiples of four, then laid out (N/4, K/4, 4, 4), so that the
-// weights of four adjacent rows for four adjacent inputs are 16 contiguous
-// bytes, row by row.  Element (j, c) sits at
-// (j / 4) * 4 * K4 + (c / 4) * 16 + (j % 4) * 4 + c % 4, K4 = K rounded up
-// to a multiple of four.  A (K, N) weight (Gemm transB=0) is transposed
-// first, in the same folded computation.
+// the packing of a constant weight into the constant): K padded with zeros
+// to K4, a multiple of four; the first N4 = N - N % 4 rows in groups of
+// four, each laid out (K4 / 4, 4, 4), so that four rows' weights for four
+// adjacent inputs are 16 contiguous bytes, row by row; then the last N % 4
+// rows as they are, K4 bytes each.  Element (j, c) of a group sits at
+// (j / 4) * 4 * K4 + (c / 4) * 16 + (j % 4) * 4 + c % 4, of the last rows
+// at j * K4 + c.  A (K, N) weight (Gemm transB=0) is transposed first, in
+// the same folded computation.
 void ireegen_i8_fully_connected(const int8_t* x, size_t x_offset,
                                 const int8_t* w, size_t w_offset,
                                 const int32_t* bias, size_t bias_offset,
