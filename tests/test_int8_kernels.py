@@ -44,7 +44,7 @@ def lib(tmp_path_factory):
     if cc is None:
         pytest.skip("no C compiler")
     out = tmp_path_factory.mktemp("int8") / "libireegen_int8.so"
-    sources = [str(KERNELS / s) for s in ("fully_connected.c", "convolution.c", "quantize.c")]
+    sources = [str(KERNELS / s) for s in ("fully_connected.c", "convolution.c", "quantize.c", "add.c")]
     flags = ["-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC"]
     subprocess.run([cc, *flags, *sources, "-o", str(out)], check=True)
     return ctypes.CDLL(str(out))
@@ -189,6 +189,48 @@ def test_quantize_equals_onnxruntime(lib):
             ctypes.c_uint32(_bits(scale)), ctypes.c_int32(int(zero)),
         )  # fmt: skip
         assert np.array_equal(y, expected), f"case {case}: {np.count_nonzero(y != expected)} of {count} differ"
+
+
+def _qlinear_add(a, b, sa, za, sb, zb, sy, zy):
+    """ONNX Runtime's own QLinearAdd of two int8 tensors of one shape."""
+    params = {"sa": sa, "za": za, "sb": sb, "zb": zb, "sy": sy, "zy": zy}
+    inits = [onnx.numpy_helper.from_array(np.array(v), k) for k, v in params.items()]
+    graph = helper.make_graph(
+        [helper.make_node("QLinearAdd", ["a", "sa", "za", "b", "sb", "zb", "sy", "zy"], ["y"], domain="com.microsoft")],
+        "add",
+        [helper.make_tensor_value_info(n, TensorProto.INT8, list(a.shape)) for n in ("a", "b")],
+        [helper.make_tensor_value_info("y", TensorProto.INT8, list(a.shape))],
+        inits,
+    )
+    opsets = [helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)]
+    model = helper.make_model(graph, opset_imports=opsets)
+    model.ir_version = 8
+    s = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    return s.run(None, {"a": a, "b": b})[0]
+
+
+def test_add_equals_onnxruntime(lib):
+    """Random shapes, and every pair of int8 values (65,536 sums: the ones
+    that land next to a rounding half are among them) now and then."""
+    rng = np.random.default_rng(26)
+    for case in range(CASES):
+        if case % 10 == 0:
+            grid = np.arange(-128, 128, dtype=np.int8)
+            a, b = (v.ravel().copy() for v in np.meshgrid(grid, grid))
+        else:
+            shape = tuple(int(d) for d in rng.integers(1, 9, int(rng.integers(1, 5))))
+            a = rng.integers(-128, 128, shape, dtype=np.int8)
+            b = rng.integers(-128, 128, shape, dtype=np.int8)
+        sa, sb, sy = (np.float32(rng.uniform(0.002, 0.3)) for _ in range(3))
+        za, zb, zy = (np.int8(rng.integers(-128, 128)) for _ in range(3))
+        expected = _qlinear_add(a, b, sa, za, sb, zb, sy, zy)
+        y = np.zeros_like(a)
+        lib.ireegen_i8_add(
+            _ptr(a), ctypes.c_size_t(0), _ptr(b), ctypes.c_size_t(0), _ptr(y), ctypes.c_size_t(0),
+            ctypes.c_size_t(a.size), ctypes.c_uint32(_bits(sa)), ctypes.c_int32(int(za)),
+            ctypes.c_uint32(_bits(sb)), ctypes.c_int32(int(zb)), ctypes.c_uint32(_bits(sy)), ctypes.c_int32(int(zy)),
+        )  # fmt: skip
+        assert np.array_equal(y, expected), f"case {case}: {np.count_nonzero(y != expected)} of {a.size} differ"
 
 
 # --- end to end: QDQ models through emit, against ONNX Runtime ------------

@@ -63,4 +63,11 @@ void ireegen_i8_quantize(const float* x, size_t x_offset, int8_t* y,
                          size_t y_offset, size_t count, uint32_t scale,
                          int32_t zero);
 
+// y[i] = QLinearAdd(a[i], b[i]) for i < count, each tensor with its own
+// scale and zero point (add.c: ONNX Runtime's arithmetic, step by step).
+void ireegen_i8_add(const int8_t* a, size_t a_offset, const int8_t* b,
+                    size_t b_offset, int8_t* y, size_t y_offset, size_t count,
+                    uint32_t a_scale, int32_t a_zero, uint32_t b_scale,
+                    int32_t b_zero, uint32_t y_scale, int32_t y_zero);
+
 #endif  // IREEGEN_INT8_H_
