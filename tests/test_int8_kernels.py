@@ -44,7 +44,7 @@ def lib(tmp_path_factory):
     if cc is None:
         pytest.skip("no C compiler")
     out = tmp_path_factory.mktemp("int8") / "libireegen_int8.so"
-    sources = [str(KERNELS / s) for s in ("fully_connected.c", "convolution.c", "quantize.c", "add.c")]
+    sources = [str(KERNELS / s) for s in ("fully_connected.c", "convolution.c", "quantize.c", "add.c", "pool.c")]
     flags = ["-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC"]
     subprocess.run([cc, *flags, *sources, "-o", str(out)], check=True)
     return ctypes.CDLL(str(out))
@@ -233,6 +233,43 @@ def test_add_equals_onnxruntime(lib):
         assert np.array_equal(y, expected), f"case {case}: {np.count_nonzero(y != expected)} of {a.size} differ"
 
 
+def test_average_pool_equals_onnxruntime(lib):
+    """ORT's QLinearAveragePool (no padding, strides 1 and 2, windows that
+    cover the image half the time: its exact global path) and
+    QLinearGlobalAveragePool."""
+    rng = np.random.default_rng(27)
+    for case in range(CASES):
+        n, c, h, w = (
+            int(v) for v in (rng.integers(1, 3), rng.integers(1, 40), rng.integers(1, 12), rng.integers(1, 12))
+        )
+        sx, sy = (np.float32(rng.uniform(0.002, 0.3)) for _ in range(2))
+        zx, zy = (np.int8(rng.integers(-128, 128)) for _ in range(2))
+        x = rng.integers(-128, 128, (n, c, h, w), dtype=np.int8)
+        kind = case % 3
+        if kind == 0:
+            kh, kw, stride = h, w, 1
+            node = helper.make_node(
+                "QLinearGlobalAveragePool", ["x", "sx", "zx", "sy", "zy"], ["y"], domain="com.microsoft"
+            )
+        else:
+            kh, kw = int(rng.integers(1, h + 1)), int(rng.integers(1, w + 1))
+            kh, kw, stride = (h, w, 1) if kind == 1 else (kh, kw, int(rng.integers(1, 3)))
+            node = helper.make_node(
+                "QLinearAveragePool", ["x", "sx", "zx", "sy", "zy"], ["y"], domain="com.microsoft",
+                kernel_shape=[kh, kw], strides=[stride, stride],
+            )  # fmt: skip
+        oh, ow = (h - kh) // stride + 1, (w - kw) // stride + 1
+        params = {k: np.array(v) for k, v in {"sx": sx, "zx": zx, "sy": sy, "zy": zy}.items()}
+        expected = _session(node, {"x": x, **params}, (n, c, oh, ow), "com.microsoft").run(None, {"x": x})[0]
+        y = np.zeros((n, c, oh, ow), np.int8)
+        lib.ireegen_i8_average_pool(
+            _ptr(x), ctypes.c_size_t(0), _ptr(y), ctypes.c_size_t(0),
+            *(ctypes.c_size_t(v) for v in (n, c, h, w, kh, kw, oh, ow, stride)),
+            ctypes.c_uint32(_bits(sx)), ctypes.c_int32(int(zx)), ctypes.c_uint32(_bits(sy)), ctypes.c_int32(int(zy)),
+        )  # fmt: skip
+        assert np.array_equal(y, expected), f"case {case}: {(n, c, h, w, kh, kw, stride)}"
+
+
 # --- end to end: QDQ models through emit, against ONNX Runtime ------------
 
 # name -> (op, input shape, weight shape, pads, stride); pads as ONNX's
@@ -334,6 +371,82 @@ def test_qdq_model_on_cortex_m_equals_onnxruntime(tmp_path, cpu, name):
     # The operator's kernel, and the input's quantization.
     assert len(kernels) == 2 and "ireegen_i8_quantize" in kernels, kernels
     _check_against_onnxruntime(model, tmp_path / "out", runs=3)
+
+
+def _qdq_residual_block(path: Path, x_shape=(2, 8, 6, 5), classes=7) -> Path:
+    """A QDQ ResNet-style block: 3x3 convolution, residual Add, Relu,
+    GlobalAveragePool, Flatten, Gemm (quantize_static, as _qdq_model)."""
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+
+    rng = np.random.default_rng(31)
+    c = x_shape[1]
+    inits = [
+        onnx.numpy_helper.from_array((rng.standard_normal((c, c, 3, 3)) * 0.3).astype(np.float32), "w"),
+        onnx.numpy_helper.from_array((rng.standard_normal(c) * 0.2).astype(np.float32), "b"),
+        onnx.numpy_helper.from_array((rng.standard_normal((classes, c)) * 0.5).astype(np.float32), "fw"),
+        onnx.numpy_helper.from_array((rng.standard_normal(classes) * 0.2).astype(np.float32), "fb"),
+    ]
+    nodes = [
+        helper.make_node("Conv", ["x", "w", "b"], ["conv"], pads=[1, 1, 1, 1]),
+        helper.make_node("Add", ["conv", "x"], ["sum"]),
+        helper.make_node("Relu", ["sum"], ["relu"]),
+        helper.make_node("GlobalAveragePool", ["relu"], ["pool"]),
+        helper.make_node("Flatten", ["pool"], ["flat"]),
+        helper.make_node("Gemm", ["flat", "fw", "fb"], ["y"], transB=1),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        path.stem,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x_shape))],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [x_shape[0], classes])],
+        inits,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    float_path = path.with_name(path.stem + "_float.onnx")
+    onnx.save(model, float_path)
+
+    class Calibration(CalibrationDataReader):
+        def __init__(self):
+            self.batches = iter([{"x": rng.standard_normal(x_shape).astype(np.float32)} for _ in range(4)])
+
+        def get_next(self):
+            return next(self.batches, None)
+
+    quantize_static(
+        str(float_path),
+        str(path),
+        Calibration(),
+        quant_format=QuantFormat.QDQ,
+        per_channel=False,
+        activation_type=QuantType.QInt8,
+        weight_type=QuantType.QInt8,
+    )
+    return path
+
+
+@pytest.mark.parametrize("cpu", ["cortex-m4", "host"])
+def test_qdq_residual_block_equals_onnxruntime(tmp_path, cpu):
+    """Convolution, residual Add, GlobalAveragePool and Gemm all in the
+    kernels: on the M4 (on by default, the DSP path, under qemu) and on the
+    host (--kernels, the portable path); every output equal to ORT's."""
+    from ireegen.cbuild.int8_kernels import spec_path
+    from ireegen.config.modes import make_config
+    from ireegen.emit import emit
+
+    if cpu != "host":
+        missing = [t for t in ("arm-none-eabi-gcc", "qemu-system-arm") if shutil.which(t) is None]
+        if missing:
+            pytest.skip(f"{', '.join(missing)} not installed")
+    model = _qdq_residual_block(tmp_path / "block.onnx")
+    if cpu == "host":
+        result = emit(model, tmp_path / "out", make_config("runtimeless"), name="m", kernels=spec_path())
+    else:
+        result = emit(model, tmp_path / "out", make_config("runtimeless", target_cpu=cpu), name="m")
+    kernels = {k for c in result.manifest["kernels"]["dispatches"] for k in c["kernels"]}
+    assert {"ireegen_i8_add", "ireegen_i8_average_pool", "ireegen_i8_convolution"} <= kernels, kernels
+    assert {"ireegen_i8_fully_connected", "ireegen_i8_fully_connected_kn"} & kernels, kernels
+    _check_against_onnxruntime(model, tmp_path / "out", runs=4)
 
 
 def test_qdq_model_on_the_host_with_the_kernels_equals_onnxruntime(tmp_path):

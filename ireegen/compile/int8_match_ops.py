@@ -1,5 +1,5 @@
 """The int8 kernels' matchers for the operators without weights: the
-residual Add (and the average pools, int8_match_pool.py), beside the
+residual Add and the average pools, beside the
 convolution and fully connected ones of int8_match.py, which puts these in
 the same spec.
 
@@ -177,9 +177,146 @@ def _add(rank: int, za: bool, zb: bool, zy: bool) -> str:
 """
 
 
+# The average pools: AveragePool (no padding) and GlobalAveragePool import as
+# a `linalg.fill` of 0.0, a `linalg.pooling_nchw_sum` of the dequantized
+# input over an empty (KH, KW) window, a `linalg.generic` dividing by the
+# window's size (an `arith.constant` captured by its body) and a
+# `quantize_affine`.  The DAG matcher cannot compare a body that uses a value
+# from outside it, so the generic is matched by name, between the
+# quantize_affine (one DAG) and the pooling_nchw_sum of the dequantized input
+# (a second DAG rooted at the generic's input).  A quantized
+# pooling_nchw_sum followed by one generic is what IREE's import makes of an
+# ONNX AveragePool or GlobalAveragePool, nothing else; the kernel divides by
+# the window's size as that generic does, and emit's verification checks it.
+POOL_STRIDES = (1, 2)
+
+
+def pool_forms() -> list:
+    """(stride, x's zero point present, y's)."""
+    return [(s, zx, zy) for s in POOL_STRIDES for zx, zy in itertools.product((True, False), repeat=2)]
+
+
+def _pool_name(stride: int, zx: bool, zy: bool) -> str:
+    zp = ("x" if zx else "") + ("y" if zy else "")
+    return f"avgpool_s{stride}_z{zp or 'none'}"
+
+
+def _x_args(zx: bool) -> str:
+    """The pool's DAG's inputs: the int8 input, its quantization, the window."""
+    return "%x: tensor<?x?x?x?xi8>, %sx: f32" + (", %zx: i64" if zx else "") + ", %win: tensor<?x?xf32>"
+
+
+def _q_args(zy: bool) -> str:
+    """The output quantization's."""
+    return "%sy: f32" + (", %zy: i64" if zy else "")
+
+
+def _pool_args(zx: bool, zy: bool) -> str:
+    """The call's arguments: both, in that order."""
+    return f"{_x_args(zx)}, {_q_args(zy)}"
+
+
+_POOL_EXECUTABLE = """\
+  stream.executable private @ireegen_i8_avgpool {
+    stream.executable.export public @ireegen_i8_avgpool workgroups() -> (index, index, index) {
+      %c1 = arith.constant 1 : index
+      stream.return %c1, %c1, %c1 : index, index, index
+    }
+    builtin.module {
+      func.func private @ireegen_i8_average_pool(memref<i8>, index, memref<i8>, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32) attributes {hal.import.static, llvm.bareptr = true}
+      func.func @ireegen_i8_avgpool(%bx: !stream.binding, %by: !stream.binding, %n: index, %c: index, %h: index, %w: index, %kh: index, %kw: index, %oh: index, %ow: index, %s: index, %sx: i32, %zx: i32, %sy: i32, %zy: i32) {
+        %c0 = arith.constant 0 : index
+        %mx = stream.binding.subspan %bx[%c0] : !stream.binding -> memref<?x?x?x?xi8>{%n, %c, %h, %w}
+        %my = stream.binding.subspan %by[%c0] : !stream.binding -> memref<?x?x?x?xi8>{%n, %c, %oh, %ow}
+        %base_x, %off_x, %mdx:8 = iree_codegen.extract_strided_metadata %mx : memref<?x?x?x?xi8> -> memref<i8>, index, index, index, index, index, index, index, index, index
+        %base_y, %off_y, %mdy:8 = iree_codegen.extract_strided_metadata %my : memref<?x?x?x?xi8> -> memref<i8>, index, index, index, index, index, index, index, index, index
+        func.call @ireegen_i8_average_pool(%base_x, %off_x, %base_y, %off_y, %n, %c, %h, %w, %kh, %kw, %oh, %ow, %s, %sx, %zx, %sy, %zy) : (memref<i8>, index, memref<i8>, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32) -> ()
+        return
+      }
+    }
+  }
+"""
+
+
+def _pool(stride: int, zx: bool, zy: bool) -> str:
+    name = _pool_name(stride, zx, zy)
+    t4f, t4i = _tensor(4, "f32"), _tensor(4, "i8")
+    ident, _ = _maps(4)
+    zero = {True: "arith.trunci %{} : i64 to i32", False: "arith.constant 0 : i32"}
+    return f"""\
+  util.func private @ireegen_call_{name}({_pool_args(zx, zy)}) -> {t4i} {{
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %n = tensor.dim %x, %c0 : {t4i}
+    %ch = tensor.dim %x, %c1 : {t4i}
+    %h = tensor.dim %x, %c2 : {t4i}
+    %w = tensor.dim %x, %c3 : {t4i}
+    %kh = tensor.dim %win, %c0 : tensor<?x?xf32>
+    %kw = tensor.dim %win, %c1 : tensor<?x?xf32>
+    %s = arith.constant {stride} : index
+    %hk = arith.subi %h, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wk = arith.subi %w, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = {zero[zx].format("zx")}
+    %zyi = {zero[zy].format("zy")}
+    %y = flow.dispatch @ireegen_i8_avgpool::@ireegen_i8_avgpool(%x, %n, %ch, %h, %w, %kh, %kw, %oh, %ow, %s, %sxi, %zxi, %syi, %zyi)
+      : ({t4i}{{%n, %ch, %h, %w}}, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32) -> {t4i}{{%n, %ch, %oh, %ow}}
+    util.return %y : {t4i}
+  }}
+  transform.named_sequence @match_{name}(%root: !transform.any_op {{transform.readonly}}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {{
+    %q_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {{
+      ^bb0({_q_args(zy)}):
+        %c0 = arith.constant 0 : index
+        %d = arith.constant 1 : index
+        %e4 = tensor.empty(%d, %d, %d, %d) {{"match.operation_name_only"}} : {t4f}
+        %avg = linalg.generic {{indexing_maps = [{ident}], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}} outs(%e4 : {t4f}) attrs = {{"match.operation_name_only"}} {{
+        ^bb1(%out: f32):
+          linalg.yield %out : f32
+        }} -> {t4f}
+        %e8 = tensor.empty(%d, %d, %d, %d) {{"match.operation_name_only"}} : {t4i}
+        %q = {_quantize("%avg", "%sy", "%zy" if zy else None, 4, "%e8")}
+    }} : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %avg = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pool = transform.get_producer_of_operand %avg[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %pool {{
+      ^bb0({_x_args(zx)}):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %x, %c0 : {t4i}
+        %e4 = tensor.empty(%d, %d, %d, %d) {{"match.operation_name_only"}} : {t4f}
+        %xf = {_dequantize("%x", "%sx", "%zx" if zx else None, 4, "%e4")}
+        %eo = tensor.empty(%d, %d, %d, %d) {{"match.operation_name_only"}} : {t4f}
+        %fill = linalg.fill ins(%zero : f32) outs(%eo : {t4f}) -> {t4f}
+        %sum = linalg.pooling_nchw_sum {{dilations = dense<1> : vector<2xi64>, strides = dense<{stride}> : vector<2xi64>}} ins(%xf, %win : {t4f}, tensor<?x?xf32>) outs(%fill : {t4f}) -> {t4f}
+    }} : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %q_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }}
+  transform.named_sequence @call_{name}(%x_ins: !transform.any_value {{transform.readonly}}, %q_ins: !transform.any_value {{transform.readonly}}, %out: !transform.any_value {{transform.readonly}}) {{
+    %ins = transform.merge_handles %x_ins, %q_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_avgpool into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_{name} into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {{
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    }} : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }}
+"""
+
+
 def spec_parts() -> tuple:
     """(the spec's text for these operators, their `@match -> @call` pairs)."""
-    parts = [_add_executable(rank) for rank in ADD_RANKS]
+    parts = [_add_executable(rank) for rank in ADD_RANKS] + [_POOL_EXECUTABLE]
     parts += [_add(*form) for form in add_forms()]
+    parts += [_pool(*form) for form in pool_forms()]
     pairs = [f"@match_{_add_name(*f)} -> @call_{_add_name(*f)}" for f in add_forms()]
+    pairs += [f"@match_{_pool_name(*f)} -> @call_{_pool_name(*f)}" for f in pool_forms()]
     return "".join(parts), pairs

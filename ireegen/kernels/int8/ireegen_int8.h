@@ -70,4 +70,13 @@ void ireegen_i8_add(const int8_t* a, size_t a_offset, const int8_t* b,
                     uint32_t a_scale, int32_t a_zero, uint32_t b_scale,
                     int32_t b_zero, uint32_t y_scale, int32_t y_zero);
 
+// NCHW average pool without padding, window (kh, kw), one stride for both
+// axes, output (n, c, oh, ow): ONNX Runtime's QLinearAveragePool (its exact
+// global path when the window is the image) (pool.c).
+void ireegen_i8_average_pool(const int8_t* x, size_t x_offset, int8_t* y,
+                             size_t y_offset, size_t n, size_t c, size_t h,
+                             size_t w, size_t kh, size_t kw, size_t oh,
+                             size_t ow, size_t stride, uint32_t x_scale,
+                             int32_t x_zero, uint32_t y_scale, int32_t y_zero);
+
 #endif  // IREEGEN_INT8_H_
