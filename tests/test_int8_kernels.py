@@ -44,9 +44,11 @@ def lib(tmp_path_factory):
     if cc is None:
         pytest.skip("no C compiler")
     out = tmp_path_factory.mktemp("int8") / "libireegen_int8.so"
-    sources = [str(KERNELS / s) for s in ("fully_connected.c", "convolution.c", "quantize.c", "add.c", "pool.c")]
+    sources = [
+        str(KERNELS / s) for s in ("fully_connected.c", "convolution.c", "quantize.c", "add.c", "pool.c", "softmax.c")
+    ]
     flags = ["-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC"]
-    subprocess.run([cc, *flags, *sources, "-o", str(out)], check=True)
+    subprocess.run([cc, *flags, *sources, "-o", str(out), "-lm"], check=True)
     return ctypes.CDLL(str(out))
 
 
@@ -270,6 +272,34 @@ def test_average_pool_equals_onnxruntime(lib):
         assert np.array_equal(y, expected), f"case {case}: {(n, c, h, w, kh, kw, stride)}"
 
 
+def test_softmax_equals_onnxruntime(lib):
+    """ORT's QLinearSoftmax over the last axis: rows of 2 to 300 values,
+    wide and narrow input ranges, the usual output quantization (1/256,
+    -128) and others, probabilities that round to 1 (saturating)."""
+    rng = np.random.default_rng(28)
+    for case in range(CASES):
+        rows, d = int(rng.integers(1, 4)), int(rng.choice([rng.integers(2, 40), 300]))
+        sx = np.float32(rng.uniform(0.01, 0.5))
+        sy, zy = np.float32(1 / 256), np.int8(-128)
+        if case % 3 == 0:
+            sy, zy = np.float32(rng.uniform(1 / 256, 0.01)), np.int8(rng.integers(-128, 0))
+        lo = int(rng.integers(-128, 100))
+        x = rng.integers(lo, 128, (rows, d), dtype=np.int8)
+        node = helper.make_node(
+            "QLinearSoftmax", ["x", "sx", "zx", "sy", "zy"], ["y"], domain="com.microsoft", axis=-1, opset=13
+        )
+        params = {
+            k: np.array(v) for k, v in {"sx": sx, "zx": np.int8(rng.integers(-128, 128)), "sy": sy, "zy": zy}.items()
+        }
+        expected = _session(node, {"x": x, **params}, (rows, d), "com.microsoft").run(None, {"x": x})[0]
+        y = np.zeros_like(x)
+        lib.ireegen_i8_softmax(
+            _ptr(x), ctypes.c_size_t(0), _ptr(y), ctypes.c_size_t(0), ctypes.c_size_t(rows), ctypes.c_size_t(d),
+            ctypes.c_uint32(_bits(sx)), ctypes.c_uint32(_bits(sy)), ctypes.c_int32(int(zy)),
+        )  # fmt: skip
+        assert np.array_equal(y, expected), f"case {case}: {np.count_nonzero(y != expected)} of {x.size} differ"
+
+
 # --- end to end: QDQ models through emit, against ONNX Runtime ------------
 
 # name -> (op, input shape, weight shape, pads, stride); pads as ONNX's
@@ -425,7 +455,7 @@ def _qdq_residual_block(path: Path, x_shape=(2, 8, 6, 5), classes=7) -> Path:
     return path
 
 
-@pytest.mark.parametrize("cpu", ["cortex-m4", "host"])
+@pytest.mark.parametrize("cpu", ["cortex-m4", "cortex-m0plus", "host"])
 def test_qdq_residual_block_equals_onnxruntime(tmp_path, cpu):
     """Convolution, residual Add, GlobalAveragePool and Gemm all in the
     kernels: on the M4 (on by default, the DSP path, under qemu) and on the
