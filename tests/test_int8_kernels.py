@@ -479,6 +479,64 @@ def test_qdq_residual_block_equals_onnxruntime(tmp_path, cpu):
     _check_against_onnxruntime(model, tmp_path / "out", runs=4)
 
 
+def test_qdq_strided_pool_and_broadcast_add(tmp_path):
+    """A 3x3 average pool of stride 2 (the kernel's float path, as ORT's
+    QLinearAveragePool for a window smaller than the image) is matched; an
+    Add that broadcasts a (1, C, 1, 1) constant is not, and keeps IREE's
+    code. Every output equal to ORT's."""
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+
+    from ireegen.cbuild.int8_kernels import spec_path
+    from ireegen.config.modes import make_config
+    from ireegen.emit import emit
+
+    rng = np.random.default_rng(33)
+    x_shape = (2, 6, 9, 11)
+    inits = [
+        onnx.numpy_helper.from_array((rng.standard_normal((6, 6, 1, 1)) * 0.5).astype(np.float32), "w"),
+        onnx.numpy_helper.from_array((rng.standard_normal(6) * 0.2).astype(np.float32), "b"),
+        onnx.numpy_helper.from_array((rng.standard_normal((1, 6, 1, 1))).astype(np.float32), "shift"),
+    ]
+    nodes = [
+        helper.make_node("Conv", ["x", "w", "b"], ["conv"]),
+        helper.make_node("AveragePool", ["conv"], ["pool"], kernel_shape=[3, 3], strides=[2, 2]),
+        helper.make_node("Add", ["pool", "shift"], ["y"]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "strided",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x_shape))],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 6, 4, 5])],
+        inits,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, tmp_path / "float.onnx")
+
+    class Calibration(CalibrationDataReader):
+        def __init__(self):
+            self.batches = iter([{"x": rng.standard_normal(x_shape).astype(np.float32)} for _ in range(4)])
+
+        def get_next(self):
+            return next(self.batches, None)
+
+    path = tmp_path / "strided.onnx"
+    quantize_static(
+        str(tmp_path / "float.onnx"),
+        str(path),
+        Calibration(),
+        quant_format=QuantFormat.QDQ,
+        per_channel=False,
+        activation_type=QuantType.QInt8,
+        weight_type=QuantType.QInt8,
+    )
+    result = emit(path, tmp_path / "out", make_config("runtimeless"), name="m", kernels=spec_path())
+    calls = result.manifest["kernels"]["dispatches"]
+    assert [c["dispatch"] for c in calls if "ireegen_i8_average_pool" in c["kernels"]] == ["ireegen_i8_avgpool"]
+    assert not any("ireegen_i8_add" in c["kernels"] for c in calls), calls
+    _check_against_onnxruntime(path, tmp_path / "out", runs=4)
+
+
 def test_qdq_model_on_the_host_with_the_kernels_equals_onnxruntime(tmp_path):
     """The portable C path through IREE: the host, the kernels asked for by
     --kernels (they are on by default only on a Cortex-M)."""
