@@ -537,6 +537,58 @@ def test_qdq_strided_pool_and_broadcast_add(tmp_path):
     _check_against_onnxruntime(path, tmp_path / "out", runs=4)
 
 
+@pytest.mark.parametrize("shape", [(7,), (4, 16), (3, 5, 16)])
+def test_qdq_residual_add_of_rank_1_to_3(tmp_path, shape):
+    """MatMul, Relu and a residual Add on a rank-1, 2 or 3 tensor (the Add's
+    forms of those ranks) on the host: the Add in the kernel, every output
+    equal to ORT's."""
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+
+    from ireegen.cbuild.int8_kernels import spec_path
+    from ireegen.config.modes import make_config
+    from ireegen.emit import emit
+
+    rng = np.random.default_rng(len(shape))
+    k = shape[-1]
+    nodes = [
+        helper.make_node("MatMul", ["x", "w"], ["mm"]),
+        helper.make_node("Relu", ["mm"], ["relu"]),
+        helper.make_node("Add", ["relu", "x"], ["y"]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "residual",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(shape))],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, list(shape))],
+        [onnx.numpy_helper.from_array((rng.standard_normal((k, k)) * 0.3).astype(np.float32), "w")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, tmp_path / "float.onnx")
+
+    class Calibration(CalibrationDataReader):
+        def __init__(self):
+            self.batches = iter([{"x": rng.standard_normal(shape).astype(np.float32)} for _ in range(4)])
+
+        def get_next(self):
+            return next(self.batches, None)
+
+    path = tmp_path / "residual.onnx"
+    quantize_static(
+        str(tmp_path / "float.onnx"),
+        str(path),
+        Calibration(),
+        quant_format=QuantFormat.QDQ,
+        per_channel=False,
+        activation_type=QuantType.QInt8,
+        weight_type=QuantType.QInt8,
+    )
+    result = emit(path, tmp_path / "out", make_config("runtimeless"), name="m", kernels=spec_path())
+    dispatches = [c["dispatch"] for c in result.manifest["kernels"]["dispatches"]]
+    assert f"ireegen_i8_add_r{len(shape)}" in dispatches, dispatches
+    _check_against_onnxruntime(path, tmp_path / "out", runs=3)
+
+
 def test_qdq_model_on_the_host_with_the_kernels_equals_onnxruntime(tmp_path):
     """The portable C path through IREE: the host, the kernels asked for by
     --kernels (they are on by default only on a Cortex-M)."""
