@@ -12,7 +12,7 @@ from ireegen.config.modes import Config
 from ireegen.frontend.models import LoadedModel
 from ireegen.output.layout import output_files
 
-from . import kernel_link, partitioning
+from . import binding_ranges, kernel_link, partitioning
 from .compiler import Compiler
 from .emitc_order import canonical_ref_copies
 from .executable_names import prefix_executables
@@ -123,6 +123,8 @@ def compile_model(
         flag_workarounds = [w for w in flag_workarounds if apply_workarounds and w.name in apply_workarounds]
     for w in flag_workarounds:  # before --iree-flag: the user's own flags still win
         config_flags = [*config_flags, *w.flags]
+    if static_object and not config.execution_model.has_vm_module:  # runtimeless
+        config_flags = [*config_flags, *binding_ranges.compile_flags(extra_flags)]
     flags = config_flags + list(extra_flags)
     calls = KernelCalls()
     if kernels is not None:

@@ -25,10 +25,11 @@ def align_up(value: int, alignment: int) -> int:
     return -(-value // alignment) * alignment
 
 
-def plan(regions: list, alignment: int, base: int = 0) -> int:
-    """Sets each region's offset (>= base, aligned); returns the end of the
-    highest region (base when there are none)."""
-    placed = []
+def plan(regions: list, alignment: int, base: int = 0, placed=()) -> int:
+    """Sets each region's offset (>= base, aligned), clear of the regions
+    `placed` before that are live at the same time; returns the end of the
+    highest region of `regions` (base when there are none)."""
+    placed = list(placed)
     order = sorted(regions, key=lambda r: (-r.size, r.first, r.key))
     for r in order:
         conflicts = sorted((p for p in placed if p.first <= r.last and r.first <= p.last), key=lambda p: p.offset)

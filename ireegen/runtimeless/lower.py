@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from ireegen.compile import slice_liveness
 from ireegen.compile.size_limits import check_static_memory
 
-from . import arena, host_scalars
+from . import arena, host_scalars, slab
 from .schedule import Alloc, Buf, Check, Copy, Dispatch, Fill, Let, Load, RuntimelessError, Schedule, Sym
 
 BINDING_ALIGNMENT = 64  # IREE's buffer alignment, which executables assume
@@ -48,6 +48,7 @@ class CFunctionPlan:
     arena_size: int  # without staging
     arena_size_staged: int  # with staging
     regions: list = field(default_factory=list)
+    used: list = field(default_factory=list)  # the byte ranges of the regions the steps touch (slab.py)
     transient_bytes: int = 0  # every buffer the program allocates, without reuse
     read_inputs: list = field(default_factory=list)  # CValues of the tensor inputs the call reads
     transitions: dict = field(default_factory=dict)  # state version -> the version after the call
@@ -141,7 +142,9 @@ def plan_function(cfn, fs, where: str, constant_offsets: dict, state_offsets: di
     for aid, place in places.items():
         if place.kind == "output":
             staging.append(arena.Region(f"output{place.index}", allocs[aid].size, uses[aid][0], end, "output-staging"))
-    top_staged = arena.plan(staging, BINDING_ALIGNMENT, base=top)
+    # Staging shares the bytes of the buffers no step touches while it is live.
+    used = slab.used_ranges(accesses, region_of, fs.results, end)
+    top_staged = max(top, arena.plan(staging, BINDING_ALIGNMENT, placed=used))
     offsets = {r.key: r.offset for r in staging}
     for i in range(len(fs.inputs)):
         if f"input{i}" in offsets:
@@ -174,6 +177,7 @@ def plan_function(cfn, fs, where: str, constant_offsets: dict, state_offsets: di
         regions + staging,
         sum(a.size for a in allocs.values() if a.kind == "transient"),
     )
+    plan.used = used
     plan.read_inputs = [cfn.inputs[i] for i, a in enumerate(fs.inputs) if isinstance(a, Alloc) and a.id in allocs]
     return plan, places
 
@@ -509,6 +513,8 @@ def _arena_json(p) -> dict:
             {"name": r.key, "role": r.role, "offset": r.offset, "size": r.size, "live": [r.first, r.last]}
             for r in sorted(p.regions, key=lambda r: (r.offset, r.key))
         ],
+        # What staging may share: the byte ranges of the intermediates the steps touch.
+        "used": [{"offset": r.offset, "size": r.size, "live": [r.first, r.last]} for r in p.used],
     }
 
 
