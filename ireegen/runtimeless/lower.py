@@ -48,8 +48,8 @@ class CFunctionPlan:
     arena_size: int  # without staging
     arena_size_staged: int  # with staging
     regions: list = field(default_factory=list)
-    used: list = field(default_factory=list)  # the byte ranges of the regions the steps touch (slab.py)
     transient_bytes: int = 0  # every buffer the program allocates, without reuse
+    used: list = field(default_factory=list)  # the byte ranges of the regions the steps touch (slab.py)
     read_inputs: list = field(default_factory=list)  # CValues of the tensor inputs the call reads
     transitions: dict = field(default_factory=dict)  # state version -> the version after the call
     symbol: str = ""  # the C function that runs this plan
