@@ -111,6 +111,8 @@ def test_recorded_choice_skips_the_search(tmp_path, records):
     quick = len(candidates_for("quick", {"convolutions", "contractions"}))
     assert f"tuning: candidate 1 of {quick}: baseline" in first.stderr
     assert "tuning (quick): chose" in first.stdout
+    # Every candidate is verified against one async reference, compiled once.
+    assert first.stderr.count("compiling the async reference") == 1
     # Another checkout, another directory: the same content key, no search.
     copy = tmp_path / "elsewhere" / "cnn.mlir"
     copy.parent.mkdir()
