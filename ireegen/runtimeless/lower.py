@@ -240,7 +240,7 @@ def _pointer(place: Place, offset: int, cfn, prefix: str) -> str:
     return f"{cfn.outputs[place.index].name}_data{suffix}"
 
 
-def lower(schedule: Schedule, functions: list, where: str) -> dict:
+def lower(schedule: Schedule, functions: list, where: str, binding_access: dict | None = None) -> dict:
     """The template context of the runtimeless sources."""
     # Constants: one blob, each aligned as the program asked.
     constant_offsets = {}
@@ -265,9 +265,11 @@ def lower(schedule: Schedule, functions: list, where: str) -> dict:
     init_places.update({aid: Place("state", off) for aid, off in state_offsets.items()})
     init_steps = [_step(step, init_places, None, schedule, exports, prefix) for step in schedule.init_steps]
     plans = []  # per function: its plans, one per distinct schedule over the state versions
+    next_id = 1 + max(slab.alloc_ids(schedule), default=0)  # for the buffers slab.split makes
     for cfn in functions:
         variants = []
         for k, fs in enumerate(schedule.functions[cfn.name]):
+            fs, next_id = slab.split(fs, binding_access or {}, next_id)
             plan, places = plan_function(cfn, fs, where, constant_offsets, state_offsets)
             for step in fs.steps:
                 plan.steps.append(_step(step, places, cfn, schedule, exports, cfn.prefix))
@@ -368,11 +370,13 @@ def write_sources(
     link_libraries: list,
     data_format: str = "asm",
     lower_bounds: dict | None = None,
+    binding_access: dict | None = None,
 ) -> dict:
     """Reads the schedule from `program_ir` (the HAL-level program), writes
     the runtimeless sources into `staging`, and returns the manifest's
     `runtimeless` section.  `context` carries banner/summary/guard;
-    `lower_bounds` each function's transient lower bound (slice_liveness)."""
+    `lower_bounds` each function's transient lower bound (slice_liveness);
+    `binding_access` how each dispatch uses its bindings (stream_access)."""
     from iree.compiler import ir
 
     from ireegen.cgen.render import render
@@ -383,7 +387,7 @@ def write_sources(
     with ir.Context():
         module = ir.Module.parseFile(str(program_ir))
         schedule = read_schedule(module, {f.name: f.function for f in functions}, where)
-    lowered = lower(schedule, functions, where)
+    lowered = lower(schedule, functions, where, binding_access)
     check_static_memory(lowered["arena_size"], lowered["state_size"], where)
     object_file = files["executables-object"]
     header_file = files["abi-header"]
