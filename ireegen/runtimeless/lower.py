@@ -127,7 +127,7 @@ def plan_function(cfn, fs, where: str, constant_offsets: dict, state_offsets: di
                 last = end
             region_of[aid] = arena.Region(f"buffer{aid}", alloc.size, first, last, "intermediate")
     regions = list(region_of.values())
-    top = arena.plan(regions, BINDING_ALIGNMENT)
+    top = arena.plan_best(regions, BINDING_ALIGNMENT)
     for aid, r in region_of.items():
         places[aid] = Place("arena", r.offset)
 
@@ -269,8 +269,12 @@ def lower(schedule: Schedule, functions: list, where: str, binding_access: dict 
     for cfn in functions:
         variants = []
         for k, fs in enumerate(schedule.functions[cfn.name]):
-            fs, next_id = slab.split(fs, binding_access or {}, next_id)
-            plan, places = plan_function(cfn, fs, where, constant_offsets, state_offsets)
+            # IREE's layout of its slab, or the slab's buffers placed here: the smaller arena.
+            split, next_id = slab.split(fs, binding_access or {}, next_id)
+            tried = [(fs, *plan_function(cfn, fs, where, constant_offsets, state_offsets))]
+            if split is not fs:
+                tried.append((split, *plan_function(cfn, split, where, constant_offsets, state_offsets)))
+            fs, plan, places = min(tried, key=lambda t: (t[1].arena_size_staged, t[1].arena_size))
             for step in fs.steps:
                 plan.steps.append(_step(step, places, cfn, schedule, exports, cfn.prefix))
             plan.transitions = dict(fs.transitions)

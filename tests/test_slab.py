@@ -1,10 +1,12 @@
-"""Staging of unaligned caller tensors in the arena bytes no step touches at
-the time (runtimeless/slab.py): the planner's rule on its own, and QDQ int8
+"""runtimeless/slab.py: IREE's transient slab split back into its buffers
+(reads joined with the writes they read), and staging of unaligned caller
+tensors in the arena bytes no step touches at the time: the rules on
+synthetic schedules, and QDQ int8
 convolution chains of random shapes whose input copy fits in the bytes the
 later, larger layers use, so the arena needs no room for it: each run with
 aligned and unaligned tensors gives the same bits, ONNX Runtime's int8
 outputs (ireegen's int8 kernels, here on the host), and an arena no
-larger than without staging."""
+larger than without staging, within 1.15x the liveness lower bound."""
 
 import json
 
@@ -16,7 +18,7 @@ from ireegen.cbuild.native_run import build_runner
 from ireegen.config.modes import make_config
 from ireegen.emit import emit
 from ireegen.runtimeless import arena, slab
-from ireegen.runtimeless.schedule import Alloc, Buf
+from ireegen.runtimeless.schedule import Alloc, Buf, Dispatch, Fill, FunctionSchedule
 
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
@@ -49,6 +51,53 @@ def test_staging_shares_only_bytes_untouched_while_it_is_live():
     out = arena.Region("output0", 1024, 3, 4, "output-staging")
     arena.plan([out], 64, placed=used)
     assert out.offset == 64
+
+
+def _dispatch(*bindings):
+    return Dispatch("exe", "f", (1, 1, 1), [], list(bindings))
+
+
+def _split(steps, modes, results, size=4096):
+    """Splits a schedule over one slab; `modes` per Dispatch, as the stream
+    phase prints them.  Returns the new schedule."""
+    fs = FunctionSchedule("f", [], steps, results)
+    access = {"f": [[(m, b.offset, b.length) for m, b in zip(ms, s.bindings)] for ms, s in zip(modes, (s for s in steps if isinstance(s, Dispatch)))]}  # fmt: skip
+    new, _ = slab.split(fs, access, 100)
+    return new
+
+
+def test_the_slab_splits_into_its_values_and_reads_stay_with_their_writes():
+    s = Alloc(1, "transient", 4096)
+    c = Alloc(2, "constant", 64, data=bytes(64))
+    steps = [
+        _dispatch(Buf(c, 0, 64), Buf(s, 0, 1024)),  # A: written whole
+        _dispatch(Buf(s, 512, 512), Buf(s, 1024, 1024)),  # reads part of A, writes B
+        _dispatch(Buf(s, 1024, 1024), Buf(s, 0, 256)),  # reads B, writes C over A's bytes
+        _dispatch(Buf(s, 0, 256), Buf(s, 2048, 64)),  # reads C, writes the result
+    ]
+    modes = [("ro", "wo"), ("ro", "wo"), ("ro", "wo"), ("ro", "wo")]
+    new = _split(steps, modes, [Buf(s, 2048, 64)])
+    pieces = [[b.alloc for b in st.bindings if b.alloc.kind == "transient"] for st in new.steps]
+    a, b, c2, r = pieces[0][0], pieces[1][1], pieces[2][1], pieces[3][1]
+    assert pieces[1][0] is a and pieces[2][0] is b and pieces[3][0] is c2 and new.results[0].alloc is r
+    assert len({id(x) for x in (a, b, c2, r)}) == 4  # C reuses A's bytes in IREE's layout: a value of its own
+    assert (a.size, b.size, c2.size, r.size) == (1024, 1024, 256, 64)
+    assert new.steps[1].bindings[0].offset == 512  # the part of A it reads, at its place in A
+    # A read-write binding and a partial overwrite keep everything they read together.
+    steps = [
+        _dispatch(Buf(s, 0, 1024)),  # writes A
+        _dispatch(Buf(s, 0, 256)),  # overwrites A's first quarter
+        _dispatch(Buf(s, 0, 1024), Buf(s, 1024, 64)),  # reads all of A: both writes
+    ]
+    new = _split(steps, [("wo",), ("rw",), ("ro", "wo")], [Buf(s, 1024, 64)])
+    assert new.steps[0].bindings[0].alloc is new.steps[1].bindings[0].alloc is new.steps[2].bindings[0].alloc
+    # Not split where the stream phase's dispatches do not match the schedule's.
+    fs = FunctionSchedule("f", [], steps, [Buf(s, 1024, 64)])
+    assert slab.split(fs, {"f": [[("wo", 0, 1024)]]}, 100)[0] is fs
+    # A fill is a write.
+    steps = [Fill(Buf(s, 0, 128), 0, 4), _dispatch(Buf(s, 0, 128), Buf(s, 128, 64))]
+    new = _split(steps, [("ro", "wo")], [Buf(s, 128, 64)])
+    assert new.steps[0].target.alloc is new.steps[1].bindings[0].alloc is not new.results[0].alloc
 
 
 def _qdq_chain(path, seed):
@@ -117,7 +166,7 @@ def test_a_qdq_model_stages_its_input_inside_the_arena(tmp_path, seed):
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
     a = manifest["runtimeless"]["arena"]
     assert "--iree-scheduling-optimize-bindings=false" in manifest["compile_flags"]
-    assert a["lower_bound"] <= a["size_aligned_io"], a
+    assert a["lower_bound"] <= a["size_aligned_io"] <= 1.15 * a["lower_bound"], a
     staging = [r for r in a["functions"]["chain"]["regions"] if r["role"].endswith("-staging")]
     assert sorted(r["role"] for r in staging) == ["input-staging", "output-staging"], staging
     assert a["size"] == a["size_aligned_io"], a["functions"]["chain"]["regions"]
