@@ -49,6 +49,7 @@ class CFunctionPlan:
     arena_size_staged: int  # with staging
     regions: list = field(default_factory=list)
     transient_bytes: int = 0  # every buffer the program allocates, without reuse
+    regions_bound: int = 0  # the most bytes of its arena regions live at once (64-byte rounded)
     used: list = field(default_factory=list)  # the byte ranges of the regions the steps touch (slab.py)
     read_inputs: list = field(default_factory=list)  # CValues of the tensor inputs the call reads
     transitions: dict = field(default_factory=dict)  # state version -> the version after the call
@@ -127,7 +128,7 @@ def plan_function(cfn, fs, where: str, constant_offsets: dict, state_offsets: di
                 last = end
             region_of[aid] = arena.Region(f"buffer{aid}", alloc.size, first, last, "intermediate")
     regions = list(region_of.values())
-    top = arena.plan_best(regions, BINDING_ALIGNMENT)
+    top = arena.align_up(arena.plan_best(regions, BINDING_ALIGNMENT), BINDING_ALIGNMENT)
     for aid, r in region_of.items():
         places[aid] = Place("arena", r.offset)
 
@@ -178,6 +179,7 @@ def plan_function(cfn, fs, where: str, constant_offsets: dict, state_offsets: di
         sum(a.size for a in allocs.values() if a.kind == "transient"),
     )
     plan.used = used
+    plan.regions_bound = slice_liveness.lower_bound([(r.first, r.last, r.size) for r in regions], BINDING_ALIGNMENT)
     plan.read_inputs = [cfn.inputs[i] for i, a in enumerate(fs.inputs) if isinstance(a, Alloc) and a.id in allocs]
     return plan, places
 
@@ -467,7 +469,7 @@ def write_sources(
             "functions": {
                 _first_call(variants).fn.name: _arena_json(_first_call(variants)) for variants in lowered["plans"]
             },
-            **_lower_bound_json(lower_bounds, [variants[0].fn.name for variants in lowered["plans"]]),
+            **_lower_bound_json(lower_bounds, lowered["plans"]),
         },
         "schedule": {
             _first_call(variants).fn.name: [_step_json(s) for s in _first_call(variants).steps]
@@ -526,14 +528,22 @@ def _arena_json(p) -> dict:
     }
 
 
-def _lower_bound_json(lower_bounds: dict | None, names: list) -> dict:
+def _lower_bound_json(lower_bounds: dict | None, plans: list) -> dict:
     """The arena's liveness lower bound (the most bytes of IREE's transient
     buffers live at once, from compile/slice_liveness.py), when known for
-    every function: {"lower_bound": bytes}."""
+    every function: {"lower_bound": bytes}.  Where the arena holds IREE's
+    buffers split out of its slab (slab.py), their own bound when lower: a
+    result written in place or a concurrent schedule run one dispatch at a
+    time keeps fewer bytes live than IREE's buffers."""
     if lower_bounds is None:
         return {}
-    bounds = [slice_liveness.bound_of(lower_bounds, n) for n in names]
-    return {} if None in bounds else {"lower_bound": max(bounds, default=0)}
+    bounds = []
+    for variants in plans:
+        bound = slice_liveness.bound_of(lower_bounds, variants[0].fn.name)
+        if bound is None:
+            return {}
+        bounds.append(min(bound, max(p.regions_bound for p in variants)))
+    return {"lower_bound": max(bounds, default=0)}
 
 
 def _step_json(s: dict) -> dict:
