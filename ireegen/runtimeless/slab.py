@@ -145,15 +145,17 @@ def _subtract(intervals: list, lo: int, hi: int) -> tuple:
 
 def _values(touches: list) -> list:
     """Component index per touch ((step, lo, hi, reads, writes)); a read is
-    joined with the latest earlier write of each byte it reads, writes of one
-    step that overlap with each other."""
+    joined with the latest earlier write of each byte it reads, and touches
+    of one step that overlap are joined (a dispatch may alias its bindings)."""
     sets = _Sets(len(touches))
     writes = sorted((t for t in range(len(touches)) if touches[t][4]), key=lambda t: -touches[t][0])
+    by_step = {}
+    for k, (step, lo, hi, _, _) in enumerate(touches):
+        for j in by_step.get(step, []):
+            if touches[j][1] < hi and lo < touches[j][2]:
+                sets.union(k, j)
+        by_step.setdefault(step, []).append(k)
     for k, (step, lo, hi, reads, _) in enumerate(touches):
-        for w in writes:
-            wstep, wlo, whi = touches[w][:3]
-            if wstep == step and w != k and wlo < hi and lo < whi and touches[k][4]:
-                sets.union(k, w)
         if not reads:
             continue
         remaining = [(lo, hi)]
