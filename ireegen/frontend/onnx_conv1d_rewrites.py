@@ -27,8 +27,8 @@ def conv1d_as_matmul(model, shapes: dict, values: dict) -> int:
     the windows with constant indices (window t, tap k reads t*stride +
     k*dilation), then positions x (Cin*K) times (Cin*K) x Cout, the bias,
     and a Transpose back to [N, Cout, Lout].  That order (output channels as
-    the vector dimension) measured faster than weights x columns on 7 of 9
-    shapes, and the product 2x to 30x faster than the Conv on all 9
+    the vector dimension) measured faster than weights x columns on 9 of 11
+    shapes, and the product 2x to 30x faster than the Conv on all 11
     (docs/peers.md, "Small models")."""
     from onnx import numpy_helper
 
