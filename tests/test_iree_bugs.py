@@ -99,11 +99,12 @@ def test_m55_low_overhead_loops_crash_and_its_flag_workaround(tmp_path):
     repro = REPRO / "m55_low_overhead_loops.mlir"
     cmd = [iree_compile, "--compile-mode=hal-executable", str(repro), "-o", str(tmp_path / "d.o")]
     try:
-        raw = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+        # cwd: a static-library variant also writes .o/.h beside the caller.
+        raw = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=tmp_path)
         assert raw.returncode != 0 and "ARM Low Overhead Loops" in raw.stderr, raw.stderr[-2000:]
     except subprocess.TimeoutExpired:
         pass  # the fault's other face
-    fixed = subprocess.run([*cmd, "--disable-arm-loloops"], capture_output=True, text=True, timeout=300)
+    fixed = subprocess.run([*cmd, "--disable-arm-loloops"], capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert fixed.returncode == 0, fixed.stderr[-2000:]
     for model in ("runtimeless", "async"):
         names = [w.name for w in applicable_flag_workarounds(make_config(model, target_cpu="cortex-m55"))]
