@@ -421,6 +421,21 @@ def test_qdq_model_on_cortex_m_equals_onnxruntime(tmp_path, cpu, name):
     # The operator's kernel, and the input's quantization.
     assert len(kernels) == 2 and "ireegen_i8_quantize" in kernels, kernels
     _check_against_onnxruntime(model, tmp_path / "out", runs=3)
+    if (cpu, name) == ("cortex-m4", "fc"):
+        _check_stack_counts_only_called_kernels(tmp_path / "out")
+
+
+def _check_stack_counts_only_called_kernels(outdir: Path) -> None:
+    """`ireegen size`'s stack holds the frames of the functions the link
+    keeps: the library's convolution (the largest frame in the object) is
+    not on a fully connected model's stack, its FC kernel is."""
+    from ireegen.cbuild.footprint import dispatch_frames, measure
+
+    report = measure(outdir)
+    (executables,) = outdir.glob("*_executables.o")
+    in_object = dispatch_frames("arm-none-eabi-objdump", executables)
+    assert in_object["ireegen_i8_convolution"] > in_object["ireegen_i8_fully_connected"]
+    assert report["stack_detail"]["deepest_dispatch"] == in_object["ireegen_i8_fully_connected"]
 
 
 def _qdq_residual_block(path: Path, x_shape=(2, 8, 6, 5), classes=7) -> Path:

@@ -39,9 +39,12 @@ _MAP_SECTION = re.compile(r"^ (\.[^\s]+)")
 _MAP_SIZE = re.compile(r"^\s+(?:(\.[^\s]+)\s+)?0x[0-9a-f]+\s+0x([0-9a-f]+)\s+(\S+)$")
 
 
-def linked_sizes(cc: str, cflags, objects: dict, roots) -> tuple:
+def linked_sizes(cc: str, cflags, objects: dict, roots, objdump_tool: str | None = None) -> tuple:
     """Links `objects` (role -> path) with --gc-sections from the `roots`
-    symbols: ({role: {"flash": bytes, "ram": bytes}}, [undefined symbols])."""
+    symbols: ({role: {"flash": bytes, "ram": bytes}}, [undefined symbols]),
+    and with `objdump_tool` also the frames of the functions the link keeps
+    (dispatch_frames of the linked program: a kernel no dispatch calls is
+    not on any stack)."""
     with tempfile.TemporaryDirectory(prefix="ireegen-link-") as tmp:
         mapfile, elf = Path(tmp) / "probe.map", Path(tmp) / "probe.elf"
         cmd = [
@@ -64,6 +67,7 @@ def linked_sizes(cc: str, cflags, objects: dict, roots) -> tuple:
         undefined = sorted(
             {line.split()[-1] for line in _run([binutil(cc, "nm"), "-u", str(elf)]).splitlines() if line.strip()}
         )
+        frames = dispatch_frames(objdump_tool, elf) if objdump_tool else None
     by_path = {str(p): role for role, p in objects.items()}
     sizes = {role: {"flash": 0, "ram": 0} for role in objects}
     section = None
@@ -83,7 +87,7 @@ def linked_sizes(cc: str, cflags, objects: dict, roots) -> tuple:
             sizes[role]["flash"] += size
         elif section.startswith((".text", ".rodata", ".data.rel.ro", ".ARM.ex", ".init_array", ".fini_array")):
             sizes[role]["flash"] += size
-    return sizes, undefined
+    return (sizes, undefined, frames) if objdump_tool else (sizes, undefined)
 
 
 def symbol_size(nm_tool: str, obj, symbol: str) -> int | None:
@@ -182,12 +186,18 @@ def measure(outdir, objects=(), cc: str | None = None, cflags=SIZE_CFLAGS) -> di
                 consts = Path(obj)
         executables = roles["executables-object"]
         roots = [f"{name}_initialize", f"{name}_last_error", *(f["c_symbol"] for f in manifest["functions"])]
-        linked, undefined = linked_sizes(
-            toolchain.cc, toolchain.cflags, {"executables": executables, "glue": glue, "constants": consts}, roots
+        readable = target["triple"].startswith(("thumb", "arm", "riscv"))
+        linked, undefined, *kept = linked_sizes(
+            toolchain.cc,
+            toolchain.cflags,
+            {"executables": executables, "glue": glue, "constants": consts},
+            roots,
+            objdump_tool if readable else None,
         )
         instance = symbol_size(nm_tool, glue, f"{name}__default_instance") or 0
-        readable = target["triple"].startswith(("thumb", "arm", "riscv"))
-        frames = dispatch_frames(objdump_tool, executables) if readable else {}
+        # The executables' functions the link keeps (the glue's frames are gcc's -fstack-usage).
+        executable_functions = set(_run([nm_tool, "--defined-only", str(executables)]).split())
+        frames = {f: b for f, b in kept[0].items() if f in executable_functions} if readable else {}
         kernels = kernel_footprint(manifest, nm_tool, executables)
     arena = manifest["runtimeless"]["arena"]["size"]
     plan = manifest["runtimeless"]["arena"]
