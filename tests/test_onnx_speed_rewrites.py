@@ -62,18 +62,69 @@ def test_depthwise_conv_as_taps(tmp_path):
         [
             ((3, 3), (1, 1, 1, 1), (1, 1), (1, 1), True),  # MobileNet's: rewritten
             ((3, 2), (2, 0, 1, 1), (2, 1), (1, 1), False),  # uneven pads, dilation, no bias: rewritten
-            ((3, 3), (1, 1, 1, 1), (1, 1), (2, 2), True),  # strided: stays a Conv
+            ((3, 3), (1, 1, 1, 1), (1, 1), (2, 2), True),  # strided: stride phases, rewritten
         ],
     )
     proc = run_cli("emit", path, "-o", tmp_path / "out", "--execution-model", "runtimeless")
     assert proc.returncode == 0 and "verified against async" in proc.stdout, proc.stderr
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
-    assert manifest["onnx_rewrites"] == [{"rewrite": "depthwise-conv-as-taps", "nodes": 2}]
+    assert manifest["onnx_rewrites"] == [{"rewrite": "depthwise-conv-as-taps", "nodes": 3}]
     x = np.random.default_rng(1).standard_normal((1, 8, 12, 10)).astype(np.float32)
     report = parity(
         path, modes=["async", "runtimeless"], inputs={"depthwise": [x]}, reference="onnxruntime", rtol=1e-5, atol=1e-5
     )
     assert report.agrees and not report.compile_errors, report.table()
+
+
+def _run_ort(model, x):
+    import onnxruntime as ort
+
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    return session.run(None, {"x": x})[0]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_depthwise_taps_on_random_shapes_match_onnxruntime(seed):
+    """Random batch, channels, sizes, kernels, pads, dilations and strides
+    (per axis, up to 3, including strides that skip the input's last rows):
+    the rewritten graph computes what ONNX Runtime computes for the Conv."""
+    from onnx import helper, numpy_helper
+
+    from ireegen.frontend.onnx_rewrites import apply_rewrites
+
+    rng = np.random.default_rng(seed)
+    n, c = int(rng.integers(1, 3)), int(rng.integers(2, 7))
+    kernel = [int(rng.integers(1, 6)) for _ in range(2)]
+    dilations = [int(rng.integers(1, 3)) for _ in range(2)]
+    strides = [int(rng.integers(1, 4)) for _ in range(2)]
+    pads = [int(rng.integers(0, k)) for k in kernel * 2]  # a pad below the kernel's size, as ONNX exporters write
+    spans = [d * (k - 1) + 1 for d, k in zip(dilations, kernel)]
+    size = [int(rng.integers(max(1, s - p - q), s + 9)) for s, p, q in zip(spans, pads[:2], pads[2:])]
+    x = rng.standard_normal((n, c, *size)).astype(np.float32)
+    inits = [numpy_helper.from_array(rng.standard_normal((c, 1, *kernel)).astype(np.float32), "w")]
+    inputs = ["x", "w"]
+    if seed % 2:
+        inits.append(numpy_helper.from_array(rng.standard_normal(c).astype(np.float32), "b"))
+        inputs.append("b")
+    conv = helper.make_node(
+        "Conv", inputs, ["y"], group=c, kernel_shape=kernel, pads=pads, dilations=dilations, strides=strides
+    )
+    graph = helper.make_graph(
+        [conv],
+        "depthwise",
+        [helper.make_tensor_value_info("x", 1, list(x.shape))],
+        [helper.make_tensor_value_info("y", 1, None)],
+        inits,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    expected = _run_ort(model, x)
+    rewritten = onnx.ModelProto()
+    rewritten.CopyFrom(model)
+    assert {"rewrite": "depthwise-conv-as-taps", "nodes": 1} in apply_rewrites(rewritten)
+    assert "Conv" not in {node.op_type for node in rewritten.graph.node}
+    got = _run_ort(rewritten, x)
+    assert got.shape == expected.shape
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
 
 
 def test_grouped_but_not_depthwise_conv_is_left_alone():
