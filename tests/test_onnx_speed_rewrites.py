@@ -83,48 +83,117 @@ def _run_ort(model, x):
     return session.run(None, {"x": x})[0]
 
 
-@pytest.mark.parametrize("seed", range(40))
-def test_depthwise_taps_on_random_shapes_match_onnxruntime(seed):
-    """Random batch, channels, sizes, kernels, pads, dilations and strides
-    (per axis, up to 3, including strides that skip the input's last rows):
-    the rewritten graph computes what ONNX Runtime computes for the Conv."""
+def _random_conv(rng, seed: int, depthwise: bool):
+    """A one-Conv model on random shapes: batch, channels, sizes, kernel, pads,
+    dilations and strides (per axis, up to 3, including strides that skip
+    the input's last rows); a bias on odd seeds.  Returns (model, x)."""
     from onnx import helper, numpy_helper
 
-    from ireegen.frontend.onnx_rewrites import apply_rewrites
-
-    rng = np.random.default_rng(seed)
-    n, c = int(rng.integers(1, 3)), int(rng.integers(2, 7))
+    n = int(rng.integers(1, 3))
+    c = int(rng.integers(2, 7)) if depthwise else int(rng.integers(1, 5))
+    m = c if depthwise else int(rng.integers(1, 20))
     kernel = [int(rng.integers(1, 6)) for _ in range(2)]
+    if not depthwise and kernel == [1, 1]:
+        kernel[seed % 2] = 2
     dilations = [int(rng.integers(1, 3)) for _ in range(2)]
     strides = [int(rng.integers(1, 4)) for _ in range(2)]
     pads = [int(rng.integers(0, k)) for k in kernel * 2]  # a pad below the kernel's size, as ONNX exporters write
     spans = [d * (k - 1) + 1 for d, k in zip(dilations, kernel)]
     size = [int(rng.integers(max(1, s - p - q), s + 9)) for s, p, q in zip(spans, pads[:2], pads[2:])]
     x = rng.standard_normal((n, c, *size)).astype(np.float32)
-    inits = [numpy_helper.from_array(rng.standard_normal((c, 1, *kernel)).astype(np.float32), "w")]
+    inits = [numpy_helper.from_array(rng.standard_normal((m, 1 if depthwise else c, *kernel)).astype(np.float32), "w")]
     inputs = ["x", "w"]
     if seed % 2:
-        inits.append(numpy_helper.from_array(rng.standard_normal(c).astype(np.float32), "b"))
+        inits.append(numpy_helper.from_array(rng.standard_normal(m).astype(np.float32), "b"))
         inputs.append("b")
     conv = helper.make_node(
-        "Conv", inputs, ["y"], group=c, kernel_shape=kernel, pads=pads, dilations=dilations, strides=strides
+        "Conv",
+        inputs,
+        ["y"],
+        group=c if depthwise else 1,
+        kernel_shape=kernel,
+        pads=pads,
+        dilations=dilations,
+        strides=strides,
     )
     graph = helper.make_graph(
         [conv],
-        "depthwise",
+        "conv",
         [helper.make_tensor_value_info("x", 1, list(x.shape))],
         [helper.make_tensor_value_info("y", 1, None)],
         inits,
     )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8), x
+
+
+@pytest.mark.parametrize("seed", range(40))
+@pytest.mark.parametrize("rewrite", ["depthwise-conv-as-taps", "conv-as-im2col-matmul"])
+def test_conv_rewrites_on_random_shapes_match_onnxruntime(rewrite, seed):
+    """The rewritten graph computes what ONNX Runtime computes for the Conv:
+    depthwise Convs as taps, Convs over 1 to 4 channels as im2col + MatMul."""
+    from ireegen.frontend.onnx_rewrites import apply_rewrites
+
+    model, x = _random_conv(np.random.default_rng(seed), seed, rewrite == "depthwise-conv-as-taps")
     expected = _run_ort(model, x)
     rewritten = onnx.ModelProto()
     rewritten.CopyFrom(model)
-    assert {"rewrite": "depthwise-conv-as-taps", "nodes": 1} in apply_rewrites(rewritten)
+    assert {"rewrite": rewrite, "nodes": 1} in apply_rewrites(rewritten)
     assert "Conv" not in {node.op_type for node in rewritten.graph.node}
     got = _run_ort(rewritten, x)
     assert got.shape == expected.shape
-    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
+
+
+def test_conv_on_many_channels_stays_a_conv():
+    """Five input channels, or a 1x1 kernel: IREE's own convolution (or
+    matmul) codegen, no im2col of ours."""
+    from onnx import helper, numpy_helper
+
+    from ireegen.frontend.conv_im2col import conv_as_im2col_matmul
+
+    for channels, kernel in ((5, 3), (3, 1)):
+        w = numpy_helper.from_array(np.ones((4, channels, kernel, kernel), np.float32), "w")
+        graph = helper.make_graph(
+            [helper.make_node("Conv", ["x", "w"], ["y"], kernel_shape=[kernel, kernel])],
+            "conv",
+            [helper.make_tensor_value_info("x", 1, [1, channels, 6, 6])],
+            [helper.make_tensor_value_info("y", 1, None)],
+            [w],
+        )
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+        shapes = {"x": [1, channels, 6, 6], "y": [1, 4, 7 - kernel, 7 - kernel]}
+        assert conv_as_im2col_matmul(model, shapes, {"w": w}) == 0
+
+
+def test_stem_conv_as_im2col_matmul(tmp_path):
+    """An RGB stem (7x7, stride 2, pads 3, bias, batch 2) through IREE, verified
+    by emit and against ONNX Runtime in async and runtimeless."""
+    from onnx import helper, numpy_helper
+
+    rng = np.random.default_rng(3)
+    inits = [
+        numpy_helper.from_array(rng.standard_normal((16, 3, 7, 7)).astype(np.float32), "w"),
+        numpy_helper.from_array(rng.standard_normal(16).astype(np.float32), "b"),
+    ]
+    conv = helper.make_node("Conv", ["x", "w", "b"], ["c"], kernel_shape=[7, 7], strides=[2, 2], pads=[3, 3, 3, 3])
+    graph = helper.make_graph(
+        [conv, helper.make_node("Relu", ["c"], ["y"])],
+        "stem",
+        [helper.make_tensor_value_info("x", 1, [2, 3, 33, 30])],
+        [helper.make_tensor_value_info("y", 1, [2, 16, 17, 15])],
+        inits,
+    )
+    path = tmp_path / "stem.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8), str(path))
+    proc = run_cli("emit", path, "-o", tmp_path / "out", "--execution-model", "runtimeless")
+    assert proc.returncode == 0 and "verified against async" in proc.stdout, proc.stderr
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert manifest["onnx_rewrites"] == [{"rewrite": "conv-as-im2col-matmul", "nodes": 1}]
+    x = rng.standard_normal((2, 3, 33, 30)).astype(np.float32)
+    report = parity(
+        path, modes=["async", "runtimeless"], inputs={"stem": [x]}, reference="onnxruntime", rtol=1e-4, atol=1e-4
+    )
+    assert report.agrees and not report.compile_errors, report.table()
 
 
 def test_grouped_but_not_depthwise_conv_is_left_alone():

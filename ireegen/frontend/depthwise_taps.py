@@ -34,15 +34,16 @@ def supported(attrs: dict) -> bool:
     )
 
 
-def build(b, x: str, weights, bias: str | None, attrs: dict, dims, out_dims, out: str, name: str) -> None:
-    """Appends (through NodeBuilder `b`) the nodes that compute the depthwise
-    Conv of `x` (dims [N, C, H, W]) with `weights` [C, 1, kh, kw] and `bias`
-    into `out` (dims [N, C, Ho, Wo])."""
-    channels, (kh, kw) = dims[1], weights.shape[2:]
+def windows(b, x: str, dims, kernel, attrs: dict, out_hw) -> tuple:
+    """The Conv's kh x kw shifted windows of `x` (dims [N, C, H, W]), for a
+    `kernel` (kh, kw) with output size `out_hw` (Ho, Wo): (values, rank), the
+    values in tap order (row-major over the kernel), each [N, C, Ho, Wo]
+    (rank 4), or [N, C, 1, 1, Ho, Wo] (rank 6) for a strided Conv, whose
+    windows are cut from its stride phases."""
+    channels, (kh, kw), (height, width) = dims[1], kernel, out_hw
     sh, sw = list(attrs.get("strides") or [1, 1])
     dh, dw = list(attrs.get("dilations") or [1, 1])
     top, left, bottom, right = list(attrs.get("pads") or [0, 0, 0, 0])
-    height, width = out_dims[2:]
     phased = (sh, sw) != (1, 1)
     value = x
     if phased:
@@ -64,15 +65,13 @@ def build(b, x: str, weights, bias: str | None, attrs: dict, dims, out_dims, out
     if any((top, left, bottom, right)):
         full = np.array([0, 0, top, left, 0, 0, bottom, right], np.int64)
         value = b.op("Pad", value, b.const("pads", full))
-    tap_shape = (1, channels, 1, 1)
     if phased:
         split = b.op("Reshape", value, b.const("phase_shape", np.array([dims[0], channels, hq, sh, wq, sw], np.int64)))
         value = b.op("Transpose", split, perm=[0, 1, 3, 5, 2, 4])
-        tap_shape = (1, channels, 1, 1, 1, 1)
         axes = b.const("axes", np.array([2, 3, 4, 5], np.int64))
     else:
         axes = b.const("axes", np.array([2, 3], np.int64))
-    terms = []
+    values = []
     for i in range(kh):
         for j in range(kw):
             if phased:
@@ -82,19 +81,25 @@ def build(b, x: str, weights, bias: str | None, attrs: dict, dims, out_dims, out
             else:
                 starts = np.array([i * dh, j * dw], np.int64)
                 ends = starts + np.array([height, width], np.int64)
-            shifted = b.op("Slice", value, b.const("starts", starts), b.const("ends", ends), axes)
-            tap = b.const("tap", weights[:, 0, i, j].reshape(tap_shape).copy())
-            terms.append(b.op("Mul", shifted, tap))
+            values.append(b.op("Slice", value, b.const("starts", starts), b.const("ends", ends), axes))
+    return values, 6 if phased else 4
+
+
+def build(b, x: str, weights, bias: str | None, attrs: dict, dims, out_dims, out: str, name: str) -> None:
+    """Appends (through NodeBuilder `b`) the nodes that compute the depthwise
+    Conv of `x` (dims [N, C, H, W]) with `weights` [C, 1, kh, kw] and `bias`
+    into `out` (dims [N, C, Ho, Wo])."""
+    channels, (kh, kw) = dims[1], weights.shape[2:]
+    shifted, rank = windows(b, x, dims, (kh, kw), attrs, out_dims[2:])
+    tap_shape = (1, channels) + (1,) * (rank - 2)
+    terms = [
+        b.op("Mul", value, b.const("tap", weights[:, 0, k // kw, k % kw].reshape(tap_shape).copy()))
+        for k, value in enumerate(shifted)
+    ]
     if bias:
         terms.append(b.op("Reshape", bias, b.const("bias_shape", np.array(tap_shape, np.int64))))
-    if phased:
+    if rank == 6:
         total = b.op("Sum", *terms)
-        b.op(
-            "Reshape",
-            total,
-            b.const("out_shape", np.array([dims[0], channels, height, width], np.int64)),
-            out=out,
-            name=name,
-        )
+        b.op("Reshape", total, b.const("out_shape", np.array(out_dims, np.int64)), out=out, name=name)
     else:
         b.op("Sum", *terms, out=out, name=name)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import depthwise_taps
+from .conv_im2col import conv_as_im2col_matmul
 from .onnx_nodes import NodeBuilder, known_arrays, node_attrs
 
 MAX_TAPS = 25  # kernels up to 5x5: beyond that the sum of shifted slices is no longer one small dispatch
@@ -71,4 +72,7 @@ def depthwise_conv_as_taps(model, shapes: dict, values: dict) -> int:
     return rewritten
 
 
-SPEED_REWRITES = (("depthwise-conv-as-taps", depthwise_conv_as_taps),)
+SPEED_REWRITES = (
+    ("depthwise-conv-as-taps", depthwise_conv_as_taps),
+    ("conv-as-im2col-matmul", conv_as_im2col_matmul),
+)
