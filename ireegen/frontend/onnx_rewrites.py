@@ -410,6 +410,7 @@ REWRITES = (
 
 REWRITTEN_OPS = (
     "Conv",
+    "ConvTranspose",
     "Pad",
     "ArrayFeatureExtractor",
     "LinearClassifier",

@@ -14,6 +14,7 @@ import numpy as np
 
 from . import depthwise_taps
 from .conv_im2col import conv_as_im2col_matmul
+from .conv_transpose_matmul import conv_transpose_as_matmul
 from .onnx_nodes import NodeBuilder, known_arrays, node_attrs
 
 MAX_TAPS = 25  # kernels up to 5x5: beyond that the sum of shifted slices is no longer one small dispatch
@@ -75,4 +76,5 @@ def depthwise_conv_as_taps(model, shapes: dict, values: dict) -> int:
 SPEED_REWRITES = (
     ("depthwise-conv-as-taps", depthwise_conv_as_taps),
     ("conv-as-im2col-matmul", conv_as_im2col_matmul),
+    ("conv-transpose-as-matmul", conv_transpose_as_matmul),
 )
