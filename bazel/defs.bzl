@@ -33,19 +33,19 @@ def _layout(model_name, execution_model, executable_format, module_format, data_
 
 _COPY = "import shutil, sys; shutil.copyfile(sys.argv[1], sys.argv[2])"
 
-def _onnx_with_data(ctx, python):
-    """The ONNX model and its external data files, copied side by side into
-    a directory of their own: onnx refuses external data that is a symbolic
-    link, which is what a sandbox makes of every input.  The emit then runs
-    unsandboxed on these copies, and the directory holds only the declared
-    files.  Returns (model, [model, data...])."""
-    src = ctx.file.src
-    base = src.short_path[:-len(src.basename)]
+def _side_by_side(ctx, python, main, others, subdir, attr_name):
+    """`main` and `others` (files in its directory or below), copied side by
+    side into a directory of their own.  ireegen reads no file through a
+    symbolic link, which is what a sandbox makes of every input (onnx
+    refuses such external data too), so the emit then runs unsandboxed on
+    these copies, and the directory holds only the declared files.
+    Returns (main's copy, [all copies])."""
+    base = main.short_path[:-len(main.basename)]
     copies = []
-    for f in [src] + ctx.files.model_data:
+    for f in [main] + others:
         if not f.short_path.startswith(base):
-            fail("ireegen_model: model_data %s is not in %s's directory or below it" % (f.short_path, src.short_path))
-        out = ctx.actions.declare_file(ctx.label.name + "_src/" + f.short_path[len(base):])
+            fail("ireegen_model: %s %s is not in %s's directory or below it" % (attr_name, f.short_path, main.short_path))
+        out = ctx.actions.declare_file(ctx.label.name + "_" + subdir + "/" + f.short_path[len(base):])
         ctx.actions.run(
             executable = python,
             arguments = ["-c", _COPY, f.path, out.path],
@@ -75,8 +75,14 @@ def _emit_impl(ctx):
     model, model_inputs = ctx.file.src, [ctx.file.src]
     requirements = {}
     if ctx.file.src.extension == "onnx" and ctx.files.model_data:
-        model, model_inputs = _onnx_with_data(ctx, python)
+        model, model_inputs = _side_by_side(ctx, python, ctx.file.src, ctx.files.model_data, "src", "model_data")
         requirements = {"no-sandbox": "1"}
+    kernel_inputs = []
+    if ctx.file.kernels:
+        spec, kernel_inputs = _side_by_side(ctx, python, ctx.file.kernels, ctx.files.kernel_files, "kernels", "kernel_files")
+        requirements = {"no-sandbox": "1"}
+    elif ctx.files.kernel_files:
+        fail("ireegen_model(%s): kernel_files needs kernels, the spec that names them" % ctx.attr.model_name)
 
     args = ctx.actions.args()
     args.add_all(["-m", "ireegen", "emit", model.path, "-o", manifest.dirname])
@@ -96,6 +102,10 @@ def _emit_impl(ctx):
     args.add_all(ctx.attr.flags, format_each = "--iree-flag=%s")
     args.add_all(ctx.attr.input_shapes, format_each = "--input-shape=%s")
     args.add_all(ctx.attr.input_values, format_each = "--input-value=%s")
+    if ctx.file.kernels:
+        args.add("--kernels", spec.path)
+    if not ctx.attr.builtin_kernels:
+        args.add("--no-builtin-kernels")
     if not ctx.attr.verify:
         args.add("--no-verify")
     if ctx.file.verify_inputs:
@@ -104,8 +114,9 @@ def _emit_impl(ctx):
     ctx.actions.run(
         executable = python,
         arguments = [args],
-        # The model, an ONNX model's external data files beside it, the verification inputs.
-        inputs = model_inputs + ctx.files.verify_inputs,
+        # The model, an ONNX model's external data files beside it, the
+        # kernel spec and its files, the verification inputs.
+        inputs = model_inputs + kernel_inputs + ctx.files.verify_inputs,
         execution_requirements = requirements,
         outputs = hdrs + srcs + data + [manifest],
         mnemonic = "IreegenEmit",
@@ -148,6 +159,9 @@ ireegen_emit = rule(
         "input_values": attr.string_list(),
         "verify": attr.bool(default = True),
         "verify_inputs": attr.label(allow_single_file = [".npz"]),
+        "kernels": attr.label(allow_single_file = [".json"], doc = "a --kernels spec (docs/kernels.md)"),
+        "kernel_files": attr.label_list(allow_files = True, doc = "the files the kernel spec names"),
+        "builtin_kernels": attr.bool(default = True),
         "_python": attr.label(default = Label("//:python")),
     },
 )
@@ -170,6 +184,9 @@ def ireegen_model(
         verify = True,
         verify_inputs = None,
         model_data = [],
+        kernels = None,
+        kernel_files = [],
+        builtin_kernels = True,
         constants_section = "",
         arena_section = "",
         **kwargs):
@@ -178,6 +195,9 @@ def ireegen_model(
     Include "<model_name>.h" (model_name defaults to `name`).  The generation
     is the target `<name>_ireegen`; its output group `manifest` is manifest.json.
     `model_data`: an ONNX model's external data files (inputs of the action).
+    `kernels`: a `--kernels` spec; `kernel_files`: the sources, headers and
+    match spec it names, in its directory or below (docs/kernels.md).
+    `builtin_kernels = False`: `--no-builtin-kernels`.
     Other keyword arguments (visibility, deps, copts, ...) go to the cc_library.
     """
     model_name = model_name or name
@@ -207,6 +227,9 @@ def ireegen_model(
         input_values = input_values,
         verify = verify,
         verify_inputs = verify_inputs,
+        kernels = kernels,
+        kernel_files = kernel_files,
+        builtin_kernels = builtin_kernels,
         visibility = ["//visibility:private"],
     )
     for group in ("hdrs", "srcs", "data"):

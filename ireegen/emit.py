@@ -6,6 +6,7 @@ import json
 import re
 import shutil
 import subprocess
+import tempfile
 import threading
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -16,7 +17,7 @@ from ireegen.cgen.naming import check_library_queries, check_name, default_name
 from ireegen.cgen.render import preload
 from ireegen.cgen.symbols import check_generated
 from ireegen.cgen.vm_glue import RUNTIME_API, SCANNED_ROLES, check_vm_names, header_context, summary, write_vm_sources
-from ireegen.check.verify import VerifyOptions, load_verify_inputs
+from ireegen.check.verify import ReferenceCache, VerifyOptions, load_verify_inputs
 from ireegen.check.verify import verify as verify_output
 from ireegen.common.errors import UsageError
 from ireegen.common.faults import fault_point
@@ -149,6 +150,7 @@ def emit(
     tune: str | None = None,
     candidate_flags=(),
     builtin_kernels: bool = True,
+    reference_cache=None,
 ) -> EmitResult:
     """Compiles `model_path` for `config` and writes the C library into
     `outdir`, after checking that it computes what async computes (verify.py;
@@ -165,7 +167,9 @@ def emit(
     `tune` (off, quick, full; None: config/tuning.py's default) chooses
     among IREE configurations by timing them on the model (check/tune.py);
     `candidate_flags` are a tuning candidate's: compiled into the output, but
-    not into the async reference it is verified against, nor into the key."""
+    not into the async reference it is verified against, nor into the key;
+    `reference_cache` (check/verify.py) shares that reference between the
+    candidates of one search."""
     if not str(outdir).strip():
         raise UsageError("-o: the output directory is an empty path")
     model_path = check_model_path(model_path)
@@ -248,20 +252,23 @@ def emit(
                 tune="off",
                 candidate_flags=flags,
                 builtin_kernels=False,  # `kernels` is already what this emit links
+                reference_cache=references,  # one async reference for every candidate
             )
 
         given = verify_inputs if verify.enabled else {}
-        tuning = tune_model(
-            model,
-            tune,
-            config,
-            key,
-            [f.function for f in functions],
-            given,
-            verify.seed,
-            emit_candidate,
-            keep_output=verify.enabled,  # under --no-verify, the output's verification section differs
-        )
+        with tempfile.TemporaryDirectory(prefix="ireegen-reference-") as reference_dir:
+            references = ReferenceCache(Path(reference_dir))
+            tuning = tune_model(
+                model,
+                tune,
+                config,
+                key,
+                [f.function for f in functions],
+                given,
+                verify.seed,
+                emit_candidate,
+                keep_output=verify.enabled,  # under --no-verify, the output's verification section differs
+            )
         candidate_flags = tuning.flags
         if tuning.output is not None:
             try:
@@ -388,6 +395,7 @@ def emit(
             verify_inputs,
             kernels,
             reference_flags=extra_flags,
+            reference_cache=reference_cache,
         )
         upload = snapshot(staging, list(files.values()), manifest) if cache is not None else None
         progress("writing", str(outdir))

@@ -54,17 +54,14 @@ def run_cli(*args, cwd=None):
     )
 
 
-def build_generate_only(src: Path, build: Path, model_line: str) -> subprocess.CompletedProcess:
-    """Writes a CMake project in `src` whose one line is `model_line` (an
-    ireegen_add_model call), configures it into `build` and builds it; returns
-    the failed configure, else the build (both with stderr in stdout)."""
-    (src / "CMakeLists.txt").write_text(
-        f"cmake_minimum_required(VERSION 3.21)\nproject(t NONE)\nfind_package(ireegen CONFIG REQUIRED)\n{model_line}\n"
-    )
+def configure_with_ireegen(src: Path, build: Path, *options) -> subprocess.CompletedProcess:
+    """`cmake -S src -B build` with this ireegen's package and Python found,
+    plus `options` (-G, -D...); stderr in stdout."""
     cmake_dir = run_cli("--cmake-dir").stdout.strip()
-    configure = subprocess.run(
+    return subprocess.run(
         [
             "cmake",
+            *map(str, options),
             "-S",
             src,
             "-B",
@@ -76,6 +73,16 @@ def build_generate_only(src: Path, build: Path, model_line: str) -> subprocess.C
         stderr=subprocess.STDOUT,
         text=True,
     )
+
+
+def build_generate_only(src: Path, build: Path, model_line: str) -> subprocess.CompletedProcess:
+    """Writes a CMake project in `src` whose one line is `model_line` (an
+    ireegen_add_model call), configures it into `build` and builds it; returns
+    the failed configure, else the build (both with stderr in stdout)."""
+    (src / "CMakeLists.txt").write_text(
+        f"cmake_minimum_required(VERSION 3.21)\nproject(t NONE)\nfind_package(ireegen CONFIG REQUIRED)\n{model_line}\n"
+    )
+    configure = configure_with_ireegen(src, build)
     if configure.returncode != 0:
         return configure
     return subprocess.run(["cmake", "--build", build], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)

@@ -108,6 +108,7 @@ def builds(tmp_path_factory):
                     )
                     bad = co.bazel("build", "//bad:m")
                     results["onnx"] = _onnx_builds(co)
+                    results["kernels"] = _kernel_builds(co)
                 results[label] = (co, build, run, spawns(log), bad)
             finally:
                 co.bazel("shutdown")
@@ -138,6 +139,23 @@ def _onnx_builds(co):
 
     _save(branching_model(), pkg / "vad.onnx")
     return co.bazel("build", "//onnx:net"), co.bazel("build", "//onnx:undeclared"), co.bazel("build", "//onnx:vad")
+
+
+def _kernel_builds(co):
+    """samples/custom_kernel's model and kernel spec, its files declared
+    (kernel_files) and not: (build with, build without)."""
+    pkg = co.workspace / "kernels"
+    shutil.copytree(ROOT / "samples" / "custom_kernel", pkg / "src")
+    (pkg / "BUILD").write_text(
+        'load("@ireegen//:defs.bzl", "ireegen_model")\n'
+        'FILES = ["src/scale_kernel.c", "src/scale_kernel.h", "src/scale.match.mlir"]\n'
+        'ireegen_model(name = "scale", src = "src/scale.mlir", kernels = "src/kernels.json", kernel_files = FILES,'
+        ' execution_model = "runtimeless")\n'
+        'ireegen_model(name = "undeclared", model_name = "scale2", src = "src/scale.mlir",'
+        ' kernels = "src/kernels.json", execution_model = "runtimeless")\n'
+        'cc_binary(name = "scale_demo", srcs = ["src/main.c"], deps = [":scale"])\n'
+    )
+    return co.bazel("build", "//kernels:scale_demo"), co.bazel("build", "//kernels:undeclared")
 
 
 def _emit_spawns(spawn_list, model):
@@ -197,6 +215,23 @@ def test_onnx_external_data_is_a_declared_input(builds):
     # model_data the weights are not there, and emit says so.
     assert undeclared.returncode != 0
     assert "its external data file mlp.weights is missing" in undeclared.stdout + undeclared.stderr
+
+
+@needs_bazel
+def test_a_kernel_spec_and_its_files_are_declared_inputs(builds):
+    co = builds["a"][0]
+    declared, undeclared = builds["kernels"]
+    assert declared.returncode == 0, declared.stderr[-3000:]
+    assert "verified against async" in declared.stdout
+    manifest = json.loads((co.workspace / "bazel-bin" / "kernels" / "scale_ireegen" / "manifest.json").read_text())
+    kernels = manifest["kernels"]
+    assert [f["name"] for f in kernels["files"]] == ["scale.match.mlir", "scale_kernel.c", "scale_kernel.h"]
+    assert [d["kernels"] for d in kernels["dispatches"]] == [["scale_mul_f32"]]
+    demo = subprocess.run([co.workspace / "bazel-bin" / "kernels" / "scale_demo"], capture_output=True, text=True)
+    assert demo.returncode == 0, demo.stderr
+    # Without kernel_files the action does not see the sources, and emit says which.
+    assert undeclared.returncode != 0
+    assert "scale_kernel.c" in undeclared.stdout + undeclared.stderr
 
 
 @needs_bazel

@@ -3,11 +3,10 @@ as runtimeless C, and the programs give the host's numbers under qemu-user."""
 
 import shutil
 import subprocess
-import sys
 
 import numpy as np
 import pytest
-from conftest import SAMPLES, sample_cases
+from conftest import SAMPLES, configure_with_ireegen, sample_cases
 
 from ireegen.common.resources import cmake_dir
 
@@ -20,22 +19,12 @@ def test_shipped_toolchain_file_cross_builds_and_runs(tmp_path, arch):
         pytest.skip(f"needs cmake, {arch}-linux-gnu-gcc and qemu-{arch}")
     toolchain = cmake_dir() / "toolchains" / f"{arch}-linux-gnu.cmake"
     build = tmp_path / "build"
-    configure = subprocess.run(
-        [
-            CMAKE,
-            "-S",
-            SAMPLES / "mlp",
-            "-B",
-            build,
-            f"-DCMAKE_TOOLCHAIN_FILE={toolchain}",
-            f"-Direegen_DIR={cmake_dir()}",
-            f"-DIREEGEN_PYTHON_EXECUTABLE={sys.executable}",
-            "-DEXECUTION_MODEL=runtimeless",
-            "-DCMAKE_BUILD_TYPE=Release",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
+    configure = configure_with_ireegen(
+        SAMPLES / "mlp",
+        build,
+        f"-DCMAKE_TOOLCHAIN_FILE={toolchain}",
+        "-DEXECUTION_MODEL=runtimeless",
+        "-DCMAKE_BUILD_TYPE=Release",
     )
     assert configure.returncode == 0, configure.stdout
     proc = subprocess.run([CMAKE, "--build", build], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)

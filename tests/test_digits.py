@@ -10,7 +10,7 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import SAMPLES, load_sample_module
+from conftest import SAMPLES, configure_with_ireegen, load_sample_module
 
 pytest.importorskip("sklearn")
 pytest.importorskip("onnx")
@@ -63,26 +63,8 @@ def test_async_through_the_python_runtime_agrees_with_sklearn(accuracy, sklearn_
 
 @pytest.mark.skipif(not CMAKE, reason="no cmake")
 def test_c_program_runtimeless_prints_sklearns_accuracy(tmp_path, accuracy, sklearn_predictions):
-    cmake_dir = subprocess.run(
-        [sys.executable, "-m", "ireegen", "--cmake-dir"], stdout=subprocess.PIPE, text=True, check=True
-    ).stdout.strip()
     build = tmp_path / "build"
-    configure = subprocess.run(
-        [
-            CMAKE,
-            "-S",
-            DIGITS,
-            "-B",
-            build,
-            f"-Direegen_DIR={cmake_dir}",
-            f"-DIREEGEN_PYTHON_EXECUTABLE={sys.executable}",
-            "-DEXECUTION_MODEL=runtimeless",
-            "-DCMAKE_BUILD_TYPE=Release",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
+    configure = configure_with_ireegen(DIGITS, build, "-DEXECUTION_MODEL=runtimeless", "-DCMAKE_BUILD_TYPE=Release")
     assert configure.returncode == 0, configure.stdout
     proc = subprocess.run([CMAKE, "--build", build], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     assert proc.returncode == 0, proc.stdout

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import run_cli
+from conftest import configure_with_ireegen, run_cli
 
 onnx = pytest.importorskip("onnx")
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
@@ -559,23 +559,7 @@ def test_cmake_src_onnx_rebuilds_when_model_or_weights_change(tmp_path):
         "ireegen_add_model(digits SRC digits.onnx EXECUTION_MODEL runtimeless INPUT_SHAPES image=1x64 "
         "GENERATE_ONLY)\n"
     )
-    cmake_dir = run_cli("--cmake-dir").stdout.strip()
-    conf = subprocess.run(
-        [
-            CMAKE,
-            "-G",
-            "Ninja",
-            "-S",
-            src,
-            "-B",
-            build,
-            f"-Direegen_DIR={cmake_dir}",
-            f"-DIREEGEN_PYTHON_EXECUTABLE={sys.executable}",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
+    conf = configure_with_ireegen(src, build, "-G", "Ninja")
     assert conf.returncode == 0, conf.stdout
 
     def build_log():

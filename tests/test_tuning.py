@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from conftest import ROOT, SAMPLES, build_generate_only
 
+from ireegen.cbuild.timing import this_cpu
 from ireegen.config.modes import make_config
 from ireegen.config.tuning import BASELINE, BY_NAME, candidates_for
 from ireegen.emit import emit
@@ -110,6 +111,8 @@ def test_recorded_choice_skips_the_search(tmp_path, records):
     quick = len(candidates_for("quick", {"convolutions", "contractions"}))
     assert f"tuning: candidate 1 of {quick}: baseline" in first.stderr
     assert "tuning (quick): chose" in first.stdout
+    # Every candidate is verified against one async reference, compiled once.
+    assert first.stderr.count("compiling the async reference") == 1
     # Another checkout, another directory: the same content key, no search.
     copy = tmp_path / "elsewhere" / "cnn.mlir"
     copy.parent.mkdir()
@@ -119,12 +122,30 @@ def test_recorded_choice_skips_the_search(tmp_path, records):
     assert "tuning: candidate" not in second.stderr
     assert "the recorded choice for this content key" in second.stderr
     assert "(no search)" in second.stdout
+    assert f"timed on {this_cpu()} (no search)" in second.stderr
     a = json.loads((tmp_path / "a" / "manifest.json").read_text())
     b = json.loads((tmp_path / "b" / "manifest.json").read_text())
     assert a["content_key"] == b["content_key"]
     assert a["tuning"] == b["tuning"]
     assert _c_files(tmp_path / "a") == _c_files(tmp_path / "b")
     assert (tmp_path / "a" / "manifest.json").read_bytes() == (tmp_path / "b" / "manifest.json").read_bytes()
+
+
+def test_a_host_record_timed_on_another_cpu_is_searched_again(tmp_path, records):
+    """--target-cpu host compiles for this machine's CPU: another CPU's choice is not reused."""
+    env = {**os.environ, "IREEGEN_PROGRESS": "1", "IREEGEN_TUNING_DIR": str(records)}
+    args = ["--execution-model", "runtimeless", "--target-cpu", "host", "--tune", "quick"]
+    first = run_cli("emit", CNN, "-o", tmp_path / "a", *args, env=env)
+    assert first.returncode == 0, first.stderr
+    key = json.loads((tmp_path / "a" / "manifest.json").read_text())["content_key"]
+    record_path = records / f"{key}.json"
+    record = json.loads(record_path.read_text())
+    assert record["timed_on"] == this_cpu()
+    record_path.write_text(json.dumps({**record, "timed_on": "x86_64, another CPU"}))
+    second = run_cli("emit", CNN, "-o", tmp_path / "b", *args, env=env)
+    assert second.returncode == 0, second.stderr
+    assert "tuning: candidate 1 of" in second.stderr and "(no search)" not in second.stdout
+    assert json.loads(record_path.read_text())["timed_on"] == this_cpu()  # rewritten by the new search
 
 
 IM2COL_ENTRY = {

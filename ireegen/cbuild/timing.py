@@ -15,6 +15,7 @@ Nothing here asserts a time: the figures are returned to the caller.
 from __future__ import annotations
 
 import os
+import platform
 import shutil
 import subprocess
 import tempfile
@@ -38,6 +39,24 @@ class Meter:
     unit: str  # CPU_TIME or INSTRUCTIONS
     plugin: Path | None = None  # the built qemu plugin, for INSTRUCTIONS
     vm_module: bool = False  # time the VM module (iree-benchmark-module), not a runtimeless runner
+
+
+def this_cpu() -> str:
+    """This machine's architecture and CPU model, as /proc/cpuinfo names it
+    (printable ASCII only, at most 120 characters): what a CPU-time figure
+    was measured on."""
+    model = ""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                if key.strip() in ("model name", "Model", "uarch", "cpu model"):
+                    model = value.strip()
+                    break
+    except OSError:
+        pass
+    model = "".join(c for c in (model or platform.processor() or "unknown CPU") if " " <= c <= "~")
+    return f"{platform.machine() or 'unknown'}, {' '.join(model.split())}"[:120]
 
 
 def build_plugin(workdir: Path) -> Path:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ireegen.cbuild.native_run import build_runner
-from ireegen.cbuild.timing import CPU_TIME, INSTRUCTIONS, Meter, Timer, build_plugin
+from ireegen.cbuild.timing import CPU_TIME, INSTRUCTIONS, Meter, Timer, build_plugin, this_cpu
 from ireegen.cbuild.toolchains import runs_natively, toolchain_for
 from ireegen.check.inputs import draw
 from ireegen.common.errors import CompileError, DiskFullError, IreegenError, RunError, UsageError
@@ -170,8 +170,12 @@ def tune(
         return _quiet(level, f"no candidate of --tune {level} can change this model (it has no convolutions)")
     offered = {c.name: c.flags for c in candidates}
     record = load_record(key, offered)
+    if record is not None and config.target.cpu == "host" and record.get("timed_on") != this_cpu():
+        # `host` is another CPU on another machine: its choice is not this one's.
+        record = None
     if record is not None:
-        progress("tuning", f"the recorded choice for this content key: {record['choice']} (no search)")
+        where = f", timed on {record['timed_on']}" if record.get("timed_on") else ""
+        progress("tuning", f"the recorded choice for this content key: {record['choice']}{where} (no search)")
         # The manifest says what the search said: a rebuild writes the same bytes.
         section = {k: v for k, v in record.items() if k not in ("schema", "content_key")}
         return Tuning(
@@ -200,9 +204,12 @@ def tune(
         if meter.unit == CPU_TIME
         else f"guest instructions under qemu ({config.target.triple})"
     )
+    # Instruction counts do not depend on the machine that ran qemu; CPU time does.
+    timed_on = this_cpu() if meter.unit == CPU_TIME else f"qemu ({config.target.triple}, {config.target.cpu})"
     section = {
         "level": level,
         "measured": measured,
+        "timed_on": timed_on,
         "unit": meter.unit,
         "candidates": [t.to_json(meter.unit) for t in trials],
         "choice": chosen.name,

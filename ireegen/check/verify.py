@@ -32,6 +32,7 @@ from ireegen.check.given_arrays import load_inputs
 from ireegen.check.report import REFERENCE, Report
 from ireegen.check.subjects import module_subject, runner_subject
 from ireegen.common.errors import IreegenError, RunError, UsageError
+from ireegen.common.progress import progress
 from ireegen.compile.compile_model import compile_model
 from ireegen.config.baselines import missing_here
 from ireegen.config.modes import Config, make_config
@@ -63,6 +64,27 @@ def load_verify_inputs(options: VerifyOptions, functions) -> dict:
     if not options.enabled or options.inputs is None:
         return {}
     return load_inputs(options.inputs, functions, "--verify-inputs")
+
+
+class ReferenceCache:
+    """The async reference of one model, compiled once for the several
+    verifications of one emit (`--tune` verifies every candidate against
+    the same reference), in a directory the caller owns and removes."""
+
+    def __init__(self, directory: Path):
+        self.directory = Path(directory)
+        self._modules: dict = {}
+
+    def module(self, flags: list, compile_into: Callable[[Path], object]) -> Path:
+        """The reference module compiled with `flags`; `compile_into(dir)`
+        compiles it (a compile_model result) on first use."""
+        key = tuple(flags)
+        if key not in self._modules:
+            workdir = self.directory / f"reference{len(self._modules) + 1}"
+            workdir.mkdir(parents=True)
+            progress("verifying", "compiling the async reference")
+            self._modules[key] = workdir / compile_into(workdir).module_file
+        return self._modules[key]
 
 
 def describe(config: Config) -> str:
@@ -191,6 +213,7 @@ def verify(
     given: dict | None = None,
     kernels=None,
     reference_flags=None,
+    reference_cache: ReferenceCache | None = None,
 ) -> dict:
     """Runs the emitted code against async; returns the manifest's
     `verification` section, or raises VerificationError.  `emit_twin(config,
@@ -201,7 +224,8 @@ def verify(
     ops it replaced is refused like any other difference.
     `reference_flags` (default `extra_flags`) are the extra iree-compile
     flags of the async reference: a tuning candidate's flags are checked
-    against a reference compiled without them."""
+    against a reference compiled without them.  `reference_cache` keeps the
+    compiled reference for the next verification of the same model."""
     reference_flags = list(extra_flags if reference_flags is None else reference_flags)
     if not options.enabled:
         return {"verified": False, "reason": "--no-verify"}
@@ -210,7 +234,6 @@ def verify(
     with tempfile.TemporaryDirectory(prefix="ireegen-verify-") as tmp:
         tmp = Path(tmp)
         (tmp / "subject").mkdir()
-        (tmp / "reference").mkdir()
         if config.execution_model.has_vm_module:
             subject, ran, reasons = _vm_subject(
                 model,
@@ -234,14 +257,17 @@ def verify(
                 "ran": describe(ran),
                 "notes": reasons + ["this configuration is the reference itself: nothing to compare"],
             }
+        cache = reference_cache or ReferenceCache(tmp)
         try:
-            compiled = compile_model(model, name, ref_config, reference_flags, compiler, tmp / "reference")
+            module = cache.module(
+                reference_flags, lambda d: compile_model(model, name, ref_config, reference_flags, compiler, d)
+            )
         except IreegenError as e:
             raise VerificationError(
                 f"{model_path}: cannot verify --execution-model {label}: the async reference does not compile "
                 f"(use --no-verify to emit unverified):\n{e}"
             ) from None
-        reference = module_subject(REFERENCE, tmp / "reference" / compiled.module_file, None)
+        reference = module_subject(REFERENCE, module, None)
         # The subject's row: async with kernels is not the reference async.
         row = f"{label}+kernels" if kernels is not None else label
         report = Report(str(model_path), compiler.version, "iree-base-runtime", [REFERENCE, row])

@@ -68,13 +68,15 @@ def load_record(key: str, offered: dict) -> dict | None:
         isinstance(record.get(k), str) and len(record[k]) <= MAX_TEXT for k in ("measured", "unit")
     ):
         return None
+    if not isinstance(record.get("timed_on", ""), str) or len(record.get("timed_on", "")) > MAX_TEXT:
+        return None
     if not all(_number(record.get(k)) for k in ("speedup", "search_seconds")):
         return None
     return {k: record[k] for k in _SECTION_KEYS if k in record}
 
 
 # What a record holds: the manifest's tuning section, field by field.
-_SECTION_KEYS = ("level", "measured", "unit", "candidates", "choice", "flags", "speedup", "search_seconds")
+_SECTION_KEYS = ("level", "measured", "timed_on", "unit", "candidates", "choice", "flags", "speedup", "search_seconds")
 _ENTRY_KEYS = {"name", "flags", "status", "figure", "unit", "samples", "note"}
 STATUSES = ("ok", "failed", "not timed", "same as baseline")
 MAX_TEXT = 400
