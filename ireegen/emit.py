@@ -322,6 +322,7 @@ def emit(
                 link_libraries(config),
                 config.data_format,
                 compiled.lower_bounds,
+                compiled.binding_access,
             )
             dependencies, library_queries = [], extra_manifest["runtimeless"]["abi"]["library_queries"]
             check_library_queries(name, library_queries, str(model_path))

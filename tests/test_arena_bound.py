@@ -112,8 +112,9 @@ def test_size_prints_the_arena_next_to_the_bound(tmp_path):
     into the zero-padded copy the next one reads, so, one dispatch at a
     time, two padded 16x14x12 copies are live at once; IREE's concurrent
     partitioning (asked for with --iree-flag) starts the next copy's fill
-    while the convolution before still runs: three.  IREE lays both out at
-    their bound."""
+    while the convolution before still runs: three in IREE's slab.  Split
+    back into its buffers (runtimeless/slab.py) and run one dispatch at a
+    time, they need two again, and the bound is that of those buffers."""
     model = _conv_chain(tmp_path / "chain.onnx")
     padded = 16 * 14 * 12 * 4
     sequential = _emit(model, tmp_path / "out")
@@ -122,7 +123,7 @@ def test_size_prints_the_arena_next_to_the_bound(tmp_path):
     assert [f for f in concurrent["compile_flags"] if f.startswith(partitioning.FLAG)] == [
         "--iree-stream-partitioning-favor=max-concurrency"
     ]
-    for manifest, bound in ((sequential, 2 * padded), (concurrent, 3 * padded)):
+    for manifest, bound in ((sequential, 2 * padded), (concurrent, 2 * padded)):
         arena = manifest["runtimeless"]["arena"]
         assert arena["lower_bound"] == bound
         assert bound <= arena["size_aligned_io"] <= 1.15 * bound
@@ -135,14 +136,16 @@ def test_size_prints_the_arena_next_to_the_bound(tmp_path):
 def test_the_partitioning_with_the_smaller_arena_is_kept(tmp_path):
     """Keyword spotting int8: IREE lays the sequential schedule out in more
     bytes than the concurrent one (52,096 against 40,000 with IREE 3.13), so
-    the concurrent one is kept, at its lower bound."""
+    the concurrent one is kept; its arena is the smallest of the two (the
+    slab split and placed by ireegen, slab.py, brings both to 16,000 B), at
+    its lower bound."""
     model = _kws(tmp_path, "int8")
     chosen = _emit(model, tmp_path / "out")
     arenas = {}
     for favor in partitioning.CHOICES:
         m = _emit(model, tmp_path / favor, f"--iree-flag={partitioning.FLAG}={favor}")
         arenas[favor] = m["runtimeless"]["arena"]["size_aligned_io"]
-    best = min(partitioning.CHOICES, key=lambda f: (arenas[f], partitioning.CHOICES.index(f)))
-    assert [f for f in chosen["compile_flags"] if f.startswith(partitioning.FLAG)] == [f"{partitioning.FLAG}={best}"]
+    (flag,) = [f for f in chosen["compile_flags"] if f.startswith(partitioning.FLAG)]
+    assert arenas[flag.split("=", 1)[1]] == min(arenas.values())
     assert chosen["runtimeless"]["arena"]["size_aligned_io"] == min(arenas.values())
     assert chosen["runtimeless"]["arena"]["size_aligned_io"] <= 1.15 * chosen["runtimeless"]["arena"]["lower_bound"]

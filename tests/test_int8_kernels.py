@@ -44,9 +44,11 @@ def lib(tmp_path_factory):
     if cc is None:
         pytest.skip("no C compiler")
     out = tmp_path_factory.mktemp("int8") / "libireegen_int8.so"
-    sources = [str(KERNELS / s) for s in ("fully_connected.c", "convolution.c", "quantize.c")]
+    sources = [
+        str(KERNELS / s) for s in ("fully_connected.c", "convolution.c", "quantize.c", "add.c", "pool.c", "softmax.c")
+    ]
     flags = ["-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC"]
-    subprocess.run([cc, *flags, *sources, "-o", str(out)], check=True)
+    subprocess.run([cc, *flags, *sources, "-o", str(out), "-lm"], check=True)
     return ctypes.CDLL(str(out))
 
 
@@ -191,6 +193,113 @@ def test_quantize_equals_onnxruntime(lib):
         assert np.array_equal(y, expected), f"case {case}: {np.count_nonzero(y != expected)} of {count} differ"
 
 
+def _qlinear_add(a, b, sa, za, sb, zb, sy, zy):
+    """ONNX Runtime's own QLinearAdd of two int8 tensors of one shape."""
+    params = {"sa": sa, "za": za, "sb": sb, "zb": zb, "sy": sy, "zy": zy}
+    inits = [onnx.numpy_helper.from_array(np.array(v), k) for k, v in params.items()]
+    graph = helper.make_graph(
+        [helper.make_node("QLinearAdd", ["a", "sa", "za", "b", "sb", "zb", "sy", "zy"], ["y"], domain="com.microsoft")],
+        "add",
+        [helper.make_tensor_value_info(n, TensorProto.INT8, list(a.shape)) for n in ("a", "b")],
+        [helper.make_tensor_value_info("y", TensorProto.INT8, list(a.shape))],
+        inits,
+    )
+    opsets = [helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)]
+    model = helper.make_model(graph, opset_imports=opsets)
+    model.ir_version = 8
+    s = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    return s.run(None, {"a": a, "b": b})[0]
+
+
+def test_add_equals_onnxruntime(lib):
+    """Random shapes, and every pair of int8 values (65,536 sums: the ones
+    that land next to a rounding half are among them) now and then."""
+    rng = np.random.default_rng(26)
+    for case in range(CASES):
+        if case % 10 == 0:
+            grid = np.arange(-128, 128, dtype=np.int8)
+            a, b = (v.ravel().copy() for v in np.meshgrid(grid, grid))
+        else:
+            shape = tuple(int(d) for d in rng.integers(1, 9, int(rng.integers(1, 5))))
+            a = rng.integers(-128, 128, shape, dtype=np.int8)
+            b = rng.integers(-128, 128, shape, dtype=np.int8)
+        sa, sb, sy = (np.float32(rng.uniform(0.002, 0.3)) for _ in range(3))
+        za, zb, zy = (np.int8(rng.integers(-128, 128)) for _ in range(3))
+        expected = _qlinear_add(a, b, sa, za, sb, zb, sy, zy)
+        y = np.zeros_like(a)
+        lib.ireegen_i8_add(
+            _ptr(a), ctypes.c_size_t(0), _ptr(b), ctypes.c_size_t(0), _ptr(y), ctypes.c_size_t(0),
+            ctypes.c_size_t(a.size), ctypes.c_uint32(_bits(sa)), ctypes.c_int32(int(za)),
+            ctypes.c_uint32(_bits(sb)), ctypes.c_int32(int(zb)), ctypes.c_uint32(_bits(sy)), ctypes.c_int32(int(zy)),
+        )  # fmt: skip
+        assert np.array_equal(y, expected), f"case {case}: {np.count_nonzero(y != expected)} of {a.size} differ"
+
+
+def test_average_pool_equals_onnxruntime(lib):
+    """ORT's QLinearAveragePool (no padding, strides 1 and 2, windows that
+    cover the image half the time: its exact global path) and
+    QLinearGlobalAveragePool."""
+    rng = np.random.default_rng(27)
+    for case in range(CASES):
+        n, c, h, w = (
+            int(v) for v in (rng.integers(1, 3), rng.integers(1, 40), rng.integers(1, 12), rng.integers(1, 12))
+        )
+        sx, sy = (np.float32(rng.uniform(0.002, 0.3)) for _ in range(2))
+        zx, zy = (np.int8(rng.integers(-128, 128)) for _ in range(2))
+        x = rng.integers(-128, 128, (n, c, h, w), dtype=np.int8)
+        kind = case % 3
+        if kind == 0:
+            kh, kw, stride = h, w, 1
+            node = helper.make_node(
+                "QLinearGlobalAveragePool", ["x", "sx", "zx", "sy", "zy"], ["y"], domain="com.microsoft"
+            )
+        else:
+            kh, kw = int(rng.integers(1, h + 1)), int(rng.integers(1, w + 1))
+            kh, kw, stride = (h, w, 1) if kind == 1 else (kh, kw, int(rng.integers(1, 3)))
+            node = helper.make_node(
+                "QLinearAveragePool", ["x", "sx", "zx", "sy", "zy"], ["y"], domain="com.microsoft",
+                kernel_shape=[kh, kw], strides=[stride, stride],
+            )  # fmt: skip
+        oh, ow = (h - kh) // stride + 1, (w - kw) // stride + 1
+        params = {k: np.array(v) for k, v in {"sx": sx, "zx": zx, "sy": sy, "zy": zy}.items()}
+        expected = _session(node, {"x": x, **params}, (n, c, oh, ow), "com.microsoft").run(None, {"x": x})[0]
+        y = np.zeros((n, c, oh, ow), np.int8)
+        lib.ireegen_i8_average_pool(
+            _ptr(x), ctypes.c_size_t(0), _ptr(y), ctypes.c_size_t(0),
+            *(ctypes.c_size_t(v) for v in (n, c, h, w, kh, kw, oh, ow, stride)),
+            ctypes.c_uint32(_bits(sx)), ctypes.c_int32(int(zx)), ctypes.c_uint32(_bits(sy)), ctypes.c_int32(int(zy)),
+        )  # fmt: skip
+        assert np.array_equal(y, expected), f"case {case}: {(n, c, h, w, kh, kw, stride)}"
+
+
+def test_softmax_equals_onnxruntime(lib):
+    """ORT's QLinearSoftmax over the last axis: rows of 2 to 300 values,
+    wide and narrow input ranges, the usual output quantization (1/256,
+    -128) and others, probabilities that round to 1 (saturating)."""
+    rng = np.random.default_rng(28)
+    for case in range(CASES):
+        rows, d = int(rng.integers(1, 4)), int(rng.choice([rng.integers(2, 40), 300]))
+        sx = np.float32(rng.uniform(0.01, 0.5))
+        sy, zy = np.float32(1 / 256), np.int8(-128)
+        if case % 3 == 0:
+            sy, zy = np.float32(rng.uniform(1 / 256, 0.01)), np.int8(rng.integers(-128, 0))
+        lo = int(rng.integers(-128, 100))
+        x = rng.integers(lo, 128, (rows, d), dtype=np.int8)
+        node = helper.make_node(
+            "QLinearSoftmax", ["x", "sx", "zx", "sy", "zy"], ["y"], domain="com.microsoft", axis=-1, opset=13
+        )
+        params = {
+            k: np.array(v) for k, v in {"sx": sx, "zx": np.int8(rng.integers(-128, 128)), "sy": sy, "zy": zy}.items()
+        }
+        expected = _session(node, {"x": x, **params}, (rows, d), "com.microsoft").run(None, {"x": x})[0]
+        y = np.zeros_like(x)
+        lib.ireegen_i8_softmax(
+            _ptr(x), ctypes.c_size_t(0), _ptr(y), ctypes.c_size_t(0), ctypes.c_size_t(rows), ctypes.c_size_t(d),
+            ctypes.c_uint32(_bits(sx)), ctypes.c_uint32(_bits(sy)), ctypes.c_int32(int(zy)),
+        )  # fmt: skip
+        assert np.array_equal(y, expected), f"case {case}: {np.count_nonzero(y != expected)} of {x.size} differ"
+
+
 # --- end to end: QDQ models through emit, against ONNX Runtime ------------
 
 # name -> (op, input shape, weight shape, pads, stride); pads as ONNX's
@@ -292,6 +401,192 @@ def test_qdq_model_on_cortex_m_equals_onnxruntime(tmp_path, cpu, name):
     # The operator's kernel, and the input's quantization.
     assert len(kernels) == 2 and "ireegen_i8_quantize" in kernels, kernels
     _check_against_onnxruntime(model, tmp_path / "out", runs=3)
+
+
+def _qdq_residual_block(path: Path, x_shape=(2, 8, 6, 5), classes=7) -> Path:
+    """A QDQ ResNet-style block: 3x3 convolution, residual Add, Relu,
+    GlobalAveragePool, Flatten, Gemm (quantize_static, as _qdq_model)."""
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+
+    rng = np.random.default_rng(31)
+    c = x_shape[1]
+    inits = [
+        onnx.numpy_helper.from_array((rng.standard_normal((c, c, 3, 3)) * 0.3).astype(np.float32), "w"),
+        onnx.numpy_helper.from_array((rng.standard_normal(c) * 0.2).astype(np.float32), "b"),
+        onnx.numpy_helper.from_array((rng.standard_normal((classes, c)) * 0.5).astype(np.float32), "fw"),
+        onnx.numpy_helper.from_array((rng.standard_normal(classes) * 0.2).astype(np.float32), "fb"),
+    ]
+    nodes = [
+        helper.make_node("Conv", ["x", "w", "b"], ["conv"], pads=[1, 1, 1, 1]),
+        helper.make_node("Add", ["conv", "x"], ["sum"]),
+        helper.make_node("Relu", ["sum"], ["relu"]),
+        helper.make_node("GlobalAveragePool", ["relu"], ["pool"]),
+        helper.make_node("Flatten", ["pool"], ["flat"]),
+        helper.make_node("Gemm", ["flat", "fw", "fb"], ["y"], transB=1),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        path.stem,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x_shape))],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [x_shape[0], classes])],
+        inits,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    float_path = path.with_name(path.stem + "_float.onnx")
+    onnx.save(model, float_path)
+
+    class Calibration(CalibrationDataReader):
+        def __init__(self):
+            self.batches = iter([{"x": rng.standard_normal(x_shape).astype(np.float32)} for _ in range(4)])
+
+        def get_next(self):
+            return next(self.batches, None)
+
+    quantize_static(
+        str(float_path),
+        str(path),
+        Calibration(),
+        quant_format=QuantFormat.QDQ,
+        per_channel=False,
+        activation_type=QuantType.QInt8,
+        weight_type=QuantType.QInt8,
+    )
+    return path
+
+
+@pytest.mark.parametrize("cpu", ["cortex-m4", "cortex-m0plus", "host"])
+def test_qdq_residual_block_equals_onnxruntime(tmp_path, cpu):
+    """Convolution, residual Add, GlobalAveragePool and Gemm all in the
+    kernels: on the M4 (on by default, the DSP path, under qemu) and on the
+    host (--kernels, the portable path); every output equal to ORT's."""
+    from ireegen.cbuild.int8_kernels import spec_path
+    from ireegen.config.modes import make_config
+    from ireegen.emit import emit
+
+    if cpu != "host":
+        missing = [t for t in ("arm-none-eabi-gcc", "qemu-system-arm") if shutil.which(t) is None]
+        if missing:
+            pytest.skip(f"{', '.join(missing)} not installed")
+    model = _qdq_residual_block(tmp_path / "block.onnx")
+    if cpu == "host":
+        result = emit(model, tmp_path / "out", make_config("runtimeless"), name="m", kernels=spec_path())
+    else:
+        result = emit(model, tmp_path / "out", make_config("runtimeless", target_cpu=cpu), name="m")
+    kernels = {k for c in result.manifest["kernels"]["dispatches"] for k in c["kernels"]}
+    assert {"ireegen_i8_add", "ireegen_i8_average_pool", "ireegen_i8_convolution"} <= kernels, kernels
+    assert {"ireegen_i8_fully_connected", "ireegen_i8_fully_connected_kn"} & kernels, kernels
+    _check_against_onnxruntime(model, tmp_path / "out", runs=4)
+
+
+def test_qdq_strided_pool_and_broadcast_add(tmp_path):
+    """A 3x3 average pool of stride 2 (the kernel's float path, as ORT's
+    QLinearAveragePool for a window smaller than the image) is matched; an
+    Add that broadcasts a (1, C, 1, 1) constant is not, and keeps IREE's
+    code. Every output equal to ORT's."""
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+
+    from ireegen.cbuild.int8_kernels import spec_path
+    from ireegen.config.modes import make_config
+    from ireegen.emit import emit
+
+    rng = np.random.default_rng(33)
+    x_shape = (2, 6, 9, 11)
+    inits = [
+        onnx.numpy_helper.from_array((rng.standard_normal((6, 6, 1, 1)) * 0.5).astype(np.float32), "w"),
+        onnx.numpy_helper.from_array((rng.standard_normal(6) * 0.2).astype(np.float32), "b"),
+        onnx.numpy_helper.from_array((rng.standard_normal((1, 6, 1, 1))).astype(np.float32), "shift"),
+    ]
+    nodes = [
+        helper.make_node("Conv", ["x", "w", "b"], ["conv"]),
+        helper.make_node("AveragePool", ["conv"], ["pool"], kernel_shape=[3, 3], strides=[2, 2]),
+        helper.make_node("Add", ["pool", "shift"], ["y"]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "strided",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x_shape))],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 6, 4, 5])],
+        inits,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, tmp_path / "float.onnx")
+
+    class Calibration(CalibrationDataReader):
+        def __init__(self):
+            self.batches = iter([{"x": rng.standard_normal(x_shape).astype(np.float32)} for _ in range(4)])
+
+        def get_next(self):
+            return next(self.batches, None)
+
+    path = tmp_path / "strided.onnx"
+    quantize_static(
+        str(tmp_path / "float.onnx"),
+        str(path),
+        Calibration(),
+        quant_format=QuantFormat.QDQ,
+        per_channel=False,
+        activation_type=QuantType.QInt8,
+        weight_type=QuantType.QInt8,
+    )
+    result = emit(path, tmp_path / "out", make_config("runtimeless"), name="m", kernels=spec_path())
+    calls = result.manifest["kernels"]["dispatches"]
+    assert [c["dispatch"] for c in calls if "ireegen_i8_average_pool" in c["kernels"]] == ["ireegen_i8_avgpool"]
+    assert not any("ireegen_i8_add" in c["kernels"] for c in calls), calls
+    _check_against_onnxruntime(path, tmp_path / "out", runs=4)
+
+
+@pytest.mark.parametrize("shape", [(7,), (4, 16), (3, 5, 16)])
+def test_qdq_residual_add_of_rank_1_to_3(tmp_path, shape):
+    """MatMul, Relu and a residual Add on a rank-1, 2 or 3 tensor (the Add's
+    forms of those ranks) on the host: the Add in the kernel, every output
+    equal to ORT's."""
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+
+    from ireegen.cbuild.int8_kernels import spec_path
+    from ireegen.config.modes import make_config
+    from ireegen.emit import emit
+
+    rng = np.random.default_rng(len(shape))
+    k = shape[-1]
+    nodes = [
+        helper.make_node("MatMul", ["x", "w"], ["mm"]),
+        helper.make_node("Relu", ["mm"], ["relu"]),
+        helper.make_node("Add", ["relu", "x"], ["y"]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "residual",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(shape))],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, list(shape))],
+        [onnx.numpy_helper.from_array((rng.standard_normal((k, k)) * 0.3).astype(np.float32), "w")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, tmp_path / "float.onnx")
+
+    class Calibration(CalibrationDataReader):
+        def __init__(self):
+            self.batches = iter([{"x": rng.standard_normal(shape).astype(np.float32)} for _ in range(4)])
+
+        def get_next(self):
+            return next(self.batches, None)
+
+    path = tmp_path / "residual.onnx"
+    quantize_static(
+        str(tmp_path / "float.onnx"),
+        str(path),
+        Calibration(),
+        quant_format=QuantFormat.QDQ,
+        per_channel=False,
+        activation_type=QuantType.QInt8,
+        weight_type=QuantType.QInt8,
+    )
+    result = emit(path, tmp_path / "out", make_config("runtimeless"), name="m", kernels=spec_path())
+    dispatches = [c["dispatch"] for c in result.manifest["kernels"]["dispatches"]]
+    assert f"ireegen_i8_add_r{len(shape)}" in dispatches, dispatches
+    _check_against_onnxruntime(path, tmp_path / "out", runs=3)
 
 
 def test_qdq_model_on_the_host_with_the_kernels_equals_onnxruntime(tmp_path):

@@ -183,11 +183,29 @@ def test_memory_plan_never_overlaps_live_buffers(built):
                 assert r["offset"] + r["size"] <= plan["size"], (name, fn, r)
                 if r["role"] == "intermediate":
                     assert r["offset"] + r["size"] <= plan["size_aligned_io"], (name, fn, r)
-            for i, a in enumerate(regions):
-                for b in regions[i + 1 :]:
-                    live_together = a["live"][0] <= b["live"][1] and b["live"][0] <= a["live"][1]
-                    share_bytes = a["offset"] < b["offset"] + b["size"] and b["offset"] < a["offset"] + a["size"]
-                    assert not (live_together and share_bytes), (name, fn, a, b)
+            # Intermediates apart from intermediates, staging apart from staging
+            # and from the byte ranges of the intermediates the steps touch
+            # while it is live (staging may share an intermediate's other bytes).
+            intermediates = [r for r in regions if r["role"] == "intermediate"]
+            staging = [r for r in regions if r["role"] != "intermediate"]
+            for r in plan["used"]:
+                assert any(_within(r, i) for i in intermediates), (name, fn, r)
+            for group, others in ((intermediates, []), (staging, plan["used"])):
+                for i, a in enumerate(group):
+                    for b in group[i + 1 :] + others:
+                        assert not (_live_together(a, b) and _share_bytes(a, b)), (name, fn, a, b)
+
+
+def _live_together(a, b) -> bool:
+    return a["live"][0] <= b["live"][1] and b["live"][0] <= a["live"][1]
+
+
+def _share_bytes(a, b) -> bool:
+    return a["offset"] < b["offset"] + b["size"] and b["offset"] < a["offset"] + a["size"]
+
+
+def _within(a, b) -> bool:
+    return b["offset"] <= a["offset"] and a["offset"] + a["size"] <= b["offset"] + b["size"]
 
 
 def test_arena_reuses_memory_on_a_deep_model(tmp_path):

@@ -12,7 +12,7 @@ from ireegen.config.modes import Config
 from ireegen.frontend.models import LoadedModel
 from ireegen.output.layout import output_files
 
-from . import kernel_link, partitioning
+from . import binding_ranges, kernel_link, partitioning, stream_access
 from .compiler import Compiler
 from .emitc_order import canonical_ref_copies
 from .executable_names import prefix_executables
@@ -82,6 +82,8 @@ class CompiledModule:
     # Runtimeless: each function's transient memory lower bound, from IREE's
     # buffer lifetimes (slice_liveness.py); None where it is not known.
     lower_bounds: dict = field(default_factory=dict)
+    # Runtimeless: how each dispatch reads and writes its bindings (stream_access.py).
+    binding_access: dict = field(default_factory=dict)
 
     @property
     def module_file(self) -> str:
@@ -123,6 +125,8 @@ def compile_model(
         flag_workarounds = [w for w in flag_workarounds if apply_workarounds and w.name in apply_workarounds]
     for w in flag_workarounds:  # before --iree-flag: the user's own flags still win
         config_flags = [*config_flags, *w.flags]
+    if static_object and not config.execution_model.has_vm_module:  # runtimeless
+        config_flags = [*config_flags, *binding_ranges.compile_flags(extra_flags)]
     flags = config_flags + list(extra_flags)
     calls = KernelCalls()
     if kernels is not None:
@@ -147,6 +151,7 @@ def compile_model(
             compiled.lower_bounds, chosen = partitioning.compile_stream(
                 compiler, workdir, diagnostics_name, source, stream, staged
             )
+            compiled.binding_access = stream_access.read((workdir / stream).read_text(errors="replace"))
             if chosen:  # after the configuration's flags: the later phases and the manifest name it
                 compiled.flags.insert(len(config_flags), chosen)
 

@@ -23,6 +23,8 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
+from ireegen.compile.int8_match_ops import spec_parts
+
 # The convolutions matched: padding (top, left, bottom, right) none, "same" for 3x3 and 5x5, "same"
 # of a stride-2 3x3 (TensorFlow style, one-sided) and of DS-CNN's 10x4
 # stride-2 first layer.
@@ -576,9 +578,12 @@ def spec() -> str:
         )
     for form in _quantize_forms():
         parts.append(_quantize(*form))
+    ops_text, ops_pairs = spec_parts()
+    parts.append(ops_text)
     pairs = ", ".join(
         [f"@match_{f.name} -> @call_{f.name}" for f in fs]
         + [f"@match_{_quantize_name(*q)} -> @call_{_quantize_name(*q)}" for q in _quantize_forms()]
+        + ops_pairs
     )
     parts.append(
         f"""\

@@ -16,6 +16,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import onnx_ml_rewrites
+from .onnx_conv1d_rewrites import CONV1D_REWRITES
+from .onnx_decimate_rewrites import DECIMATE_REWRITES
 from .onnx_nodes import MIN_DEFAULT_OPSET, add_const, default_opset, fresh_name, known_arrays, node_attrs
 from .onnx_speed_rewrites import SPEED_REWRITES
 
@@ -428,7 +430,8 @@ MAX_ROUNDS = 4  # a rewrite can give the next one the shape it needs (an ml op's
 
 
 def apply_rewrites(model, speed: bool = True) -> list:
-    """Applies the table, then (if `speed`) onnx_speed_rewrites.SPEED_REWRITES, to `model` in place, again while a round rewrote
+    """Applies the table, then (if `speed`) onnx_decimate_rewrites.DECIMATE_REWRITES,
+    onnx_speed_rewrites.SPEED_REWRITES and onnx_conv1d_rewrites.CONV1D_REWRITES, to `model` in place, again while a round rewrote
     something (a later row's replacement can give an earlier row the static
     shape it needs); returns [{"rewrite": name, "nodes": count}] of those
     that matched, in the table's order."""
@@ -439,7 +442,9 @@ def apply_rewrites(model, speed: bool = True) -> list:
     default = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), None)
     if default is not None and default < MIN_DEFAULT_OPSET:
         return []  # the replacements use the input forms of Pad, Unsqueeze and ReduceSum (opset 13)
-    table = (*REWRITES, *SPEED_REWRITES) if speed else REWRITES
+    # Decimation first: it takes the depthwise Convs strided along one axis
+    # (its measured choice), depthwise-conv-as-taps the rest, in the same round.
+    table = (*REWRITES, *DECIMATE_REWRITES, *SPEED_REWRITES, *CONV1D_REWRITES) if speed else REWRITES
     counts = {}
     shapes = None  # inferred again only after a rewrite changed the graph
     for _ in range(MAX_ROUNDS):

@@ -25,11 +25,21 @@ def align_up(value: int, alignment: int) -> int:
     return -(-value // alignment) * alignment
 
 
-def plan(regions: list, alignment: int, base: int = 0) -> int:
-    """Sets each region's offset (>= base, aligned); returns the end of the
-    highest region (base when there are none)."""
-    placed = []
-    order = sorted(regions, key=lambda r: (-r.size, r.first, r.key))
+# Orders the greedy placement tries (plan_best): largest first, earliest
+# first, longest-lived first; each then by key, so the result is deterministic.
+ORDERS = (
+    lambda r: (-r.size, r.first, r.key),
+    lambda r: (r.first, -r.size, r.key),
+    lambda r: (r.first - r.last, -r.size, r.key),
+)
+
+
+def plan(regions: list, alignment: int, base: int = 0, placed=(), order=ORDERS[0]) -> int:
+    """Sets each region's offset (>= base, aligned), clear of the regions
+    `placed` before that are live at the same time; returns the end of the
+    highest region of `regions` (base when there are none)."""
+    placed = list(placed)
+    order = sorted(regions, key=order)
     for r in order:
         conflicts = sorted((p for p in placed if p.first <= r.last and r.first <= p.last), key=lambda p: p.offset)
         offset = align_up(base, alignment)
@@ -40,3 +50,15 @@ def plan(regions: list, alignment: int, base: int = 0) -> int:
         r.offset = offset
         placed.append(r)
     return max((r.offset + r.size for r in regions), default=base)
+
+
+def plan_best(regions: list, alignment: int) -> int:
+    """plan() in each of ORDERS, keeping the smallest (the first on a tie)."""
+    best = None
+    for k, order in enumerate(ORDERS):
+        top = plan(regions, alignment, order=order)
+        if best is None or top < best[0]:
+            best = (top, k, [r.offset for r in regions])
+    for r, offset in zip(regions, best[2]):
+        r.offset = offset
+    return best[0]

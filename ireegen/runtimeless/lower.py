@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from ireegen.compile import slice_liveness
 from ireegen.compile.size_limits import check_static_memory
 
-from . import arena, host_scalars
+from . import arena, host_scalars, slab
 from .schedule import Alloc, Buf, Check, Copy, Dispatch, Fill, Let, Load, RuntimelessError, Schedule, Sym
 
 BINDING_ALIGNMENT = 64  # IREE's buffer alignment, which executables assume
@@ -49,6 +49,8 @@ class CFunctionPlan:
     arena_size_staged: int  # with staging
     regions: list = field(default_factory=list)
     transient_bytes: int = 0  # every buffer the program allocates, without reuse
+    regions_bound: int = 0  # the most bytes of its arena regions live at once (64-byte rounded)
+    used: list = field(default_factory=list)  # the byte ranges of the regions the steps touch (slab.py)
     read_inputs: list = field(default_factory=list)  # CValues of the tensor inputs the call reads
     transitions: dict = field(default_factory=dict)  # state version -> the version after the call
     symbol: str = ""  # the C function that runs this plan
@@ -126,7 +128,7 @@ def plan_function(cfn, fs, where: str, constant_offsets: dict, state_offsets: di
                 last = end
             region_of[aid] = arena.Region(f"buffer{aid}", alloc.size, first, last, "intermediate")
     regions = list(region_of.values())
-    top = arena.plan(regions, BINDING_ALIGNMENT)
+    top = arena.align_up(arena.plan_best(regions, BINDING_ALIGNMENT), BINDING_ALIGNMENT)
     for aid, r in region_of.items():
         places[aid] = Place("arena", r.offset)
 
@@ -141,7 +143,9 @@ def plan_function(cfn, fs, where: str, constant_offsets: dict, state_offsets: di
     for aid, place in places.items():
         if place.kind == "output":
             staging.append(arena.Region(f"output{place.index}", allocs[aid].size, uses[aid][0], end, "output-staging"))
-    top_staged = arena.plan(staging, BINDING_ALIGNMENT, base=top)
+    # Staging shares the bytes of the buffers no step touches while it is live.
+    used = slab.used_ranges(accesses, region_of, fs.results, end)
+    top_staged = max(top, arena.plan(staging, BINDING_ALIGNMENT, placed=used))
     offsets = {r.key: r.offset for r in staging}
     for i in range(len(fs.inputs)):
         if f"input{i}" in offsets:
@@ -174,6 +178,8 @@ def plan_function(cfn, fs, where: str, constant_offsets: dict, state_offsets: di
         regions + staging,
         sum(a.size for a in allocs.values() if a.kind == "transient"),
     )
+    plan.used = used
+    plan.regions_bound = slice_liveness.lower_bound([(r.first, r.last, r.size) for r in regions], BINDING_ALIGNMENT)
     plan.read_inputs = [cfn.inputs[i] for i, a in enumerate(fs.inputs) if isinstance(a, Alloc) and a.id in allocs]
     return plan, places
 
@@ -236,7 +242,7 @@ def _pointer(place: Place, offset: int, cfn, prefix: str) -> str:
     return f"{cfn.outputs[place.index].name}_data{suffix}"
 
 
-def lower(schedule: Schedule, functions: list, where: str) -> dict:
+def lower(schedule: Schedule, functions: list, where: str, binding_access: dict | None = None) -> dict:
     """The template context of the runtimeless sources."""
     # Constants: one blob, each aligned as the program asked.
     constant_offsets = {}
@@ -261,10 +267,16 @@ def lower(schedule: Schedule, functions: list, where: str) -> dict:
     init_places.update({aid: Place("state", off) for aid, off in state_offsets.items()})
     init_steps = [_step(step, init_places, None, schedule, exports, prefix) for step in schedule.init_steps]
     plans = []  # per function: its plans, one per distinct schedule over the state versions
+    next_id = 1 + max(slab.alloc_ids(schedule), default=0)  # for the buffers slab.split makes
     for cfn in functions:
         variants = []
         for k, fs in enumerate(schedule.functions[cfn.name]):
-            plan, places = plan_function(cfn, fs, where, constant_offsets, state_offsets)
+            # IREE's layout of its slab, or the slab's buffers placed here: the smaller arena.
+            split, next_id = slab.split(fs, binding_access or {}, next_id)
+            tried = [(fs, *plan_function(cfn, fs, where, constant_offsets, state_offsets))]
+            if split is not fs:
+                tried.append((split, *plan_function(cfn, split, where, constant_offsets, state_offsets)))
+            fs, plan, places = min(tried, key=lambda t: (t[1].arena_size_staged, t[1].arena_size))
             for step in fs.steps:
                 plan.steps.append(_step(step, places, cfn, schedule, exports, cfn.prefix))
             plan.transitions = dict(fs.transitions)
@@ -364,11 +376,13 @@ def write_sources(
     link_libraries: list,
     data_format: str = "asm",
     lower_bounds: dict | None = None,
+    binding_access: dict | None = None,
 ) -> dict:
     """Reads the schedule from `program_ir` (the HAL-level program), writes
     the runtimeless sources into `staging`, and returns the manifest's
     `runtimeless` section.  `context` carries banner/summary/guard;
-    `lower_bounds` each function's transient lower bound (slice_liveness)."""
+    `lower_bounds` each function's transient lower bound (slice_liveness);
+    `binding_access` how each dispatch uses its bindings (stream_access)."""
     from iree.compiler import ir
 
     from ireegen.cgen.render import render
@@ -379,7 +393,7 @@ def write_sources(
     with ir.Context():
         module = ir.Module.parseFile(str(program_ir))
         schedule = read_schedule(module, {f.name: f.function for f in functions}, where)
-    lowered = lower(schedule, functions, where)
+    lowered = lower(schedule, functions, where, binding_access)
     check_static_memory(lowered["arena_size"], lowered["state_size"], where)
     object_file = files["executables-object"]
     header_file = files["abi-header"]
@@ -455,7 +469,7 @@ def write_sources(
             "functions": {
                 _first_call(variants).fn.name: _arena_json(_first_call(variants)) for variants in lowered["plans"]
             },
-            **_lower_bound_json(lower_bounds, [variants[0].fn.name for variants in lowered["plans"]]),
+            **_lower_bound_json(lower_bounds, lowered["plans"]),
         },
         "schedule": {
             _first_call(variants).fn.name: [_step_json(s) for s in _first_call(variants).steps]
@@ -509,17 +523,27 @@ def _arena_json(p) -> dict:
             {"name": r.key, "role": r.role, "offset": r.offset, "size": r.size, "live": [r.first, r.last]}
             for r in sorted(p.regions, key=lambda r: (r.offset, r.key))
         ],
+        # What staging may share: the byte ranges of the intermediates the steps touch.
+        "used": [{"offset": r.offset, "size": r.size, "live": [r.first, r.last]} for r in p.used],
     }
 
 
-def _lower_bound_json(lower_bounds: dict | None, names: list) -> dict:
+def _lower_bound_json(lower_bounds: dict | None, plans: list) -> dict:
     """The arena's liveness lower bound (the most bytes of IREE's transient
     buffers live at once, from compile/slice_liveness.py), when known for
-    every function: {"lower_bound": bytes}."""
+    every function: {"lower_bound": bytes}.  Where the arena holds IREE's
+    buffers split out of its slab (slab.py), their own bound when lower: a
+    result written in place or a concurrent schedule run one dispatch at a
+    time keeps fewer bytes live than IREE's buffers."""
     if lower_bounds is None:
         return {}
-    bounds = [slice_liveness.bound_of(lower_bounds, n) for n in names]
-    return {} if None in bounds else {"lower_bound": max(bounds, default=0)}
+    bounds = []
+    for variants in plans:
+        bound = slice_liveness.bound_of(lower_bounds, variants[0].fn.name)
+        if bound is None:
+            return {}
+        bounds.append(min(bound, max(p.regions_bound for p in variants)))
+    return {"lower_bound": max(bounds, default=0)}
 
 
 def _step_json(s: dict) -> dict:

@@ -8836,6 +8836,2038 @@ module attributes {transform.with_named_sequence} {
     } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
+  stream.executable private @ireegen_i8_add_r1 {
+    stream.executable.export public @ireegen_i8_add_r1 workgroups() -> (index, index, index) {
+      %c1 = arith.constant 1 : index
+      stream.return %c1, %c1, %c1 : index, index, index
+    }
+    builtin.module {
+      func.func private @ireegen_i8_add(memref<i8>, index, memref<i8>, index, memref<i8>, index, index, i32, i32, i32, i32, i32, i32) attributes {hal.import.static, llvm.bareptr = true}
+      func.func @ireegen_i8_add_r1(%ba: !stream.binding, %bb: !stream.binding, %by: !stream.binding, %d0: index, %sa: i32, %za: i32, %sb: i32, %zb: i32, %sy: i32, %zy: i32) {
+        %c0 = arith.constant 0 : index
+        %ma = stream.binding.subspan %ba[%c0] : !stream.binding -> memref<?xi8>{%d0}
+        %mb = stream.binding.subspan %bb[%c0] : !stream.binding -> memref<?xi8>{%d0}
+        %my = stream.binding.subspan %by[%c0] : !stream.binding -> memref<?xi8>{%d0}
+        %base_a, %off_a, %mda:2 = iree_codegen.extract_strided_metadata %ma : memref<?xi8> -> memref<i8>, index, index, index
+        %base_b, %off_b, %mdb:2 = iree_codegen.extract_strided_metadata %mb : memref<?xi8> -> memref<i8>, index, index, index
+        %base_y, %off_y, %mdy:2 = iree_codegen.extract_strided_metadata %my : memref<?xi8> -> memref<i8>, index, index, index
+        func.call @ireegen_i8_add(%base_a, %off_a, %base_b, %off_b, %base_y, %off_y, %d0, %sa, %za, %sb, %zb, %sy, %zy) : (memref<i8>, index, memref<i8>, index, memref<i8>, index, index, i32, i32, i32, i32, i32, i32) -> ()
+        return
+      }
+    }
+  }
+  stream.executable private @ireegen_i8_add_r2 {
+    stream.executable.export public @ireegen_i8_add_r2 workgroups() -> (index, index, index) {
+      %c1 = arith.constant 1 : index
+      stream.return %c1, %c1, %c1 : index, index, index
+    }
+    builtin.module {
+      func.func private @ireegen_i8_add(memref<i8>, index, memref<i8>, index, memref<i8>, index, index, i32, i32, i32, i32, i32, i32) attributes {hal.import.static, llvm.bareptr = true}
+      func.func @ireegen_i8_add_r2(%ba: !stream.binding, %bb: !stream.binding, %by: !stream.binding, %d0: index, %d1: index, %sa: i32, %za: i32, %sb: i32, %zb: i32, %sy: i32, %zy: i32) {
+        %c0 = arith.constant 0 : index
+        %ma = stream.binding.subspan %ba[%c0] : !stream.binding -> memref<?x?xi8>{%d0, %d1}
+        %mb = stream.binding.subspan %bb[%c0] : !stream.binding -> memref<?x?xi8>{%d0, %d1}
+        %my = stream.binding.subspan %by[%c0] : !stream.binding -> memref<?x?xi8>{%d0, %d1}
+        %base_a, %off_a, %mda:4 = iree_codegen.extract_strided_metadata %ma : memref<?x?xi8> -> memref<i8>, index, index, index, index, index
+        %base_b, %off_b, %mdb:4 = iree_codegen.extract_strided_metadata %mb : memref<?x?xi8> -> memref<i8>, index, index, index, index, index
+        %base_y, %off_y, %mdy:4 = iree_codegen.extract_strided_metadata %my : memref<?x?xi8> -> memref<i8>, index, index, index, index, index
+        %n1 = arith.muli %d0, %d1 : index
+        func.call @ireegen_i8_add(%base_a, %off_a, %base_b, %off_b, %base_y, %off_y, %n1, %sa, %za, %sb, %zb, %sy, %zy) : (memref<i8>, index, memref<i8>, index, memref<i8>, index, index, i32, i32, i32, i32, i32, i32) -> ()
+        return
+      }
+    }
+  }
+  stream.executable private @ireegen_i8_add_r3 {
+    stream.executable.export public @ireegen_i8_add_r3 workgroups() -> (index, index, index) {
+      %c1 = arith.constant 1 : index
+      stream.return %c1, %c1, %c1 : index, index, index
+    }
+    builtin.module {
+      func.func private @ireegen_i8_add(memref<i8>, index, memref<i8>, index, memref<i8>, index, index, i32, i32, i32, i32, i32, i32) attributes {hal.import.static, llvm.bareptr = true}
+      func.func @ireegen_i8_add_r3(%ba: !stream.binding, %bb: !stream.binding, %by: !stream.binding, %d0: index, %d1: index, %d2: index, %sa: i32, %za: i32, %sb: i32, %zb: i32, %sy: i32, %zy: i32) {
+        %c0 = arith.constant 0 : index
+        %ma = stream.binding.subspan %ba[%c0] : !stream.binding -> memref<?x?x?xi8>{%d0, %d1, %d2}
+        %mb = stream.binding.subspan %bb[%c0] : !stream.binding -> memref<?x?x?xi8>{%d0, %d1, %d2}
+        %my = stream.binding.subspan %by[%c0] : !stream.binding -> memref<?x?x?xi8>{%d0, %d1, %d2}
+        %base_a, %off_a, %mda:6 = iree_codegen.extract_strided_metadata %ma : memref<?x?x?xi8> -> memref<i8>, index, index, index, index, index, index, index
+        %base_b, %off_b, %mdb:6 = iree_codegen.extract_strided_metadata %mb : memref<?x?x?xi8> -> memref<i8>, index, index, index, index, index, index, index
+        %base_y, %off_y, %mdy:6 = iree_codegen.extract_strided_metadata %my : memref<?x?x?xi8> -> memref<i8>, index, index, index, index, index, index, index
+        %n1 = arith.muli %d0, %d1 : index
+        %n2 = arith.muli %n1, %d2 : index
+        func.call @ireegen_i8_add(%base_a, %off_a, %base_b, %off_b, %base_y, %off_y, %n2, %sa, %za, %sb, %zb, %sy, %zy) : (memref<i8>, index, memref<i8>, index, memref<i8>, index, index, i32, i32, i32, i32, i32, i32) -> ()
+        return
+      }
+    }
+  }
+  stream.executable private @ireegen_i8_add_r4 {
+    stream.executable.export public @ireegen_i8_add_r4 workgroups() -> (index, index, index) {
+      %c1 = arith.constant 1 : index
+      stream.return %c1, %c1, %c1 : index, index, index
+    }
+    builtin.module {
+      func.func private @ireegen_i8_add(memref<i8>, index, memref<i8>, index, memref<i8>, index, index, i32, i32, i32, i32, i32, i32) attributes {hal.import.static, llvm.bareptr = true}
+      func.func @ireegen_i8_add_r4(%ba: !stream.binding, %bb: !stream.binding, %by: !stream.binding, %d0: index, %d1: index, %d2: index, %d3: index, %sa: i32, %za: i32, %sb: i32, %zb: i32, %sy: i32, %zy: i32) {
+        %c0 = arith.constant 0 : index
+        %ma = stream.binding.subspan %ba[%c0] : !stream.binding -> memref<?x?x?x?xi8>{%d0, %d1, %d2, %d3}
+        %mb = stream.binding.subspan %bb[%c0] : !stream.binding -> memref<?x?x?x?xi8>{%d0, %d1, %d2, %d3}
+        %my = stream.binding.subspan %by[%c0] : !stream.binding -> memref<?x?x?x?xi8>{%d0, %d1, %d2, %d3}
+        %base_a, %off_a, %mda:8 = iree_codegen.extract_strided_metadata %ma : memref<?x?x?x?xi8> -> memref<i8>, index, index, index, index, index, index, index, index, index
+        %base_b, %off_b, %mdb:8 = iree_codegen.extract_strided_metadata %mb : memref<?x?x?x?xi8> -> memref<i8>, index, index, index, index, index, index, index, index, index
+        %base_y, %off_y, %mdy:8 = iree_codegen.extract_strided_metadata %my : memref<?x?x?x?xi8> -> memref<i8>, index, index, index, index, index, index, index, index, index
+        %n1 = arith.muli %d0, %d1 : index
+        %n2 = arith.muli %n1, %d2 : index
+        %n3 = arith.muli %n2, %d3 : index
+        func.call @ireegen_i8_add(%base_a, %off_a, %base_b, %off_b, %base_y, %off_y, %n3, %sa, %za, %sb, %zb, %sy, %zy) : (memref<i8>, index, memref<i8>, index, memref<i8>, index, index, i32, i32, i32, i32, i32, i32) -> ()
+        return
+      }
+    }
+  }
+  stream.executable private @ireegen_i8_avgpool {
+    stream.executable.export public @ireegen_i8_avgpool workgroups() -> (index, index, index) {
+      %c1 = arith.constant 1 : index
+      stream.return %c1, %c1, %c1 : index, index, index
+    }
+    builtin.module {
+      func.func private @ireegen_i8_average_pool(memref<i8>, index, memref<i8>, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32) attributes {hal.import.static, llvm.bareptr = true}
+      func.func @ireegen_i8_avgpool(%bx: !stream.binding, %by: !stream.binding, %n: index, %c: index, %h: index, %w: index, %kh: index, %kw: index, %oh: index, %ow: index, %s: index, %sx: i32, %zx: i32, %sy: i32, %zy: i32) {
+        %c0 = arith.constant 0 : index
+        %mx = stream.binding.subspan %bx[%c0] : !stream.binding -> memref<?x?x?x?xi8>{%n, %c, %h, %w}
+        %my = stream.binding.subspan %by[%c0] : !stream.binding -> memref<?x?x?x?xi8>{%n, %c, %oh, %ow}
+        %base_x, %off_x, %mdx:8 = iree_codegen.extract_strided_metadata %mx : memref<?x?x?x?xi8> -> memref<i8>, index, index, index, index, index, index, index, index, index
+        %base_y, %off_y, %mdy:8 = iree_codegen.extract_strided_metadata %my : memref<?x?x?x?xi8> -> memref<i8>, index, index, index, index, index, index, index, index, index
+        func.call @ireegen_i8_average_pool(%base_x, %off_x, %base_y, %off_y, %n, %c, %h, %w, %kh, %kw, %oh, %ow, %s, %sx, %zx, %sy, %zy) : (memref<i8>, index, memref<i8>, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32) -> ()
+        return
+      }
+    }
+  }
+  util.func private @ireegen_call_add_r1_zaby(%a: tensor<?xi8>, %sa: f32, %za: i64, %b: tensor<?xi8>, %sb: f32, %zb: i64, %sy: f32, %zy: i64) -> tensor<?xi8> {
+    %c0 = arith.constant 0 : index
+    %d0 = tensor.dim %a, %c0 : tensor<?xi8>
+    %sai = arith.bitcast %sa : f32 to i32
+    %sbi = arith.bitcast %sb : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zai = arith.trunci %za : i64 to i32
+    %zbi = arith.trunci %zb : i64 to i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %y = flow.dispatch @ireegen_i8_add_r1::@ireegen_i8_add_r1(%a, %b, %d0, %sai, %zai, %sbi, %zbi, %syi, %zyi)
+      : (tensor<?xi8>{%d0}, tensor<?xi8>{%d0}, index, i32, i32, i32, i32, i32, i32) -> tensor<?xi8>{%d0}
+    util.return %y : tensor<?xi8>
+  }
+  transform.named_sequence @match_add_r1_zaby(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
+    %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%a: tensor<?xi8>, %sa: f32, %za: i64, %b: tensor<?xi8>, %sb: f32, %zb: i64, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %a, %c0 : tensor<?xi8>
+        %ef = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %af = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -128, quant_max = 127> ins(%a, %sa, %za : tensor<?xi8>, f32, i64) outs(%ef : tensor<?xf32>) -> tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -128, quant_max = 127> ins(%b, %sb, %zb : tensor<?xi8>, f32, i64) outs(%ef : tensor<?xf32>) -> tensor<?xf32>
+        %sum = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%af, %bf : tensor<?xf32>, tensor<?xf32>) outs(%ef : tensor<?xf32>) {
+        ^bb1(%in_a: f32, %in_b: f32, %out: f32):
+          %s = arith.addf %in_a, %in_b : f32
+          linalg.yield %s : f32
+        } -> tensor<?xf32>
+        %ei = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -128, quant_max = 127> ins(%sum, %sy, %zy : tensor<?xf32>, f32, i64) outs(%ei : tensor<?xi8>) -> tensor<?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %ins, %outs : !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_add_r1_zaby(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_add_r1 into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_add_r1_zaby into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  util.func private @ireegen_call_add_r1_zab(%a: tensor<?xi8>, %sa: f32, %za: i64, %b: tensor<?xi8>, %sb: f32, %zb: i64, %sy: f32) -> tensor<?xi8> {
+    %c0 = arith.constant 0 : index
+    %d0 = tensor.dim %a, %c0 : tensor<?xi8>
+    %sai = arith.bitcast %sa : f32 to i32
+    %sbi = arith.bitcast %sb : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zai = arith.trunci %za : i64 to i32
+    %zbi = arith.trunci %zb : i64 to i32
+    %zyi = arith.constant 0 : i32
+    %y = flow.dispatch @ireegen_i8_add_r1::@ireegen_i8_add_r1(%a, %b, %d0, %sai, %zai, %sbi, %zbi, %syi, %zyi)
+      : (tensor<?xi8>{%d0}, tensor<?xi8>{%d0}, index, i32, i32, i32, i32, i32, i32) -> tensor<?xi8>{%d0}
+    util.return %y : tensor<?xi8>
+  }
+  transform.named_sequence @match_add_r1_zab(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
+    %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%a: tensor<?xi8>, %sa: f32, %za: i64, %b: tensor<?xi8>, %sb: f32, %zb: i64, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %a, %c0 : tensor<?xi8>
+        %ef = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %af = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -128, quant_max = 127> ins(%a, %sa, %za : tensor<?xi8>, f32, i64) outs(%ef : tensor<?xf32>) -> tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -128, quant_max = 127> ins(%b, %sb, %zb : tensor<?xi8>, f32, i64) outs(%ef : tensor<?xf32>) -> tensor<?xf32>
+        %sum = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%af, %bf : tensor<?xf32>, tensor<?xf32>) outs(%ef : tensor<?xf32>) {
+        ^bb1(%in_a: f32, %in_b: f32, %out: f32):
+          %s = arith.addf %in_a, %in_b : f32
+          linalg.yield %s : f32
+        } -> tensor<?xf32>
+        %ei = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -128, quant_max = 127> ins(%sum, %sy : tensor<?xf32>, f32) outs(%ei : tensor<?xi8>) -> tensor<?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %ins, %outs : !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_add_r1_zab(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_add_r1 into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_add_r1_zab into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  util.func private @ireegen_call_add_r1_zay(%a: tensor<?xi8>, %sa: f32, %za: i64, %b: tensor<?xi8>, %sb: f32, %sy: f32, %zy: i64) -> tensor<?xi8> {
+    %c0 = arith.constant 0 : index
+    %d0 = tensor.dim %a, %c0 : tensor<?xi8>
+    %sai = arith.bitcast %sa : f32 to i32
+    %sbi = arith.bitcast %sb : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zai = arith.trunci %za : i64 to i32
+    %zbi = arith.constant 0 : i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %y = flow.dispatch @ireegen_i8_add_r1::@ireegen_i8_add_r1(%a, %b, %d0, %sai, %zai, %sbi, %zbi, %syi, %zyi)
+      : (tensor<?xi8>{%d0}, tensor<?xi8>{%d0}, index, i32, i32, i32, i32, i32, i32) -> tensor<?xi8>{%d0}
+    util.return %y : tensor<?xi8>
+  }
+  transform.named_sequence @match_add_r1_zay(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
+    %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%a: tensor<?xi8>, %sa: f32, %za: i64, %b: tensor<?xi8>, %sb: f32, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %a, %c0 : tensor<?xi8>
+        %ef = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %af = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -128, quant_max = 127> ins(%a, %sa, %za : tensor<?xi8>, f32, i64) outs(%ef : tensor<?xf32>) -> tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -128, quant_max = 127> ins(%b, %sb : tensor<?xi8>, f32) outs(%ef : tensor<?xf32>) -> tensor<?xf32>
+        %sum = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%af, %bf : tensor<?xf32>, tensor<?xf32>) outs(%ef : tensor<?xf32>) {
+        ^bb1(%in_a: f32, %in_b: f32, %out: f32):
+          %s = arith.addf %in_a, %in_b : f32
+          linalg.yield %s : f32
+        } -> tensor<?xf32>
+        %ei = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -128, quant_max = 127> ins(%sum, %sy, %zy : tensor<?xf32>, f32, i64) outs(%ei : tensor<?xi8>) -> tensor<?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %ins, %outs : !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_add_r1_zay(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_add_r1 into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_add_r1_zay into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  util.func private @ireegen_call_add_r1_za(%a: tensor<?xi8>, %sa: f32, %za: i64, %b: tensor<?xi8>, %sb: f32, %sy: f32) -> tensor<?xi8> {
+    %c0 = arith.constant 0 : index
+    %d0 = tensor.dim %a, %c0 : tensor<?xi8>
+    %sai = arith.bitcast %sa : f32 to i32
+    %sbi = arith.bitcast %sb : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zai = arith.trunci %za : i64 to i32
+    %zbi = arith.constant 0 : i32
+    %zyi = arith.constant 0 : i32
+    %y = flow.dispatch @ireegen_i8_add_r1::@ireegen_i8_add_r1(%a, %b, %d0, %sai, %zai, %sbi, %zbi, %syi, %zyi)
+      : (tensor<?xi8>{%d0}, tensor<?xi8>{%d0}, index, i32, i32, i32, i32, i32, i32) -> tensor<?xi8>{%d0}
+    util.return %y : tensor<?xi8>
+  }
+  transform.named_sequence @match_add_r1_za(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
+    %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%a: tensor<?xi8>, %sa: f32, %za: i64, %b: tensor<?xi8>, %sb: f32, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %a, %c0 : tensor<?xi8>
+        %ef = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %af = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -128, quant_max = 127> ins(%a, %sa, %za : tensor<?xi8>, f32, i64) outs(%ef : tensor<?xf32>) -> tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -128, quant_max = 127> ins(%b, %sb : tensor<?xi8>, f32) outs(%ef : tensor<?xf32>) -> tensor<?xf32>
+        %sum = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%af, %bf : tensor<?xf32>, tensor<?xf32>) outs(%ef : tensor<?xf32>) {
+        ^bb1(%in_a: f32, %in_b: f32, %out: f32):
+          %s = arith.addf %in_a, %in_b : f32
+          linalg.yield %s : f32
+        } -> tensor<?xf32>
+        %ei = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -128, quant_max = 127> ins(%sum, %sy : tensor<?xf32>, f32) outs(%ei : tensor<?xi8>) -> tensor<?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %ins, %outs : !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_add_r1_za(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_add_r1 into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_add_r1_za into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  util.func private @ireegen_call_add_r1_zby(%a: tensor<?xi8>, %sa: f32, %b: tensor<?xi8>, %sb: f32, %zb: i64, %sy: f32, %zy: i64) -> tensor<?xi8> {
+    %c0 = arith.constant 0 : index
+    %d0 = tensor.dim %a, %c0 : tensor<?xi8>
+    %sai = arith.bitcast %sa : f32 to i32
+    %sbi = arith.bitcast %sb : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zai = arith.constant 0 : i32
+    %zbi = arith.trunci %zb : i64 to i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %y = flow.dispatch @ireegen_i8_add_r1::@ireegen_i8_add_r1(%a, %b, %d0, %sai, %zai, %sbi, %zbi, %syi, %zyi)
+      : (tensor<?xi8>{%d0}, tensor<?xi8>{%d0}, index, i32, i32, i32, i32, i32, i32) -> tensor<?xi8>{%d0}
+    util.return %y : tensor<?xi8>
+  }
+  transform.named_sequence @match_add_r1_zby(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
+    %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%a: tensor<?xi8>, %sa: f32, %b: tensor<?xi8>, %sb: f32, %zb: i64, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %a, %c0 : tensor<?xi8>
+        %ef = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %af = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -128, quant_max = 127> ins(%a, %sa : tensor<?xi8>, f32) outs(%ef : tensor<?xf32>) -> tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -128, quant_max = 127> ins(%b, %sb, %zb : tensor<?xi8>, f32, i64) outs(%ef : tensor<?xf32>) -> tensor<?xf32>
+        %sum = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%af, %bf : tensor<?xf32>, tensor<?xf32>) outs(%ef : tensor<?xf32>) {
+        ^bb1(%in_a: f32, %in_b: f32, %out: f32):
+          %s = arith.addf %in_a, %in_b : f32
+          linalg.yield %s : f32
+        } -> tensor<?xf32>
+        %ei = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -128, quant_max = 127> ins(%sum, %sy, %zy : tensor<?xf32>, f32, i64) outs(%ei : tensor<?xi8>) -> tensor<?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %ins, %outs : !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_add_r1_zby(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_add_r1 into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_add_r1_zby into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  util.func private @ireegen_call_add_r1_zb(%a: tensor<?xi8>, %sa: f32, %b: tensor<?xi8>, %sb: f32, %zb: i64, %sy: f32) -> tensor<?xi8> {
+    %c0 = arith.constant 0 : index
+    %d0 = tensor.dim %a, %c0 : tensor<?xi8>
+    %sai = arith.bitcast %sa : f32 to i32
+    %sbi = arith.bitcast %sb : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zai = arith.constant 0 : i32
+    %zbi = arith.trunci %zb : i64 to i32
+    %zyi = arith.constant 0 : i32
+    %y = flow.dispatch @ireegen_i8_add_r1::@ireegen_i8_add_r1(%a, %b, %d0, %sai, %zai, %sbi, %zbi, %syi, %zyi)
+      : (tensor<?xi8>{%d0}, tensor<?xi8>{%d0}, index, i32, i32, i32, i32, i32, i32) -> tensor<?xi8>{%d0}
+    util.return %y : tensor<?xi8>
+  }
+  transform.named_sequence @match_add_r1_zb(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
+    %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%a: tensor<?xi8>, %sa: f32, %b: tensor<?xi8>, %sb: f32, %zb: i64, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %a, %c0 : tensor<?xi8>
+        %ef = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %af = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -128, quant_max = 127> ins(%a, %sa : tensor<?xi8>, f32) outs(%ef : tensor<?xf32>) -> tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -128, quant_max = 127> ins(%b, %sb, %zb : tensor<?xi8>, f32, i64) outs(%ef : tensor<?xf32>) -> tensor<?xf32>
+        %sum = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%af, %bf : tensor<?xf32>, tensor<?xf32>) outs(%ef : tensor<?xf32>) {
+        ^bb1(%in_a: f32, %in_b: f32, %out: f32):
+          %s = arith.addf %in_a, %in_b : f32
+          linalg.yield %s : f32
+        } -> tensor<?xf32>
+        %ei = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -128, quant_max = 127> ins(%sum, %sy : tensor<?xf32>, f32) outs(%ei : tensor<?xi8>) -> tensor<?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %ins, %outs : !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_add_r1_zb(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_add_r1 into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_add_r1_zb into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  util.func private @ireegen_call_add_r1_zy(%a: tensor<?xi8>, %sa: f32, %b: tensor<?xi8>, %sb: f32, %sy: f32, %zy: i64) -> tensor<?xi8> {
+    %c0 = arith.constant 0 : index
+    %d0 = tensor.dim %a, %c0 : tensor<?xi8>
+    %sai = arith.bitcast %sa : f32 to i32
+    %sbi = arith.bitcast %sb : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zai = arith.constant 0 : i32
+    %zbi = arith.constant 0 : i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %y = flow.dispatch @ireegen_i8_add_r1::@ireegen_i8_add_r1(%a, %b, %d0, %sai, %zai, %sbi, %zbi, %syi, %zyi)
+      : (tensor<?xi8>{%d0}, tensor<?xi8>{%d0}, index, i32, i32, i32, i32, i32, i32) -> tensor<?xi8>{%d0}
+    util.return %y : tensor<?xi8>
+  }
+  transform.named_sequence @match_add_r1_zy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
+    %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%a: tensor<?xi8>, %sa: f32, %b: tensor<?xi8>, %sb: f32, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %a, %c0 : tensor<?xi8>
+        %ef = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %af = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -128, quant_max = 127> ins(%a, %sa : tensor<?xi8>, f32) outs(%ef : tensor<?xf32>) -> tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -128, quant_max = 127> ins(%b, %sb : tensor<?xi8>, f32) outs(%ef : tensor<?xf32>) -> tensor<?xf32>
+        %sum = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%af, %bf : tensor<?xf32>, tensor<?xf32>) outs(%ef : tensor<?xf32>) {
+        ^bb1(%in_a: f32, %in_b: f32, %out: f32):
+          %s = arith.addf %in_a, %in_b : f32
+          linalg.yield %s : f32
+        } -> tensor<?xf32>
+        %ei = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -128, quant_max = 127> ins(%sum, %sy, %zy : tensor<?xf32>, f32, i64) outs(%ei : tensor<?xi8>) -> tensor<?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %ins, %outs : !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_add_r1_zy(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_add_r1 into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_add_r1_zy into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  util.func private @ireegen_call_add_r1_znone(%a: tensor<?xi8>, %sa: f32, %b: tensor<?xi8>, %sb: f32, %sy: f32) -> tensor<?xi8> {
+    %c0 = arith.constant 0 : index
+    %d0 = tensor.dim %a, %c0 : tensor<?xi8>
+    %sai = arith.bitcast %sa : f32 to i32
+    %sbi = arith.bitcast %sb : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zai = arith.constant 0 : i32
+    %zbi = arith.constant 0 : i32
+    %zyi = arith.constant 0 : i32
+    %y = flow.dispatch @ireegen_i8_add_r1::@ireegen_i8_add_r1(%a, %b, %d0, %sai, %zai, %sbi, %zbi, %syi, %zyi)
+      : (tensor<?xi8>{%d0}, tensor<?xi8>{%d0}, index, i32, i32, i32, i32, i32, i32) -> tensor<?xi8>{%d0}
+    util.return %y : tensor<?xi8>
+  }
+  transform.named_sequence @match_add_r1_znone(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
+    %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%a: tensor<?xi8>, %sa: f32, %b: tensor<?xi8>, %sb: f32, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %a, %c0 : tensor<?xi8>
+        %ef = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %af = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -128, quant_max = 127> ins(%a, %sa : tensor<?xi8>, f32) outs(%ef : tensor<?xf32>) -> tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -128, quant_max = 127> ins(%b, %sb : tensor<?xi8>, f32) outs(%ef : tensor<?xf32>) -> tensor<?xf32>
+        %sum = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%af, %bf : tensor<?xf32>, tensor<?xf32>) outs(%ef : tensor<?xf32>) {
+        ^bb1(%in_a: f32, %in_b: f32, %out: f32):
+          %s = arith.addf %in_a, %in_b : f32
+          linalg.yield %s : f32
+        } -> tensor<?xf32>
+        %ei = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], quant_min = -128, quant_max = 127> ins(%sum, %sy : tensor<?xf32>, f32) outs(%ei : tensor<?xi8>) -> tensor<?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %ins, %outs : !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_add_r1_znone(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_add_r1 into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_add_r1_znone into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  util.func private @ireegen_call_add_r2_zaby(%a: tensor<?x?xi8>, %sa: f32, %za: i64, %b: tensor<?x?xi8>, %sb: f32, %zb: i64, %sy: f32, %zy: i64) -> tensor<?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %d0 = tensor.dim %a, %c0 : tensor<?x?xi8>
+    %c1 = arith.constant 1 : index
+    %d1 = tensor.dim %a, %c1 : tensor<?x?xi8>
+    %sai = arith.bitcast %sa : f32 to i32
+    %sbi = arith.bitcast %sb : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zai = arith.trunci %za : i64 to i32
+    %zbi = arith.trunci %zb : i64 to i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %y = flow.dispatch @ireegen_i8_add_r2::@ireegen_i8_add_r2(%a, %b, %d0, %d1, %sai, %zai, %sbi, %zbi, %syi, %zyi)
+      : (tensor<?x?xi8>{%d0, %d1}, tensor<?x?xi8>{%d0, %d1}, index, index, i32, i32, i32, i32, i32, i32) -> tensor<?x?xi8>{%d0, %d1}
+    util.return %y : tensor<?x?xi8>
+  }
+  transform.named_sequence @match_add_r2_zaby(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
+    %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%a: tensor<?x?xi8>, %sa: f32, %za: i64, %b: tensor<?x?xi8>, %sb: f32, %zb: i64, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %a, %c0 : tensor<?x?xi8>
+        %ef = tensor.empty(%d, %d) {"match.operation_name_only"} : tensor<?x?xf32>
+        %af = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>], quant_min = -128, quant_max = 127> ins(%a, %sa, %za : tensor<?x?xi8>, f32, i64) outs(%ef : tensor<?x?xf32>) -> tensor<?x?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>], quant_min = -128, quant_max = 127> ins(%b, %sb, %zb : tensor<?x?xi8>, f32, i64) outs(%ef : tensor<?x?xf32>) -> tensor<?x?xf32>
+        %sum = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%af, %bf : tensor<?x?xf32>, tensor<?x?xf32>) outs(%ef : tensor<?x?xf32>) {
+        ^bb1(%in_a: f32, %in_b: f32, %out: f32):
+          %s = arith.addf %in_a, %in_b : f32
+          linalg.yield %s : f32
+        } -> tensor<?x?xf32>
+        %ei = tensor.empty(%d, %d) {"match.operation_name_only"} : tensor<?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>], quant_min = -128, quant_max = 127> ins(%sum, %sy, %zy : tensor<?x?xf32>, f32, i64) outs(%ei : tensor<?x?xi8>) -> tensor<?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %ins, %outs : !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_add_r2_zaby(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_add_r2 into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_add_r2_zaby into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  util.func private @ireegen_call_add_r2_zab(%a: tensor<?x?xi8>, %sa: f32, %za: i64, %b: tensor<?x?xi8>, %sb: f32, %zb: i64, %sy: f32) -> tensor<?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %d0 = tensor.dim %a, %c0 : tensor<?x?xi8>
+    %c1 = arith.constant 1 : index
+    %d1 = tensor.dim %a, %c1 : tensor<?x?xi8>
+    %sai = arith.bitcast %sa : f32 to i32
+    %sbi = arith.bitcast %sb : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zai = arith.trunci %za : i64 to i32
+    %zbi = arith.trunci %zb : i64 to i32
+    %zyi = arith.constant 0 : i32
+    %y = flow.dispatch @ireegen_i8_add_r2::@ireegen_i8_add_r2(%a, %b, %d0, %d1, %sai, %zai, %sbi, %zbi, %syi, %zyi)
+      : (tensor<?x?xi8>{%d0, %d1}, tensor<?x?xi8>{%d0, %d1}, index, index, i32, i32, i32, i32, i32, i32) -> tensor<?x?xi8>{%d0, %d1}
+    util.return %y : tensor<?x?xi8>
+  }
+  transform.named_sequence @match_add_r2_zab(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
+    %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%a: tensor<?x?xi8>, %sa: f32, %za: i64, %b: tensor<?x?xi8>, %sb: f32, %zb: i64, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %a, %c0 : tensor<?x?xi8>
+        %ef = tensor.empty(%d, %d) {"match.operation_name_only"} : tensor<?x?xf32>
+        %af = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>], quant_min = -128, quant_max = 127> ins(%a, %sa, %za : tensor<?x?xi8>, f32, i64) outs(%ef : tensor<?x?xf32>) -> tensor<?x?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>], quant_min = -128, quant_max = 127> ins(%b, %sb, %zb : tensor<?x?xi8>, f32, i64) outs(%ef : tensor<?x?xf32>) -> tensor<?x?xf32>
+        %sum = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%af, %bf : tensor<?x?xf32>, tensor<?x?xf32>) outs(%ef : tensor<?x?xf32>) {
+        ^bb1(%in_a: f32, %in_b: f32, %out: f32):
+          %s = arith.addf %in_a, %in_b : f32
+          linalg.yield %s : f32
+        } -> tensor<?x?xf32>
+        %ei = tensor.empty(%d, %d) {"match.operation_name_only"} : tensor<?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>], quant_min = -128, quant_max = 127> ins(%sum, %sy : tensor<?x?xf32>, f32) outs(%ei : tensor<?x?xi8>) -> tensor<?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %ins, %outs : !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_add_r2_zab(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_add_r2 into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_add_r2_zab into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  util.func private @ireegen_call_add_r2_zay(%a: tensor<?x?xi8>, %sa: f32, %za: i64, %b: tensor<?x?xi8>, %sb: f32, %sy: f32, %zy: i64) -> tensor<?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %d0 = tensor.dim %a, %c0 : tensor<?x?xi8>
+    %c1 = arith.constant 1 : index
+    %d1 = tensor.dim %a, %c1 : tensor<?x?xi8>
+    %sai = arith.bitcast %sa : f32 to i32
+    %sbi = arith.bitcast %sb : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zai = arith.trunci %za : i64 to i32
+    %zbi = arith.constant 0 : i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %y = flow.dispatch @ireegen_i8_add_r2::@ireegen_i8_add_r2(%a, %b, %d0, %d1, %sai, %zai, %sbi, %zbi, %syi, %zyi)
+      : (tensor<?x?xi8>{%d0, %d1}, tensor<?x?xi8>{%d0, %d1}, index, index, i32, i32, i32, i32, i32, i32) -> tensor<?x?xi8>{%d0, %d1}
+    util.return %y : tensor<?x?xi8>
+  }
+  transform.named_sequence @match_add_r2_zay(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
+    %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%a: tensor<?x?xi8>, %sa: f32, %za: i64, %b: tensor<?x?xi8>, %sb: f32, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %a, %c0 : tensor<?x?xi8>
+        %ef = tensor.empty(%d, %d) {"match.operation_name_only"} : tensor<?x?xf32>
+        %af = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>], quant_min = -128, quant_max = 127> ins(%a, %sa, %za : tensor<?x?xi8>, f32, i64) outs(%ef : tensor<?x?xf32>) -> tensor<?x?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>], quant_min = -128, quant_max = 127> ins(%b, %sb : tensor<?x?xi8>, f32) outs(%ef : tensor<?x?xf32>) -> tensor<?x?xf32>
+        %sum = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%af, %bf : tensor<?x?xf32>, tensor<?x?xf32>) outs(%ef : tensor<?x?xf32>) {
+        ^bb1(%in_a: f32, %in_b: f32, %out: f32):
+          %s = arith.addf %in_a, %in_b : f32
+          linalg.yield %s : f32
+        } -> tensor<?x?xf32>
+        %ei = tensor.empty(%d, %d) {"match.operation_name_only"} : tensor<?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>], quant_min = -128, quant_max = 127> ins(%sum, %sy, %zy : tensor<?x?xf32>, f32, i64) outs(%ei : tensor<?x?xi8>) -> tensor<?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %ins, %outs : !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_add_r2_zay(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_add_r2 into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_add_r2_zay into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  util.func private @ireegen_call_add_r2_za(%a: tensor<?x?xi8>, %sa: f32, %za: i64, %b: tensor<?x?xi8>, %sb: f32, %sy: f32) -> tensor<?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %d0 = tensor.dim %a, %c0 : tensor<?x?xi8>
+    %c1 = arith.constant 1 : index
+    %d1 = tensor.dim %a, %c1 : tensor<?x?xi8>
+    %sai = arith.bitcast %sa : f32 to i32
+    %sbi = arith.bitcast %sb : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zai = arith.trunci %za : i64 to i32
+    %zbi = arith.constant 0 : i32
+    %zyi = arith.constant 0 : i32
+    %y = flow.dispatch @ireegen_i8_add_r2::@ireegen_i8_add_r2(%a, %b, %d0, %d1, %sai, %zai, %sbi, %zbi, %syi, %zyi)
+      : (tensor<?x?xi8>{%d0, %d1}, tensor<?x?xi8>{%d0, %d1}, index, index, i32, i32, i32, i32, i32, i32) -> tensor<?x?xi8>{%d0, %d1}
+    util.return %y : tensor<?x?xi8>
+  }
+  transform.named_sequence @match_add_r2_za(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
+    %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%a: tensor<?x?xi8>, %sa: f32, %za: i64, %b: tensor<?x?xi8>, %sb: f32, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %a, %c0 : tensor<?x?xi8>
+        %ef = tensor.empty(%d, %d) {"match.operation_name_only"} : tensor<?x?xf32>
+        %af = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>], quant_min = -128, quant_max = 127> ins(%a, %sa, %za : tensor<?x?xi8>, f32, i64) outs(%ef : tensor<?x?xf32>) -> tensor<?x?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>], quant_min = -128, quant_max = 127> ins(%b, %sb : tensor<?x?xi8>, f32) outs(%ef : tensor<?x?xf32>) -> tensor<?x?xf32>
+        %sum = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%af, %bf : tensor<?x?xf32>, tensor<?x?xf32>) outs(%ef : tensor<?x?xf32>) {
+        ^bb1(%in_a: f32, %in_b: f32, %out: f32):
+          %s = arith.addf %in_a, %in_b : f32
+          linalg.yield %s : f32
+        } -> tensor<?x?xf32>
+        %ei = tensor.empty(%d, %d) {"match.operation_name_only"} : tensor<?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>], quant_min = -128, quant_max = 127> ins(%sum, %sy : tensor<?x?xf32>, f32) outs(%ei : tensor<?x?xi8>) -> tensor<?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %ins, %outs : !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_add_r2_za(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_add_r2 into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_add_r2_za into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  util.func private @ireegen_call_add_r2_zby(%a: tensor<?x?xi8>, %sa: f32, %b: tensor<?x?xi8>, %sb: f32, %zb: i64, %sy: f32, %zy: i64) -> tensor<?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %d0 = tensor.dim %a, %c0 : tensor<?x?xi8>
+    %c1 = arith.constant 1 : index
+    %d1 = tensor.dim %a, %c1 : tensor<?x?xi8>
+    %sai = arith.bitcast %sa : f32 to i32
+    %sbi = arith.bitcast %sb : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zai = arith.constant 0 : i32
+    %zbi = arith.trunci %zb : i64 to i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %y = flow.dispatch @ireegen_i8_add_r2::@ireegen_i8_add_r2(%a, %b, %d0, %d1, %sai, %zai, %sbi, %zbi, %syi, %zyi)
+      : (tensor<?x?xi8>{%d0, %d1}, tensor<?x?xi8>{%d0, %d1}, index, index, i32, i32, i32, i32, i32, i32) -> tensor<?x?xi8>{%d0, %d1}
+    util.return %y : tensor<?x?xi8>
+  }
+  transform.named_sequence @match_add_r2_zby(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
+    %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%a: tensor<?x?xi8>, %sa: f32, %b: tensor<?x?xi8>, %sb: f32, %zb: i64, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %a, %c0 : tensor<?x?xi8>
+        %ef = tensor.empty(%d, %d) {"match.operation_name_only"} : tensor<?x?xf32>
+        %af = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>], quant_min = -128, quant_max = 127> ins(%a, %sa : tensor<?x?xi8>, f32) outs(%ef : tensor<?x?xf32>) -> tensor<?x?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>], quant_min = -128, quant_max = 127> ins(%b, %sb, %zb : tensor<?x?xi8>, f32, i64) outs(%ef : tensor<?x?xf32>) -> tensor<?x?xf32>
+        %sum = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%af, %bf : tensor<?x?xf32>, tensor<?x?xf32>) outs(%ef : tensor<?x?xf32>) {
+        ^bb1(%in_a: f32, %in_b: f32, %out: f32):
+          %s = arith.addf %in_a, %in_b : f32
+          linalg.yield %s : f32
+        } -> tensor<?x?xf32>
+        %ei = tensor.empty(%d, %d) {"match.operation_name_only"} : tensor<?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>], quant_min = -128, quant_max = 127> ins(%sum, %sy, %zy : tensor<?x?xf32>, f32, i64) outs(%ei : tensor<?x?xi8>) -> tensor<?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %ins, %outs : !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_add_r2_zby(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_add_r2 into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_add_r2_zby into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  util.func private @ireegen_call_add_r2_zb(%a: tensor<?x?xi8>, %sa: f32, %b: tensor<?x?xi8>, %sb: f32, %zb: i64, %sy: f32) -> tensor<?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %d0 = tensor.dim %a, %c0 : tensor<?x?xi8>
+    %c1 = arith.constant 1 : index
+    %d1 = tensor.dim %a, %c1 : tensor<?x?xi8>
+    %sai = arith.bitcast %sa : f32 to i32
+    %sbi = arith.bitcast %sb : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zai = arith.constant 0 : i32
+    %zbi = arith.trunci %zb : i64 to i32
+    %zyi = arith.constant 0 : i32
+    %y = flow.dispatch @ireegen_i8_add_r2::@ireegen_i8_add_r2(%a, %b, %d0, %d1, %sai, %zai, %sbi, %zbi, %syi, %zyi)
+      : (tensor<?x?xi8>{%d0, %d1}, tensor<?x?xi8>{%d0, %d1}, index, index, i32, i32, i32, i32, i32, i32) -> tensor<?x?xi8>{%d0, %d1}
+    util.return %y : tensor<?x?xi8>
+  }
+  transform.named_sequence @match_add_r2_zb(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
+    %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%a: tensor<?x?xi8>, %sa: f32, %b: tensor<?x?xi8>, %sb: f32, %zb: i64, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %a, %c0 : tensor<?x?xi8>
+        %ef = tensor.empty(%d, %d) {"match.operation_name_only"} : tensor<?x?xf32>
+        %af = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>], quant_min = -128, quant_max = 127> ins(%a, %sa : tensor<?x?xi8>, f32) outs(%ef : tensor<?x?xf32>) -> tensor<?x?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>], quant_min = -128, quant_max = 127> ins(%b, %sb, %zb : tensor<?x?xi8>, f32, i64) outs(%ef : tensor<?x?xf32>) -> tensor<?x?xf32>
+        %sum = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%af, %bf : tensor<?x?xf32>, tensor<?x?xf32>) outs(%ef : tensor<?x?xf32>) {
+        ^bb1(%in_a: f32, %in_b: f32, %out: f32):
+          %s = arith.addf %in_a, %in_b : f32
+          linalg.yield %s : f32
+        } -> tensor<?x?xf32>
+        %ei = tensor.empty(%d, %d) {"match.operation_name_only"} : tensor<?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>], quant_min = -128, quant_max = 127> ins(%sum, %sy : tensor<?x?xf32>, f32) outs(%ei : tensor<?x?xi8>) -> tensor<?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %ins, %outs : !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_add_r2_zb(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_add_r2 into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_add_r2_zb into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  util.func private @ireegen_call_add_r2_zy(%a: tensor<?x?xi8>, %sa: f32, %b: tensor<?x?xi8>, %sb: f32, %sy: f32, %zy: i64) -> tensor<?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %d0 = tensor.dim %a, %c0 : tensor<?x?xi8>
+    %c1 = arith.constant 1 : index
+    %d1 = tensor.dim %a, %c1 : tensor<?x?xi8>
+    %sai = arith.bitcast %sa : f32 to i32
+    %sbi = arith.bitcast %sb : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zai = arith.constant 0 : i32
+    %zbi = arith.constant 0 : i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %y = flow.dispatch @ireegen_i8_add_r2::@ireegen_i8_add_r2(%a, %b, %d0, %d1, %sai, %zai, %sbi, %zbi, %syi, %zyi)
+      : (tensor<?x?xi8>{%d0, %d1}, tensor<?x?xi8>{%d0, %d1}, index, index, i32, i32, i32, i32, i32, i32) -> tensor<?x?xi8>{%d0, %d1}
+    util.return %y : tensor<?x?xi8>
+  }
+  transform.named_sequence @match_add_r2_zy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
+    %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%a: tensor<?x?xi8>, %sa: f32, %b: tensor<?x?xi8>, %sb: f32, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %a, %c0 : tensor<?x?xi8>
+        %ef = tensor.empty(%d, %d) {"match.operation_name_only"} : tensor<?x?xf32>
+        %af = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>], quant_min = -128, quant_max = 127> ins(%a, %sa : tensor<?x?xi8>, f32) outs(%ef : tensor<?x?xf32>) -> tensor<?x?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>], quant_min = -128, quant_max = 127> ins(%b, %sb : tensor<?x?xi8>, f32) outs(%ef : tensor<?x?xf32>) -> tensor<?x?xf32>
+        %sum = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%af, %bf : tensor<?x?xf32>, tensor<?x?xf32>) outs(%ef : tensor<?x?xf32>) {
+        ^bb1(%in_a: f32, %in_b: f32, %out: f32):
+          %s = arith.addf %in_a, %in_b : f32
+          linalg.yield %s : f32
+        } -> tensor<?x?xf32>
+        %ei = tensor.empty(%d, %d) {"match.operation_name_only"} : tensor<?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>], quant_min = -128, quant_max = 127> ins(%sum, %sy, %zy : tensor<?x?xf32>, f32, i64) outs(%ei : tensor<?x?xi8>) -> tensor<?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %ins, %outs : !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_add_r2_zy(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_add_r2 into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_add_r2_zy into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  util.func private @ireegen_call_add_r2_znone(%a: tensor<?x?xi8>, %sa: f32, %b: tensor<?x?xi8>, %sb: f32, %sy: f32) -> tensor<?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %d0 = tensor.dim %a, %c0 : tensor<?x?xi8>
+    %c1 = arith.constant 1 : index
+    %d1 = tensor.dim %a, %c1 : tensor<?x?xi8>
+    %sai = arith.bitcast %sa : f32 to i32
+    %sbi = arith.bitcast %sb : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zai = arith.constant 0 : i32
+    %zbi = arith.constant 0 : i32
+    %zyi = arith.constant 0 : i32
+    %y = flow.dispatch @ireegen_i8_add_r2::@ireegen_i8_add_r2(%a, %b, %d0, %d1, %sai, %zai, %sbi, %zbi, %syi, %zyi)
+      : (tensor<?x?xi8>{%d0, %d1}, tensor<?x?xi8>{%d0, %d1}, index, index, i32, i32, i32, i32, i32, i32) -> tensor<?x?xi8>{%d0, %d1}
+    util.return %y : tensor<?x?xi8>
+  }
+  transform.named_sequence @match_add_r2_znone(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
+    %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%a: tensor<?x?xi8>, %sa: f32, %b: tensor<?x?xi8>, %sb: f32, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %a, %c0 : tensor<?x?xi8>
+        %ef = tensor.empty(%d, %d) {"match.operation_name_only"} : tensor<?x?xf32>
+        %af = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>], quant_min = -128, quant_max = 127> ins(%a, %sa : tensor<?x?xi8>, f32) outs(%ef : tensor<?x?xf32>) -> tensor<?x?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>], quant_min = -128, quant_max = 127> ins(%b, %sb : tensor<?x?xi8>, f32) outs(%ef : tensor<?x?xf32>) -> tensor<?x?xf32>
+        %sum = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%af, %bf : tensor<?x?xf32>, tensor<?x?xf32>) outs(%ef : tensor<?x?xf32>) {
+        ^bb1(%in_a: f32, %in_b: f32, %out: f32):
+          %s = arith.addf %in_a, %in_b : f32
+          linalg.yield %s : f32
+        } -> tensor<?x?xf32>
+        %ei = tensor.empty(%d, %d) {"match.operation_name_only"} : tensor<?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>], quant_min = -128, quant_max = 127> ins(%sum, %sy : tensor<?x?xf32>, f32) outs(%ei : tensor<?x?xi8>) -> tensor<?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %ins, %outs : !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_add_r2_znone(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_add_r2 into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_add_r2_znone into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  util.func private @ireegen_call_add_r3_zaby(%a: tensor<?x?x?xi8>, %sa: f32, %za: i64, %b: tensor<?x?x?xi8>, %sb: f32, %zb: i64, %sy: f32, %zy: i64) -> tensor<?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %d0 = tensor.dim %a, %c0 : tensor<?x?x?xi8>
+    %c1 = arith.constant 1 : index
+    %d1 = tensor.dim %a, %c1 : tensor<?x?x?xi8>
+    %c2 = arith.constant 2 : index
+    %d2 = tensor.dim %a, %c2 : tensor<?x?x?xi8>
+    %sai = arith.bitcast %sa : f32 to i32
+    %sbi = arith.bitcast %sb : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zai = arith.trunci %za : i64 to i32
+    %zbi = arith.trunci %zb : i64 to i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %y = flow.dispatch @ireegen_i8_add_r3::@ireegen_i8_add_r3(%a, %b, %d0, %d1, %d2, %sai, %zai, %sbi, %zbi, %syi, %zyi)
+      : (tensor<?x?x?xi8>{%d0, %d1, %d2}, tensor<?x?x?xi8>{%d0, %d1, %d2}, index, index, index, i32, i32, i32, i32, i32, i32) -> tensor<?x?x?xi8>{%d0, %d1, %d2}
+    util.return %y : tensor<?x?x?xi8>
+  }
+  transform.named_sequence @match_add_r3_zaby(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
+    %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%a: tensor<?x?x?xi8>, %sa: f32, %za: i64, %b: tensor<?x?x?xi8>, %sb: f32, %zb: i64, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %a, %c0 : tensor<?x?x?xi8>
+        %ef = tensor.empty(%d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?xf32>
+        %af = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> ()>, affine_map<(d0, d1, d2) -> ()>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], quant_min = -128, quant_max = 127> ins(%a, %sa, %za : tensor<?x?x?xi8>, f32, i64) outs(%ef : tensor<?x?x?xf32>) -> tensor<?x?x?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> ()>, affine_map<(d0, d1, d2) -> ()>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], quant_min = -128, quant_max = 127> ins(%b, %sb, %zb : tensor<?x?x?xi8>, f32, i64) outs(%ef : tensor<?x?x?xf32>) -> tensor<?x?x?xf32>
+        %sum = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%af, %bf : tensor<?x?x?xf32>, tensor<?x?x?xf32>) outs(%ef : tensor<?x?x?xf32>) {
+        ^bb1(%in_a: f32, %in_b: f32, %out: f32):
+          %s = arith.addf %in_a, %in_b : f32
+          linalg.yield %s : f32
+        } -> tensor<?x?x?xf32>
+        %ei = tensor.empty(%d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> ()>, affine_map<(d0, d1, d2) -> ()>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], quant_min = -128, quant_max = 127> ins(%sum, %sy, %zy : tensor<?x?x?xf32>, f32, i64) outs(%ei : tensor<?x?x?xi8>) -> tensor<?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %ins, %outs : !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_add_r3_zaby(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_add_r3 into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_add_r3_zaby into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  util.func private @ireegen_call_add_r3_zab(%a: tensor<?x?x?xi8>, %sa: f32, %za: i64, %b: tensor<?x?x?xi8>, %sb: f32, %zb: i64, %sy: f32) -> tensor<?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %d0 = tensor.dim %a, %c0 : tensor<?x?x?xi8>
+    %c1 = arith.constant 1 : index
+    %d1 = tensor.dim %a, %c1 : tensor<?x?x?xi8>
+    %c2 = arith.constant 2 : index
+    %d2 = tensor.dim %a, %c2 : tensor<?x?x?xi8>
+    %sai = arith.bitcast %sa : f32 to i32
+    %sbi = arith.bitcast %sb : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zai = arith.trunci %za : i64 to i32
+    %zbi = arith.trunci %zb : i64 to i32
+    %zyi = arith.constant 0 : i32
+    %y = flow.dispatch @ireegen_i8_add_r3::@ireegen_i8_add_r3(%a, %b, %d0, %d1, %d2, %sai, %zai, %sbi, %zbi, %syi, %zyi)
+      : (tensor<?x?x?xi8>{%d0, %d1, %d2}, tensor<?x?x?xi8>{%d0, %d1, %d2}, index, index, index, i32, i32, i32, i32, i32, i32) -> tensor<?x?x?xi8>{%d0, %d1, %d2}
+    util.return %y : tensor<?x?x?xi8>
+  }
+  transform.named_sequence @match_add_r3_zab(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
+    %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%a: tensor<?x?x?xi8>, %sa: f32, %za: i64, %b: tensor<?x?x?xi8>, %sb: f32, %zb: i64, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %a, %c0 : tensor<?x?x?xi8>
+        %ef = tensor.empty(%d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?xf32>
+        %af = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> ()>, affine_map<(d0, d1, d2) -> ()>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], quant_min = -128, quant_max = 127> ins(%a, %sa, %za : tensor<?x?x?xi8>, f32, i64) outs(%ef : tensor<?x?x?xf32>) -> tensor<?x?x?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> ()>, affine_map<(d0, d1, d2) -> ()>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], quant_min = -128, quant_max = 127> ins(%b, %sb, %zb : tensor<?x?x?xi8>, f32, i64) outs(%ef : tensor<?x?x?xf32>) -> tensor<?x?x?xf32>
+        %sum = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%af, %bf : tensor<?x?x?xf32>, tensor<?x?x?xf32>) outs(%ef : tensor<?x?x?xf32>) {
+        ^bb1(%in_a: f32, %in_b: f32, %out: f32):
+          %s = arith.addf %in_a, %in_b : f32
+          linalg.yield %s : f32
+        } -> tensor<?x?x?xf32>
+        %ei = tensor.empty(%d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> ()>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], quant_min = -128, quant_max = 127> ins(%sum, %sy : tensor<?x?x?xf32>, f32) outs(%ei : tensor<?x?x?xi8>) -> tensor<?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %ins, %outs : !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_add_r3_zab(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_add_r3 into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_add_r3_zab into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  util.func private @ireegen_call_add_r3_zay(%a: tensor<?x?x?xi8>, %sa: f32, %za: i64, %b: tensor<?x?x?xi8>, %sb: f32, %sy: f32, %zy: i64) -> tensor<?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %d0 = tensor.dim %a, %c0 : tensor<?x?x?xi8>
+    %c1 = arith.constant 1 : index
+    %d1 = tensor.dim %a, %c1 : tensor<?x?x?xi8>
+    %c2 = arith.constant 2 : index
+    %d2 = tensor.dim %a, %c2 : tensor<?x?x?xi8>
+    %sai = arith.bitcast %sa : f32 to i32
+    %sbi = arith.bitcast %sb : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zai = arith.trunci %za : i64 to i32
+    %zbi = arith.constant 0 : i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %y = flow.dispatch @ireegen_i8_add_r3::@ireegen_i8_add_r3(%a, %b, %d0, %d1, %d2, %sai, %zai, %sbi, %zbi, %syi, %zyi)
+      : (tensor<?x?x?xi8>{%d0, %d1, %d2}, tensor<?x?x?xi8>{%d0, %d1, %d2}, index, index, index, i32, i32, i32, i32, i32, i32) -> tensor<?x?x?xi8>{%d0, %d1, %d2}
+    util.return %y : tensor<?x?x?xi8>
+  }
+  transform.named_sequence @match_add_r3_zay(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
+    %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%a: tensor<?x?x?xi8>, %sa: f32, %za: i64, %b: tensor<?x?x?xi8>, %sb: f32, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %a, %c0 : tensor<?x?x?xi8>
+        %ef = tensor.empty(%d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?xf32>
+        %af = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> ()>, affine_map<(d0, d1, d2) -> ()>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], quant_min = -128, quant_max = 127> ins(%a, %sa, %za : tensor<?x?x?xi8>, f32, i64) outs(%ef : tensor<?x?x?xf32>) -> tensor<?x?x?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> ()>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], quant_min = -128, quant_max = 127> ins(%b, %sb : tensor<?x?x?xi8>, f32) outs(%ef : tensor<?x?x?xf32>) -> tensor<?x?x?xf32>
+        %sum = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%af, %bf : tensor<?x?x?xf32>, tensor<?x?x?xf32>) outs(%ef : tensor<?x?x?xf32>) {
+        ^bb1(%in_a: f32, %in_b: f32, %out: f32):
+          %s = arith.addf %in_a, %in_b : f32
+          linalg.yield %s : f32
+        } -> tensor<?x?x?xf32>
+        %ei = tensor.empty(%d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> ()>, affine_map<(d0, d1, d2) -> ()>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], quant_min = -128, quant_max = 127> ins(%sum, %sy, %zy : tensor<?x?x?xf32>, f32, i64) outs(%ei : tensor<?x?x?xi8>) -> tensor<?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %ins, %outs : !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_add_r3_zay(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_add_r3 into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_add_r3_zay into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  util.func private @ireegen_call_add_r3_za(%a: tensor<?x?x?xi8>, %sa: f32, %za: i64, %b: tensor<?x?x?xi8>, %sb: f32, %sy: f32) -> tensor<?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %d0 = tensor.dim %a, %c0 : tensor<?x?x?xi8>
+    %c1 = arith.constant 1 : index
+    %d1 = tensor.dim %a, %c1 : tensor<?x?x?xi8>
+    %c2 = arith.constant 2 : index
+    %d2 = tensor.dim %a, %c2 : tensor<?x?x?xi8>
+    %sai = arith.bitcast %sa : f32 to i32
+    %sbi = arith.bitcast %sb : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zai = arith.trunci %za : i64 to i32
+    %zbi = arith.constant 0 : i32
+    %zyi = arith.constant 0 : i32
+    %y = flow.dispatch @ireegen_i8_add_r3::@ireegen_i8_add_r3(%a, %b, %d0, %d1, %d2, %sai, %zai, %sbi, %zbi, %syi, %zyi)
+      : (tensor<?x?x?xi8>{%d0, %d1, %d2}, tensor<?x?x?xi8>{%d0, %d1, %d2}, index, index, index, i32, i32, i32, i32, i32, i32) -> tensor<?x?x?xi8>{%d0, %d1, %d2}
+    util.return %y : tensor<?x?x?xi8>
+  }
+  transform.named_sequence @match_add_r3_za(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
+    %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%a: tensor<?x?x?xi8>, %sa: f32, %za: i64, %b: tensor<?x?x?xi8>, %sb: f32, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %a, %c0 : tensor<?x?x?xi8>
+        %ef = tensor.empty(%d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?xf32>
+        %af = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> ()>, affine_map<(d0, d1, d2) -> ()>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], quant_min = -128, quant_max = 127> ins(%a, %sa, %za : tensor<?x?x?xi8>, f32, i64) outs(%ef : tensor<?x?x?xf32>) -> tensor<?x?x?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> ()>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], quant_min = -128, quant_max = 127> ins(%b, %sb : tensor<?x?x?xi8>, f32) outs(%ef : tensor<?x?x?xf32>) -> tensor<?x?x?xf32>
+        %sum = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%af, %bf : tensor<?x?x?xf32>, tensor<?x?x?xf32>) outs(%ef : tensor<?x?x?xf32>) {
+        ^bb1(%in_a: f32, %in_b: f32, %out: f32):
+          %s = arith.addf %in_a, %in_b : f32
+          linalg.yield %s : f32
+        } -> tensor<?x?x?xf32>
+        %ei = tensor.empty(%d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> ()>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], quant_min = -128, quant_max = 127> ins(%sum, %sy : tensor<?x?x?xf32>, f32) outs(%ei : tensor<?x?x?xi8>) -> tensor<?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %ins, %outs : !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_add_r3_za(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_add_r3 into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_add_r3_za into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  util.func private @ireegen_call_add_r3_zby(%a: tensor<?x?x?xi8>, %sa: f32, %b: tensor<?x?x?xi8>, %sb: f32, %zb: i64, %sy: f32, %zy: i64) -> tensor<?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %d0 = tensor.dim %a, %c0 : tensor<?x?x?xi8>
+    %c1 = arith.constant 1 : index
+    %d1 = tensor.dim %a, %c1 : tensor<?x?x?xi8>
+    %c2 = arith.constant 2 : index
+    %d2 = tensor.dim %a, %c2 : tensor<?x?x?xi8>
+    %sai = arith.bitcast %sa : f32 to i32
+    %sbi = arith.bitcast %sb : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zai = arith.constant 0 : i32
+    %zbi = arith.trunci %zb : i64 to i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %y = flow.dispatch @ireegen_i8_add_r3::@ireegen_i8_add_r3(%a, %b, %d0, %d1, %d2, %sai, %zai, %sbi, %zbi, %syi, %zyi)
+      : (tensor<?x?x?xi8>{%d0, %d1, %d2}, tensor<?x?x?xi8>{%d0, %d1, %d2}, index, index, index, i32, i32, i32, i32, i32, i32) -> tensor<?x?x?xi8>{%d0, %d1, %d2}
+    util.return %y : tensor<?x?x?xi8>
+  }
+  transform.named_sequence @match_add_r3_zby(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
+    %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%a: tensor<?x?x?xi8>, %sa: f32, %b: tensor<?x?x?xi8>, %sb: f32, %zb: i64, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %a, %c0 : tensor<?x?x?xi8>
+        %ef = tensor.empty(%d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?xf32>
+        %af = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> ()>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], quant_min = -128, quant_max = 127> ins(%a, %sa : tensor<?x?x?xi8>, f32) outs(%ef : tensor<?x?x?xf32>) -> tensor<?x?x?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> ()>, affine_map<(d0, d1, d2) -> ()>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], quant_min = -128, quant_max = 127> ins(%b, %sb, %zb : tensor<?x?x?xi8>, f32, i64) outs(%ef : tensor<?x?x?xf32>) -> tensor<?x?x?xf32>
+        %sum = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%af, %bf : tensor<?x?x?xf32>, tensor<?x?x?xf32>) outs(%ef : tensor<?x?x?xf32>) {
+        ^bb1(%in_a: f32, %in_b: f32, %out: f32):
+          %s = arith.addf %in_a, %in_b : f32
+          linalg.yield %s : f32
+        } -> tensor<?x?x?xf32>
+        %ei = tensor.empty(%d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> ()>, affine_map<(d0, d1, d2) -> ()>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], quant_min = -128, quant_max = 127> ins(%sum, %sy, %zy : tensor<?x?x?xf32>, f32, i64) outs(%ei : tensor<?x?x?xi8>) -> tensor<?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %ins, %outs : !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_add_r3_zby(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_add_r3 into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_add_r3_zby into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  util.func private @ireegen_call_add_r3_zb(%a: tensor<?x?x?xi8>, %sa: f32, %b: tensor<?x?x?xi8>, %sb: f32, %zb: i64, %sy: f32) -> tensor<?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %d0 = tensor.dim %a, %c0 : tensor<?x?x?xi8>
+    %c1 = arith.constant 1 : index
+    %d1 = tensor.dim %a, %c1 : tensor<?x?x?xi8>
+    %c2 = arith.constant 2 : index
+    %d2 = tensor.dim %a, %c2 : tensor<?x?x?xi8>
+    %sai = arith.bitcast %sa : f32 to i32
+    %sbi = arith.bitcast %sb : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zai = arith.constant 0 : i32
+    %zbi = arith.trunci %zb : i64 to i32
+    %zyi = arith.constant 0 : i32
+    %y = flow.dispatch @ireegen_i8_add_r3::@ireegen_i8_add_r3(%a, %b, %d0, %d1, %d2, %sai, %zai, %sbi, %zbi, %syi, %zyi)
+      : (tensor<?x?x?xi8>{%d0, %d1, %d2}, tensor<?x?x?xi8>{%d0, %d1, %d2}, index, index, index, i32, i32, i32, i32, i32, i32) -> tensor<?x?x?xi8>{%d0, %d1, %d2}
+    util.return %y : tensor<?x?x?xi8>
+  }
+  transform.named_sequence @match_add_r3_zb(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
+    %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%a: tensor<?x?x?xi8>, %sa: f32, %b: tensor<?x?x?xi8>, %sb: f32, %zb: i64, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %a, %c0 : tensor<?x?x?xi8>
+        %ef = tensor.empty(%d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?xf32>
+        %af = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> ()>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], quant_min = -128, quant_max = 127> ins(%a, %sa : tensor<?x?x?xi8>, f32) outs(%ef : tensor<?x?x?xf32>) -> tensor<?x?x?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> ()>, affine_map<(d0, d1, d2) -> ()>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], quant_min = -128, quant_max = 127> ins(%b, %sb, %zb : tensor<?x?x?xi8>, f32, i64) outs(%ef : tensor<?x?x?xf32>) -> tensor<?x?x?xf32>
+        %sum = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%af, %bf : tensor<?x?x?xf32>, tensor<?x?x?xf32>) outs(%ef : tensor<?x?x?xf32>) {
+        ^bb1(%in_a: f32, %in_b: f32, %out: f32):
+          %s = arith.addf %in_a, %in_b : f32
+          linalg.yield %s : f32
+        } -> tensor<?x?x?xf32>
+        %ei = tensor.empty(%d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> ()>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], quant_min = -128, quant_max = 127> ins(%sum, %sy : tensor<?x?x?xf32>, f32) outs(%ei : tensor<?x?x?xi8>) -> tensor<?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %ins, %outs : !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_add_r3_zb(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_add_r3 into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_add_r3_zb into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  util.func private @ireegen_call_add_r3_zy(%a: tensor<?x?x?xi8>, %sa: f32, %b: tensor<?x?x?xi8>, %sb: f32, %sy: f32, %zy: i64) -> tensor<?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %d0 = tensor.dim %a, %c0 : tensor<?x?x?xi8>
+    %c1 = arith.constant 1 : index
+    %d1 = tensor.dim %a, %c1 : tensor<?x?x?xi8>
+    %c2 = arith.constant 2 : index
+    %d2 = tensor.dim %a, %c2 : tensor<?x?x?xi8>
+    %sai = arith.bitcast %sa : f32 to i32
+    %sbi = arith.bitcast %sb : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zai = arith.constant 0 : i32
+    %zbi = arith.constant 0 : i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %y = flow.dispatch @ireegen_i8_add_r3::@ireegen_i8_add_r3(%a, %b, %d0, %d1, %d2, %sai, %zai, %sbi, %zbi, %syi, %zyi)
+      : (tensor<?x?x?xi8>{%d0, %d1, %d2}, tensor<?x?x?xi8>{%d0, %d1, %d2}, index, index, index, i32, i32, i32, i32, i32, i32) -> tensor<?x?x?xi8>{%d0, %d1, %d2}
+    util.return %y : tensor<?x?x?xi8>
+  }
+  transform.named_sequence @match_add_r3_zy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
+    %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%a: tensor<?x?x?xi8>, %sa: f32, %b: tensor<?x?x?xi8>, %sb: f32, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %a, %c0 : tensor<?x?x?xi8>
+        %ef = tensor.empty(%d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?xf32>
+        %af = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> ()>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], quant_min = -128, quant_max = 127> ins(%a, %sa : tensor<?x?x?xi8>, f32) outs(%ef : tensor<?x?x?xf32>) -> tensor<?x?x?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> ()>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], quant_min = -128, quant_max = 127> ins(%b, %sb : tensor<?x?x?xi8>, f32) outs(%ef : tensor<?x?x?xf32>) -> tensor<?x?x?xf32>
+        %sum = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%af, %bf : tensor<?x?x?xf32>, tensor<?x?x?xf32>) outs(%ef : tensor<?x?x?xf32>) {
+        ^bb1(%in_a: f32, %in_b: f32, %out: f32):
+          %s = arith.addf %in_a, %in_b : f32
+          linalg.yield %s : f32
+        } -> tensor<?x?x?xf32>
+        %ei = tensor.empty(%d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> ()>, affine_map<(d0, d1, d2) -> ()>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], quant_min = -128, quant_max = 127> ins(%sum, %sy, %zy : tensor<?x?x?xf32>, f32, i64) outs(%ei : tensor<?x?x?xi8>) -> tensor<?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %ins, %outs : !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_add_r3_zy(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_add_r3 into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_add_r3_zy into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  util.func private @ireegen_call_add_r3_znone(%a: tensor<?x?x?xi8>, %sa: f32, %b: tensor<?x?x?xi8>, %sb: f32, %sy: f32) -> tensor<?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %d0 = tensor.dim %a, %c0 : tensor<?x?x?xi8>
+    %c1 = arith.constant 1 : index
+    %d1 = tensor.dim %a, %c1 : tensor<?x?x?xi8>
+    %c2 = arith.constant 2 : index
+    %d2 = tensor.dim %a, %c2 : tensor<?x?x?xi8>
+    %sai = arith.bitcast %sa : f32 to i32
+    %sbi = arith.bitcast %sb : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zai = arith.constant 0 : i32
+    %zbi = arith.constant 0 : i32
+    %zyi = arith.constant 0 : i32
+    %y = flow.dispatch @ireegen_i8_add_r3::@ireegen_i8_add_r3(%a, %b, %d0, %d1, %d2, %sai, %zai, %sbi, %zbi, %syi, %zyi)
+      : (tensor<?x?x?xi8>{%d0, %d1, %d2}, tensor<?x?x?xi8>{%d0, %d1, %d2}, index, index, index, i32, i32, i32, i32, i32, i32) -> tensor<?x?x?xi8>{%d0, %d1, %d2}
+    util.return %y : tensor<?x?x?xi8>
+  }
+  transform.named_sequence @match_add_r3_znone(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
+    %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%a: tensor<?x?x?xi8>, %sa: f32, %b: tensor<?x?x?xi8>, %sb: f32, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %a, %c0 : tensor<?x?x?xi8>
+        %ef = tensor.empty(%d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?xf32>
+        %af = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> ()>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], quant_min = -128, quant_max = 127> ins(%a, %sa : tensor<?x?x?xi8>, f32) outs(%ef : tensor<?x?x?xf32>) -> tensor<?x?x?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> ()>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], quant_min = -128, quant_max = 127> ins(%b, %sb : tensor<?x?x?xi8>, f32) outs(%ef : tensor<?x?x?xf32>) -> tensor<?x?x?xf32>
+        %sum = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%af, %bf : tensor<?x?x?xf32>, tensor<?x?x?xf32>) outs(%ef : tensor<?x?x?xf32>) {
+        ^bb1(%in_a: f32, %in_b: f32, %out: f32):
+          %s = arith.addf %in_a, %in_b : f32
+          linalg.yield %s : f32
+        } -> tensor<?x?x?xf32>
+        %ei = tensor.empty(%d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> ()>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], quant_min = -128, quant_max = 127> ins(%sum, %sy : tensor<?x?x?xf32>, f32) outs(%ei : tensor<?x?x?xi8>) -> tensor<?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %ins, %outs : !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_add_r3_znone(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_add_r3 into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_add_r3_znone into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  util.func private @ireegen_call_add_r4_zaby(%a: tensor<?x?x?x?xi8>, %sa: f32, %za: i64, %b: tensor<?x?x?x?xi8>, %sb: f32, %zb: i64, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %d0 = tensor.dim %a, %c0 : tensor<?x?x?x?xi8>
+    %c1 = arith.constant 1 : index
+    %d1 = tensor.dim %a, %c1 : tensor<?x?x?x?xi8>
+    %c2 = arith.constant 2 : index
+    %d2 = tensor.dim %a, %c2 : tensor<?x?x?x?xi8>
+    %c3 = arith.constant 3 : index
+    %d3 = tensor.dim %a, %c3 : tensor<?x?x?x?xi8>
+    %sai = arith.bitcast %sa : f32 to i32
+    %sbi = arith.bitcast %sb : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zai = arith.trunci %za : i64 to i32
+    %zbi = arith.trunci %zb : i64 to i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %y = flow.dispatch @ireegen_i8_add_r4::@ireegen_i8_add_r4(%a, %b, %d0, %d1, %d2, %d3, %sai, %zai, %sbi, %zbi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%d0, %d1, %d2, %d3}, tensor<?x?x?x?xi8>{%d0, %d1, %d2, %d3}, index, index, index, index, i32, i32, i32, i32, i32, i32) -> tensor<?x?x?x?xi8>{%d0, %d1, %d2, %d3}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  transform.named_sequence @match_add_r4_zaby(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
+    %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%a: tensor<?x?x?x?xi8>, %sa: f32, %za: i64, %b: tensor<?x?x?x?xi8>, %sb: f32, %zb: i64, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %a, %c0 : tensor<?x?x?x?xi8>
+        %ef = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %af = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%a, %sa, %za : tensor<?x?x?x?xi8>, f32, i64) outs(%ef : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%b, %sb, %zb : tensor<?x?x?x?xi8>, f32, i64) outs(%ef : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %sum = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%af, %bf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%ef : tensor<?x?x?x?xf32>) {
+        ^bb1(%in_a: f32, %in_b: f32, %out: f32):
+          %s = arith.addf %in_a, %in_b : f32
+          linalg.yield %s : f32
+        } -> tensor<?x?x?x?xf32>
+        %ei = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%sum, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%ei : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %ins, %outs : !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_add_r4_zaby(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_add_r4 into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_add_r4_zaby into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  util.func private @ireegen_call_add_r4_zab(%a: tensor<?x?x?x?xi8>, %sa: f32, %za: i64, %b: tensor<?x?x?x?xi8>, %sb: f32, %zb: i64, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %d0 = tensor.dim %a, %c0 : tensor<?x?x?x?xi8>
+    %c1 = arith.constant 1 : index
+    %d1 = tensor.dim %a, %c1 : tensor<?x?x?x?xi8>
+    %c2 = arith.constant 2 : index
+    %d2 = tensor.dim %a, %c2 : tensor<?x?x?x?xi8>
+    %c3 = arith.constant 3 : index
+    %d3 = tensor.dim %a, %c3 : tensor<?x?x?x?xi8>
+    %sai = arith.bitcast %sa : f32 to i32
+    %sbi = arith.bitcast %sb : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zai = arith.trunci %za : i64 to i32
+    %zbi = arith.trunci %zb : i64 to i32
+    %zyi = arith.constant 0 : i32
+    %y = flow.dispatch @ireegen_i8_add_r4::@ireegen_i8_add_r4(%a, %b, %d0, %d1, %d2, %d3, %sai, %zai, %sbi, %zbi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%d0, %d1, %d2, %d3}, tensor<?x?x?x?xi8>{%d0, %d1, %d2, %d3}, index, index, index, index, i32, i32, i32, i32, i32, i32) -> tensor<?x?x?x?xi8>{%d0, %d1, %d2, %d3}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  transform.named_sequence @match_add_r4_zab(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
+    %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%a: tensor<?x?x?x?xi8>, %sa: f32, %za: i64, %b: tensor<?x?x?x?xi8>, %sb: f32, %zb: i64, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %a, %c0 : tensor<?x?x?x?xi8>
+        %ef = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %af = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%a, %sa, %za : tensor<?x?x?x?xi8>, f32, i64) outs(%ef : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%b, %sb, %zb : tensor<?x?x?x?xi8>, f32, i64) outs(%ef : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %sum = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%af, %bf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%ef : tensor<?x?x?x?xf32>) {
+        ^bb1(%in_a: f32, %in_b: f32, %out: f32):
+          %s = arith.addf %in_a, %in_b : f32
+          linalg.yield %s : f32
+        } -> tensor<?x?x?x?xf32>
+        %ei = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%sum, %sy : tensor<?x?x?x?xf32>, f32) outs(%ei : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %ins, %outs : !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_add_r4_zab(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_add_r4 into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_add_r4_zab into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  util.func private @ireegen_call_add_r4_zay(%a: tensor<?x?x?x?xi8>, %sa: f32, %za: i64, %b: tensor<?x?x?x?xi8>, %sb: f32, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %d0 = tensor.dim %a, %c0 : tensor<?x?x?x?xi8>
+    %c1 = arith.constant 1 : index
+    %d1 = tensor.dim %a, %c1 : tensor<?x?x?x?xi8>
+    %c2 = arith.constant 2 : index
+    %d2 = tensor.dim %a, %c2 : tensor<?x?x?x?xi8>
+    %c3 = arith.constant 3 : index
+    %d3 = tensor.dim %a, %c3 : tensor<?x?x?x?xi8>
+    %sai = arith.bitcast %sa : f32 to i32
+    %sbi = arith.bitcast %sb : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zai = arith.trunci %za : i64 to i32
+    %zbi = arith.constant 0 : i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %y = flow.dispatch @ireegen_i8_add_r4::@ireegen_i8_add_r4(%a, %b, %d0, %d1, %d2, %d3, %sai, %zai, %sbi, %zbi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%d0, %d1, %d2, %d3}, tensor<?x?x?x?xi8>{%d0, %d1, %d2, %d3}, index, index, index, index, i32, i32, i32, i32, i32, i32) -> tensor<?x?x?x?xi8>{%d0, %d1, %d2, %d3}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  transform.named_sequence @match_add_r4_zay(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
+    %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%a: tensor<?x?x?x?xi8>, %sa: f32, %za: i64, %b: tensor<?x?x?x?xi8>, %sb: f32, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %a, %c0 : tensor<?x?x?x?xi8>
+        %ef = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %af = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%a, %sa, %za : tensor<?x?x?x?xi8>, f32, i64) outs(%ef : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%b, %sb : tensor<?x?x?x?xi8>, f32) outs(%ef : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %sum = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%af, %bf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%ef : tensor<?x?x?x?xf32>) {
+        ^bb1(%in_a: f32, %in_b: f32, %out: f32):
+          %s = arith.addf %in_a, %in_b : f32
+          linalg.yield %s : f32
+        } -> tensor<?x?x?x?xf32>
+        %ei = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%sum, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%ei : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %ins, %outs : !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_add_r4_zay(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_add_r4 into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_add_r4_zay into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  util.func private @ireegen_call_add_r4_za(%a: tensor<?x?x?x?xi8>, %sa: f32, %za: i64, %b: tensor<?x?x?x?xi8>, %sb: f32, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %d0 = tensor.dim %a, %c0 : tensor<?x?x?x?xi8>
+    %c1 = arith.constant 1 : index
+    %d1 = tensor.dim %a, %c1 : tensor<?x?x?x?xi8>
+    %c2 = arith.constant 2 : index
+    %d2 = tensor.dim %a, %c2 : tensor<?x?x?x?xi8>
+    %c3 = arith.constant 3 : index
+    %d3 = tensor.dim %a, %c3 : tensor<?x?x?x?xi8>
+    %sai = arith.bitcast %sa : f32 to i32
+    %sbi = arith.bitcast %sb : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zai = arith.trunci %za : i64 to i32
+    %zbi = arith.constant 0 : i32
+    %zyi = arith.constant 0 : i32
+    %y = flow.dispatch @ireegen_i8_add_r4::@ireegen_i8_add_r4(%a, %b, %d0, %d1, %d2, %d3, %sai, %zai, %sbi, %zbi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%d0, %d1, %d2, %d3}, tensor<?x?x?x?xi8>{%d0, %d1, %d2, %d3}, index, index, index, index, i32, i32, i32, i32, i32, i32) -> tensor<?x?x?x?xi8>{%d0, %d1, %d2, %d3}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  transform.named_sequence @match_add_r4_za(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
+    %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%a: tensor<?x?x?x?xi8>, %sa: f32, %za: i64, %b: tensor<?x?x?x?xi8>, %sb: f32, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %a, %c0 : tensor<?x?x?x?xi8>
+        %ef = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %af = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%a, %sa, %za : tensor<?x?x?x?xi8>, f32, i64) outs(%ef : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%b, %sb : tensor<?x?x?x?xi8>, f32) outs(%ef : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %sum = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%af, %bf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%ef : tensor<?x?x?x?xf32>) {
+        ^bb1(%in_a: f32, %in_b: f32, %out: f32):
+          %s = arith.addf %in_a, %in_b : f32
+          linalg.yield %s : f32
+        } -> tensor<?x?x?x?xf32>
+        %ei = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%sum, %sy : tensor<?x?x?x?xf32>, f32) outs(%ei : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %ins, %outs : !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_add_r4_za(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_add_r4 into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_add_r4_za into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  util.func private @ireegen_call_add_r4_zby(%a: tensor<?x?x?x?xi8>, %sa: f32, %b: tensor<?x?x?x?xi8>, %sb: f32, %zb: i64, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %d0 = tensor.dim %a, %c0 : tensor<?x?x?x?xi8>
+    %c1 = arith.constant 1 : index
+    %d1 = tensor.dim %a, %c1 : tensor<?x?x?x?xi8>
+    %c2 = arith.constant 2 : index
+    %d2 = tensor.dim %a, %c2 : tensor<?x?x?x?xi8>
+    %c3 = arith.constant 3 : index
+    %d3 = tensor.dim %a, %c3 : tensor<?x?x?x?xi8>
+    %sai = arith.bitcast %sa : f32 to i32
+    %sbi = arith.bitcast %sb : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zai = arith.constant 0 : i32
+    %zbi = arith.trunci %zb : i64 to i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %y = flow.dispatch @ireegen_i8_add_r4::@ireegen_i8_add_r4(%a, %b, %d0, %d1, %d2, %d3, %sai, %zai, %sbi, %zbi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%d0, %d1, %d2, %d3}, tensor<?x?x?x?xi8>{%d0, %d1, %d2, %d3}, index, index, index, index, i32, i32, i32, i32, i32, i32) -> tensor<?x?x?x?xi8>{%d0, %d1, %d2, %d3}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  transform.named_sequence @match_add_r4_zby(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
+    %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%a: tensor<?x?x?x?xi8>, %sa: f32, %b: tensor<?x?x?x?xi8>, %sb: f32, %zb: i64, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %a, %c0 : tensor<?x?x?x?xi8>
+        %ef = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %af = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%a, %sa : tensor<?x?x?x?xi8>, f32) outs(%ef : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%b, %sb, %zb : tensor<?x?x?x?xi8>, f32, i64) outs(%ef : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %sum = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%af, %bf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%ef : tensor<?x?x?x?xf32>) {
+        ^bb1(%in_a: f32, %in_b: f32, %out: f32):
+          %s = arith.addf %in_a, %in_b : f32
+          linalg.yield %s : f32
+        } -> tensor<?x?x?x?xf32>
+        %ei = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%sum, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%ei : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %ins, %outs : !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_add_r4_zby(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_add_r4 into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_add_r4_zby into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  util.func private @ireegen_call_add_r4_zb(%a: tensor<?x?x?x?xi8>, %sa: f32, %b: tensor<?x?x?x?xi8>, %sb: f32, %zb: i64, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %d0 = tensor.dim %a, %c0 : tensor<?x?x?x?xi8>
+    %c1 = arith.constant 1 : index
+    %d1 = tensor.dim %a, %c1 : tensor<?x?x?x?xi8>
+    %c2 = arith.constant 2 : index
+    %d2 = tensor.dim %a, %c2 : tensor<?x?x?x?xi8>
+    %c3 = arith.constant 3 : index
+    %d3 = tensor.dim %a, %c3 : tensor<?x?x?x?xi8>
+    %sai = arith.bitcast %sa : f32 to i32
+    %sbi = arith.bitcast %sb : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zai = arith.constant 0 : i32
+    %zbi = arith.trunci %zb : i64 to i32
+    %zyi = arith.constant 0 : i32
+    %y = flow.dispatch @ireegen_i8_add_r4::@ireegen_i8_add_r4(%a, %b, %d0, %d1, %d2, %d3, %sai, %zai, %sbi, %zbi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%d0, %d1, %d2, %d3}, tensor<?x?x?x?xi8>{%d0, %d1, %d2, %d3}, index, index, index, index, i32, i32, i32, i32, i32, i32) -> tensor<?x?x?x?xi8>{%d0, %d1, %d2, %d3}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  transform.named_sequence @match_add_r4_zb(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
+    %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%a: tensor<?x?x?x?xi8>, %sa: f32, %b: tensor<?x?x?x?xi8>, %sb: f32, %zb: i64, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %a, %c0 : tensor<?x?x?x?xi8>
+        %ef = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %af = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%a, %sa : tensor<?x?x?x?xi8>, f32) outs(%ef : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%b, %sb, %zb : tensor<?x?x?x?xi8>, f32, i64) outs(%ef : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %sum = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%af, %bf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%ef : tensor<?x?x?x?xf32>) {
+        ^bb1(%in_a: f32, %in_b: f32, %out: f32):
+          %s = arith.addf %in_a, %in_b : f32
+          linalg.yield %s : f32
+        } -> tensor<?x?x?x?xf32>
+        %ei = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%sum, %sy : tensor<?x?x?x?xf32>, f32) outs(%ei : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %ins, %outs : !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_add_r4_zb(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_add_r4 into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_add_r4_zb into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  util.func private @ireegen_call_add_r4_zy(%a: tensor<?x?x?x?xi8>, %sa: f32, %b: tensor<?x?x?x?xi8>, %sb: f32, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %d0 = tensor.dim %a, %c0 : tensor<?x?x?x?xi8>
+    %c1 = arith.constant 1 : index
+    %d1 = tensor.dim %a, %c1 : tensor<?x?x?x?xi8>
+    %c2 = arith.constant 2 : index
+    %d2 = tensor.dim %a, %c2 : tensor<?x?x?x?xi8>
+    %c3 = arith.constant 3 : index
+    %d3 = tensor.dim %a, %c3 : tensor<?x?x?x?xi8>
+    %sai = arith.bitcast %sa : f32 to i32
+    %sbi = arith.bitcast %sb : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zai = arith.constant 0 : i32
+    %zbi = arith.constant 0 : i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %y = flow.dispatch @ireegen_i8_add_r4::@ireegen_i8_add_r4(%a, %b, %d0, %d1, %d2, %d3, %sai, %zai, %sbi, %zbi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%d0, %d1, %d2, %d3}, tensor<?x?x?x?xi8>{%d0, %d1, %d2, %d3}, index, index, index, index, i32, i32, i32, i32, i32, i32) -> tensor<?x?x?x?xi8>{%d0, %d1, %d2, %d3}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  transform.named_sequence @match_add_r4_zy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
+    %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%a: tensor<?x?x?x?xi8>, %sa: f32, %b: tensor<?x?x?x?xi8>, %sb: f32, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %a, %c0 : tensor<?x?x?x?xi8>
+        %ef = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %af = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%a, %sa : tensor<?x?x?x?xi8>, f32) outs(%ef : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%b, %sb : tensor<?x?x?x?xi8>, f32) outs(%ef : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %sum = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%af, %bf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%ef : tensor<?x?x?x?xf32>) {
+        ^bb1(%in_a: f32, %in_b: f32, %out: f32):
+          %s = arith.addf %in_a, %in_b : f32
+          linalg.yield %s : f32
+        } -> tensor<?x?x?x?xf32>
+        %ei = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%sum, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%ei : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %ins, %outs : !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_add_r4_zy(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_add_r4 into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_add_r4_zy into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  util.func private @ireegen_call_add_r4_znone(%a: tensor<?x?x?x?xi8>, %sa: f32, %b: tensor<?x?x?x?xi8>, %sb: f32, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %d0 = tensor.dim %a, %c0 : tensor<?x?x?x?xi8>
+    %c1 = arith.constant 1 : index
+    %d1 = tensor.dim %a, %c1 : tensor<?x?x?x?xi8>
+    %c2 = arith.constant 2 : index
+    %d2 = tensor.dim %a, %c2 : tensor<?x?x?x?xi8>
+    %c3 = arith.constant 3 : index
+    %d3 = tensor.dim %a, %c3 : tensor<?x?x?x?xi8>
+    %sai = arith.bitcast %sa : f32 to i32
+    %sbi = arith.bitcast %sb : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zai = arith.constant 0 : i32
+    %zbi = arith.constant 0 : i32
+    %zyi = arith.constant 0 : i32
+    %y = flow.dispatch @ireegen_i8_add_r4::@ireegen_i8_add_r4(%a, %b, %d0, %d1, %d2, %d3, %sai, %zai, %sbi, %zbi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%d0, %d1, %d2, %d3}, tensor<?x?x?x?xi8>{%d0, %d1, %d2, %d3}, index, index, index, index, i32, i32, i32, i32, i32, i32) -> tensor<?x?x?x?xi8>{%d0, %d1, %d2, %d3}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  transform.named_sequence @match_add_r4_znone(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
+    %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%a: tensor<?x?x?x?xi8>, %sa: f32, %b: tensor<?x?x?x?xi8>, %sb: f32, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %a, %c0 : tensor<?x?x?x?xi8>
+        %ef = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %af = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%a, %sa : tensor<?x?x?x?xi8>, f32) outs(%ef : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%b, %sb : tensor<?x?x?x?xi8>, f32) outs(%ef : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %sum = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%af, %bf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%ef : tensor<?x?x?x?xf32>) {
+        ^bb1(%in_a: f32, %in_b: f32, %out: f32):
+          %s = arith.addf %in_a, %in_b : f32
+          linalg.yield %s : f32
+        } -> tensor<?x?x?x?xf32>
+        %ei = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%sum, %sy : tensor<?x?x?x?xf32>, f32) outs(%ei : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %ins, %outs : !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_add_r4_znone(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_add_r4 into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_add_r4_znone into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  util.func private @ireegen_call_avgpool_s1_zxy(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %win: tensor<?x?xf32>, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ch = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %w = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %win, %c0 : tensor<?x?xf32>
+    %kw = tensor.dim %win, %c1 : tensor<?x?xf32>
+    %s = arith.constant 1 : index
+    %hk = arith.subi %h, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wk = arith.subi %w, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %y = flow.dispatch @ireegen_i8_avgpool::@ireegen_i8_avgpool(%x, %n, %ch, %h, %w, %kh, %kw, %oh, %ow, %s, %sxi, %zxi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ch, %h, %w}, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32) -> tensor<?x?x?x?xi8>{%n, %ch, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  transform.named_sequence @match_avgpool_s1_zxy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %q_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %d = arith.constant 1 : index
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %avg = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} outs(%e4 : tensor<?x?x?x?xf32>) attrs = {"match.operation_name_only"} {
+        ^bb1(%out: f32):
+          linalg.yield %out : f32
+        } -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%avg, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %avg = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pool = transform.get_producer_of_operand %avg[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %pool {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %win: tensor<?x?xf32>):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %eo = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %fill = linalg.fill ins(%zero : f32) outs(%eo : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %sum = linalg.pooling_nchw_sum {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%xf, %win : tensor<?x?x?x?xf32>, tensor<?x?xf32>) outs(%fill : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %q_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_avgpool_s1_zxy(%x_ins: !transform.any_value {transform.readonly}, %q_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %q_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_avgpool into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_avgpool_s1_zxy into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  util.func private @ireegen_call_avgpool_s1_zx(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %win: tensor<?x?xf32>, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ch = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %w = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %win, %c0 : tensor<?x?xf32>
+    %kw = tensor.dim %win, %c1 : tensor<?x?xf32>
+    %s = arith.constant 1 : index
+    %hk = arith.subi %h, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wk = arith.subi %w, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.constant 0 : i32
+    %y = flow.dispatch @ireegen_i8_avgpool::@ireegen_i8_avgpool(%x, %n, %ch, %h, %w, %kh, %kw, %oh, %ow, %s, %sxi, %zxi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ch, %h, %w}, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32) -> tensor<?x?x?x?xi8>{%n, %ch, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  transform.named_sequence @match_avgpool_s1_zx(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %q_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%sy: f32):
+        %c0 = arith.constant 0 : index
+        %d = arith.constant 1 : index
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %avg = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} outs(%e4 : tensor<?x?x?x?xf32>) attrs = {"match.operation_name_only"} {
+        ^bb1(%out: f32):
+          linalg.yield %out : f32
+        } -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%avg, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %avg = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pool = transform.get_producer_of_operand %avg[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %pool {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %win: tensor<?x?xf32>):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %eo = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %fill = linalg.fill ins(%zero : f32) outs(%eo : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %sum = linalg.pooling_nchw_sum {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%xf, %win : tensor<?x?x?x?xf32>, tensor<?x?xf32>) outs(%fill : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %q_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_avgpool_s1_zx(%x_ins: !transform.any_value {transform.readonly}, %q_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %q_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_avgpool into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_avgpool_s1_zx into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  util.func private @ireegen_call_avgpool_s1_zy(%x: tensor<?x?x?x?xi8>, %sx: f32, %win: tensor<?x?xf32>, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ch = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %w = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %win, %c0 : tensor<?x?xf32>
+    %kw = tensor.dim %win, %c1 : tensor<?x?xf32>
+    %s = arith.constant 1 : index
+    %hk = arith.subi %h, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wk = arith.subi %w, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %y = flow.dispatch @ireegen_i8_avgpool::@ireegen_i8_avgpool(%x, %n, %ch, %h, %w, %kh, %kw, %oh, %ow, %s, %sxi, %zxi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ch, %h, %w}, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32) -> tensor<?x?x?x?xi8>{%n, %ch, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  transform.named_sequence @match_avgpool_s1_zy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %q_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %d = arith.constant 1 : index
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %avg = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} outs(%e4 : tensor<?x?x?x?xf32>) attrs = {"match.operation_name_only"} {
+        ^bb1(%out: f32):
+          linalg.yield %out : f32
+        } -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%avg, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %avg = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pool = transform.get_producer_of_operand %avg[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %pool {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %win: tensor<?x?xf32>):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %eo = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %fill = linalg.fill ins(%zero : f32) outs(%eo : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %sum = linalg.pooling_nchw_sum {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%xf, %win : tensor<?x?x?x?xf32>, tensor<?x?xf32>) outs(%fill : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %q_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_avgpool_s1_zy(%x_ins: !transform.any_value {transform.readonly}, %q_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %q_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_avgpool into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_avgpool_s1_zy into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  util.func private @ireegen_call_avgpool_s1_znone(%x: tensor<?x?x?x?xi8>, %sx: f32, %win: tensor<?x?xf32>, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ch = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %w = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %win, %c0 : tensor<?x?xf32>
+    %kw = tensor.dim %win, %c1 : tensor<?x?xf32>
+    %s = arith.constant 1 : index
+    %hk = arith.subi %h, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wk = arith.subi %w, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.constant 0 : i32
+    %y = flow.dispatch @ireegen_i8_avgpool::@ireegen_i8_avgpool(%x, %n, %ch, %h, %w, %kh, %kw, %oh, %ow, %s, %sxi, %zxi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ch, %h, %w}, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32) -> tensor<?x?x?x?xi8>{%n, %ch, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  transform.named_sequence @match_avgpool_s1_znone(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %q_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%sy: f32):
+        %c0 = arith.constant 0 : index
+        %d = arith.constant 1 : index
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %avg = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} outs(%e4 : tensor<?x?x?x?xf32>) attrs = {"match.operation_name_only"} {
+        ^bb1(%out: f32):
+          linalg.yield %out : f32
+        } -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%avg, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %avg = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pool = transform.get_producer_of_operand %avg[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %pool {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %win: tensor<?x?xf32>):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %eo = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %fill = linalg.fill ins(%zero : f32) outs(%eo : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %sum = linalg.pooling_nchw_sum {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%xf, %win : tensor<?x?x?x?xf32>, tensor<?x?xf32>) outs(%fill : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %q_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_avgpool_s1_znone(%x_ins: !transform.any_value {transform.readonly}, %q_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %q_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_avgpool into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_avgpool_s1_znone into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  util.func private @ireegen_call_avgpool_s2_zxy(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %win: tensor<?x?xf32>, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ch = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %w = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %win, %c0 : tensor<?x?xf32>
+    %kw = tensor.dim %win, %c1 : tensor<?x?xf32>
+    %s = arith.constant 2 : index
+    %hk = arith.subi %h, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wk = arith.subi %w, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %y = flow.dispatch @ireegen_i8_avgpool::@ireegen_i8_avgpool(%x, %n, %ch, %h, %w, %kh, %kw, %oh, %ow, %s, %sxi, %zxi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ch, %h, %w}, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32) -> tensor<?x?x?x?xi8>{%n, %ch, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  transform.named_sequence @match_avgpool_s2_zxy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %q_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %d = arith.constant 1 : index
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %avg = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} outs(%e4 : tensor<?x?x?x?xf32>) attrs = {"match.operation_name_only"} {
+        ^bb1(%out: f32):
+          linalg.yield %out : f32
+        } -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%avg, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %avg = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pool = transform.get_producer_of_operand %avg[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %pool {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %win: tensor<?x?xf32>):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %eo = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %fill = linalg.fill ins(%zero : f32) outs(%eo : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %sum = linalg.pooling_nchw_sum {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>} ins(%xf, %win : tensor<?x?x?x?xf32>, tensor<?x?xf32>) outs(%fill : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %q_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_avgpool_s2_zxy(%x_ins: !transform.any_value {transform.readonly}, %q_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %q_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_avgpool into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_avgpool_s2_zxy into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  util.func private @ireegen_call_avgpool_s2_zx(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %win: tensor<?x?xf32>, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ch = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %w = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %win, %c0 : tensor<?x?xf32>
+    %kw = tensor.dim %win, %c1 : tensor<?x?xf32>
+    %s = arith.constant 2 : index
+    %hk = arith.subi %h, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wk = arith.subi %w, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.constant 0 : i32
+    %y = flow.dispatch @ireegen_i8_avgpool::@ireegen_i8_avgpool(%x, %n, %ch, %h, %w, %kh, %kw, %oh, %ow, %s, %sxi, %zxi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ch, %h, %w}, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32) -> tensor<?x?x?x?xi8>{%n, %ch, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  transform.named_sequence @match_avgpool_s2_zx(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %q_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%sy: f32):
+        %c0 = arith.constant 0 : index
+        %d = arith.constant 1 : index
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %avg = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} outs(%e4 : tensor<?x?x?x?xf32>) attrs = {"match.operation_name_only"} {
+        ^bb1(%out: f32):
+          linalg.yield %out : f32
+        } -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%avg, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %avg = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pool = transform.get_producer_of_operand %avg[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %pool {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %win: tensor<?x?xf32>):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %eo = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %fill = linalg.fill ins(%zero : f32) outs(%eo : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %sum = linalg.pooling_nchw_sum {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>} ins(%xf, %win : tensor<?x?x?x?xf32>, tensor<?x?xf32>) outs(%fill : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %q_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_avgpool_s2_zx(%x_ins: !transform.any_value {transform.readonly}, %q_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %q_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_avgpool into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_avgpool_s2_zx into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  util.func private @ireegen_call_avgpool_s2_zy(%x: tensor<?x?x?x?xi8>, %sx: f32, %win: tensor<?x?xf32>, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ch = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %w = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %win, %c0 : tensor<?x?xf32>
+    %kw = tensor.dim %win, %c1 : tensor<?x?xf32>
+    %s = arith.constant 2 : index
+    %hk = arith.subi %h, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wk = arith.subi %w, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %y = flow.dispatch @ireegen_i8_avgpool::@ireegen_i8_avgpool(%x, %n, %ch, %h, %w, %kh, %kw, %oh, %ow, %s, %sxi, %zxi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ch, %h, %w}, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32) -> tensor<?x?x?x?xi8>{%n, %ch, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  transform.named_sequence @match_avgpool_s2_zy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %q_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %d = arith.constant 1 : index
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %avg = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} outs(%e4 : tensor<?x?x?x?xf32>) attrs = {"match.operation_name_only"} {
+        ^bb1(%out: f32):
+          linalg.yield %out : f32
+        } -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%avg, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %avg = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pool = transform.get_producer_of_operand %avg[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %pool {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %win: tensor<?x?xf32>):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %eo = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %fill = linalg.fill ins(%zero : f32) outs(%eo : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %sum = linalg.pooling_nchw_sum {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>} ins(%xf, %win : tensor<?x?x?x?xf32>, tensor<?x?xf32>) outs(%fill : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %q_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_avgpool_s2_zy(%x_ins: !transform.any_value {transform.readonly}, %q_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %q_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_avgpool into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_avgpool_s2_zy into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  util.func private @ireegen_call_avgpool_s2_znone(%x: tensor<?x?x?x?xi8>, %sx: f32, %win: tensor<?x?xf32>, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ch = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %w = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %win, %c0 : tensor<?x?xf32>
+    %kw = tensor.dim %win, %c1 : tensor<?x?xf32>
+    %s = arith.constant 2 : index
+    %hk = arith.subi %h, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wk = arith.subi %w, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %sxi = arith.bitcast %sx : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.constant 0 : i32
+    %y = flow.dispatch @ireegen_i8_avgpool::@ireegen_i8_avgpool(%x, %n, %ch, %h, %w, %kh, %kw, %oh, %ow, %s, %sxi, %zxi, %syi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ch, %h, %w}, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32) -> tensor<?x?x?x?xi8>{%n, %ch, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  transform.named_sequence @match_avgpool_s2_znone(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %q_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%sy: f32):
+        %c0 = arith.constant 0 : index
+        %d = arith.constant 1 : index
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %avg = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} outs(%e4 : tensor<?x?x?x?xf32>) attrs = {"match.operation_name_only"} {
+        ^bb1(%out: f32):
+          linalg.yield %out : f32
+        } -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%avg, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %avg = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pool = transform.get_producer_of_operand %avg[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %pool {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %win: tensor<?x?xf32>):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %eo = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %fill = linalg.fill ins(%zero : f32) outs(%eo : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %sum = linalg.pooling_nchw_sum {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>} ins(%xf, %win : tensor<?x?x?x?xf32>, tensor<?x?xf32>) outs(%fill : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %q_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_avgpool_s2_znone(%x_ins: !transform.any_value {transform.readonly}, %q_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %q_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_avgpool into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_avgpool_s2_znone into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
   transform.named_sequence @__transform_main(%module: !transform.any_op) {
     %funcs = transform.structured.match ops{["util.func"]} in %module : (!transform.any_op) -> !transform.any_op
     transform.foreach %funcs : !transform.any_op {
@@ -8903,7 +10935,7 @@ module attributes {transform.with_named_sequence} {
             }
           }
         }
-        transform.foreach_match in %func @match_fc_zxy -> @call_fc_zxy, @match_fc_zx -> @call_fc_zx, @match_fc_zy -> @call_fc_zy, @match_fc_znone -> @call_fc_znone, @match_fckn_zxy -> @call_fckn_zxy, @match_fckn_zx -> @call_fckn_zx, @match_fckn_zy -> @call_fckn_zy, @match_fckn_znone -> @call_fckn_znone, @match_conv_p0000_s1_zxy -> @call_conv_p0000_s1_zxy, @match_conv_p0000_s2_zxy -> @call_conv_p0000_s2_zxy, @match_conv_p1111_s1_zxy -> @call_conv_p1111_s1_zxy, @match_conv_p1111_s2_zxy -> @call_conv_p1111_s2_zxy, @match_conv_p0011_s1_zxy -> @call_conv_p0011_s1_zxy, @match_conv_p0011_s2_zxy -> @call_conv_p0011_s2_zxy, @match_conv_p1100_s1_zxy -> @call_conv_p1100_s1_zxy, @match_conv_p1100_s2_zxy -> @call_conv_p1100_s2_zxy, @match_conv_p2222_s1_zxy -> @call_conv_p2222_s1_zxy, @match_conv_p2222_s2_zxy -> @call_conv_p2222_s2_zxy, @match_conv_p4151_s1_zxy -> @call_conv_p4151_s1_zxy, @match_conv_p4151_s2_zxy -> @call_conv_p4151_s2_zxy, @match_conv_p0000_s1_zx -> @call_conv_p0000_s1_zx, @match_conv_p0000_s2_zx -> @call_conv_p0000_s2_zx, @match_conv_p1111_s1_zx -> @call_conv_p1111_s1_zx, @match_conv_p1111_s2_zx -> @call_conv_p1111_s2_zx, @match_conv_p0011_s1_zx -> @call_conv_p0011_s1_zx, @match_conv_p0011_s2_zx -> @call_conv_p0011_s2_zx, @match_conv_p1100_s1_zx -> @call_conv_p1100_s1_zx, @match_conv_p1100_s2_zx -> @call_conv_p1100_s2_zx, @match_conv_p2222_s1_zx -> @call_conv_p2222_s1_zx, @match_conv_p2222_s2_zx -> @call_conv_p2222_s2_zx, @match_conv_p4151_s1_zx -> @call_conv_p4151_s1_zx, @match_conv_p4151_s2_zx -> @call_conv_p4151_s2_zx, @match_conv_p0000_s1_zy -> @call_conv_p0000_s1_zy, @match_conv_p0000_s2_zy -> @call_conv_p0000_s2_zy, @match_conv_p1111_s1_zy -> @call_conv_p1111_s1_zy, @match_conv_p1111_s2_zy -> @call_conv_p1111_s2_zy, @match_conv_p0011_s1_zy -> @call_conv_p0011_s1_zy, @match_conv_p0011_s2_zy -> @call_conv_p0011_s2_zy, @match_conv_p1100_s1_zy -> @call_conv_p1100_s1_zy, @match_conv_p1100_s2_zy -> @call_conv_p1100_s2_zy, @match_conv_p2222_s1_zy -> @call_conv_p2222_s1_zy, @match_conv_p2222_s2_zy -> @call_conv_p2222_s2_zy, @match_conv_p4151_s1_zy -> @call_conv_p4151_s1_zy, @match_conv_p4151_s2_zy -> @call_conv_p4151_s2_zy, @match_conv_p0000_s1_znone -> @call_conv_p0000_s1_znone, @match_conv_p0000_s2_znone -> @call_conv_p0000_s2_znone, @match_conv_p1111_s1_znone -> @call_conv_p1111_s1_znone, @match_conv_p1111_s2_znone -> @call_conv_p1111_s2_znone, @match_conv_p0011_s1_znone -> @call_conv_p0011_s1_znone, @match_conv_p0011_s2_znone -> @call_conv_p0011_s2_znone, @match_conv_p1100_s1_znone -> @call_conv_p1100_s1_znone, @match_conv_p1100_s2_znone -> @call_conv_p1100_s2_znone, @match_conv_p2222_s1_znone -> @call_conv_p2222_s1_znone, @match_conv_p2222_s2_znone -> @call_conv_p2222_s2_znone, @match_conv_p4151_s1_znone -> @call_conv_p4151_s1_znone, @match_conv_p4151_s2_znone -> @call_conv_p4151_s2_znone, @match_dwconv_p0000_s1_zxy -> @call_dwconv_p0000_s1_zxy, @match_dwconv_p0000_s2_zxy -> @call_dwconv_p0000_s2_zxy, @match_dwconv_p1111_s1_zxy -> @call_dwconv_p1111_s1_zxy, @match_dwconv_p1111_s2_zxy -> @call_dwconv_p1111_s2_zxy, @match_dwconv_p0011_s1_zxy -> @call_dwconv_p0011_s1_zxy, @match_dwconv_p0011_s2_zxy -> @call_dwconv_p0011_s2_zxy, @match_dwconv_p1100_s1_zxy -> @call_dwconv_p1100_s1_zxy, @match_dwconv_p1100_s2_zxy -> @call_dwconv_p1100_s2_zxy, @match_dwconv_p2222_s1_zxy -> @call_dwconv_p2222_s1_zxy, @match_dwconv_p2222_s2_zxy -> @call_dwconv_p2222_s2_zxy, @match_dwconv_p4151_s1_zxy -> @call_dwconv_p4151_s1_zxy, @match_dwconv_p4151_s2_zxy -> @call_dwconv_p4151_s2_zxy, @match_dwconv_p0000_s1_zx -> @call_dwconv_p0000_s1_zx, @match_dwconv_p0000_s2_zx -> @call_dwconv_p0000_s2_zx, @match_dwconv_p1111_s1_zx -> @call_dwconv_p1111_s1_zx, @match_dwconv_p1111_s2_zx -> @call_dwconv_p1111_s2_zx, @match_dwconv_p0011_s1_zx -> @call_dwconv_p0011_s1_zx, @match_dwconv_p0011_s2_zx -> @call_dwconv_p0011_s2_zx, @match_dwconv_p1100_s1_zx -> @call_dwconv_p1100_s1_zx, @match_dwconv_p1100_s2_zx -> @call_dwconv_p1100_s2_zx, @match_dwconv_p2222_s1_zx -> @call_dwconv_p2222_s1_zx, @match_dwconv_p2222_s2_zx -> @call_dwconv_p2222_s2_zx, @match_dwconv_p4151_s1_zx -> @call_dwconv_p4151_s1_zx, @match_dwconv_p4151_s2_zx -> @call_dwconv_p4151_s2_zx, @match_dwconv_p0000_s1_zy -> @call_dwconv_p0000_s1_zy, @match_dwconv_p0000_s2_zy -> @call_dwconv_p0000_s2_zy, @match_dwconv_p1111_s1_zy -> @call_dwconv_p1111_s1_zy, @match_dwconv_p1111_s2_zy -> @call_dwconv_p1111_s2_zy, @match_dwconv_p0011_s1_zy -> @call_dwconv_p0011_s1_zy, @match_dwconv_p0011_s2_zy -> @call_dwconv_p0011_s2_zy, @match_dwconv_p1100_s1_zy -> @call_dwconv_p1100_s1_zy, @match_dwconv_p1100_s2_zy -> @call_dwconv_p1100_s2_zy, @match_dwconv_p2222_s1_zy -> @call_dwconv_p2222_s1_zy, @match_dwconv_p2222_s2_zy -> @call_dwconv_p2222_s2_zy, @match_dwconv_p4151_s1_zy -> @call_dwconv_p4151_s1_zy, @match_dwconv_p4151_s2_zy -> @call_dwconv_p4151_s2_zy, @match_dwconv_p0000_s1_znone -> @call_dwconv_p0000_s1_znone, @match_dwconv_p0000_s2_znone -> @call_dwconv_p0000_s2_znone, @match_dwconv_p1111_s1_znone -> @call_dwconv_p1111_s1_znone, @match_dwconv_p1111_s2_znone -> @call_dwconv_p1111_s2_znone, @match_dwconv_p0011_s1_znone -> @call_dwconv_p0011_s1_znone, @match_dwconv_p0011_s2_znone -> @call_dwconv_p0011_s2_znone, @match_dwconv_p1100_s1_znone -> @call_dwconv_p1100_s1_znone, @match_dwconv_p1100_s2_znone -> @call_dwconv_p1100_s2_znone, @match_dwconv_p2222_s1_znone -> @call_dwconv_p2222_s1_znone, @match_dwconv_p2222_s2_znone -> @call_dwconv_p2222_s2_znone, @match_dwconv_p4151_s1_znone -> @call_dwconv_p4151_s1_znone, @match_dwconv_p4151_s2_znone -> @call_dwconv_p4151_s2_znone, @match_quantize_r2_zy -> @call_quantize_r2_zy, @match_quantize_r2_zy_reshaped -> @call_quantize_r2_zy_reshaped, @match_quantize_r2_znone -> @call_quantize_r2_znone, @match_quantize_r2_znone_reshaped -> @call_quantize_r2_znone_reshaped, @match_quantize_r3_zy -> @call_quantize_r3_zy, @match_quantize_r3_zy_reshaped -> @call_quantize_r3_zy_reshaped, @match_quantize_r3_znone -> @call_quantize_r3_znone, @match_quantize_r3_znone_reshaped -> @call_quantize_r3_znone_reshaped, @match_quantize_r4_zy -> @call_quantize_r4_zy, @match_quantize_r4_zy_reshaped -> @call_quantize_r4_zy_reshaped, @match_quantize_r4_znone -> @call_quantize_r4_znone, @match_quantize_r4_znone_reshaped -> @call_quantize_r4_znone_reshaped : (!transform.any_op) -> (!transform.any_op)
+        transform.foreach_match in %func @match_fc_zxy -> @call_fc_zxy, @match_fc_zx -> @call_fc_zx, @match_fc_zy -> @call_fc_zy, @match_fc_znone -> @call_fc_znone, @match_fckn_zxy -> @call_fckn_zxy, @match_fckn_zx -> @call_fckn_zx, @match_fckn_zy -> @call_fckn_zy, @match_fckn_znone -> @call_fckn_znone, @match_conv_p0000_s1_zxy -> @call_conv_p0000_s1_zxy, @match_conv_p0000_s2_zxy -> @call_conv_p0000_s2_zxy, @match_conv_p1111_s1_zxy -> @call_conv_p1111_s1_zxy, @match_conv_p1111_s2_zxy -> @call_conv_p1111_s2_zxy, @match_conv_p0011_s1_zxy -> @call_conv_p0011_s1_zxy, @match_conv_p0011_s2_zxy -> @call_conv_p0011_s2_zxy, @match_conv_p1100_s1_zxy -> @call_conv_p1100_s1_zxy, @match_conv_p1100_s2_zxy -> @call_conv_p1100_s2_zxy, @match_conv_p2222_s1_zxy -> @call_conv_p2222_s1_zxy, @match_conv_p2222_s2_zxy -> @call_conv_p2222_s2_zxy, @match_conv_p4151_s1_zxy -> @call_conv_p4151_s1_zxy, @match_conv_p4151_s2_zxy -> @call_conv_p4151_s2_zxy, @match_conv_p0000_s1_zx -> @call_conv_p0000_s1_zx, @match_conv_p0000_s2_zx -> @call_conv_p0000_s2_zx, @match_conv_p1111_s1_zx -> @call_conv_p1111_s1_zx, @match_conv_p1111_s2_zx -> @call_conv_p1111_s2_zx, @match_conv_p0011_s1_zx -> @call_conv_p0011_s1_zx, @match_conv_p0011_s2_zx -> @call_conv_p0011_s2_zx, @match_conv_p1100_s1_zx -> @call_conv_p1100_s1_zx, @match_conv_p1100_s2_zx -> @call_conv_p1100_s2_zx, @match_conv_p2222_s1_zx -> @call_conv_p2222_s1_zx, @match_conv_p2222_s2_zx -> @call_conv_p2222_s2_zx, @match_conv_p4151_s1_zx -> @call_conv_p4151_s1_zx, @match_conv_p4151_s2_zx -> @call_conv_p4151_s2_zx, @match_conv_p0000_s1_zy -> @call_conv_p0000_s1_zy, @match_conv_p0000_s2_zy -> @call_conv_p0000_s2_zy, @match_conv_p1111_s1_zy -> @call_conv_p1111_s1_zy, @match_conv_p1111_s2_zy -> @call_conv_p1111_s2_zy, @match_conv_p0011_s1_zy -> @call_conv_p0011_s1_zy, @match_conv_p0011_s2_zy -> @call_conv_p0011_s2_zy, @match_conv_p1100_s1_zy -> @call_conv_p1100_s1_zy, @match_conv_p1100_s2_zy -> @call_conv_p1100_s2_zy, @match_conv_p2222_s1_zy -> @call_conv_p2222_s1_zy, @match_conv_p2222_s2_zy -> @call_conv_p2222_s2_zy, @match_conv_p4151_s1_zy -> @call_conv_p4151_s1_zy, @match_conv_p4151_s2_zy -> @call_conv_p4151_s2_zy, @match_conv_p0000_s1_znone -> @call_conv_p0000_s1_znone, @match_conv_p0000_s2_znone -> @call_conv_p0000_s2_znone, @match_conv_p1111_s1_znone -> @call_conv_p1111_s1_znone, @match_conv_p1111_s2_znone -> @call_conv_p1111_s2_znone, @match_conv_p0011_s1_znone -> @call_conv_p0011_s1_znone, @match_conv_p0011_s2_znone -> @call_conv_p0011_s2_znone, @match_conv_p1100_s1_znone -> @call_conv_p1100_s1_znone, @match_conv_p1100_s2_znone -> @call_conv_p1100_s2_znone, @match_conv_p2222_s1_znone -> @call_conv_p2222_s1_znone, @match_conv_p2222_s2_znone -> @call_conv_p2222_s2_znone, @match_conv_p4151_s1_znone -> @call_conv_p4151_s1_znone, @match_conv_p4151_s2_znone -> @call_conv_p4151_s2_znone, @match_dwconv_p0000_s1_zxy -> @call_dwconv_p0000_s1_zxy, @match_dwconv_p0000_s2_zxy -> @call_dwconv_p0000_s2_zxy, @match_dwconv_p1111_s1_zxy -> @call_dwconv_p1111_s1_zxy, @match_dwconv_p1111_s2_zxy -> @call_dwconv_p1111_s2_zxy, @match_dwconv_p0011_s1_zxy -> @call_dwconv_p0011_s1_zxy, @match_dwconv_p0011_s2_zxy -> @call_dwconv_p0011_s2_zxy, @match_dwconv_p1100_s1_zxy -> @call_dwconv_p1100_s1_zxy, @match_dwconv_p1100_s2_zxy -> @call_dwconv_p1100_s2_zxy, @match_dwconv_p2222_s1_zxy -> @call_dwconv_p2222_s1_zxy, @match_dwconv_p2222_s2_zxy -> @call_dwconv_p2222_s2_zxy, @match_dwconv_p4151_s1_zxy -> @call_dwconv_p4151_s1_zxy, @match_dwconv_p4151_s2_zxy -> @call_dwconv_p4151_s2_zxy, @match_dwconv_p0000_s1_zx -> @call_dwconv_p0000_s1_zx, @match_dwconv_p0000_s2_zx -> @call_dwconv_p0000_s2_zx, @match_dwconv_p1111_s1_zx -> @call_dwconv_p1111_s1_zx, @match_dwconv_p1111_s2_zx -> @call_dwconv_p1111_s2_zx, @match_dwconv_p0011_s1_zx -> @call_dwconv_p0011_s1_zx, @match_dwconv_p0011_s2_zx -> @call_dwconv_p0011_s2_zx, @match_dwconv_p1100_s1_zx -> @call_dwconv_p1100_s1_zx, @match_dwconv_p1100_s2_zx -> @call_dwconv_p1100_s2_zx, @match_dwconv_p2222_s1_zx -> @call_dwconv_p2222_s1_zx, @match_dwconv_p2222_s2_zx -> @call_dwconv_p2222_s2_zx, @match_dwconv_p4151_s1_zx -> @call_dwconv_p4151_s1_zx, @match_dwconv_p4151_s2_zx -> @call_dwconv_p4151_s2_zx, @match_dwconv_p0000_s1_zy -> @call_dwconv_p0000_s1_zy, @match_dwconv_p0000_s2_zy -> @call_dwconv_p0000_s2_zy, @match_dwconv_p1111_s1_zy -> @call_dwconv_p1111_s1_zy, @match_dwconv_p1111_s2_zy -> @call_dwconv_p1111_s2_zy, @match_dwconv_p0011_s1_zy -> @call_dwconv_p0011_s1_zy, @match_dwconv_p0011_s2_zy -> @call_dwconv_p0011_s2_zy, @match_dwconv_p1100_s1_zy -> @call_dwconv_p1100_s1_zy, @match_dwconv_p1100_s2_zy -> @call_dwconv_p1100_s2_zy, @match_dwconv_p2222_s1_zy -> @call_dwconv_p2222_s1_zy, @match_dwconv_p2222_s2_zy -> @call_dwconv_p2222_s2_zy, @match_dwconv_p4151_s1_zy -> @call_dwconv_p4151_s1_zy, @match_dwconv_p4151_s2_zy -> @call_dwconv_p4151_s2_zy, @match_dwconv_p0000_s1_znone -> @call_dwconv_p0000_s1_znone, @match_dwconv_p0000_s2_znone -> @call_dwconv_p0000_s2_znone, @match_dwconv_p1111_s1_znone -> @call_dwconv_p1111_s1_znone, @match_dwconv_p1111_s2_znone -> @call_dwconv_p1111_s2_znone, @match_dwconv_p0011_s1_znone -> @call_dwconv_p0011_s1_znone, @match_dwconv_p0011_s2_znone -> @call_dwconv_p0011_s2_znone, @match_dwconv_p1100_s1_znone -> @call_dwconv_p1100_s1_znone, @match_dwconv_p1100_s2_znone -> @call_dwconv_p1100_s2_znone, @match_dwconv_p2222_s1_znone -> @call_dwconv_p2222_s1_znone, @match_dwconv_p2222_s2_znone -> @call_dwconv_p2222_s2_znone, @match_dwconv_p4151_s1_znone -> @call_dwconv_p4151_s1_znone, @match_dwconv_p4151_s2_znone -> @call_dwconv_p4151_s2_znone, @match_quantize_r2_zy -> @call_quantize_r2_zy, @match_quantize_r2_zy_reshaped -> @call_quantize_r2_zy_reshaped, @match_quantize_r2_znone -> @call_quantize_r2_znone, @match_quantize_r2_znone_reshaped -> @call_quantize_r2_znone_reshaped, @match_quantize_r3_zy -> @call_quantize_r3_zy, @match_quantize_r3_zy_reshaped -> @call_quantize_r3_zy_reshaped, @match_quantize_r3_znone -> @call_quantize_r3_znone, @match_quantize_r3_znone_reshaped -> @call_quantize_r3_znone_reshaped, @match_quantize_r4_zy -> @call_quantize_r4_zy, @match_quantize_r4_zy_reshaped -> @call_quantize_r4_zy_reshaped, @match_quantize_r4_znone -> @call_quantize_r4_znone, @match_quantize_r4_znone_reshaped -> @call_quantize_r4_znone_reshaped, @match_add_r1_zaby -> @call_add_r1_zaby, @match_add_r1_zab -> @call_add_r1_zab, @match_add_r1_zay -> @call_add_r1_zay, @match_add_r1_za -> @call_add_r1_za, @match_add_r1_zby -> @call_add_r1_zby, @match_add_r1_zb -> @call_add_r1_zb, @match_add_r1_zy -> @call_add_r1_zy, @match_add_r1_znone -> @call_add_r1_znone, @match_add_r2_zaby -> @call_add_r2_zaby, @match_add_r2_zab -> @call_add_r2_zab, @match_add_r2_zay -> @call_add_r2_zay, @match_add_r2_za -> @call_add_r2_za, @match_add_r2_zby -> @call_add_r2_zby, @match_add_r2_zb -> @call_add_r2_zb, @match_add_r2_zy -> @call_add_r2_zy, @match_add_r2_znone -> @call_add_r2_znone, @match_add_r3_zaby -> @call_add_r3_zaby, @match_add_r3_zab -> @call_add_r3_zab, @match_add_r3_zay -> @call_add_r3_zay, @match_add_r3_za -> @call_add_r3_za, @match_add_r3_zby -> @call_add_r3_zby, @match_add_r3_zb -> @call_add_r3_zb, @match_add_r3_zy -> @call_add_r3_zy, @match_add_r3_znone -> @call_add_r3_znone, @match_add_r4_zaby -> @call_add_r4_zaby, @match_add_r4_zab -> @call_add_r4_zab, @match_add_r4_zay -> @call_add_r4_zay, @match_add_r4_za -> @call_add_r4_za, @match_add_r4_zby -> @call_add_r4_zby, @match_add_r4_zb -> @call_add_r4_zb, @match_add_r4_zy -> @call_add_r4_zy, @match_add_r4_znone -> @call_add_r4_znone, @match_avgpool_s1_zxy -> @call_avgpool_s1_zxy, @match_avgpool_s1_zx -> @call_avgpool_s1_zx, @match_avgpool_s1_zy -> @call_avgpool_s1_zy, @match_avgpool_s1_znone -> @call_avgpool_s1_znone, @match_avgpool_s2_zxy -> @call_avgpool_s2_zxy, @match_avgpool_s2_zx -> @call_avgpool_s2_zx, @match_avgpool_s2_zy -> @call_avgpool_s2_zy, @match_avgpool_s2_znone -> @call_avgpool_s2_znone : (!transform.any_op) -> (!transform.any_op)
     }
     transform.apply_dce to %module : !transform.any_op
     transform.yield

@@ -63,4 +63,28 @@ void ireegen_i8_quantize(const float* x, size_t x_offset, int8_t* y,
                          size_t y_offset, size_t count, uint32_t scale,
                          int32_t zero);
 
+// y[i] = QLinearAdd(a[i], b[i]) for i < count, each tensor with its own
+// scale and zero point (add.c: ONNX Runtime's arithmetic, step by step).
+void ireegen_i8_add(const int8_t* a, size_t a_offset, const int8_t* b,
+                    size_t b_offset, int8_t* y, size_t y_offset, size_t count,
+                    uint32_t a_scale, int32_t a_zero, uint32_t b_scale,
+                    int32_t b_zero, uint32_t y_scale, int32_t y_zero);
+
+// NCHW average pool without padding, window (kh, kw), one stride for both
+// axes, output (n, c, oh, ow): ONNX Runtime's QLinearAveragePool (its exact
+// global path when the window is the image) (pool.c).
+void ireegen_i8_average_pool(const int8_t* x, size_t x_offset, int8_t* y,
+                             size_t y_offset, size_t n, size_t c, size_t h,
+                             size_t w, size_t kh, size_t kw, size_t oh,
+                             size_t ow, size_t stride, uint32_t x_scale,
+                             int32_t x_zero, uint32_t y_scale, int32_t y_zero);
+
+// Softmax over the last axis of a (rows, d) int8 tensor: ONNX Runtime's
+// QLinearSoftmax (softmax.c).  The input's zero point cancels out.  Not in
+// the spec yet: its rounding differs from IREE's float softmax, which emit's
+// verification compares against (docs/kernels-int8.md).
+void ireegen_i8_softmax(const int8_t* x, size_t x_offset, int8_t* y,
+                        size_t y_offset, size_t rows, size_t d,
+                        uint32_t x_scale, uint32_t y_scale, int32_t y_zero);
+
 #endif  // IREEGEN_INT8_H_

@@ -1,0 +1,88 @@
+"""Strided depthwise convolutions as stride-1 ones plus a strided Slice: the
+speed rewrite for the small strided depthwise Convs of text and speech
+models (the PaddleOCR classifier's 3x3 and 5x5 with strides (2, 1)), which
+IREE 3.13 compiles at about 6 GFLOP/s.  A Conv with strides s computes the
+stride-1 Conv's outputs 0, s, 2s, ... along each axis; at stride 1 the
+depthwise Conv is onnx_speed_rewrites' `depthwise-conv-as-taps`, one
+vectorized elementwise dispatch, which takes it in the next round.  Same
+shape as onnx_rewrites.REWRITES, applied with the speed rewrites; emit's
+verification checks the result, tests/test_onnx_decimate_rewrites.py checks
+it against ONNX Runtime.  Figures: docs/peers.md, "Small models".
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .onnx_nodes import NodeBuilder, known_arrays, node_attrs
+from .onnx_speed_rewrites import MAX_TAPS
+
+# The stride-1 Conv computes prod(strides) times the outputs.  Measured at
+# --target-cpu host (one Conv + Relu): strides (2, 1) 4x to 7x faster
+# (104 channels 3x96, 5x5: 155 -> 37 us; 24 channels 12x96, 3x3: 62 -> 9 us);
+# strides (2, 2), 4x the work, from 1.6x faster to 1.1x slower (MobileNetV2's
+# 96 channels at 112x112: 1.44 -> 1.56 ms), so not taken.
+MAX_DECIMATION = 2
+
+
+def strided_depthwise_conv_as_decimated_taps(model, shapes: dict, values: dict) -> int:
+    """A 2-D depthwise Conv (`group` = input channels = output channels,
+    constant float weights [C, 1, kh, kw] of at most MAX_TAPS taps) with a
+    stride > 1 along one axis: the same Conv at stride 1 (same pads and
+    dilations), then a Slice with that stride as its step."""
+    from onnx import numpy_helper
+
+    graph = model.graph
+    known = known_arrays(graph, values)
+    rewritten = 0
+    out_nodes = []
+    for node in list(graph.node):
+        a = node_attrs(node) if node.op_type == "Conv" else {}
+        dims = shapes.get(node.input[0]) if node.input else None
+        out_dims = shapes.get(node.output[0]) if len(node.output) == 1 else None
+        w = node.input[1] if len(node.input) > 1 else ""
+        weights = numpy_helper.to_array(known[w]) if node.op_type == "Conv" and w in known else None
+        strides = list(a.get("strides") or [1, 1])
+        if (
+            weights is None
+            or node.domain not in ("", "ai.onnx")
+            or not dims
+            or len(dims) != 4
+            or not out_dims
+            or len(out_dims) != 4
+            or not all(isinstance(d, int) and d > 0 for d in (*dims, *out_dims))
+            or weights.dtype != np.float32
+            or weights.ndim != 4
+            or dims[1] < 2
+            or weights.shape[:2] != (dims[1], 1)
+            or a.get("group", 1) != dims[1]
+            or out_dims[1] != dims[1]
+            or a.get("auto_pad", b"NOTSET") not in (b"NOTSET", "NOTSET")
+            or int(np.prod(weights.shape[2:])) > MAX_TAPS
+            or len(strides) != 2
+            or min(strides) < 1
+            or int(np.prod(strides)) == 1
+            or int(np.prod(strides)) > MAX_DECIMATION
+        ):
+            out_nodes.append(node)
+            continue
+        b = NodeBuilder(graph, out_nodes, f"{node.name or 'depthwise'}/ireegen.decimate")
+        dense = b.op("Conv", *node.input, name=node.name, **{**a, "strides": [1, 1]})
+        ends = np.array([(out_dims[2] - 1) * strides[0] + 1, (out_dims[3] - 1) * strides[1] + 1], np.int64)
+        b.op(
+            "Slice",
+            dense,
+            b.const("starts", np.zeros(2, np.int64)),
+            b.const("ends", ends),
+            b.const("axes", np.array([2, 3], np.int64)),
+            b.const("steps", np.array(strides, np.int64)),
+            out=node.output[0],
+        )
+        rewritten += 1
+    if rewritten:
+        del graph.node[:]
+        graph.node.extend(out_nodes)
+    return rewritten
+
+
+DECIMATE_REWRITES = (("strided-depthwise-conv-as-decimated-taps", strided_depthwise_conv_as_decimated_taps),)
