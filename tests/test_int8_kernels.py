@@ -88,14 +88,28 @@ def _qparams(rng):
     return sx, zx, sw, sy, zy
 
 
-@pytest.mark.parametrize("layout", ["nk", "kn"])
-def test_fully_connected_equals_onnxruntime(lib, layout):
-    """Weights (N, K) as Gemm transB=1 keeps them, and (K, N)."""
-    rng = np.random.default_rng(22 if layout == "nk" else 21)
-    kernel = lib.ireegen_i8_fully_connected if layout == "nk" else lib.ireegen_i8_fully_connected_kn
+def _pack_fc_weights(w: np.ndarray) -> np.ndarray:
+    """An (N, K) weight as the match spec packs it for the kernel
+    (ireegen_int8.h): K padded with zeros to K4, whole groups of four rows
+    as (K4/4, 4, 4), the last N % 4 rows as they are."""
+    n, k = w.shape
+    k4, n4 = -(-k // 4) * 4, n // 4 * 4
+    padded = np.zeros((n, k4), np.int8)
+    padded[:, :k] = w
+    groups = padded[:n4].reshape(n4 // 4, 4, k4 // 4, 4).transpose(0, 2, 1, 3)
+    return np.ascontiguousarray(np.concatenate([groups.ravel(), padded[n4:].ravel()]))
+
+
+def test_fully_connected_equals_onnxruntime(lib):
+    """Weights (N, K) as Gemm transB=1 keeps them, packed as the match spec
+    packs them (a (K, N) weight is transposed first, at compile time:
+    test_qdq_fully_connected_random_shapes_equal_onnxruntime)."""
+    rng = np.random.default_rng(22)
+    kernel = lib.ireegen_i8_fully_connected
+    layout = "nk"
     for case in range(CASES):
         # K past the column the kernel keeps on the stack (1024) now and then.
-        m, n, k = int(rng.integers(1, 5)), int(rng.integers(1, 40)), int(rng.choice([rng.integers(1, 300), 1100]))
+        m, n, k = int(rng.integers(1, 5)), int(rng.integers(1, 40)), int(rng.choice([rng.integers(1, 300), 1022, 1100]))
         sx, zx, sw, sy, zy = _qparams(rng)
         x = rng.integers(-128, 128, (m, k), dtype=np.int8)
         w = rng.integers(-128, 128, (n, k) if layout == "nk" else (k, n), dtype=np.int8)
@@ -112,8 +126,9 @@ def test_fully_connected_equals_onnxruntime(lib, layout):
         s = _session(node, {"x": x, "w": w, "b": b, **params}, (m, n), "com.microsoft")
         expected = s.run(None, {"x": x})[0]
         y = np.zeros((m, n), np.int8)
+        packed = _pack_fc_weights(w)
         kernel(
-            _ptr(x), ctypes.c_size_t(0), _ptr(w), ctypes.c_size_t(0), _ptr(b), ctypes.c_size_t(0), _ptr(y),
+            _ptr(x), ctypes.c_size_t(0), _ptr(packed), ctypes.c_size_t(0), _ptr(b), ctypes.c_size_t(0), _ptr(y),
             ctypes.c_size_t(0), ctypes.c_size_t(m), ctypes.c_size_t(n), ctypes.c_size_t(k),
             ctypes.c_uint32(_bits(sx)), ctypes.c_int32(int(zx)), ctypes.c_uint32(_bits(sw)),
             ctypes.c_uint32(_bits(sy)), ctypes.c_int32(int(zy)),
@@ -307,6 +322,7 @@ def test_softmax_equals_onnxruntime(lib):
 # inputs.
 QDQ_MODELS = {
     "fc": ("Gemm", (4, 96), (24, 96), None, 1),
+    "fc_kn": ("GemmKN", (3, 50), (50, 19), None, 1),
     "conv_same": ("Conv", (2, 5, 9, 7), (12, 5, 3, 3), (1, 1, 1, 1), 1),
     "conv_stride2": ("Conv", (2, 6, 9, 10), (8, 6, 3, 3), (0, 0, 1, 1), 2),
     "depthwise": ("Conv", (2, 16, 7, 9), (16, 1, 3, 3), (1, 1, 1, 1), 1),
@@ -325,6 +341,10 @@ def _qdq_model(path: Path, op, x_shape, w_shape, pads, stride) -> Path:
     if op == "Gemm":
         node = helper.make_node("Gemm", ["x", "w", "b"], ["y"], transB=1)
         y_shape = [x_shape[0], w_shape[0]]
+    elif op == "GemmKN":  # weights (K, N): Gemm transB=0
+        b = onnx.numpy_helper.from_array((rng.standard_normal(w_shape[1]) * 0.2).astype(np.float32), "b")
+        node = helper.make_node("Gemm", ["x", "w", "b"], ["y"])
+        y_shape = [x_shape[0], w_shape[1]]
     else:
         group = x_shape[1] if w_shape[1] == 1 and w_shape[0] == x_shape[1] else 1
         node = helper.make_node("Conv", ["x", "w", "b"], ["y"], pads=list(pads), strides=[stride] * 2, group=group)
@@ -475,7 +495,7 @@ def test_qdq_residual_block_equals_onnxruntime(tmp_path, cpu):
         result = emit(model, tmp_path / "out", make_config("runtimeless", target_cpu=cpu), name="m")
     kernels = {k for c in result.manifest["kernels"]["dispatches"] for k in c["kernels"]}
     assert {"ireegen_i8_add", "ireegen_i8_average_pool", "ireegen_i8_convolution"} <= kernels, kernels
-    assert {"ireegen_i8_fully_connected", "ireegen_i8_fully_connected_kn"} & kernels, kernels
+    assert "ireegen_i8_fully_connected" in kernels, kernels
     _check_against_onnxruntime(model, tmp_path / "out", runs=4)
 
 
@@ -589,6 +609,36 @@ def test_qdq_residual_add_of_rank_1_to_3(tmp_path, shape):
     _check_against_onnxruntime(path, tmp_path / "out", runs=3)
 
 
+@pytest.mark.parametrize("cpu", ["cortex-m4", "host"])
+def test_qdq_fully_connected_random_shapes_equal_onnxruntime(tmp_path, cpu):
+    """Fully connected layers of random shapes, weights (N, K) and (K, N)
+    (transposed at compile time), through emit: the M4's DSP loop under qemu
+    and the host's portable C, every output equal to ONNX Runtime's."""
+    from ireegen.cbuild.int8_kernels import spec_path
+    from ireegen.config.modes import make_config
+    from ireegen.emit import emit
+
+    if cpu != "host" and not (shutil.which("arm-none-eabi-gcc") and shutil.which("qemu-system-arm")):
+        pytest.skip("no Arm bare-metal toolchain")
+    rng = np.random.default_rng(31 if cpu == "host" else 32)
+    # Fewer than four rows (no whole group), a multiple of four, and random.
+    shapes = [(2, 3, 5), (1, 8, 12)] + [
+        (int(rng.integers(1, 4)), int(rng.integers(1, 45)), int(rng.integers(1, 150))) for _ in range(2)
+    ]
+    for case, (m, n, k) in enumerate(shapes):
+        kn = case % 2 == 0
+        spec = ("GemmKN", (m, k), (k, n), None, 1) if kn else ("Gemm", (m, k), (n, k), None, 1)
+        model = _qdq_model(tmp_path / f"fc{case}.onnx", *spec)
+        out = tmp_path / f"out{case}"
+        if cpu == "host":
+            result = emit(model, out, make_config("runtimeless"), name="m", kernels=spec_path())
+        else:
+            result = emit(model, out, make_config("runtimeless", target_cpu=cpu), name="m")
+        kernels = {k2 for c in result.manifest["kernels"]["dispatches"] for k2 in c["kernels"]}
+        assert "ireegen_i8_fully_connected" in kernels, (m, n, k, kn, kernels)
+        _check_against_onnxruntime(model, out, runs=2)
+
+
 def test_qdq_model_on_the_host_with_the_kernels_equals_onnxruntime(tmp_path):
     """The portable C path through IREE: the host, the kernels asked for by
     --kernels (they are on by default only on a Cortex-M)."""
@@ -613,6 +663,14 @@ def test_no_builtin_kernels_and_other_targets_keep_irees_code(tmp_path):
     assert default_kernels(model, make_config("runtimeless", target_cpu="cortex-m4")) is not None
     assert default_kernels(tmp_path / "fc_float.onnx", make_config("runtimeless", target_cpu="cortex-m4")) is None
     assert default_kernels(model, make_config("runtimeless")) is None  # the host
+    # The same sources and match spec, at -O2 for speed and -Os for size.
+    flags = {
+        goal: default_kernels(model, make_config("runtimeless", target_cpu="cortex-m4", optimize_for=goal)).spec
+        for goal in ("speed", "size")
+    }
+    assert flags["speed"].flags_for("cortex-m") == ["-O2", "-std=c11", "-ffunction-sections"]
+    assert flags["size"].flags_for("cortex-m") == ["-Os", "-std=c11", "-ffunction-sections"]
+    assert flags["speed"].sources == flags["size"].sources and flags["speed"].match == flags["size"].match
     # Off means off, with tuning on as well.
     if shutil.which("arm-none-eabi-gcc") and shutil.which("qemu-system-arm"):
         from ireegen.emit import emit

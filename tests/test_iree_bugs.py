@@ -7,6 +7,7 @@ numpy or to refuse with the documented message."""
 import importlib.util
 import json
 import platform
+import shutil
 import sys
 
 import numpy as np
@@ -80,6 +81,35 @@ def test_inline_dynamic_crashes_on_32_byte_vectors_without_the_flag_workaround()
     assert {r.verdict for r in raw.rows if r.mode == "inline-dynamic"} == {"run-error"}, raw.table()
     fixed = parity(model, modes=["async", "inline-dynamic"])
     assert fixed.agrees, fixed.table()
+
+
+def test_m55_low_overhead_loops_crash_and_its_flag_workaround(tmp_path):
+    """IREE 3.13, Cortex-M55: LLVM's ARM Low Overhead Loops pass crashes
+    iree-compile on ResNet-8 int8's convolution (or, now and then, hangs
+    after the fault); --disable-arm-loloops compiles it, and ireegen adds
+    that flag for every Armv8.1-M target at speed."""
+    import subprocess
+
+    from ireegen.compile.workarounds import applicable_flag_workarounds
+    from ireegen.config.modes import make_config
+
+    iree_compile = shutil.which("iree-compile")
+    if iree_compile is None:
+        pytest.skip("iree-compile not installed")
+    repro = REPRO / "m55_low_overhead_loops.mlir"
+    cmd = [iree_compile, "--compile-mode=hal-executable", str(repro), "-o", str(tmp_path / "d.o")]
+    try:
+        # cwd: a static-library variant also writes .o/.h beside the caller.
+        raw = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+        assert raw.returncode != 0 and "ARM Low Overhead Loops" in raw.stderr, raw.stderr[-2000:]
+    except subprocess.TimeoutExpired:
+        pass  # the fault's other face
+    fixed = subprocess.run([*cmd, "--disable-arm-loloops"], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert fixed.returncode == 0, fixed.stderr[-2000:]
+    for model in ("runtimeless", "async"):
+        names = [w.name for w in applicable_flag_workarounds(make_config(model, target_cpu="cortex-m55"))]
+        assert names == ["m55-low-overhead-loops"], (model, names)
+    assert not applicable_flag_workarounds(make_config("runtimeless", target_cpu="cortex-m4"))
 
 
 # Corpus models of each failure class of issue #9, and what the raw

@@ -297,15 +297,54 @@ def _call(form: Form) -> str:
     scalars = "%sxi, %zxi, %swi, %syi, %zyi"
     scalar_types = "i32, i32, i32, i32, i32"
     if form.is_fc:
-        n_dim, w_dims = ("%c0", "%n, %k") if form.op == "fc" else ("%c1", "%k, %n")
+        # The weight packed for the kernel (ireegen_int8.h): a (K, N) weight
+        # transposed to (N, K), K padded with zeros to a multiple of four,
+        # the rows in whole groups of four laid out (N/4, K/4, 4, 4), the
+        # last N % 4 rows after them as they are; one flat tensor of N * K4.
+        # All in int8 on the weight alone: IREE's const-eval folds it into a
+        # new constant when the weight is one (one copy in flash).
+        transpose = ""
+        weight = "%w"
+        if form.op == "fckn":
+            transpose = """\
+    %et = tensor.empty(%n, %k) : tensor<?x?xi8>
+    %wt = linalg.transpose ins(%w : tensor<?x?xi8>) outs(%et : tensor<?x?xi8>) permutation = [1, 0]
+"""
+            weight = "%wt"
         return (
             head
             + f"""\
+    %c4 = arith.constant 4 : index
+    %zero8 = arith.constant 0 : i8
     %m = tensor.dim %x, %c0 : tensor<?x?xi8>
     %k = tensor.dim %x, %c1 : tensor<?x?xi8>
-    %n = tensor.dim %w, {n_dim} : tensor<?x?xi8>
-    %y = flow.dispatch @ireegen_i8_{form.op}::@ireegen_i8_{form.op}(%x, %w, %b, %m, %n, %k, {scalars})
-      : (tensor<?x?xi8>{{%m, %k}}, tensor<?x?xi8>{{{w_dims}}}, tensor<?xi32>{{%n}}, index, index, index, {scalar_types})
+    %n = tensor.dim %w, {"%c0" if form.op == "fc" else "%c1"} : tensor<?x?xi8>
+{transpose}    %nq = arith.divui %n, %c4 : index
+    %n4 = arith.muli %nq, %c4 : index
+    %nr = arith.subi %n, %n4 : index
+    %k3 = arith.addi %k, %c3 : index
+    %kq = arith.divui %k3, %c4 : index
+    %k4 = arith.muli %kq, %c4 : index
+    %hk = arith.subi %k4, %k : index
+    %nk4 = arith.muli %n, %k4 : index
+    %wp = tensor.pad {weight} low[0, 0] high[0, %hk] {{
+    ^bb0(%i0: index, %i1: index):
+      tensor.yield %zero8 : i8
+    }} : tensor<?x?xi8> to tensor<?x?xi8>
+    %full = tensor.extract_slice %wp[0, 0] [%n4, %k4] [1, 1] : tensor<?x?xi8> to tensor<?x?xi8>
+    %rest = tensor.extract_slice %wp[%n4, 0] [%nr, %k4] [1, 1] : tensor<?x?xi8> to tensor<?x?xi8>
+    %we = tensor.expand_shape %full [[0, 1], [2, 3]] output_shape [%nq, 4, %kq, 4] : tensor<?x?xi8> into tensor<?x4x?x4xi8>
+    %eg = tensor.empty(%nq, %kq) : tensor<?x?x4x4xi8>
+    %wg = linalg.transpose ins(%we : tensor<?x4x?x4xi8>) outs(%eg : tensor<?x?x4x4xi8>) permutation = [0, 2, 1, 3]
+    %groups = tensor.collapse_shape %wg [[0, 1, 2, 3]] : tensor<?x?x4x4xi8> into tensor<?xi8>
+    %tail = tensor.collapse_shape %rest [[0, 1]] : tensor<?x?xi8> into tensor<?xi8>
+    %gsize = arith.muli %n4, %k4 : index
+    %tsize = arith.muli %nr, %k4 : index
+    %ek = tensor.empty(%nk4) : tensor<?xi8>
+    %wg0 = tensor.insert_slice %groups into %ek[0] [%gsize] [1] : tensor<?xi8> into tensor<?xi8>
+    %wk = tensor.insert_slice %tail into %wg0[%gsize] [%tsize] [1] : tensor<?xi8> into tensor<?xi8>
+    %y = flow.dispatch @ireegen_i8_fc::@ireegen_i8_fc(%x, %wk, %b, %m, %n, %k, {scalars})
+      : (tensor<?x?xi8>{{%m, %k}}, tensor<?xi8>{{%nk4}}, tensor<?xi32>{{%n}}, index, index, index, {scalar_types})
       -> tensor<?x?xi8>{{%m, %n}}
     util.return %y : tensor<?x?xi8>
   }}
@@ -347,6 +386,12 @@ def _call(form: Form) -> str:
   }}
 """
     )
+
+
+def _executable_of(form: Form) -> str:
+    """The executable a form's call dispatches: both fully connected forms
+    call the (N, K) kernel."""
+    return "fc" if form.is_fc else form.op
 
 
 def _executable(exe: str, kernel: str, rank_x: int, rank_w: int, dims: list) -> str:
@@ -392,6 +437,27 @@ def _executable(exe: str, kernel: str, rank_x: int, rank_w: int, dims: list) -> 
     }}
   }}
 """
+
+
+def _fc_executable() -> str:
+    """The fully connected executable: its weight binding is the packed
+    weight of _call(), N * K4 bytes, K4 computed from K."""
+    exe = _executable(
+        "ireegen_i8_fc",
+        "ireegen_i8_fully_connected",
+        2,
+        1,
+        (["%m", "%k"], ["%nk4"], ["%m", "%n"], "n", ["m", "n", "k"]),
+    )
+    packed_size = """\
+        %c3 = arith.constant 3 : index
+        %c4 = arith.constant 4 : index
+        %k3 = arith.addi %k, %c3 : index
+        %kq = arith.divui %k3, %c4 : index
+        %k4 = arith.muli %kq, %c4 : index
+        %nk4 = arith.muli %n, %k4 : index
+"""
+    return exe.replace("%c0 = arith.constant 0 : index\n", "%c0 = arith.constant 0 : index\n" + packed_size, 1)
 
 
 _CONV_INDEX = ["n", "c", "h", "w", "f", "kh", "kw", "oh", "ow", "s", "pt", "pl"]
@@ -517,20 +583,7 @@ def spec() -> str:
         "// convolution, matched at IREE's preprocessing and replaced with calls to the\n",
         "// C kernels beside this file (docs/kernels-int8.md).\n",
         "module attributes {transform.with_named_sequence} {\n",
-        _executable(
-            "ireegen_i8_fc",
-            "ireegen_i8_fully_connected",
-            2,
-            2,
-            (["%m", "%k"], ["%n", "%k"], ["%m", "%n"], "n", ["m", "n", "k"]),
-        ),
-        _executable(
-            "ireegen_i8_fckn",
-            "ireegen_i8_fully_connected_kn",
-            2,
-            2,
-            (["%m", "%k"], ["%k", "%n"], ["%m", "%n"], "n", ["m", "n", "k"]),
-        ),
+        _fc_executable(),
     ]
     # The conv executable's binding shapes need the weight's second dim: a
     # depthwise weight is (C, 1, KH, KW), a convolution's (F, C, KH, KW).
@@ -567,7 +620,7 @@ def spec() -> str:
   transform.named_sequence @call_{form.name}({inputs}, %out: !transform.any_value {{transform.readonly}}) {{
 {merge}    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
-    %exe = transform.util.import_symbol @ireegen_i8_{form.op} into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_{_executable_of(form)} into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_{form.name} into %module if undefined : (!transform.any_op) -> !transform.any_op
     transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {{
       transform.type_conversion.tensor.cast_shape_dynamic_dims

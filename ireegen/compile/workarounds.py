@@ -185,12 +185,22 @@ class FlagWorkaround:
 # inline-dynamic-vector-width (3.13, x86_64): an inline-dynamic module whose
 # executables use 32-byte (AVX) vectors crashes iree-run-module (SIGSEGV)
 # with the default x86-64-v3 CPU; at 16-byte vectors it runs and agrees.
+# m55-low-overhead-loops (3.13, Armv8.1-M: the Cortex-M55): LLVM's ARM Low
+# Overhead Loops pass crashes iree-compile (SIGSEGV) on IREE's own int8
+# convolutions (ResNet-8's, docs/repro/m55_low_overhead_loops.mlir); the
+# LLVM option --disable-arm-loloops keeps counted loops as compare and branch.
 FLAG_WORKAROUNDS = (
     FlagWorkaround(
         "inline-dynamic-vector-width",
         ("inline-dynamic",),
         ("x86_64",),
         ("--iree-llvmcpu-target-vector-width-in-bytes=16",),
+    ),
+    FlagWorkaround(
+        "m55-low-overhead-loops",
+        ("async", "inline-static", "inline-dynamic", "runtimeless"),
+        ("thumbv8.1m.main",),
+        ("--disable-arm-loloops",),
     ),
 )
 

@@ -61,38 +61,43 @@ static inline uint32_t ireegen_i8_sxtb16_ror8(uint32_t v) {
 #endif
 
 // acc[j] += column . w[j * length] for j = 0..3: four filters share each
-// load of the column.
+// load of the column.  Rows 1 and 3 are addressed from rows 0 and 2 plus
+// the row length, so the DSP loop's pointers, four accumulators and
+// operands fit the core's registers without spilling.
 static inline void ireegen_i8_dot4(const int16_t* column, const int8_t* w,
                                    size_t length, int32_t acc[4]) {
-  const int8_t* w0 = w;
-  const int8_t* w1 = w + length;
-  const int8_t* w2 = w + 2 * length;
-  const int8_t* w3 = w + 3 * length;
   int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
   size_t i = 0;
 #if IREEGEN_I8_DSP
-  for (; i + 4 <= length; i += 4) {
-    const uint32_t c02 = ireegen_i8_load32(column + i);
-    const uint32_t c13 = ireegen_i8_load32(column + i + 2);
-    uint32_t p = ireegen_i8_load32(w0 + i);
-    a0 = __smlad(c02, __sxtb16(p), a0);
-    a0 = __smlad(c13, ireegen_i8_sxtb16_ror8(p), a0);
-    p = ireegen_i8_load32(w1 + i);
-    a1 = __smlad(c02, __sxtb16(p), a1);
-    a1 = __smlad(c13, ireegen_i8_sxtb16_ror8(p), a1);
-    p = ireegen_i8_load32(w2 + i);
-    a2 = __smlad(c02, __sxtb16(p), a2);
-    a2 = __smlad(c13, ireegen_i8_sxtb16_ror8(p), a2);
-    p = ireegen_i8_load32(w3 + i);
-    a3 = __smlad(c02, __sxtb16(p), a3);
-    a3 = __smlad(c13, ireegen_i8_sxtb16_ror8(p), a3);
+  const int8_t* w0 = w;
+  const int8_t* w2 = w + 2 * length;
+  const int16_t* c = column;
+  const int16_t* end = column + (length & ~(size_t)3);
+  for (; c != end; c += 4, w0 += 4, w2 += 4) {
+    uint32_t pair[2];
+    memcpy(pair, c, sizeof pair);  // one LDRD: (c0, c2) and (c1, c3)
+    uint32_t p = ireegen_i8_load32(w0);
+    a0 = __smlad(pair[0], __sxtb16(p), a0);
+    a0 = __smlad(pair[1], ireegen_i8_sxtb16_ror8(p), a0);
+    p = ireegen_i8_load32(w0 + length);
+    a1 = __smlad(pair[0], __sxtb16(p), a1);
+    a1 = __smlad(pair[1], ireegen_i8_sxtb16_ror8(p), a1);
+    p = ireegen_i8_load32(w2);
+    a2 = __smlad(pair[0], __sxtb16(p), a2);
+    a2 = __smlad(pair[1], ireegen_i8_sxtb16_ror8(p), a2);
+    p = ireegen_i8_load32(w2 + length);
+    a3 = __smlad(pair[0], __sxtb16(p), a3);
+    a3 = __smlad(pair[1], ireegen_i8_sxtb16_ror8(p), a3);
   }
+  i = length & ~(size_t)3;
 #endif
+  const int8_t* w1 = w + length;
+  const int8_t* w3 = w + 3 * length;
   for (; i < length; ++i) {
     const int32_t v = column[i];
-    a0 += v * w0[i];
+    a0 += v * w[i];
     a1 += v * w1[i];
-    a2 += v * w2[i];
+    a2 += v * w[2 * length + i];
     a3 += v * w3[i];
   }
   acc[0] = a0;

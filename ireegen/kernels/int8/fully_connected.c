@@ -1,7 +1,54 @@
-// Fully connected (Gemm transB=1) on int8 with ONNX Runtime's rounding.
+// Fully connected (Gemm) on int8 with ONNX Runtime's rounding, on weights
+// packed by the match spec at compile time (ireegen_int8.h).
 #include "dot.h"
 #include "ireegen_int8.h"
 #include "requantize.h"
+
+static inline size_t ireegen_i8_round4(size_t v) {
+  return (v + 3) & ~(size_t)3;
+}
+
+// acc[r] += column . (row r of one packed group of four rows), r = 0..3;
+// `length` is a multiple of four.  A group's weights for one chunk of four
+// inputs are 16 contiguous bytes (four per row), read as four words.
+static inline void ireegen_i8_dot4_packed(const int16_t* column,
+                                          const int8_t* w, size_t length,
+                                          int32_t acc[4]) {
+  int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
+  const int16_t* const end = column + length;
+  for (const int16_t* c = column; c != end; c += 4, w += 16) {
+#if IREEGEN_I8_DSP
+    // The column holds each chunk as (c0, c2, c1, c3): SXTB16 of a row's
+    // word gives (w0, w2), with a rotate by 8 (w1, w3).
+    uint32_t pair[2];
+    memcpy(pair, c, sizeof pair);
+    uint32_t p = ireegen_i8_load32(w);
+    a0 = __smlad(pair[0], __sxtb16(p), a0);
+    a0 = __smlad(pair[1], ireegen_i8_sxtb16_ror8(p), a0);
+    p = ireegen_i8_load32(w + 4);
+    a1 = __smlad(pair[0], __sxtb16(p), a1);
+    a1 = __smlad(pair[1], ireegen_i8_sxtb16_ror8(p), a1);
+    p = ireegen_i8_load32(w + 8);
+    a2 = __smlad(pair[0], __sxtb16(p), a2);
+    a2 = __smlad(pair[1], ireegen_i8_sxtb16_ror8(p), a2);
+    p = ireegen_i8_load32(w + 12);
+    a3 = __smlad(pair[0], __sxtb16(p), a3);
+    a3 = __smlad(pair[1], ireegen_i8_sxtb16_ror8(p), a3);
+#else
+    for (size_t j = 0; j < 4; ++j) {
+      const int32_t v = c[j];
+      a0 += v * w[j];
+      a1 += v * w[4 + j];
+      a2 += v * w[8 + j];
+      a3 += v * w[12 + j];
+    }
+#endif
+  }
+  acc[0] = a0;
+  acc[1] = a1;
+  acc[2] = a2;
+  acc[3] = a3;
+}
 
 void ireegen_i8_fully_connected(const int8_t* x, size_t x_offset,
                                 const int8_t* w, size_t w_offset,
@@ -15,78 +62,48 @@ void ireegen_i8_fully_connected(const int8_t* x, size_t x_offset,
   bias += bias_offset;
   y += y_offset;
   const float multiplier = ireegen_i8_multiplier(x_scale, w_scale, y_scale);
-  if (k <= IREEGEN_I8_COLUMN_MAX) {
-    // Each row of x unpacked once to int16 (x - x_zero), then dotted with
-    // every row of w.
+  const size_t k4 = ireegen_i8_round4(k);
+  if (k4 <= IREEGEN_I8_COLUMN_MAX) {
+    // Each row of x unpacked once to int16 (x - x_zero), zeros up to k4,
+    // then dotted with every group of four rows of w.
     int16_t column[IREEGEN_I8_COLUMN_MAX];
     for (size_t i = 0; i < m; ++i) {
-      for (size_t c = 0; c < k; ++c)
-        column[c] = (int16_t)(x[i * k + c] - x_zero);
-      ireegen_i8_column_interleave(column, k);
-      ireegen_i8_filters(column, w, k, n, bias, multiplier, y_zero, y + i * n,
-                         1);
+      size_t c = 0;
+      for (; c < k; ++c) column[c] = (int16_t)(x[i * k + c] - x_zero);
+      for (; c < k4; ++c) column[c] = 0;
+      ireegen_i8_column_interleave(column, k4);
+      int8_t* out = y + i * n;
+      const size_t groups = n & ~(size_t)3;
+      for (size_t o = 0; o < groups; o += 4) {
+        int32_t acc[4] = {bias[o], bias[o + 1], bias[o + 2], bias[o + 3]};
+        ireegen_i8_dot4_packed(column, w + o * k4, k4, acc);
+        for (size_t r = 0; r < 4; ++r)
+          out[o + r] = ireegen_i8_requantize(acc[r], multiplier, y_zero);
+      }
+      // The last n % 4 rows, each K4 weights in order.
+      for (size_t o = groups; o < n; ++o)
+        out[o] = ireegen_i8_requantize(
+            ireegen_i8_dot(column, w + o * k4, k4, bias[o]), multiplier,
+            y_zero);
     }
     return;
   }
+  // A longer row than the stack column holds: one output at a time, each
+  // weight found where the packing put it.
+  const size_t groups = n & ~(size_t)3;
   for (size_t i = 0; i < m; ++i) {
     const int8_t* row = x + i * k;
-    const int8_t* weights = w;
-    for (size_t j = 0; j < n; ++j, weights += k) {
+    for (size_t j = 0; j < n; ++j) {
       int32_t acc = bias[j];
-      for (size_t c = 0; c < k; ++c)
-        acc += ((int32_t)row[c] - x_zero) * weights[c];
-      y[i * n + j] = ireegen_i8_requantize(acc, multiplier, y_zero);
-    }
-  }
-}
-
-void ireegen_i8_fully_connected_kn(const int8_t* x, size_t x_offset,
-                                   const int8_t* w, size_t w_offset,
-                                   const int32_t* bias, size_t bias_offset,
-                                   int8_t* y, size_t y_offset, size_t m,
-                                   size_t n, size_t k, uint32_t x_scale,
-                                   int32_t x_zero, uint32_t w_scale,
-                                   uint32_t y_scale, int32_t y_zero) {
-  x += x_offset;
-  w += w_offset;
-  bias += bias_offset;
-  y += y_offset;
-  const float multiplier = ireegen_i8_multiplier(x_scale, w_scale, y_scale);
-  for (size_t i = 0; i < m; ++i) {
-    const int8_t* row = x + i * k;
-    size_t j = 0;
-    // Four outputs at a time: each row of w gives four adjacent weights.
-    for (; j + 4 <= n; j += 4) {
-      int32_t a0 = bias[j], a1 = bias[j + 1], a2 = bias[j + 2],
-              a3 = bias[j + 3];
-      const int8_t* weights = w + j;
-      for (size_t c = 0; c < k; ++c, weights += n) {
-        const int32_t v = (int32_t)row[c] - x_zero;
-#if IREEGEN_I8_DSP
-        // (w0, w2) and (w1, w3) as 16-bit lanes; SMLABB/SMLABT multiply v
-        // by one lane each.
-        const uint32_t p = ireegen_i8_load32(weights);
-        const uint32_t p02 = __sxtb16(p), p13 = ireegen_i8_sxtb16_ror8(p);
-        a0 = __smlabb(v, p02, a0);
-        a1 = __smlabb(v, p13, a1);
-        a2 = __smlabt(v, p02, a2);
-        a3 = __smlabt(v, p13, a3);
-#else
-        a0 += v * weights[0];
-        a1 += v * weights[1];
-        a2 += v * weights[2];
-        a3 += v * weights[3];
-#endif
+      if (j < groups) {
+        const int8_t* group = w + (j & ~(size_t)3) * k4 + (j & 3) * 4;
+        for (size_t c = 0; c < k; ++c)
+          acc += ((int32_t)row[c] - x_zero) *
+                 group[(c & ~(size_t)3) * 4 + (c & 3)];
+      } else {
+        for (size_t c = 0; c < k; ++c)
+          acc += ((int32_t)row[c] - x_zero) * w[j * k4 + c];
       }
-      y[i * n + j] = ireegen_i8_requantize(a0, multiplier, y_zero);
-      y[i * n + j + 1] = ireegen_i8_requantize(a1, multiplier, y_zero);
-      y[i * n + j + 2] = ireegen_i8_requantize(a2, multiplier, y_zero);
-      y[i * n + j + 3] = ireegen_i8_requantize(a3, multiplier, y_zero);
-    }
-    for (; j < n; ++j) {
-      int32_t acc = bias[j];
-      for (size_t c = 0; c < k; ++c)
-        acc += ((int32_t)row[c] - x_zero) * w[c * n + j];
       y[i * n + j] = ireegen_i8_requantize(acc, multiplier, y_zero);
     }
   }

@@ -14,41 +14,21 @@ module attributes {transform.with_named_sequence} {
       func.func @ireegen_i8_fc(%bx: !stream.binding, %bw: !stream.binding, %bb: !stream.binding, %by: !stream.binding,
           %m: index, %n: index, %k: index, %sx: i32, %zx: i32, %sw: i32, %sy: i32, %zy: i32) {
         %c0 = arith.constant 0 : index
+        %c3 = arith.constant 3 : index
+        %c4 = arith.constant 4 : index
+        %k3 = arith.addi %k, %c3 : index
+        %kq = arith.divui %k3, %c4 : index
+        %k4 = arith.muli %kq, %c4 : index
+        %nk4 = arith.muli %n, %k4 : index
         %mx = stream.binding.subspan %bx[%c0] : !stream.binding -> memref<?x?xi8>{%m, %k}
-        %mw = stream.binding.subspan %bw[%c0] : !stream.binding -> memref<?x?xi8>{%n, %k}
+        %mw = stream.binding.subspan %bw[%c0] : !stream.binding -> memref<?xi8>{%nk4}
         %mb = stream.binding.subspan %bb[%c0] : !stream.binding -> memref<?xi32>{%n}
         %my = stream.binding.subspan %by[%c0] : !stream.binding -> memref<?x?xi8>{%m, %n}
         %base_x, %off_x, %mdx:4 = iree_codegen.extract_strided_metadata %mx : memref<?x?xi8> -> memref<i8>, index, index, index, index, index
-        %base_w, %off_w, %mdw:4 = iree_codegen.extract_strided_metadata %mw : memref<?x?xi8> -> memref<i8>, index, index, index, index, index
+        %base_w, %off_w, %mdw:2 = iree_codegen.extract_strided_metadata %mw : memref<?xi8> -> memref<i8>, index, index, index
         %base_b, %off_b, %mdb:2 = iree_codegen.extract_strided_metadata %mb : memref<?xi32> -> memref<i32>, index, index, index
         %base_y, %off_y, %mdy:4 = iree_codegen.extract_strided_metadata %my : memref<?x?xi8> -> memref<i8>, index, index, index, index, index
         func.call @ireegen_i8_fully_connected(%base_x, %off_x, %base_w, %off_w, %base_b, %off_b, %base_y, %off_y, %m, %n, %k, %sx, %zx, %sw, %sy, %zy)
-          : (memref<i8>, index, memref<i8>, index, memref<i32>, index, memref<i8>, index,
-             index, index, index, i32, i32, i32, i32, i32) -> ()
-        return
-      }
-    }
-  }
-  stream.executable private @ireegen_i8_fckn {
-    stream.executable.export public @ireegen_i8_fckn workgroups() -> (index, index, index) {
-      %c1 = arith.constant 1 : index
-      stream.return %c1, %c1, %c1 : index, index, index
-    }
-    builtin.module {
-      func.func private @ireegen_i8_fully_connected_kn(memref<i8>, index, memref<i8>, index, memref<i32>, index, memref<i8>, index,
-          index, index, index, i32, i32, i32, i32, i32) attributes {hal.import.static, llvm.bareptr = true}
-      func.func @ireegen_i8_fckn(%bx: !stream.binding, %bw: !stream.binding, %bb: !stream.binding, %by: !stream.binding,
-          %m: index, %n: index, %k: index, %sx: i32, %zx: i32, %sw: i32, %sy: i32, %zy: i32) {
-        %c0 = arith.constant 0 : index
-        %mx = stream.binding.subspan %bx[%c0] : !stream.binding -> memref<?x?xi8>{%m, %k}
-        %mw = stream.binding.subspan %bw[%c0] : !stream.binding -> memref<?x?xi8>{%k, %n}
-        %mb = stream.binding.subspan %bb[%c0] : !stream.binding -> memref<?xi32>{%n}
-        %my = stream.binding.subspan %by[%c0] : !stream.binding -> memref<?x?xi8>{%m, %n}
-        %base_x, %off_x, %mdx:4 = iree_codegen.extract_strided_metadata %mx : memref<?x?xi8> -> memref<i8>, index, index, index, index, index
-        %base_w, %off_w, %mdw:4 = iree_codegen.extract_strided_metadata %mw : memref<?x?xi8> -> memref<i8>, index, index, index, index, index
-        %base_b, %off_b, %mdb:2 = iree_codegen.extract_strided_metadata %mb : memref<?xi32> -> memref<i32>, index, index, index
-        %base_y, %off_y, %mdy:4 = iree_codegen.extract_strided_metadata %my : memref<?x?xi8> -> memref<i8>, index, index, index, index, index
-        func.call @ireegen_i8_fully_connected_kn(%base_x, %off_x, %base_w, %off_w, %base_b, %off_b, %base_y, %off_y, %m, %n, %k, %sx, %zx, %sw, %sy, %zy)
           : (memref<i8>, index, memref<i8>, index, memref<i32>, index, memref<i8>, index,
              index, index, index, i32, i32, i32, i32, i32) -> ()
         return
@@ -118,11 +98,37 @@ module attributes {transform.with_named_sequence} {
     %syi = arith.bitcast %sy : f32 to i32
     %zxi = arith.trunci %zx : i64 to i32
     %zyi = arith.trunci %zy : i64 to i32
+    %c4 = arith.constant 4 : index
+    %zero8 = arith.constant 0 : i8
     %m = tensor.dim %x, %c0 : tensor<?x?xi8>
     %k = tensor.dim %x, %c1 : tensor<?x?xi8>
     %n = tensor.dim %w, %c0 : tensor<?x?xi8>
-    %y = flow.dispatch @ireegen_i8_fc::@ireegen_i8_fc(%x, %w, %b, %m, %n, %k, %sxi, %zxi, %swi, %syi, %zyi)
-      : (tensor<?x?xi8>{%m, %k}, tensor<?x?xi8>{%n, %k}, tensor<?xi32>{%n}, index, index, index, i32, i32, i32, i32, i32)
+    %nq = arith.divui %n, %c4 : index
+    %n4 = arith.muli %nq, %c4 : index
+    %nr = arith.subi %n, %n4 : index
+    %k3 = arith.addi %k, %c3 : index
+    %kq = arith.divui %k3, %c4 : index
+    %k4 = arith.muli %kq, %c4 : index
+    %hk = arith.subi %k4, %k : index
+    %nk4 = arith.muli %n, %k4 : index
+    %wp = tensor.pad %w low[0, 0] high[0, %hk] {
+    ^bb0(%i0: index, %i1: index):
+      tensor.yield %zero8 : i8
+    } : tensor<?x?xi8> to tensor<?x?xi8>
+    %full = tensor.extract_slice %wp[0, 0] [%n4, %k4] [1, 1] : tensor<?x?xi8> to tensor<?x?xi8>
+    %rest = tensor.extract_slice %wp[%n4, 0] [%nr, %k4] [1, 1] : tensor<?x?xi8> to tensor<?x?xi8>
+    %we = tensor.expand_shape %full [[0, 1], [2, 3]] output_shape [%nq, 4, %kq, 4] : tensor<?x?xi8> into tensor<?x4x?x4xi8>
+    %eg = tensor.empty(%nq, %kq) : tensor<?x?x4x4xi8>
+    %wg = linalg.transpose ins(%we : tensor<?x4x?x4xi8>) outs(%eg : tensor<?x?x4x4xi8>) permutation = [0, 2, 1, 3]
+    %groups = tensor.collapse_shape %wg [[0, 1, 2, 3]] : tensor<?x?x4x4xi8> into tensor<?xi8>
+    %tail = tensor.collapse_shape %rest [[0, 1]] : tensor<?x?xi8> into tensor<?xi8>
+    %gsize = arith.muli %n4, %k4 : index
+    %tsize = arith.muli %nr, %k4 : index
+    %ek = tensor.empty(%nk4) : tensor<?xi8>
+    %wg0 = tensor.insert_slice %groups into %ek[0] [%gsize] [1] : tensor<?xi8> into tensor<?xi8>
+    %wk = tensor.insert_slice %tail into %wg0[%gsize] [%tsize] [1] : tensor<?xi8> into tensor<?xi8>
+    %y = flow.dispatch @ireegen_i8_fc::@ireegen_i8_fc(%x, %wk, %b, %m, %n, %k, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?xi8>{%m, %k}, tensor<?xi8>{%nk4}, tensor<?xi32>{%n}, index, index, index, i32, i32, i32, i32, i32)
       -> tensor<?x?xi8>{%m, %n}
     util.return %y : tensor<?x?xi8>
   }
@@ -136,11 +142,37 @@ module attributes {transform.with_named_sequence} {
     %syi = arith.bitcast %sy : f32 to i32
     %zxi = arith.trunci %zx : i64 to i32
     %zyi = arith.constant 0 : i32
+    %c4 = arith.constant 4 : index
+    %zero8 = arith.constant 0 : i8
     %m = tensor.dim %x, %c0 : tensor<?x?xi8>
     %k = tensor.dim %x, %c1 : tensor<?x?xi8>
     %n = tensor.dim %w, %c0 : tensor<?x?xi8>
-    %y = flow.dispatch @ireegen_i8_fc::@ireegen_i8_fc(%x, %w, %b, %m, %n, %k, %sxi, %zxi, %swi, %syi, %zyi)
-      : (tensor<?x?xi8>{%m, %k}, tensor<?x?xi8>{%n, %k}, tensor<?xi32>{%n}, index, index, index, i32, i32, i32, i32, i32)
+    %nq = arith.divui %n, %c4 : index
+    %n4 = arith.muli %nq, %c4 : index
+    %nr = arith.subi %n, %n4 : index
+    %k3 = arith.addi %k, %c3 : index
+    %kq = arith.divui %k3, %c4 : index
+    %k4 = arith.muli %kq, %c4 : index
+    %hk = arith.subi %k4, %k : index
+    %nk4 = arith.muli %n, %k4 : index
+    %wp = tensor.pad %w low[0, 0] high[0, %hk] {
+    ^bb0(%i0: index, %i1: index):
+      tensor.yield %zero8 : i8
+    } : tensor<?x?xi8> to tensor<?x?xi8>
+    %full = tensor.extract_slice %wp[0, 0] [%n4, %k4] [1, 1] : tensor<?x?xi8> to tensor<?x?xi8>
+    %rest = tensor.extract_slice %wp[%n4, 0] [%nr, %k4] [1, 1] : tensor<?x?xi8> to tensor<?x?xi8>
+    %we = tensor.expand_shape %full [[0, 1], [2, 3]] output_shape [%nq, 4, %kq, 4] : tensor<?x?xi8> into tensor<?x4x?x4xi8>
+    %eg = tensor.empty(%nq, %kq) : tensor<?x?x4x4xi8>
+    %wg = linalg.transpose ins(%we : tensor<?x4x?x4xi8>) outs(%eg : tensor<?x?x4x4xi8>) permutation = [0, 2, 1, 3]
+    %groups = tensor.collapse_shape %wg [[0, 1, 2, 3]] : tensor<?x?x4x4xi8> into tensor<?xi8>
+    %tail = tensor.collapse_shape %rest [[0, 1]] : tensor<?x?xi8> into tensor<?xi8>
+    %gsize = arith.muli %n4, %k4 : index
+    %tsize = arith.muli %nr, %k4 : index
+    %ek = tensor.empty(%nk4) : tensor<?xi8>
+    %wg0 = tensor.insert_slice %groups into %ek[0] [%gsize] [1] : tensor<?xi8> into tensor<?xi8>
+    %wk = tensor.insert_slice %tail into %wg0[%gsize] [%tsize] [1] : tensor<?xi8> into tensor<?xi8>
+    %y = flow.dispatch @ireegen_i8_fc::@ireegen_i8_fc(%x, %wk, %b, %m, %n, %k, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?xi8>{%m, %k}, tensor<?xi8>{%nk4}, tensor<?xi32>{%n}, index, index, index, i32, i32, i32, i32, i32)
       -> tensor<?x?xi8>{%m, %n}
     util.return %y : tensor<?x?xi8>
   }
@@ -154,11 +186,37 @@ module attributes {transform.with_named_sequence} {
     %syi = arith.bitcast %sy : f32 to i32
     %zxi = arith.constant 0 : i32
     %zyi = arith.trunci %zy : i64 to i32
+    %c4 = arith.constant 4 : index
+    %zero8 = arith.constant 0 : i8
     %m = tensor.dim %x, %c0 : tensor<?x?xi8>
     %k = tensor.dim %x, %c1 : tensor<?x?xi8>
     %n = tensor.dim %w, %c0 : tensor<?x?xi8>
-    %y = flow.dispatch @ireegen_i8_fc::@ireegen_i8_fc(%x, %w, %b, %m, %n, %k, %sxi, %zxi, %swi, %syi, %zyi)
-      : (tensor<?x?xi8>{%m, %k}, tensor<?x?xi8>{%n, %k}, tensor<?xi32>{%n}, index, index, index, i32, i32, i32, i32, i32)
+    %nq = arith.divui %n, %c4 : index
+    %n4 = arith.muli %nq, %c4 : index
+    %nr = arith.subi %n, %n4 : index
+    %k3 = arith.addi %k, %c3 : index
+    %kq = arith.divui %k3, %c4 : index
+    %k4 = arith.muli %kq, %c4 : index
+    %hk = arith.subi %k4, %k : index
+    %nk4 = arith.muli %n, %k4 : index
+    %wp = tensor.pad %w low[0, 0] high[0, %hk] {
+    ^bb0(%i0: index, %i1: index):
+      tensor.yield %zero8 : i8
+    } : tensor<?x?xi8> to tensor<?x?xi8>
+    %full = tensor.extract_slice %wp[0, 0] [%n4, %k4] [1, 1] : tensor<?x?xi8> to tensor<?x?xi8>
+    %rest = tensor.extract_slice %wp[%n4, 0] [%nr, %k4] [1, 1] : tensor<?x?xi8> to tensor<?x?xi8>
+    %we = tensor.expand_shape %full [[0, 1], [2, 3]] output_shape [%nq, 4, %kq, 4] : tensor<?x?xi8> into tensor<?x4x?x4xi8>
+    %eg = tensor.empty(%nq, %kq) : tensor<?x?x4x4xi8>
+    %wg = linalg.transpose ins(%we : tensor<?x4x?x4xi8>) outs(%eg : tensor<?x?x4x4xi8>) permutation = [0, 2, 1, 3]
+    %groups = tensor.collapse_shape %wg [[0, 1, 2, 3]] : tensor<?x?x4x4xi8> into tensor<?xi8>
+    %tail = tensor.collapse_shape %rest [[0, 1]] : tensor<?x?xi8> into tensor<?xi8>
+    %gsize = arith.muli %n4, %k4 : index
+    %tsize = arith.muli %nr, %k4 : index
+    %ek = tensor.empty(%nk4) : tensor<?xi8>
+    %wg0 = tensor.insert_slice %groups into %ek[0] [%gsize] [1] : tensor<?xi8> into tensor<?xi8>
+    %wk = tensor.insert_slice %tail into %wg0[%gsize] [%tsize] [1] : tensor<?xi8> into tensor<?xi8>
+    %y = flow.dispatch @ireegen_i8_fc::@ireegen_i8_fc(%x, %wk, %b, %m, %n, %k, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?xi8>{%m, %k}, tensor<?xi8>{%nk4}, tensor<?xi32>{%n}, index, index, index, i32, i32, i32, i32, i32)
       -> tensor<?x?xi8>{%m, %n}
     util.return %y : tensor<?x?xi8>
   }
@@ -172,11 +230,37 @@ module attributes {transform.with_named_sequence} {
     %syi = arith.bitcast %sy : f32 to i32
     %zxi = arith.constant 0 : i32
     %zyi = arith.constant 0 : i32
+    %c4 = arith.constant 4 : index
+    %zero8 = arith.constant 0 : i8
     %m = tensor.dim %x, %c0 : tensor<?x?xi8>
     %k = tensor.dim %x, %c1 : tensor<?x?xi8>
     %n = tensor.dim %w, %c0 : tensor<?x?xi8>
-    %y = flow.dispatch @ireegen_i8_fc::@ireegen_i8_fc(%x, %w, %b, %m, %n, %k, %sxi, %zxi, %swi, %syi, %zyi)
-      : (tensor<?x?xi8>{%m, %k}, tensor<?x?xi8>{%n, %k}, tensor<?xi32>{%n}, index, index, index, i32, i32, i32, i32, i32)
+    %nq = arith.divui %n, %c4 : index
+    %n4 = arith.muli %nq, %c4 : index
+    %nr = arith.subi %n, %n4 : index
+    %k3 = arith.addi %k, %c3 : index
+    %kq = arith.divui %k3, %c4 : index
+    %k4 = arith.muli %kq, %c4 : index
+    %hk = arith.subi %k4, %k : index
+    %nk4 = arith.muli %n, %k4 : index
+    %wp = tensor.pad %w low[0, 0] high[0, %hk] {
+    ^bb0(%i0: index, %i1: index):
+      tensor.yield %zero8 : i8
+    } : tensor<?x?xi8> to tensor<?x?xi8>
+    %full = tensor.extract_slice %wp[0, 0] [%n4, %k4] [1, 1] : tensor<?x?xi8> to tensor<?x?xi8>
+    %rest = tensor.extract_slice %wp[%n4, 0] [%nr, %k4] [1, 1] : tensor<?x?xi8> to tensor<?x?xi8>
+    %we = tensor.expand_shape %full [[0, 1], [2, 3]] output_shape [%nq, 4, %kq, 4] : tensor<?x?xi8> into tensor<?x4x?x4xi8>
+    %eg = tensor.empty(%nq, %kq) : tensor<?x?x4x4xi8>
+    %wg = linalg.transpose ins(%we : tensor<?x4x?x4xi8>) outs(%eg : tensor<?x?x4x4xi8>) permutation = [0, 2, 1, 3]
+    %groups = tensor.collapse_shape %wg [[0, 1, 2, 3]] : tensor<?x?x4x4xi8> into tensor<?xi8>
+    %tail = tensor.collapse_shape %rest [[0, 1]] : tensor<?x?xi8> into tensor<?xi8>
+    %gsize = arith.muli %n4, %k4 : index
+    %tsize = arith.muli %nr, %k4 : index
+    %ek = tensor.empty(%nk4) : tensor<?xi8>
+    %wg0 = tensor.insert_slice %groups into %ek[0] [%gsize] [1] : tensor<?xi8> into tensor<?xi8>
+    %wk = tensor.insert_slice %tail into %wg0[%gsize] [%tsize] [1] : tensor<?xi8> into tensor<?xi8>
+    %y = flow.dispatch @ireegen_i8_fc::@ireegen_i8_fc(%x, %wk, %b, %m, %n, %k, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?xi8>{%m, %k}, tensor<?xi8>{%nk4}, tensor<?xi32>{%n}, index, index, index, i32, i32, i32, i32, i32)
       -> tensor<?x?xi8>{%m, %n}
     util.return %y : tensor<?x?xi8>
   }
@@ -190,11 +274,39 @@ module attributes {transform.with_named_sequence} {
     %syi = arith.bitcast %sy : f32 to i32
     %zxi = arith.trunci %zx : i64 to i32
     %zyi = arith.trunci %zy : i64 to i32
+    %c4 = arith.constant 4 : index
+    %zero8 = arith.constant 0 : i8
     %m = tensor.dim %x, %c0 : tensor<?x?xi8>
     %k = tensor.dim %x, %c1 : tensor<?x?xi8>
     %n = tensor.dim %w, %c1 : tensor<?x?xi8>
-    %y = flow.dispatch @ireegen_i8_fckn::@ireegen_i8_fckn(%x, %w, %b, %m, %n, %k, %sxi, %zxi, %swi, %syi, %zyi)
-      : (tensor<?x?xi8>{%m, %k}, tensor<?x?xi8>{%k, %n}, tensor<?xi32>{%n}, index, index, index, i32, i32, i32, i32, i32)
+    %et = tensor.empty(%n, %k) : tensor<?x?xi8>
+    %wt = linalg.transpose ins(%w : tensor<?x?xi8>) outs(%et : tensor<?x?xi8>) permutation = [1, 0]
+    %nq = arith.divui %n, %c4 : index
+    %n4 = arith.muli %nq, %c4 : index
+    %nr = arith.subi %n, %n4 : index
+    %k3 = arith.addi %k, %c3 : index
+    %kq = arith.divui %k3, %c4 : index
+    %k4 = arith.muli %kq, %c4 : index
+    %hk = arith.subi %k4, %k : index
+    %nk4 = arith.muli %n, %k4 : index
+    %wp = tensor.pad %wt low[0, 0] high[0, %hk] {
+    ^bb0(%i0: index, %i1: index):
+      tensor.yield %zero8 : i8
+    } : tensor<?x?xi8> to tensor<?x?xi8>
+    %full = tensor.extract_slice %wp[0, 0] [%n4, %k4] [1, 1] : tensor<?x?xi8> to tensor<?x?xi8>
+    %rest = tensor.extract_slice %wp[%n4, 0] [%nr, %k4] [1, 1] : tensor<?x?xi8> to tensor<?x?xi8>
+    %we = tensor.expand_shape %full [[0, 1], [2, 3]] output_shape [%nq, 4, %kq, 4] : tensor<?x?xi8> into tensor<?x4x?x4xi8>
+    %eg = tensor.empty(%nq, %kq) : tensor<?x?x4x4xi8>
+    %wg = linalg.transpose ins(%we : tensor<?x4x?x4xi8>) outs(%eg : tensor<?x?x4x4xi8>) permutation = [0, 2, 1, 3]
+    %groups = tensor.collapse_shape %wg [[0, 1, 2, 3]] : tensor<?x?x4x4xi8> into tensor<?xi8>
+    %tail = tensor.collapse_shape %rest [[0, 1]] : tensor<?x?xi8> into tensor<?xi8>
+    %gsize = arith.muli %n4, %k4 : index
+    %tsize = arith.muli %nr, %k4 : index
+    %ek = tensor.empty(%nk4) : tensor<?xi8>
+    %wg0 = tensor.insert_slice %groups into %ek[0] [%gsize] [1] : tensor<?xi8> into tensor<?xi8>
+    %wk = tensor.insert_slice %tail into %wg0[%gsize] [%tsize] [1] : tensor<?xi8> into tensor<?xi8>
+    %y = flow.dispatch @ireegen_i8_fc::@ireegen_i8_fc(%x, %wk, %b, %m, %n, %k, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?xi8>{%m, %k}, tensor<?xi8>{%nk4}, tensor<?xi32>{%n}, index, index, index, i32, i32, i32, i32, i32)
       -> tensor<?x?xi8>{%m, %n}
     util.return %y : tensor<?x?xi8>
   }
@@ -208,11 +320,39 @@ module attributes {transform.with_named_sequence} {
     %syi = arith.bitcast %sy : f32 to i32
     %zxi = arith.trunci %zx : i64 to i32
     %zyi = arith.constant 0 : i32
+    %c4 = arith.constant 4 : index
+    %zero8 = arith.constant 0 : i8
     %m = tensor.dim %x, %c0 : tensor<?x?xi8>
     %k = tensor.dim %x, %c1 : tensor<?x?xi8>
     %n = tensor.dim %w, %c1 : tensor<?x?xi8>
-    %y = flow.dispatch @ireegen_i8_fckn::@ireegen_i8_fckn(%x, %w, %b, %m, %n, %k, %sxi, %zxi, %swi, %syi, %zyi)
-      : (tensor<?x?xi8>{%m, %k}, tensor<?x?xi8>{%k, %n}, tensor<?xi32>{%n}, index, index, index, i32, i32, i32, i32, i32)
+    %et = tensor.empty(%n, %k) : tensor<?x?xi8>
+    %wt = linalg.transpose ins(%w : tensor<?x?xi8>) outs(%et : tensor<?x?xi8>) permutation = [1, 0]
+    %nq = arith.divui %n, %c4 : index
+    %n4 = arith.muli %nq, %c4 : index
+    %nr = arith.subi %n, %n4 : index
+    %k3 = arith.addi %k, %c3 : index
+    %kq = arith.divui %k3, %c4 : index
+    %k4 = arith.muli %kq, %c4 : index
+    %hk = arith.subi %k4, %k : index
+    %nk4 = arith.muli %n, %k4 : index
+    %wp = tensor.pad %wt low[0, 0] high[0, %hk] {
+    ^bb0(%i0: index, %i1: index):
+      tensor.yield %zero8 : i8
+    } : tensor<?x?xi8> to tensor<?x?xi8>
+    %full = tensor.extract_slice %wp[0, 0] [%n4, %k4] [1, 1] : tensor<?x?xi8> to tensor<?x?xi8>
+    %rest = tensor.extract_slice %wp[%n4, 0] [%nr, %k4] [1, 1] : tensor<?x?xi8> to tensor<?x?xi8>
+    %we = tensor.expand_shape %full [[0, 1], [2, 3]] output_shape [%nq, 4, %kq, 4] : tensor<?x?xi8> into tensor<?x4x?x4xi8>
+    %eg = tensor.empty(%nq, %kq) : tensor<?x?x4x4xi8>
+    %wg = linalg.transpose ins(%we : tensor<?x4x?x4xi8>) outs(%eg : tensor<?x?x4x4xi8>) permutation = [0, 2, 1, 3]
+    %groups = tensor.collapse_shape %wg [[0, 1, 2, 3]] : tensor<?x?x4x4xi8> into tensor<?xi8>
+    %tail = tensor.collapse_shape %rest [[0, 1]] : tensor<?x?xi8> into tensor<?xi8>
+    %gsize = arith.muli %n4, %k4 : index
+    %tsize = arith.muli %nr, %k4 : index
+    %ek = tensor.empty(%nk4) : tensor<?xi8>
+    %wg0 = tensor.insert_slice %groups into %ek[0] [%gsize] [1] : tensor<?xi8> into tensor<?xi8>
+    %wk = tensor.insert_slice %tail into %wg0[%gsize] [%tsize] [1] : tensor<?xi8> into tensor<?xi8>
+    %y = flow.dispatch @ireegen_i8_fc::@ireegen_i8_fc(%x, %wk, %b, %m, %n, %k, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?xi8>{%m, %k}, tensor<?xi8>{%nk4}, tensor<?xi32>{%n}, index, index, index, i32, i32, i32, i32, i32)
       -> tensor<?x?xi8>{%m, %n}
     util.return %y : tensor<?x?xi8>
   }
@@ -226,11 +366,39 @@ module attributes {transform.with_named_sequence} {
     %syi = arith.bitcast %sy : f32 to i32
     %zxi = arith.constant 0 : i32
     %zyi = arith.trunci %zy : i64 to i32
+    %c4 = arith.constant 4 : index
+    %zero8 = arith.constant 0 : i8
     %m = tensor.dim %x, %c0 : tensor<?x?xi8>
     %k = tensor.dim %x, %c1 : tensor<?x?xi8>
     %n = tensor.dim %w, %c1 : tensor<?x?xi8>
-    %y = flow.dispatch @ireegen_i8_fckn::@ireegen_i8_fckn(%x, %w, %b, %m, %n, %k, %sxi, %zxi, %swi, %syi, %zyi)
-      : (tensor<?x?xi8>{%m, %k}, tensor<?x?xi8>{%k, %n}, tensor<?xi32>{%n}, index, index, index, i32, i32, i32, i32, i32)
+    %et = tensor.empty(%n, %k) : tensor<?x?xi8>
+    %wt = linalg.transpose ins(%w : tensor<?x?xi8>) outs(%et : tensor<?x?xi8>) permutation = [1, 0]
+    %nq = arith.divui %n, %c4 : index
+    %n4 = arith.muli %nq, %c4 : index
+    %nr = arith.subi %n, %n4 : index
+    %k3 = arith.addi %k, %c3 : index
+    %kq = arith.divui %k3, %c4 : index
+    %k4 = arith.muli %kq, %c4 : index
+    %hk = arith.subi %k4, %k : index
+    %nk4 = arith.muli %n, %k4 : index
+    %wp = tensor.pad %wt low[0, 0] high[0, %hk] {
+    ^bb0(%i0: index, %i1: index):
+      tensor.yield %zero8 : i8
+    } : tensor<?x?xi8> to tensor<?x?xi8>
+    %full = tensor.extract_slice %wp[0, 0] [%n4, %k4] [1, 1] : tensor<?x?xi8> to tensor<?x?xi8>
+    %rest = tensor.extract_slice %wp[%n4, 0] [%nr, %k4] [1, 1] : tensor<?x?xi8> to tensor<?x?xi8>
+    %we = tensor.expand_shape %full [[0, 1], [2, 3]] output_shape [%nq, 4, %kq, 4] : tensor<?x?xi8> into tensor<?x4x?x4xi8>
+    %eg = tensor.empty(%nq, %kq) : tensor<?x?x4x4xi8>
+    %wg = linalg.transpose ins(%we : tensor<?x4x?x4xi8>) outs(%eg : tensor<?x?x4x4xi8>) permutation = [0, 2, 1, 3]
+    %groups = tensor.collapse_shape %wg [[0, 1, 2, 3]] : tensor<?x?x4x4xi8> into tensor<?xi8>
+    %tail = tensor.collapse_shape %rest [[0, 1]] : tensor<?x?xi8> into tensor<?xi8>
+    %gsize = arith.muli %n4, %k4 : index
+    %tsize = arith.muli %nr, %k4 : index
+    %ek = tensor.empty(%nk4) : tensor<?xi8>
+    %wg0 = tensor.insert_slice %groups into %ek[0] [%gsize] [1] : tensor<?xi8> into tensor<?xi8>
+    %wk = tensor.insert_slice %tail into %wg0[%gsize] [%tsize] [1] : tensor<?xi8> into tensor<?xi8>
+    %y = flow.dispatch @ireegen_i8_fc::@ireegen_i8_fc(%x, %wk, %b, %m, %n, %k, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?xi8>{%m, %k}, tensor<?xi8>{%nk4}, tensor<?xi32>{%n}, index, index, index, i32, i32, i32, i32, i32)
       -> tensor<?x?xi8>{%m, %n}
     util.return %y : tensor<?x?xi8>
   }
@@ -244,11 +412,39 @@ module attributes {transform.with_named_sequence} {
     %syi = arith.bitcast %sy : f32 to i32
     %zxi = arith.constant 0 : i32
     %zyi = arith.constant 0 : i32
+    %c4 = arith.constant 4 : index
+    %zero8 = arith.constant 0 : i8
     %m = tensor.dim %x, %c0 : tensor<?x?xi8>
     %k = tensor.dim %x, %c1 : tensor<?x?xi8>
     %n = tensor.dim %w, %c1 : tensor<?x?xi8>
-    %y = flow.dispatch @ireegen_i8_fckn::@ireegen_i8_fckn(%x, %w, %b, %m, %n, %k, %sxi, %zxi, %swi, %syi, %zyi)
-      : (tensor<?x?xi8>{%m, %k}, tensor<?x?xi8>{%k, %n}, tensor<?xi32>{%n}, index, index, index, i32, i32, i32, i32, i32)
+    %et = tensor.empty(%n, %k) : tensor<?x?xi8>
+    %wt = linalg.transpose ins(%w : tensor<?x?xi8>) outs(%et : tensor<?x?xi8>) permutation = [1, 0]
+    %nq = arith.divui %n, %c4 : index
+    %n4 = arith.muli %nq, %c4 : index
+    %nr = arith.subi %n, %n4 : index
+    %k3 = arith.addi %k, %c3 : index
+    %kq = arith.divui %k3, %c4 : index
+    %k4 = arith.muli %kq, %c4 : index
+    %hk = arith.subi %k4, %k : index
+    %nk4 = arith.muli %n, %k4 : index
+    %wp = tensor.pad %wt low[0, 0] high[0, %hk] {
+    ^bb0(%i0: index, %i1: index):
+      tensor.yield %zero8 : i8
+    } : tensor<?x?xi8> to tensor<?x?xi8>
+    %full = tensor.extract_slice %wp[0, 0] [%n4, %k4] [1, 1] : tensor<?x?xi8> to tensor<?x?xi8>
+    %rest = tensor.extract_slice %wp[%n4, 0] [%nr, %k4] [1, 1] : tensor<?x?xi8> to tensor<?x?xi8>
+    %we = tensor.expand_shape %full [[0, 1], [2, 3]] output_shape [%nq, 4, %kq, 4] : tensor<?x?xi8> into tensor<?x4x?x4xi8>
+    %eg = tensor.empty(%nq, %kq) : tensor<?x?x4x4xi8>
+    %wg = linalg.transpose ins(%we : tensor<?x4x?x4xi8>) outs(%eg : tensor<?x?x4x4xi8>) permutation = [0, 2, 1, 3]
+    %groups = tensor.collapse_shape %wg [[0, 1, 2, 3]] : tensor<?x?x4x4xi8> into tensor<?xi8>
+    %tail = tensor.collapse_shape %rest [[0, 1]] : tensor<?x?xi8> into tensor<?xi8>
+    %gsize = arith.muli %n4, %k4 : index
+    %tsize = arith.muli %nr, %k4 : index
+    %ek = tensor.empty(%nk4) : tensor<?xi8>
+    %wg0 = tensor.insert_slice %groups into %ek[0] [%gsize] [1] : tensor<?xi8> into tensor<?xi8>
+    %wk = tensor.insert_slice %tail into %wg0[%gsize] [%tsize] [1] : tensor<?xi8> into tensor<?xi8>
+    %y = flow.dispatch @ireegen_i8_fc::@ireegen_i8_fc(%x, %wk, %b, %m, %n, %k, %sxi, %zxi, %swi, %syi, %zyi)
+      : (tensor<?x?xi8>{%m, %k}, tensor<?xi8>{%nk4}, tensor<?xi32>{%n}, index, index, index, i32, i32, i32, i32, i32)
       -> tensor<?x?xi8>{%m, %n}
     util.return %y : tensor<?x?xi8>
   }
@@ -4187,7 +4383,7 @@ module attributes {transform.with_named_sequence} {
   transform.named_sequence @call_fckn_zxy(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
     %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
-    %exe = transform.util.import_symbol @ireegen_i8_fckn into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_fc into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_fckn_zxy into %module if undefined : (!transform.any_op) -> !transform.any_op
     transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
@@ -4225,7 +4421,7 @@ module attributes {transform.with_named_sequence} {
   transform.named_sequence @call_fckn_zx(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
     %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
-    %exe = transform.util.import_symbol @ireegen_i8_fckn into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_fc into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_fckn_zx into %module if undefined : (!transform.any_op) -> !transform.any_op
     transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
@@ -4263,7 +4459,7 @@ module attributes {transform.with_named_sequence} {
   transform.named_sequence @call_fckn_zy(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
     %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
-    %exe = transform.util.import_symbol @ireegen_i8_fckn into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_fc into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_fckn_zy into %module if undefined : (!transform.any_op) -> !transform.any_op
     transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims
@@ -4301,7 +4497,7 @@ module attributes {transform.with_named_sequence} {
   transform.named_sequence @call_fckn_znone(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
     %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
     %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
-    %exe = transform.util.import_symbol @ireegen_i8_fckn into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_fc into %module if undefined : (!transform.any_op) -> !transform.any_op
     %func = transform.util.import_symbol @ireegen_call_fckn_znone into %module if undefined : (!transform.any_op) -> !transform.any_op
     transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
       transform.type_conversion.tensor.cast_shape_dynamic_dims

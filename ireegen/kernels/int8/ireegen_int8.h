@@ -13,8 +13,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
-// y[m][n] = requantize(bias[n] + sum_k (x[m][k] - x_zero) * w[n][k]): Gemm
-// with transB=1 (PyTorch's Linear).
+// y[m][n] = requantize(bias[n] + sum_k (x[m][k] - x_zero) * w[n][k]): Gemm.
+// w comes packed by the match spec at compile time (IREE's const-eval folds
+// the packing of a constant weight into the constant): K padded with zeros
+// to K4, a multiple of four; the first N4 = N - N % 4 rows in groups of
+// four, each laid out (K4 / 4, 4, 4), so that four rows' weights for four
+// adjacent inputs are 16 contiguous bytes, row by row; then the last N % 4
+// rows as they are, K4 bytes each.  Element (j, c) of a group sits at
+// (j / 4) * 4 * K4 + (c / 4) * 16 + (j % 4) * 4 + c % 4, of the last rows
+// at j * K4 + c.  A (K, N) weight (Gemm transB=0) is transposed first, in
+// the same folded computation.
 void ireegen_i8_fully_connected(const int8_t* x, size_t x_offset,
                                 const int8_t* w, size_t w_offset,
                                 const int32_t* bias, size_t bias_offset,
@@ -22,17 +30,6 @@ void ireegen_i8_fully_connected(const int8_t* x, size_t x_offset,
                                 size_t k, uint32_t x_scale, int32_t x_zero,
                                 uint32_t w_scale, uint32_t y_scale,
                                 int32_t y_zero);
-
-// The same with w stored (K, N): y[m][n] = requantize(bias[n] + sum_k
-// (x[m][k] - x_zero) * w[k][n]) (Gemm transB=0, or a transpose IREE folded
-// into the weights).
-void ireegen_i8_fully_connected_kn(const int8_t* x, size_t x_offset,
-                                   const int8_t* w, size_t w_offset,
-                                   const int32_t* bias, size_t bias_offset,
-                                   int8_t* y, size_t y_offset, size_t m,
-                                   size_t n, size_t k, uint32_t x_scale,
-                                   int32_t x_zero, uint32_t w_scale,
-                                   uint32_t y_scale, int32_t y_zero);
 
 // NCHW convolution, weights (F, C, KH, KW), output (N, F, OH, OW):
 // y = requantize(bias[f] + sum (x - x_zero) * w).  Positions in the
