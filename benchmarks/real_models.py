@@ -97,6 +97,7 @@ FLAG_SETS = {
     "dt-ukernels": DATA_TILING,
     "channels-last": CHANNELS_LAST,
     "im2col+dt": IM2COL + DATA_TILING,
+    "im2col+dt-codegen": IM2COL + DATA_TILING[:1],
     "im2col+channels-last": IM2COL + CHANNELS_LAST,
     "channels-last+dt": CHANNELS_LAST + DATA_TILING,
     "channels-last+dt-conv": CHANNELS_LAST + DATA_TILING + CONV_DATA_TILING,
@@ -107,7 +108,7 @@ FLAG_SETS = {
     "all": IM2COL + DATA_TILING + CHANNELS_LAST + TRANSPOSES,
 }
 # What won somewhere (docs/peers.md, "Real models"): each model's best is among these.
-DEFAULT_FLAG_SETS = ("base", "im2col", "im2col+dt", "channels-last", "dt-conv")
+DEFAULT_FLAG_SETS = ("base", "im2col", "im2col+dt", "im2col+dt-codegen", "channels-last", "dt-conv")
 TOLERANCE = 1e-3  # max abs error / the output's largest magnitude
 SEED = 0
 

@@ -62,16 +62,237 @@ def test_depthwise_conv_as_taps(tmp_path):
         [
             ((3, 3), (1, 1, 1, 1), (1, 1), (1, 1), True),  # MobileNet's: rewritten
             ((3, 2), (2, 0, 1, 1), (2, 1), (1, 1), False),  # uneven pads, dilation, no bias: rewritten
-            ((3, 3), (1, 1, 1, 1), (1, 1), (2, 2), True),  # strided: stays a Conv
+            ((3, 3), (1, 1, 1, 1), (1, 1), (2, 2), True),  # strided: stride phases, rewritten
         ],
     )
     proc = run_cli("emit", path, "-o", tmp_path / "out", "--execution-model", "runtimeless")
     assert proc.returncode == 0 and "verified against async" in proc.stdout, proc.stderr
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
-    assert manifest["onnx_rewrites"] == [{"rewrite": "depthwise-conv-as-taps", "nodes": 2}]
+    assert manifest["onnx_rewrites"] == [{"rewrite": "depthwise-conv-as-taps", "nodes": 3}]
     x = np.random.default_rng(1).standard_normal((1, 8, 12, 10)).astype(np.float32)
     report = parity(
         path, modes=["async", "runtimeless"], inputs={"depthwise": [x]}, reference="onnxruntime", rtol=1e-5, atol=1e-5
+    )
+    assert report.agrees and not report.compile_errors, report.table()
+
+
+def _run_ort(model, x):
+    import onnxruntime as ort
+
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    return session.run(None, {"x": x})[0]
+
+
+def _random_conv(rng, seed: int, depthwise: bool):
+    """A one-Conv model on random shapes: batch, channels, sizes, kernel, pads,
+    dilations and strides (per axis, up to 3, including strides that skip
+    the input's last rows); a bias on odd seeds.  Returns (model, x)."""
+    from onnx import helper, numpy_helper
+
+    n = int(rng.integers(1, 3))
+    c = int(rng.integers(2, 7)) if depthwise else int(rng.integers(1, 5))
+    m = c if depthwise else int(rng.integers(1, 20))
+    kernel = [int(rng.integers(1, 6)) for _ in range(2)]
+    if not depthwise and kernel == [1, 1]:
+        kernel[seed % 2] = 2
+    dilations = [int(rng.integers(1, 3)) for _ in range(2)]
+    strides = [int(rng.integers(1, 4)) for _ in range(2)]
+    pads = [int(rng.integers(0, k)) for k in kernel * 2]  # a pad below the kernel's size, as ONNX exporters write
+    spans = [d * (k - 1) + 1 for d, k in zip(dilations, kernel)]
+    size = [int(rng.integers(max(1, s - p - q), s + 9)) for s, p, q in zip(spans, pads[:2], pads[2:])]
+    x = rng.standard_normal((n, c, *size)).astype(np.float32)
+    inits = [numpy_helper.from_array(rng.standard_normal((m, 1 if depthwise else c, *kernel)).astype(np.float32), "w")]
+    inputs = ["x", "w"]
+    if seed % 2:
+        inits.append(numpy_helper.from_array(rng.standard_normal(m).astype(np.float32), "b"))
+        inputs.append("b")
+    conv = helper.make_node(
+        "Conv",
+        inputs,
+        ["y"],
+        group=c if depthwise else 1,
+        kernel_shape=kernel,
+        pads=pads,
+        dilations=dilations,
+        strides=strides,
+    )
+    graph = helper.make_graph(
+        [conv],
+        "conv",
+        [helper.make_tensor_value_info("x", 1, list(x.shape))],
+        [helper.make_tensor_value_info("y", 1, None)],
+        inits,
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8), x
+
+
+@pytest.mark.parametrize("seed", range(40))
+@pytest.mark.parametrize("rewrite", ["depthwise-conv-as-taps", "conv-as-im2col-matmul"])
+def test_conv_rewrites_on_random_shapes_match_onnxruntime(rewrite, seed):
+    """The rewritten graph computes what ONNX Runtime computes for the Conv:
+    depthwise Convs as taps, Convs over 1 to 4 channels as im2col + MatMul."""
+    from ireegen.frontend.onnx_rewrites import apply_rewrites
+
+    model, x = _random_conv(np.random.default_rng(seed), seed, rewrite == "depthwise-conv-as-taps")
+    expected = _run_ort(model, x)
+    rewritten = onnx.ModelProto()
+    rewritten.CopyFrom(model)
+    assert {"rewrite": rewrite, "nodes": 1} in apply_rewrites(rewritten)
+    assert "Conv" not in {node.op_type for node in rewritten.graph.node}
+    got = _run_ort(rewritten, x)
+    assert got.shape == expected.shape
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
+
+
+def _random_conv_transpose(rng, seed: int, **attrs):
+    """A one-ConvTranspose model whose kernel equals its stride (1 to 3 per
+    axis), on random batch, channels and sizes, with random pads (crops) and
+    a bias on odd seeds.  Returns (model, x)."""
+    from onnx import helper, numpy_helper
+
+    n, c, m = int(rng.integers(1, 3)), int(rng.integers(1, 9)), int(rng.integers(1, 9))
+    kernel = [int(rng.integers(1, 4)) for _ in range(2)]
+    size = [int(rng.integers(1, 9)) for _ in range(2)]
+    pads = [int(rng.integers(0, s * k)) // 2 for s, k in zip(size * 2, kernel * 2)]
+    x = rng.standard_normal((n, c, *size)).astype(np.float32)
+    inits = [numpy_helper.from_array(rng.standard_normal((c, m, *kernel)).astype(np.float32), "w")]
+    inputs = ["x", "w"]
+    if seed % 2:
+        inits.append(numpy_helper.from_array(rng.standard_normal(m).astype(np.float32), "b"))
+        inputs.append("b")
+    attrs = {"kernel_shape": kernel, "strides": kernel, "pads": pads, **attrs}
+    graph = helper.make_graph(
+        [helper.make_node("ConvTranspose", inputs, ["y"], **attrs)],
+        "conv_transpose",
+        [helper.make_tensor_value_info("x", 1, list(x.shape))],
+        [helper.make_tensor_value_info("y", 1, None)],
+        inits,
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8), x
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_conv_transpose_as_matmul_on_random_shapes_matches_onnxruntime(seed):
+    from ireegen.frontend.onnx_rewrites import apply_rewrites
+
+    model, x = _random_conv_transpose(np.random.default_rng(seed), seed)
+    expected = _run_ort(model, x)
+    rewritten = onnx.ModelProto()
+    rewritten.CopyFrom(model)
+    assert apply_rewrites(rewritten) == [{"rewrite": "conv-transpose-as-matmul", "nodes": 1}]
+    assert "ConvTranspose" not in {node.op_type for node in rewritten.graph.node}
+    got = _run_ort(rewritten, x)
+    assert got.shape == expected.shape
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize(
+    "attrs",
+    [{"output_padding": [1, 0]}, {"dilations": [2, 1]}, {"auto_pad": "SAME_UPPER"}],
+    ids=["output-padding", "dilations", "auto-pad"],
+)
+def test_conv_transpose_outside_the_pattern_stays(attrs):
+    """Output padding, dilations, auto_pad, a stride other than the kernel:
+    left to the compiler."""
+    from ireegen.frontend.onnx_rewrites import apply_rewrites
+
+    model, _ = _random_conv_transpose(np.random.default_rng(7), 7, **attrs)
+    if "auto_pad" in attrs:
+        node = model.graph.node[0]
+        del node.attribute[[a.name for a in node.attribute].index("pads")]
+    assert apply_rewrites(model) == []
+
+
+def test_conv_transpose_with_a_stride_other_than_its_kernel_stays():
+    from ireegen.frontend.onnx_rewrites import apply_rewrites
+
+    model, _ = _random_conv_transpose(np.random.default_rng(8), 8)
+    strides = next(a for a in model.graph.node[0].attribute if a.name == "strides")
+    strides.ints[:] = [k + 1 for k in strides.ints]  # overlapping no more: gaps between the kernel's copies
+    assert apply_rewrites(model) == []
+
+
+def test_conv_transpose_as_matmul_through_iree(tmp_path):
+    """A detector head's 2x2 stride-2 upsampling (bias, batch 2, a crop),
+    verified by emit and against ONNX Runtime in async and runtimeless."""
+    from onnx import helper, numpy_helper
+
+    rng = np.random.default_rng(11)
+    inits = [
+        numpy_helper.from_array(rng.standard_normal((6, 4, 2, 2)).astype(np.float32), "w"),
+        numpy_helper.from_array(rng.standard_normal(4).astype(np.float32), "b"),
+    ]
+    up = helper.make_node(
+        "ConvTranspose", ["x", "w", "b"], ["y"], kernel_shape=[2, 2], strides=[2, 2], pads=[0, 1, 1, 0]
+    )
+    graph = helper.make_graph(
+        [up],
+        "up",
+        [helper.make_tensor_value_info("x", 1, [2, 6, 5, 7])],
+        [helper.make_tensor_value_info("y", 1, [2, 4, 9, 13])],
+        inits,
+    )
+    path = tmp_path / "up.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8), str(path))
+    proc = run_cli("emit", path, "-o", tmp_path / "out", "--execution-model", "runtimeless")
+    assert proc.returncode == 0 and "verified against async" in proc.stdout, proc.stderr
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert manifest["onnx_rewrites"] == [{"rewrite": "conv-transpose-as-matmul", "nodes": 1}]
+    x = rng.standard_normal((2, 6, 5, 7)).astype(np.float32)
+    report = parity(
+        path, modes=["async", "runtimeless"], inputs={"up": [x]}, reference="onnxruntime", rtol=1e-4, atol=1e-4
+    )
+    assert report.agrees and not report.compile_errors, report.table()
+
+
+def test_conv_on_many_channels_stays_a_conv():
+    """Five input channels, or a 1x1 kernel: IREE's own convolution (or
+    matmul) codegen, no im2col of ours."""
+    from onnx import helper, numpy_helper
+
+    from ireegen.frontend.conv_im2col import conv_as_im2col_matmul
+
+    for channels, kernel in ((5, 3), (3, 1)):
+        w = numpy_helper.from_array(np.ones((4, channels, kernel, kernel), np.float32), "w")
+        graph = helper.make_graph(
+            [helper.make_node("Conv", ["x", "w"], ["y"], kernel_shape=[kernel, kernel])],
+            "conv",
+            [helper.make_tensor_value_info("x", 1, [1, channels, 6, 6])],
+            [helper.make_tensor_value_info("y", 1, None)],
+            [w],
+        )
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+        shapes = {"x": [1, channels, 6, 6], "y": [1, 4, 7 - kernel, 7 - kernel]}
+        assert conv_as_im2col_matmul(model, shapes, {"w": w}) == 0
+
+
+def test_stem_conv_as_im2col_matmul(tmp_path):
+    """An RGB stem (7x7, stride 2, pads 3, bias, batch 2) through IREE, verified
+    by emit and against ONNX Runtime in async and runtimeless."""
+    from onnx import helper, numpy_helper
+
+    rng = np.random.default_rng(3)
+    inits = [
+        numpy_helper.from_array(rng.standard_normal((16, 3, 7, 7)).astype(np.float32), "w"),
+        numpy_helper.from_array(rng.standard_normal(16).astype(np.float32), "b"),
+    ]
+    conv = helper.make_node("Conv", ["x", "w", "b"], ["c"], kernel_shape=[7, 7], strides=[2, 2], pads=[3, 3, 3, 3])
+    graph = helper.make_graph(
+        [conv, helper.make_node("Relu", ["c"], ["y"])],
+        "stem",
+        [helper.make_tensor_value_info("x", 1, [2, 3, 33, 30])],
+        [helper.make_tensor_value_info("y", 1, [2, 16, 17, 15])],
+        inits,
+    )
+    path = tmp_path / "stem.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8), str(path))
+    proc = run_cli("emit", path, "-o", tmp_path / "out", "--execution-model", "runtimeless")
+    assert proc.returncode == 0 and "verified against async" in proc.stdout, proc.stderr
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert manifest["onnx_rewrites"] == [{"rewrite": "conv-as-im2col-matmul", "nodes": 1}]
+    x = rng.standard_normal((2, 3, 33, 30)).astype(np.float32)
+    report = parity(
+        path, modes=["async", "runtimeless"], inputs={"stem": [x]}, reference="onnxruntime", rtol=1e-4, atol=1e-4
     )
     assert report.agrees and not report.compile_errors, report.table()
 

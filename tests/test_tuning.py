@@ -226,7 +226,13 @@ def test_async_candidates_are_timed_by_iree_benchmark_module(tmp_path, records):
     assert "iree-benchmark-module" in section["measured"]
     status = {c["name"]: c["status"] for c in section["candidates"]}
     # cnn is NHWC already: channels-last compiles to the same module, and is not timed.
-    assert status == {"baseline": "ok", "im2col": "ok", "channels-last": "same as baseline", "im2col+data-tiling": "ok"}
+    assert status == {
+        "baseline": "ok",
+        "im2col": "ok",
+        "channels-last": "same as baseline",
+        "im2col+data-tiling-codegen": "ok",
+        "data-tiling-convolutions": "ok",
+    }
     assert all(c["figure"] > 0 for c in section["candidates"] if c["status"] == "ok")
     # inline-dynamic is not timed: the baseline, and the manifest says why.
     inline = emit(CNN, tmp_path / "inline", make_config("inline-dynamic"), tune="quick")

@@ -20,9 +20,10 @@ from ireegen.common.errors import UsageError
 
 # --tune: off (today's flags, no search), quick (the few candidates that
 # win most often; CI runs it), full (every candidate).  quick is im2col,
-# channels-last and im2col+data-tiling: the winners on the OCR classifier
-# (1.2x), the OCR detector (1.8x) and MobileNetV2 (docs/peers.md), where the
-# other combinations lose or fail to compile.
+# channels-last, im2col+data-tiling-codegen and data-tiling-convolutions:
+# the winners on the OCR classifier, the OCR detector, MobileNetV2 and
+# ResNet-18 (docs/peers.md), where the other combinations lose or fail to
+# compile.
 LEVELS = ("off", "quick", "full")
 DEFAULT_LEVEL = "quick"
 # Overrides DEFAULT_LEVEL when no --tune is given (ireegen's own test suite
@@ -94,14 +95,21 @@ CANDIDATES = (
         "im2col+data-tiling",
         (_IM2COL, *_DATA_TILING),
         CONVOLUTIONS,
-        ("quick", "full"),
+        ("full",),
         "im2col, then packed (mmt4d) matmuls with ukernels",
+    ),
+    Candidate(
+        "im2col+data-tiling-codegen",
+        (_IM2COL, _DATA_TILING[0]),
+        CONVOLUTIONS,
+        ("quick", "full"),
+        "im2col, then packed (mmt4d) matmuls through IREE's codegen instead of its ukernels",
     ),
     Candidate(
         "data-tiling-convolutions",
         _DATA_TILING_CONVS,
         CONVOLUTIONS,
-        ("full",),
+        ("quick", "full"),
         "convolutions and matmuls on packed operands, with IREE's ukernels",
     ),
     Candidate(

@@ -412,6 +412,7 @@ REWRITES = (
 
 REWRITTEN_OPS = (
     "Conv",
+    "ConvTranspose",
     "Pad",
     "ArrayFeatureExtractor",
     "LinearClassifier",
@@ -429,8 +430,8 @@ MAX_ROUNDS = 4  # a rewrite can give the next one the shape it needs (an ml op's
 
 
 def apply_rewrites(model, speed: bool = True) -> list:
-    """Applies the table, then (if `speed`) onnx_speed_rewrites.SPEED_REWRITES,
-    onnx_conv1d_rewrites.CONV1D_REWRITES and onnx_decimate_rewrites.DECIMATE_REWRITES, to `model` in place, again while a round rewrote
+    """Applies the table, then (if `speed`) onnx_decimate_rewrites.DECIMATE_REWRITES,
+    onnx_speed_rewrites.SPEED_REWRITES and onnx_conv1d_rewrites.CONV1D_REWRITES, to `model` in place, again while a round rewrote
     something (a later row's replacement can give an earlier row the static
     shape it needs); returns [{"rewrite": name, "nodes": count}] of those
     that matched, in the table's order."""
@@ -441,7 +442,9 @@ def apply_rewrites(model, speed: bool = True) -> list:
     default = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), None)
     if default is not None and default < MIN_DEFAULT_OPSET:
         return []  # the replacements use the input forms of Pad, Unsqueeze and ReduceSum (opset 13)
-    table = (*REWRITES, *SPEED_REWRITES, *CONV1D_REWRITES, *DECIMATE_REWRITES) if speed else REWRITES
+    # Decimation first: it takes the depthwise Convs strided along one axis
+    # (its measured choice), depthwise-conv-as-taps the rest, in the same round.
+    table = (*REWRITES, *DECIMATE_REWRITES, *SPEED_REWRITES, *CONV1D_REWRITES) if speed else REWRITES
     counts = {}
     shapes = None  # inferred again only after a rewrite changed the graph
     for _ in range(MAX_ROUNDS):
