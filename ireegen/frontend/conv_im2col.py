@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import depthwise_taps
-from .onnx_nodes import NodeBuilder, known_arrays, node_attrs
+from .onnx_nodes import NodeBuilder, known_arrays, static_conv2d
 
 # Input channels up to which a Conv is rewritten: the RGB (or grey) stems.
 # Beyond a few channels IREE's own convolution codegen reduces over full
@@ -32,28 +32,16 @@ def conv_as_im2col_matmul(model, shapes: dict, values: dict) -> int:
     ResNet-18 at --target-cpu host, data-tiled convolutions: 22.2 -> 20.1 ms
     (its stem: 4.7 -> 1.8 ms); MobileNetV2 and the OCR models, whose stems
     are 3x3, within the noise."""
-    from onnx import numpy_helper
-
     graph = model.graph
     known = known_arrays(graph, values)
     rewritten = 0
     out_nodes = []
     for node in list(graph.node):
-        a = node_attrs(node) if node.op_type == "Conv" else {}
+        conv = static_conv2d(node, "Conv", known, shapes)
+        a, dims, out_dims, weights = conv or ({}, None, None, None)
         x = node.input[0] if node.input else ""
-        w = node.input[1] if len(node.input) > 1 else ""
-        dims, out_dims = shapes.get(x), shapes.get(node.output[0]) if node.output else None
-        weights = numpy_helper.to_array(known[w]) if node.op_type == "Conv" and w in known else None
         if (
-            weights is None
-            or node.domain not in ("", "ai.onnx")
-            or not dims
-            or len(dims) != 4
-            or not out_dims
-            or len(out_dims) != 4
-            or not all(isinstance(d, int) and d > 0 for d in (*dims, *out_dims))
-            or weights.dtype != np.float32
-            or weights.ndim != 4
+            conv is None
             or a.get("group", 1) != 1
             or weights.shape[1] != dims[1]
             or weights.shape[0] != out_dims[1]

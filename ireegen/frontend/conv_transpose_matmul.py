@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .onnx_nodes import NodeBuilder, known_arrays, node_attrs
+from .onnx_nodes import NodeBuilder, known_arrays, static_conv2d
 
 
 def _plain(attrs: dict, kernel) -> bool:
@@ -37,28 +37,16 @@ def _plain(attrs: dict, kernel) -> bool:
 def conv_transpose_as_matmul(model, shapes: dict, values: dict) -> int:
     """Rewrites each 2-D ConvTranspose with kernel == strides (see _plain) and
     static shapes; returns how many."""
-    from onnx import numpy_helper
-
     graph = model.graph
     known = known_arrays(graph, values)
     rewritten = 0
     out_nodes = []
     for node in list(graph.node):
-        a = node_attrs(node) if node.op_type == "ConvTranspose" else {}
+        conv = static_conv2d(node, "ConvTranspose", known, shapes)
+        a, dims, out_dims, weights = conv or ({}, None, None, None)
         x = node.input[0] if node.input else ""
-        w = node.input[1] if len(node.input) > 1 else ""
-        dims, out_dims = shapes.get(x), shapes.get(node.output[0]) if node.output else None
-        weights = numpy_helper.to_array(known[w]) if node.op_type == "ConvTranspose" and w in known else None
         if (
-            weights is None
-            or node.domain not in ("", "ai.onnx")
-            or not dims
-            or len(dims) != 4
-            or not out_dims
-            or len(out_dims) != 4
-            or not all(isinstance(d, int) and d > 0 for d in (*dims, *out_dims))
-            or weights.dtype != np.float32
-            or weights.ndim != 4
+            conv is None
             or weights.shape[0] != dims[1]
             or weights.shape[1] != out_dims[1]
             or not _plain(a, weights.shape[2:])

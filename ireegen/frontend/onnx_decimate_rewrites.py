@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .onnx_nodes import NodeBuilder, known_arrays, node_attrs
+from .onnx_nodes import NodeBuilder, known_arrays, static_conv2d
 from .onnx_speed_rewrites import MAX_TAPS
 
 # The stride-1 Conv computes prod(strides) times the outputs.  Measured at
@@ -30,29 +30,16 @@ def strided_depthwise_conv_as_decimated_taps(model, shapes: dict, values: dict) 
     constant float weights [C, 1, kh, kw] of at most MAX_TAPS taps) with a
     stride > 1 along one axis: the same Conv at stride 1 (same pads and
     dilations), then a Slice with that stride as its step."""
-    from onnx import numpy_helper
-
     graph = model.graph
     known = known_arrays(graph, values)
     rewritten = 0
     out_nodes = []
     for node in list(graph.node):
-        a = node_attrs(node) if node.op_type == "Conv" else {}
-        dims = shapes.get(node.input[0]) if node.input else None
-        out_dims = shapes.get(node.output[0]) if len(node.output) == 1 else None
-        w = node.input[1] if len(node.input) > 1 else ""
-        weights = numpy_helper.to_array(known[w]) if node.op_type == "Conv" and w in known else None
+        conv = static_conv2d(node, "Conv", known, shapes)
+        a, dims, out_dims, weights = conv or ({}, None, None, None)
         strides = list(a.get("strides") or [1, 1])
         if (
-            weights is None
-            or node.domain not in ("", "ai.onnx")
-            or not dims
-            or len(dims) != 4
-            or not out_dims
-            or len(out_dims) != 4
-            or not all(isinstance(d, int) and d > 0 for d in (*dims, *out_dims))
-            or weights.dtype != np.float32
-            or weights.ndim != 4
+            conv is None
             or dims[1] < 2
             or weights.shape[:2] != (dims[1], 1)
             or a.get("group", 1) != dims[1]

@@ -62,3 +62,23 @@ class NodeBuilder:
         out = out or fresh_name(self.graph, f"{self.prefix}/{op_type.lower()}", self.out_nodes)
         self.out_nodes.append(helper.make_node(op_type, list(inputs), [out], name=name, **attrs))
         return out
+
+
+def static_conv2d(node, op_type: str, known: dict, shapes: dict):
+    """(attributes, input dims, output dims, weights) of `node` when it is a
+    2-D `op_type` (Conv or ConvTranspose) of the default domain, with one
+    output, constant float32 4-D weights and static 4-D input and output
+    shapes; None otherwise.  The speed rewrites start from this."""
+    from onnx import numpy_helper
+
+    if node.op_type != op_type or node.domain not in ("", "ai.onnx") or len(node.input) < 2 or len(node.output) != 1:
+        return None
+    dims, out_dims = shapes.get(node.input[0]), shapes.get(node.output[0])
+    if node.input[1] not in known or not dims or len(dims) != 4 or not out_dims or len(out_dims) != 4:
+        return None
+    if not all(isinstance(d, int) and d > 0 for d in (*dims, *out_dims)):
+        return None
+    weights = numpy_helper.to_array(known[node.input[1]])
+    if weights.dtype != np.float32 or weights.ndim != 4:
+        return None
+    return node_attrs(node), dims, out_dims, weights

@@ -15,7 +15,7 @@ import numpy as np
 from . import depthwise_taps
 from .conv_im2col import conv_as_im2col_matmul
 from .conv_transpose_matmul import conv_transpose_as_matmul
-from .onnx_nodes import NodeBuilder, known_arrays, node_attrs
+from .onnx_nodes import NodeBuilder, known_arrays, static_conv2d
 
 MAX_TAPS = 25  # kernels up to 5x5: beyond that the sum of shifted slices is no longer one small dispatch
 
@@ -31,29 +31,17 @@ def depthwise_conv_as_taps(model, shapes: dict, values: dict) -> int:
     Reshape and one Transpose), so that every tap is a contiguous slice of
     one phase (depthwise_taps.py).  MobileNetV2 at --target-cpu host with
     im2col: 14.3 -> 8.7 ms for the stride-1 ones."""
-    from onnx import numpy_helper
-
     graph = model.graph
     known = known_arrays(graph, values)
     rewritten = 0
     out_nodes = []
     for node in list(graph.node):
-        a = node_attrs(node) if node.op_type == "Conv" else {}
+        conv = static_conv2d(node, "Conv", known, shapes)
+        a, dims, out_dims, weights = conv or ({}, None, None, None)
         x = node.input[0] if node.input else ""
-        w = node.input[1] if len(node.input) > 1 else ""
-        dims, out_dims = shapes.get(x), shapes.get(node.output[0]) if node.output else None
-        weights = numpy_helper.to_array(known[w]) if node.op_type == "Conv" and w in known else None
         if (
-            weights is None
-            or node.domain not in ("", "ai.onnx")
-            or not dims
-            or len(dims) != 4
-            or not out_dims
-            or len(out_dims) != 4
-            or not all(isinstance(d, int) and d > 0 for d in (*dims, *out_dims))
-            or weights.dtype != np.float32
+            conv is None
             or dims[1] < 2  # one channel: an ordinary Conv
-            or weights.ndim != 4
             or weights.shape[:2] != (dims[1], 1)
             or a.get("group", 1) != dims[1]
             or out_dims[1] != dims[1]
