@@ -323,7 +323,20 @@ def condition(indent: int, operands, operator: str, keyword: str = "if", tail: s
             lines[-1] = joined
         else:
             lines.append(" " * column + item)
-    return "\n".join(lines)
+    return "\n".join(_break_after_cast(line) for line in lines)
+
+
+_CAST = re.compile(r"^( *)(\([A-Za-z_][A-Za-z0-9_ ]*\**\))(\S.*)$")
+
+
+def _break_after_cast(line: str) -> str:
+    """A line too long that starts with a cast, `(uint8_t*)name) {`, broken
+    after the cast as clang-format breaks it, the rest one continuation in."""
+    m = _CAST.match(line)
+    if len(line) <= COLUMNS or m is None:
+        return line
+    pad, cast, rest = m.groups()
+    return f"{pad}{cast}\n{pad}{' ' * CONTINUATION}{rest}"
 
 
 def braced_list(indent: int, values, tail: str = ",") -> str:
