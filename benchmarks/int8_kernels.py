@@ -38,8 +38,8 @@ MODELS = {
 
 def build(kind, x_shape, y_shape, w_shape, pad, path: Path, seed=0) -> Path:
     import onnx
+    from mlperf_tiny_models import quantize_qdq
     from onnx import TensorProto, helper, numpy_helper
-    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
 
     rng = np.random.default_rng(seed)
     w = numpy_helper.from_array((rng.standard_normal(w_shape) * 0.2).astype(np.float32), "w")
@@ -58,25 +58,8 @@ def build(kind, x_shape, y_shape, w_shape, pad, path: Path, seed=0) -> Path:
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
-    float_path = path.with_name(path.stem + "_float.onnx")
-    onnx.save(model, float_path)
-
-    class Calibration(CalibrationDataReader):
-        def __init__(self):
-            self.batches = iter([{"x": rng.standard_normal(x_shape).astype(np.float32)} for _ in range(8)])
-
-        def get_next(self):
-            return next(self.batches, None)
-
-    quantize_static(
-        str(float_path),
-        str(path),
-        Calibration(),
-        quant_format=QuantFormat.QDQ,
-        per_channel=False,
-        activation_type=QuantType.QInt8,
-        weight_type=QuantType.QInt8,
-    )
+    samples = [{"x": rng.standard_normal(x_shape).astype(np.float32)} for _ in range(8)]
+    onnx.save(quantize_qdq(model, samples), path)
     return path
 
 

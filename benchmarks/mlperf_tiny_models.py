@@ -209,9 +209,10 @@ def build(name: str, seed: int = SEED):
     return model
 
 
-def quantized(name: str, seed: int = SEED):
-    """The QDQ int8 model: onnxruntime's quantize_static, per tensor, int8
-    activations and weights, MinMax over CALIBRATION_SAMPLES seeded inputs."""
+def quantize_qdq(model, samples):
+    """onnxruntime's quantize_static of `model` (an onnx ModelProto): QDQ,
+    per tensor, int8 activations and weights, MinMax over `samples` (a list
+    of {input name: array} feeds).  The tests' and benchmarks' int8 models."""
     import logging
 
     import onnx
@@ -219,14 +220,14 @@ def quantized(name: str, seed: int = SEED):
 
     class Reader(CalibrationDataReader):
         def __init__(self):
-            self.samples = iter({"input": sample_input(name, 1000 + i)} for i in range(CALIBRATION_SAMPLES))
+            self.samples = iter(samples)
 
         def get_next(self):
             return next(self.samples, None)
 
-    with tempfile.TemporaryDirectory(prefix="mlperf-q-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="ireegen-qdq-") as tmp:
         src, dst = Path(tmp) / "float.onnx", Path(tmp) / "int8.onnx"
-        onnx.save(build(name, seed), src)
+        onnx.save(model, src)
         logging.getLogger().setLevel(logging.ERROR)  # its advice to pre-process first
         quantize_static(
             str(src),
@@ -238,6 +239,12 @@ def quantized(name: str, seed: int = SEED):
             per_channel=False,
         )
         return onnx.load(dst)
+
+
+def quantized(name: str, seed: int = SEED):
+    """The QDQ int8 model, calibrated on CALIBRATION_SAMPLES seeded inputs."""
+    samples = [{"input": sample_input(name, 1000 + i)} for i in range(CALIBRATION_SAMPLES)]
+    return quantize_qdq(build(name, seed), samples)
 
 
 def write(outdir: Path, names=tuple(MODELS)) -> dict:

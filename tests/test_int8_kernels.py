@@ -17,6 +17,7 @@ import json
 import shutil
 import struct
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -30,6 +31,9 @@ KERNELS = Path(ireegen.__file__).resolve().parent / "kernels" / "int8"
 ort = pytest.importorskip("onnxruntime")
 onnx = pytest.importorskip("onnx")
 from onnx import TensorProto, helper  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+from mlperf_tiny_models import quantize_qdq  # noqa: E402
 
 CASES = 100  # random cases per operator
 
@@ -333,8 +337,6 @@ QDQ_MODELS = {
 def _qdq_model(path: Path, op, x_shape, w_shape, pads, stride) -> Path:
     """A one-operator float model quantized by onnxruntime's quantize_static
     (QDQ, per tensor, int8 activations and weights, seeded calibration)."""
-    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
-
     rng = np.random.default_rng(len(path.stem))
     w = onnx.numpy_helper.from_array((rng.standard_normal(w_shape) * 0.3).astype(np.float32), "w")
     b = onnx.numpy_helper.from_array((rng.standard_normal(w_shape[0]) * 0.2).astype(np.float32), "b")
@@ -360,25 +362,8 @@ def _qdq_model(path: Path, op, x_shape, w_shape, pads, stride) -> Path:
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
-    float_path = path.with_name(path.stem + "_float.onnx")
-    onnx.save(model, float_path)
-
-    class Calibration(CalibrationDataReader):
-        def __init__(self):
-            self.batches = iter([{"x": rng.standard_normal(x_shape).astype(np.float32)} for _ in range(4)])
-
-        def get_next(self):
-            return next(self.batches, None)
-
-    quantize_static(
-        str(float_path),
-        str(path),
-        Calibration(),
-        quant_format=QuantFormat.QDQ,
-        per_channel=False,
-        activation_type=QuantType.QInt8,
-        weight_type=QuantType.QInt8,
-    )
+    samples = [{"x": rng.standard_normal(x_shape).astype(np.float32)} for _ in range(4)]
+    onnx.save(quantize_qdq(model, samples), path)
     return path
 
 
@@ -441,8 +426,6 @@ def _check_stack_counts_only_called_kernels(outdir: Path) -> None:
 def _qdq_residual_block(path: Path, x_shape=(2, 8, 6, 5), classes=7) -> Path:
     """A QDQ ResNet-style block: 3x3 convolution, residual Add, Relu,
     GlobalAveragePool, Flatten, Gemm (quantize_static, as _qdq_model)."""
-    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
-
     rng = np.random.default_rng(31)
     c = x_shape[1]
     inits = [
@@ -468,25 +451,8 @@ def _qdq_residual_block(path: Path, x_shape=(2, 8, 6, 5), classes=7) -> Path:
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
-    float_path = path.with_name(path.stem + "_float.onnx")
-    onnx.save(model, float_path)
-
-    class Calibration(CalibrationDataReader):
-        def __init__(self):
-            self.batches = iter([{"x": rng.standard_normal(x_shape).astype(np.float32)} for _ in range(4)])
-
-        def get_next(self):
-            return next(self.batches, None)
-
-    quantize_static(
-        str(float_path),
-        str(path),
-        Calibration(),
-        quant_format=QuantFormat.QDQ,
-        per_channel=False,
-        activation_type=QuantType.QInt8,
-        weight_type=QuantType.QInt8,
-    )
+    samples = [{"x": rng.standard_normal(x_shape).astype(np.float32)} for _ in range(4)]
+    onnx.save(quantize_qdq(model, samples), path)
     return path
 
 
@@ -519,8 +485,6 @@ def test_qdq_strided_pool_and_broadcast_add(tmp_path):
     QLinearAveragePool for a window smaller than the image) is matched; an
     Add that broadcasts a (1, C, 1, 1) constant is not, and keeps IREE's
     code. Every output equal to ORT's."""
-    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
-
     from ireegen.cbuild.int8_kernels import spec_path
     from ireegen.config.modes import make_config
     from ireegen.emit import emit
@@ -546,25 +510,8 @@ def test_qdq_strided_pool_and_broadcast_add(tmp_path):
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
-    onnx.save(model, tmp_path / "float.onnx")
-
-    class Calibration(CalibrationDataReader):
-        def __init__(self):
-            self.batches = iter([{"x": rng.standard_normal(x_shape).astype(np.float32)} for _ in range(4)])
-
-        def get_next(self):
-            return next(self.batches, None)
-
     path = tmp_path / "strided.onnx"
-    quantize_static(
-        str(tmp_path / "float.onnx"),
-        str(path),
-        Calibration(),
-        quant_format=QuantFormat.QDQ,
-        per_channel=False,
-        activation_type=QuantType.QInt8,
-        weight_type=QuantType.QInt8,
-    )
+    onnx.save(quantize_qdq(model, [{"x": rng.standard_normal(x_shape).astype(np.float32)} for _ in range(4)]), path)
     result = emit(path, tmp_path / "out", make_config("runtimeless"), name="m", kernels=spec_path())
     calls = result.manifest["kernels"]["dispatches"]
     assert [c["dispatch"] for c in calls if "ireegen_i8_average_pool" in c["kernels"]] == ["ireegen_i8_avgpool"]
@@ -577,8 +524,6 @@ def test_qdq_residual_add_of_rank_1_to_3(tmp_path, shape):
     """MatMul, Relu and a residual Add on a rank-1, 2 or 3 tensor (the Add's
     forms of those ranks) on the host: the Add in the kernel, every output
     equal to ORT's."""
-    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
-
     from ireegen.cbuild.int8_kernels import spec_path
     from ireegen.config.modes import make_config
     from ireegen.emit import emit
@@ -599,25 +544,8 @@ def test_qdq_residual_add_of_rank_1_to_3(tmp_path, shape):
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
-    onnx.save(model, tmp_path / "float.onnx")
-
-    class Calibration(CalibrationDataReader):
-        def __init__(self):
-            self.batches = iter([{"x": rng.standard_normal(shape).astype(np.float32)} for _ in range(4)])
-
-        def get_next(self):
-            return next(self.batches, None)
-
     path = tmp_path / "residual.onnx"
-    quantize_static(
-        str(tmp_path / "float.onnx"),
-        str(path),
-        Calibration(),
-        quant_format=QuantFormat.QDQ,
-        per_channel=False,
-        activation_type=QuantType.QInt8,
-        weight_type=QuantType.QInt8,
-    )
+    onnx.save(quantize_qdq(model, [{"x": rng.standard_normal(shape).astype(np.float32)} for _ in range(4)]), path)
     result = emit(path, tmp_path / "out", make_config("runtimeless"), name="m", kernels=spec_path())
     dispatches = [c["dispatch"] for c in result.manifest["kernels"]["dispatches"]]
     assert f"ireegen_i8_add_r{len(shape)}" in dispatches, dispatches
