@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import depthwise_taps
-from .onnx_nodes import NodeBuilder, known_arrays, static_conv2d
+from .onnx_nodes import NodeBuilder, known_arrays, rewrite_nodes, static_conv2d
 
 # Input channels up to which a Conv is rewritten: the RGB (or grey) stems.
 # Beyond a few channels IREE's own convolution codegen reduces over full
@@ -34,9 +34,8 @@ def conv_as_im2col_matmul(model, shapes: dict, values: dict) -> int:
     are 3x3, within the noise."""
     graph = model.graph
     known = known_arrays(graph, values)
-    rewritten = 0
-    out_nodes = []
-    for node in list(graph.node):
+
+    def rewrite(node, out_nodes) -> bool:
         conv = static_conv2d(node, "Conv", known, shapes)
         a, dims, out_dims, weights = conv or ({}, None, None, None)
         x = node.input[0] if node.input else ""
@@ -50,8 +49,7 @@ def conv_as_im2col_matmul(model, shapes: dict, values: dict) -> int:
             or a.get("auto_pad", b"NOTSET") not in (b"NOTSET", "NOTSET")
             or not depthwise_taps.supported(a)
         ):
-            out_nodes.append(node)
-            continue
+            return False
         b = NodeBuilder(graph, out_nodes, f"{node.name or 'conv'}/ireegen.im2col")
         batch, outputs, (height, width) = dims[0], out_dims[1], out_dims[2:]
         shifted, _ = depthwise_taps.windows(b, x, dims, weights.shape[2:], a, (height, width))
@@ -64,8 +62,6 @@ def conv_as_im2col_matmul(model, shapes: dict, values: dict) -> int:
             bias = b.op("Reshape", node.input[2], b.const("bias_shape", np.array([outputs, 1], np.int64)))
             product = b.op("Add", product, bias)
         b.op("Reshape", product, b.const("out_shape", np.array(out_dims, np.int64)), out=node.output[0], name=node.name)
-        rewritten += 1
-    if rewritten:
-        del graph.node[:]
-        graph.node.extend(out_nodes)
-    return rewritten
+        return True
+
+    return rewrite_nodes(graph, rewrite)

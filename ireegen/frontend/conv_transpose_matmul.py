@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .onnx_nodes import NodeBuilder, known_arrays, static_conv2d
+from .onnx_nodes import NodeBuilder, known_arrays, rewrite_nodes, static_conv2d
 
 
 def _plain(attrs: dict, kernel) -> bool:
@@ -39,9 +39,8 @@ def conv_transpose_as_matmul(model, shapes: dict, values: dict) -> int:
     static shapes; returns how many."""
     graph = model.graph
     known = known_arrays(graph, values)
-    rewritten = 0
-    out_nodes = []
-    for node in list(graph.node):
+
+    def rewrite(node, out_nodes) -> bool:
         conv = static_conv2d(node, "ConvTranspose", known, shapes)
         a, dims, out_dims, weights = conv or ({}, None, None, None)
         x = node.input[0] if node.input else ""
@@ -51,15 +50,13 @@ def conv_transpose_as_matmul(model, shapes: dict, values: dict) -> int:
             or weights.shape[1] != out_dims[1]
             or not _plain(a, weights.shape[2:])
         ):
-            out_nodes.append(node)
-            continue
+            return False
         b = NodeBuilder(graph, out_nodes, f"{node.name or 'conv_transpose'}/ireegen.matmul")
         (batch, channels, height, width), (_, outputs, kh, kw) = dims, weights.shape
         top, left, bottom, right = list(a.get("pads") or [0, 0, 0, 0])
         rows, cols = height * kh - top - bottom, width * kw - left - right
         if [rows, cols] != list(out_dims[2:]):
-            out_nodes.append(node)  # not the shape ONNX says it has: leave it to the compiler
-            continue
+            return False  # not the shape ONNX says it has: leave it to the compiler
         flat = b.op("Reshape", x, b.const("columns_shape", np.array([batch, channels, height * width], np.int64)))
         matrix = b.const("weights", weights.transpose(1, 2, 3, 0).reshape(outputs * kh * kw, channels).copy())
         product = b.op("MatMul", matrix, flat)  # [N, M*kh*kw, H*W]
@@ -89,8 +86,6 @@ def conv_transpose_as_matmul(model, shapes: dict, values: dict) -> int:
         if has_bias:
             bias = b.op("Reshape", node.input[2], b.const("bias_shape", np.array([1, outputs, 1, 1], np.int64)))
             b.op("Add", value, bias, out=node.output[0], name=node.name)
-        rewritten += 1
-    if rewritten:
-        del graph.node[:]
-        graph.node.extend(out_nodes)
-    return rewritten
+        return True
+
+    return rewrite_nodes(graph, rewrite)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .onnx_nodes import NodeBuilder, known_arrays, node_attrs
+from .onnx_nodes import NodeBuilder, known_arrays, node_attrs, rewrite_nodes
 
 # The gathered windows are Lout x Cin*K floats per batch item: K times the
 # input at stride 1.  Past this many bytes, the copy would cost more memory
@@ -42,20 +42,16 @@ def conv1d_as_matmul(model, shapes: dict, values: dict) -> int:
 
     graph = model.graph
     known = known_arrays(graph, values)
-    rewritten = 0
-    out_nodes = []
-    for node in list(graph.node):
+
+    def rewrite(node, out_nodes) -> bool:
         form = _matched(node, shapes, known, numpy_helper) if node.op_type == "Conv" else None
         if form is None:
-            out_nodes.append(node)
-            continue
+            return False
         weights, pads, stride, dilation, out_dims = form
         _rewrite(graph, out_nodes, node, weights, pads, stride, dilation, shapes[node.input[0]], out_dims)
-        rewritten += 1
-    if rewritten:
-        del graph.node[:]
-        graph.node.extend(out_nodes)
-    return rewritten
+        return True
+
+    return rewrite_nodes(graph, rewrite)
 
 
 def _matched(node, shapes: dict, known: dict, numpy_helper):

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .onnx_nodes import NodeBuilder, known_arrays, static_conv2d
+from .onnx_nodes import NodeBuilder, known_arrays, rewrite_nodes, static_conv2d
 from .onnx_speed_rewrites import MAX_TAPS
 
 # The stride-1 Conv computes prod(strides) times the outputs.  Measured at
@@ -32,9 +32,8 @@ def strided_depthwise_conv_as_decimated_taps(model, shapes: dict, values: dict) 
     dilations), then a Slice with that stride as its step."""
     graph = model.graph
     known = known_arrays(graph, values)
-    rewritten = 0
-    out_nodes = []
-    for node in list(graph.node):
+
+    def rewrite(node, out_nodes) -> bool:
         conv = static_conv2d(node, "Conv", known, shapes)
         a, dims, out_dims, weights = conv or ({}, None, None, None)
         strides = list(a.get("strides") or [1, 1])
@@ -51,8 +50,7 @@ def strided_depthwise_conv_as_decimated_taps(model, shapes: dict, values: dict) 
             or int(np.prod(strides)) == 1
             or int(np.prod(strides)) > MAX_DECIMATION
         ):
-            out_nodes.append(node)
-            continue
+            return False
         b = NodeBuilder(graph, out_nodes, f"{node.name or 'depthwise'}/ireegen.decimate")
         dense = b.op("Conv", *node.input, name=node.name, **{**a, "strides": [1, 1]})
         ends = np.array([(out_dims[2] - 1) * strides[0] + 1, (out_dims[3] - 1) * strides[1] + 1], np.int64)
@@ -65,11 +63,9 @@ def strided_depthwise_conv_as_decimated_taps(model, shapes: dict, values: dict) 
             b.const("steps", np.array(strides, np.int64)),
             out=node.output[0],
         )
-        rewritten += 1
-    if rewritten:
-        del graph.node[:]
-        graph.node.extend(out_nodes)
-    return rewritten
+        return True
+
+    return rewrite_nodes(graph, rewrite)
 
 
 DECIMATE_REWRITES = (("strided-depthwise-conv-as-decimated-taps", strided_depthwise_conv_as_decimated_taps),)

@@ -64,6 +64,23 @@ class NodeBuilder:
         return out
 
 
+def rewrite_nodes(graph, rewrite) -> int:
+    """Walks the graph's nodes in order: `rewrite(node, out_nodes)` either
+    appends the node's replacement to `out_nodes` and returns True, or
+    returns False and the node is kept as it is.  The graph's nodes become
+    `out_nodes` when any was rewritten; returns how many were."""
+    out_nodes, rewritten = [], 0
+    for node in list(graph.node):
+        if rewrite(node, out_nodes):
+            rewritten += 1
+        else:
+            out_nodes.append(node)
+    if rewritten:
+        del graph.node[:]
+        graph.node.extend(out_nodes)
+    return rewritten
+
+
 def static_conv2d(node, op_type: str, known: dict, shapes: dict):
     """(attributes, input dims, output dims, weights) of `node` when it is a
     2-D `op_type` (Conv or ConvTranspose) of the default domain, with one

@@ -15,7 +15,7 @@ import numpy as np
 from . import depthwise_taps
 from .conv_im2col import conv_as_im2col_matmul
 from .conv_transpose_matmul import conv_transpose_as_matmul
-from .onnx_nodes import NodeBuilder, known_arrays, static_conv2d
+from .onnx_nodes import NodeBuilder, known_arrays, rewrite_nodes, static_conv2d
 
 MAX_TAPS = 25  # kernels up to 5x5: beyond that the sum of shifted slices is no longer one small dispatch
 
@@ -33,9 +33,8 @@ def depthwise_conv_as_taps(model, shapes: dict, values: dict) -> int:
     im2col: 14.3 -> 8.7 ms for the stride-1 ones."""
     graph = model.graph
     known = known_arrays(graph, values)
-    rewritten = 0
-    out_nodes = []
-    for node in list(graph.node):
+
+    def rewrite(node, out_nodes) -> bool:
         conv = static_conv2d(node, "Conv", known, shapes)
         a, dims, out_dims, weights = conv or ({}, None, None, None)
         x = node.input[0] if node.input else ""
@@ -49,16 +48,13 @@ def depthwise_conv_as_taps(model, shapes: dict, values: dict) -> int:
             or int(np.prod(weights.shape[2:])) > MAX_TAPS
             or not depthwise_taps.supported(a)
         ):
-            out_nodes.append(node)
-            continue
+            return False
         b = NodeBuilder(graph, out_nodes, f"{node.name or 'depthwise'}/ireegen.taps")
         bias = node.input[2] if len(node.input) > 2 and node.input[2] else None
         depthwise_taps.build(b, x, weights, bias, a, dims, out_dims, node.output[0], node.name)
-        rewritten += 1
-    if rewritten:
-        del graph.node[:]
-        graph.node.extend(out_nodes)
-    return rewritten
+        return True
+
+    return rewrite_nodes(graph, rewrite)
 
 
 SPEED_REWRITES = (
