@@ -23,7 +23,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
-from ireegen.compile.int8_match_ops import spec_parts
+from ireegen.compile.int8_match_ops import call_sequence, spec_parts
 
 # The convolutions matched: padding (top, left, bottom, right) none, "same" for 3x3 and 5x5, "same"
 # of a stride-2 3x3 (TensorFlow style, one-sided) and of DS-CNN's 10x4
@@ -558,17 +558,7 @@ def _quantize(rank: int, zero: bool, reshaped: bool) -> str:
     }} : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
     transform.yield %ins, %outs : !transform.any_value, !transform.any_value
   }}
-  transform.named_sequence @call_{name}(%ins: !transform.any_value {{transform.readonly}}, %out: !transform.any_value {{transform.readonly}}) {{
-    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
-    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
-    %exe = transform.util.import_symbol @ireegen_i8_{name} into %module if undefined : (!transform.any_op) -> !transform.any_op
-    %func = transform.util.import_symbol @ireegen_call_{name} into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {{
-      transform.type_conversion.tensor.cast_shape_dynamic_dims
-    }} : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
-    transform.yield
-  }}
-"""
+""" + call_sequence(name, f"ireegen_i8_{name}")
 
 
 def _quantize_forms() -> list:
@@ -602,13 +592,6 @@ def spec() -> str:
         dag = _fc_dag(form) if form.is_fc else _conv_dag(form)
         padded = any(form.pads)
         values = ", ".join(["!transform.any_value"] * (3 if padded else 2))
-        if padded:
-            inputs = (
-                "%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}"
-            )
-            merge = "    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value\n"
-        else:
-            inputs, merge = "%ins: !transform.any_value {transform.readonly}", ""
         parts.append(
             f"""\
   transform.named_sequence @match_{form.name}(%root: !transform.any_op {{transform.readonly}}) -> ({values}) {{
@@ -617,17 +600,10 @@ def spec() -> str:
 {dag}    }} : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
 {_padded_input(form) if padded else ""}    transform.yield {"%x_ins, %op_ins" if padded else "%ins"}, %outs : {values}
   }}
-  transform.named_sequence @call_{form.name}({inputs}, %out: !transform.any_value {{transform.readonly}}) {{
-{merge}    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
-    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
-    %exe = transform.util.import_symbol @ireegen_i8_{_executable_of(form)} into %module if undefined : (!transform.any_op) -> !transform.any_op
-    %func = transform.util.import_symbol @ireegen_call_{form.name} into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {{
-      transform.type_conversion.tensor.cast_shape_dynamic_dims
-    }} : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
-    transform.yield
-  }}
 """
+            + call_sequence(
+                form.name, f"ireegen_i8_{_executable_of(form)}", ("%x_ins", "%op_ins") if padded else ("%ins",)
+            )
         )
     for form in _quantize_forms():
         parts.append(_quantize(*form))

@@ -59,6 +59,29 @@ def _quantize(value, scale, zero, rank, out):
     )
 
 
+def call_sequence(name: str, executable: str, inputs=("%ins",)) -> str:
+    """`@call_NAME`: imports the kernel's stream executable and
+    `@ireegen_call_NAME` into the matched op's module and inlines the call
+    where the matched DAG was.  Several `inputs` handles (a DAG matched in
+    two parts) are merged into %ins first."""
+    params = ", ".join(f"{i}: !transform.any_value {{transform.readonly}}" for i in inputs)
+    merge = (
+        f"    %ins = transform.merge_handles {', '.join(inputs)} : !transform.any_value\n" if len(inputs) > 1 else ""
+    )
+    return f"""\
+  transform.named_sequence @call_{name}({params}, %out: !transform.any_value {{transform.readonly}}) {{
+{merge}    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @{executable} into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_{name} into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {{
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    }} : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }}
+"""
+
+
 def add_forms() -> list:
     """(rank, a's zero point, b's, y's): a zero point of 0 is dropped by the
     import, so each present-or-absent combination is its own form."""
@@ -164,17 +187,7 @@ def _add(rank: int, za: bool, zb: bool, zy: bool) -> str:
     }} : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
     transform.yield %ins, %outs : !transform.any_value, !transform.any_value
   }}
-  transform.named_sequence @call_{name}(%ins: !transform.any_value {{transform.readonly}}, %out: !transform.any_value {{transform.readonly}}) {{
-    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
-    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
-    %exe = transform.util.import_symbol @{exe} into %module if undefined : (!transform.any_op) -> !transform.any_op
-    %func = transform.util.import_symbol @ireegen_call_{name} into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {{
-      transform.type_conversion.tensor.cast_shape_dynamic_dims
-    }} : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
-    transform.yield
-  }}
-"""
+""" + call_sequence(name, exe)
 
 
 # The average pools: AveragePool (no padding) and GlobalAveragePool import as
@@ -298,18 +311,7 @@ def _pool(stride: int, zx: bool, zy: bool) -> str:
     }} : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
     transform.yield %x_ins, %q_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
   }}
-  transform.named_sequence @call_{name}(%x_ins: !transform.any_value {{transform.readonly}}, %q_ins: !transform.any_value {{transform.readonly}}, %out: !transform.any_value {{transform.readonly}}) {{
-    %ins = transform.merge_handles %x_ins, %q_ins : !transform.any_value
-    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
-    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
-    %exe = transform.util.import_symbol @ireegen_i8_avgpool into %module if undefined : (!transform.any_op) -> !transform.any_op
-    %func = transform.util.import_symbol @ireegen_call_{name} into %module if undefined : (!transform.any_op) -> !transform.any_op
-    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {{
-      transform.type_conversion.tensor.cast_shape_dynamic_dims
-    }} : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
-    transform.yield
-  }}
-"""
+""" + call_sequence(name, "ireegen_i8_avgpool", ("%x_ins", "%q_ins"))
 
 
 def spec_parts() -> tuple:
