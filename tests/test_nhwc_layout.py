@@ -1,7 +1,7 @@
 """The speed rewrite `depthwise-separable-as-nhwc` (ireegen/frontend/nhwc_layout.py):
 random depthwise-separable CNNs (MobileNet V1/V2/V3-like blocks: any batch
 and channel counts, 3x3 and 5x5 depthwise kernels, strides 1 and 2, uneven
-pads, residual adds, squeeze-excite, HardSwish and Relu6, a channel Concat,
+pads, residual adds, squeeze-excite, HardSwish and Relu6, BatchNormalization, a channel Concat,
 a MaxPool it does not take) rewritten channels-last compute what ONNX
 Runtime computes for the model as written; one goes through IREE."""
 
@@ -47,6 +47,12 @@ class _Graph:
             "Conv", x, w, *bias, group=group, kernel_shape=[kernel, kernel], strides=[stride, stride], pads=pads
         )
 
+    def batch_norm(self, x: str, c: int) -> str:
+        scale, bias, mean = (self.const(self.rng.standard_normal(c)) for _ in range(3))
+        return self.op(
+            "BatchNormalization", x, scale, bias, mean, self.const(self.rng.uniform(0.5, 2, c)), epsilon=1e-3
+        )
+
     def act(self, x: str) -> str:
         kind = int(self.rng.integers(3))
         if kind == 0:
@@ -72,7 +78,8 @@ def _random_mobilenet(seed: int):
         kernel, stride = int(rng.choice([3, 5])), int(rng.integers(1, 3))
         pads = [int(p) for p in rng.integers(0, kernel, 4)] if rng.integers(3) == 0 else None
         y = g.act(g.conv(value, width, expanded, 1))
-        y = g.act(g.conv(y, expanded, expanded, kernel, stride, group=expanded, pads=pads))
+        y = g.conv(y, expanded, expanded, kernel, stride, group=expanded, pads=pads)
+        y = g.act(g.batch_norm(y, expanded) if rng.integers(2) else y)  # BatchNormalization left unfolded
         if rng.integers(2):  # squeeze-excite
             s = g.op("GlobalAveragePool", y)
             s = g.op("Relu", g.conv(s, expanded, 4, 1))
@@ -119,7 +126,7 @@ def test_random_depthwise_separable_cnns_match_onnxruntime(seed):
     rewritten.CopyFrom(model)
     applied = {r["rewrite"] for r in apply_rewrites(rewritten)}
     assert "depthwise-separable-as-nhwc" in applied, applied
-    assert "Conv" not in {node.op_type for node in rewritten.graph.node}
+    assert not {"Conv", "BatchNormalization"} & {node.op_type for node in rewritten.graph.node}
     got = _run_ort(rewritten, x)
     for g, e in zip(got, expected):
         assert g.shape == e.shape

@@ -17,7 +17,8 @@ tensor, [N, H, W, C]:
   along the channels, times the [kh*kw*C, M] weights (at most MAX_COLUMNS
   floats of windows);
 - elementwise ops (Relu, Clip, HardSwish, HardSigmoid, Add, Mul, ...) and
-  Concat over channels take NHWC operands (constants transposed), and a
+  Concat over channels take NHWC operands (constants transposed), an
+  inference BatchNormalization becomes x * s + t along the channels, and a
   GlobalAveragePool becomes a ReduceSum over H and W times 1/(H*W).
 The graph's 4-D input is transposed to NHWC once; a value that leaves the
 layout (a graph output, or the input of any other op, such as the Flatten
@@ -219,6 +220,8 @@ class _Layout:
             total = b.op("ReduceSum", self.nhwc[node.input[0]], b.const("axes", np.array([1, 2], np.int64)), keepdims=1)
             self.nhwc[out] = b.op("Mul", total, b.const("scale", np.array(1.0 / (h * w), np.float32)))
             return True
+        if node.op_type == "BatchNormalization":
+            return self._batch_norm(node)
         if node.op_type == "Concat":
             axis = node_attrs(node).get("axis")
             if axis not in (1, -3) or not all(len(self.shapes.get(i) or []) == 4 for i in node.input):
@@ -232,6 +235,23 @@ class _Layout:
             return False
         operands = [self._operand(i) for i in node.input]
         self.nhwc[out] = b.op(node.op_type, *operands, **node_attrs(node))
+        return True
+
+    def _batch_norm(self, node) -> bool:
+        """An inference BatchNormalization of an NHWC value, with constant
+        parameters: x * s + t, with [C] s = scale / sqrt(var + eps) and
+        t = bias - mean * s along the channel lanes."""
+        from onnx import numpy_helper
+
+        a = node_attrs(node)
+        if len(node.input) != 5 or a.get("training_mode", 0) or not all(i in self.known for i in node.input[1:]):
+            return False
+        scale, bias, mean, var = (numpy_helper.to_array(self.known[i]).astype(np.float64) for i in node.input[1:])
+        s = scale / np.sqrt(var + a.get("epsilon", 1e-5))
+        b = self.b
+        x = self._as_nhwc(node.input[0])
+        scaled = b.op("Mul", x, b.const("bn_scale", s.astype(np.float32)))
+        self.nhwc[node.output[0]] = b.op("Add", scaled, b.const("bn_shift", (bias - mean * s).astype(np.float32)))
         return True
 
     def _takes(self, name: str) -> bool:
