@@ -106,7 +106,8 @@ def _random_mobilenet(seed: int):
         ],
         g.inits,
     )
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8), x
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    return onnx.shape_inference.infer_shapes(model, strict_mode=True), x  # the outputs' shapes too
 
 
 def _run_ort(model, x):
