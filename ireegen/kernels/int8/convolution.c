@@ -56,34 +56,35 @@ static void ireegen_i8_gather(int16_t* d, size_t step, const int8_t* image,
       d[r] = (int16_t)(src[table[i + r]] - x_zero);
     return;
   }
-  // A pixel at the border: the taps inside the image, the same for every
-  // channel, are read; the others are 0.
-  static const uint8_t in_chunk[4] = {IREEGEN_I8_SLOT(0), IREEGEN_I8_SLOT(1),
-                                      IREEGEN_I8_SLOT(2), IREEGEN_I8_SLOT(3)};
-  static const uint8_t in_order[4] = {0, 1, 2, 3};
+  // A pixel at the border: zeros, then the taps inside the image (the
+  // same for every channel), each written to its place in the chunks.
+  static const uint8_t slot[4] = {IREEGEN_I8_SLOT(0), IREEGEN_I8_SLOT(1),
+                                  IREEGEN_I8_SLOT(2), IREEGEN_I8_SLOT(3)};
+  const size_t shift = step == 8;  // chunk j starts at (4 * j) << shift
+  int16_t* z = d;
+  for (size_t i = 0; i < length; i += 4, z += step)
+    z[0] = z[1] = z[2] = z[3] = 0;  // the last chunk's padding too: it is
+                                    // inside the buffer, and never read
   size_t ky0, ky1, kx0, kx1;
   ireegen_i8_taps(oy, stride, pad_top, h, kh, &ky0, &ky1);
   ireegen_i8_taps(ox, stride, pad_left, wd, kw, &kx0, &kx1);
-  int16_t* const tail = d + step * (length / 4);  // the last length % 4
-  const uint8_t* slot = d == tail ? in_order : in_chunk;
-  size_t r = 0;  // the element's place in its chunk of four
   for (size_t ci = 0; ci < c; ++ci) {
-    for (size_t ky = 0; ky < kh; ++ky) {
-      const int row_inside = ky >= ky0 && ky < ky1;
-      const int8_t* row =
-          image + ci * h * wd + (row_inside ? (iy + ky - pad_top) * wd : 0);
-      for (size_t kx = 0; kx < kw; ++kx) {
-        int16_t v = 0;
-        if (row_inside && kx >= kx0 && kx < kx1)
-          v = (int16_t)(row[ix + kx - pad_left] - x_zero);
-        d[slot[r]] = v;
-        if (++r == 4) {
-          r = 0;
-          d += step;
-          if (d == tail) slot = in_order;
-        }
-      }
+    const int8_t* plane = image + ci * h * wd;
+    for (size_t ky = ky0; ky < ky1; ++ky) {
+      // kx >= kx0 keeps the column index ix + kx - pad_left >= 0.
+      const int8_t* row = plane + (iy + ky - pad_top) * wd;
+      size_t i = (ci * kh + ky) * kw + kx0;
+      for (size_t kx = kx0; kx < kx1; ++kx, ++i)
+        d[((i & ~(size_t)3) << shift) + slot[i & 3]] =
+            (int16_t)(row[ix + kx - pad_left] - x_zero);
     }
+  }
+  // The last length % 4 elements are in order: undo the slots there.
+  if (length % 4 >= 2 && IREEGEN_I8_SLOT(1) != 1) {
+    int16_t* tail = d + ((length & ~(size_t)3) << shift);
+    const int16_t t1 = tail[1];
+    tail[1] = tail[2];
+    tail[2] = t1;
   }
 }
 
