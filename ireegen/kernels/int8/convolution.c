@@ -88,6 +88,28 @@ static void ireegen_i8_gather(int16_t* d, size_t step, const int8_t* image,
   }
 }
 
+// y[o * pixels] and, when `two`, y[o * pixels + 1]: the requantized dot
+// products of the pair column's two pixels with the f filters (rows of
+// `length` weights), two filters at a time.  A function of its own, so
+// that its few live values stay in registers around the SMLAD loop.
+static __attribute__((noinline)) void ireegen_i8_pair_filters(
+    const int16_t* pair, const int8_t* w, size_t length, size_t f,
+    const int32_t* bias, float multiplier, int32_t y_zero, int8_t* y,
+    size_t pixels, int two) {
+  for (size_t o = 0; o < f; o += 2, y += 2 * pixels) {
+    const size_t o1 = o + 1 < f ? o + 1 : o;
+    int32_t acc[4] = {bias[o], bias[o], bias[o1], bias[o1]};
+    ireegen_i8_dot_pair(pair, w + o * length, w + o1 * length, length, acc);
+    y[0] = ireegen_i8_requantize(acc[0], multiplier, y_zero);
+    if (two) y[1] = ireegen_i8_requantize(acc[1], multiplier, y_zero);
+    if (o1 != o) {
+      y[pixels] = ireegen_i8_requantize(acc[2], multiplier, y_zero);
+      if (two)
+        y[pixels + 1] = ireegen_i8_requantize(acc[3], multiplier, y_zero);
+    }
+  }
+}
+
 void ireegen_i8_convolution(const int8_t* x, size_t x_offset, const int8_t* w,
                             size_t w_offset, const int32_t* bias,
                             size_t bias_offset, int8_t* y, size_t y_offset,
@@ -132,20 +154,8 @@ void ireegen_i8_convolution(const int8_t* x, size_t x_offset, const int8_t* w,
                           ox, stride, pad_top, pad_left, x_zero);
         ireegen_i8_gather(pair + 4, 8, image, table, length, c, h, wd, kh, kw,
                           oy1, ox1, stride, pad_top, pad_left, x_zero);
-        for (size_t o = 0; o < f; o += 2) {
-          const size_t o1 = o + 1 < f ? o + 1 : o;
-          int32_t acc[4] = {bias[o], bias[o], bias[o1], bias[o1]};
-          ireegen_i8_dot_pair(pair, w + o * length, w + o1 * length, length,
-                              acc);
-          int8_t* dst = out + o * pixels + p;
-          dst[0] = ireegen_i8_requantize(acc[0], multiplier, y_zero);
-          if (two) dst[1] = ireegen_i8_requantize(acc[1], multiplier, y_zero);
-          if (o1 != o) {
-            dst += pixels;
-            dst[0] = ireegen_i8_requantize(acc[2], multiplier, y_zero);
-            if (two) dst[1] = ireegen_i8_requantize(acc[3], multiplier, y_zero);
-          }
-        }
+        ireegen_i8_pair_filters(pair, w, length, f, bias, multiplier, y_zero,
+                                out + p, pixels, two);
         ox = ox1 + two;
         oy = oy1;
         if (ox == ow) oy += 1, ox = 0;
