@@ -32,6 +32,43 @@ static int ireegen_i8_offsets(uint16_t* table, size_t c, size_t h, size_t wd,
   return 1;
 }
 
+// The first input (channel 0, top-left tap) of output pixel (oy, ox) when
+// its receptive field lies inside the image, else NULL.
+static const int8_t* ireegen_i8_field(const int8_t* image, size_t h, size_t wd,
+                                      size_t kh, size_t kw, size_t oy,
+                                      size_t ox, size_t stride, size_t pad_top,
+                                      size_t pad_left) {
+  const size_t iy = oy * stride, ix = ox * stride;  // in padded coordinates
+  if (iy < pad_top || ix < pad_left || iy - pad_top + kh > h ||
+      ix - pad_left + kw > wd)
+    return NULL;
+  return image + (iy - pad_top) * wd + (ix - pad_left);
+}
+
+// Both columns of a pair column whose pixels' fields lie inside the image
+// (first inputs s0 and s1): each offset of the table read once for both.
+static __attribute__((noinline)) void ireegen_i8_gather_inside(
+    int16_t* d, const int8_t* s0, const int8_t* s1, const uint16_t* table,
+    size_t length, int32_t x_zero) {
+  size_t i = 0;
+  for (; i + 4 <= length; i += 4, d += 8, table += 4) {
+    const size_t o0 = table[0], o1 = table[1], o2 = table[2], o3 = table[3];
+    d[IREEGEN_I8_SLOT(0)] = (int16_t)(s0[o0] - x_zero);
+    d[IREEGEN_I8_SLOT(1)] = (int16_t)(s0[o1] - x_zero);
+    d[IREEGEN_I8_SLOT(2)] = (int16_t)(s0[o2] - x_zero);
+    d[IREEGEN_I8_SLOT(3)] = (int16_t)(s0[o3] - x_zero);
+    d[4 + IREEGEN_I8_SLOT(0)] = (int16_t)(s1[o0] - x_zero);
+    d[4 + IREEGEN_I8_SLOT(1)] = (int16_t)(s1[o1] - x_zero);
+    d[4 + IREEGEN_I8_SLOT(2)] = (int16_t)(s1[o2] - x_zero);
+    d[4 + IREEGEN_I8_SLOT(3)] = (int16_t)(s1[o3] - x_zero);
+  }
+  for (size_t r = 0; i + r < length; ++r) {
+    const size_t o = table[r];
+    d[r] = (int16_t)(s0[o] - x_zero);
+    d[4 + r] = (int16_t)(s1[o] - x_zero);
+  }
+}
+
 // The column of output pixel (oy, ox), (x - x_zero) over its receptive
 // field and 0 where the field lies in the padding, in chunks of four `step`
 // int16 apart from `d` on: 8 for one half of a pair column (dot_pair.h), 4
@@ -42,9 +79,10 @@ static void ireegen_i8_gather(int16_t* d, size_t step, const int8_t* image,
                               size_t oy, size_t ox, size_t stride,
                               size_t pad_top, size_t pad_left, int32_t x_zero) {
   const size_t iy = oy * stride, ix = ox * stride;  // in padded coordinates
-  if (table && iy >= pad_top && ix >= pad_left && iy - pad_top + kh <= h &&
-      ix - pad_left + kw <= wd) {
-    const int8_t* src = image + (iy - pad_top) * wd + (ix - pad_left);
+  const int8_t* src = table ? ireegen_i8_field(image, h, wd, kh, kw, oy, ox,
+                                               stride, pad_top, pad_left)
+                            : NULL;
+  if (src) {
     size_t i = 0;
     for (; i + 4 <= length; i += 4, d += step) {
       d[IREEGEN_I8_SLOT(0)] = (int16_t)(src[table[i]] - x_zero);
@@ -150,10 +188,22 @@ void ireegen_i8_convolution(const int8_t* x, size_t x_offset, const int8_t* w,
         const int two = p + 1 < pixels;
         size_t oy1 = oy, ox1 = ox + two;  // of the second pixel
         if (ox1 == ow) oy1 += 1, ox1 = 0;
-        ireegen_i8_gather(pair, 8, image, table, length, c, h, wd, kh, kw, oy,
-                          ox, stride, pad_top, pad_left, x_zero);
-        ireegen_i8_gather(pair + 4, 8, image, table, length, c, h, wd, kh, kw,
-                          oy1, ox1, stride, pad_top, pad_left, x_zero);
+        const int8_t* s0 = table
+                               ? ireegen_i8_field(image, h, wd, kh, kw, oy, ox,
+                                                  stride, pad_top, pad_left)
+                               : NULL;
+        const int8_t* s1 =
+            table ? ireegen_i8_field(image, h, wd, kh, kw, oy1, ox1, stride,
+                                     pad_top, pad_left)
+                  : NULL;
+        if (s0 && s1) {
+          ireegen_i8_gather_inside(pair, s0, s1, table, length, x_zero);
+        } else {
+          ireegen_i8_gather(pair, 8, image, table, length, c, h, wd, kh, kw, oy,
+                            ox, stride, pad_top, pad_left, x_zero);
+          ireegen_i8_gather(pair + 4, 8, image, table, length, c, h, wd, kh, kw,
+                            oy1, ox1, stride, pad_top, pad_left, x_zero);
+        }
         ireegen_i8_pair_filters(pair, w, length, f, bias, multiplier, y_zero,
                                 out + p, pixels, two);
         ox = ox1 + two;
