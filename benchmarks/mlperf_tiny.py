@@ -120,6 +120,9 @@ def measure_ireegen(path, name, cpu, goal, flags, memory_only, x, expected, work
         "flash_kernels": size["flash"]["executables"],
         "flash_constants": size["flash"]["constants"],
         "flash_c_library": size["c_library_flash"],
+        # The same objects with NAME_NO_ERROR_MESSAGES (last_error() returns
+        # ""; the status codes stay), as emx-onnx-cgen has no messages.
+        "flash_quiet": measure(out, cflags=(*SIZE_CFLAGS, f"-D{name.upper()}_NO_ERROR_MESSAGES"))["flash"]["total"],
         "ram": size["ram"]["total"],
         "arena": size["ram"]["arena"],
         "arena_transients": arena["size_aligned_io"],
