@@ -10,7 +10,7 @@ Here every Conv the layout reaches is written as what it computes on an NHWC
 tensor, [N, H, W, C]:
 - a pointwise Conv (1x1, group 1, no pads): a MatMul of the [N*H*W, C]
   pixels by the [C, M] weights (a strided one first takes every s-th pixel);
-- a depthwise Conv (group = C = M, at most MAX_TAPS taps): its kh x kw
+- a depthwise Conv (group = C = M, at most depthwise_taps.MAX_TAPS taps): its kh x kw
   shifted windows of the padded input (depthwise_taps.windows, channels
   last) times each tap's [C] weights along the last axis, summed;
 - any other group-1 Conv (the image stem): im2col, its windows concatenated
@@ -35,7 +35,6 @@ import numpy as np
 from . import depthwise_taps
 from .onnx_nodes import NodeBuilder, known_arrays, node_attrs, static_conv2d
 
-MAX_TAPS = 25  # as onnx_speed_rewrites.MAX_TAPS: up to 5x5 depthwise kernels
 MAX_COLUMNS = 4 << 20  # floats of im2col windows (16 MiB), as conv1d-as-matmul
 
 TO_NHWC, TO_NCHW = [0, 2, 3, 1], [0, 3, 1, 2]
@@ -64,7 +63,7 @@ def _conv_form(conv) -> str | None:
         columns = dims[0] * out_dims[2] * out_dims[3] * channels * int(np.prod(kernel))
         return "im2col" if columns <= MAX_COLUMNS else None
     depthwise = group == channels == outputs >= 2 and weights.shape[:2] == (channels, 1)
-    return "depthwise" if depthwise and int(np.prod(kernel)) <= MAX_TAPS else None
+    return "depthwise" if depthwise and int(np.prod(kernel)) <= depthwise_taps.MAX_TAPS else None
 
 
 def windows(b, x: str, dims, kernel, attrs: dict, out_hw) -> list:
