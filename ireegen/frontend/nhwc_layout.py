@@ -10,12 +10,14 @@ Here every Conv the layout reaches is written as what it computes on an NHWC
 tensor, [N, H, W, C]:
 - a pointwise Conv (1x1, group 1, no pads): a MatMul of the [N*H*W, C]
   pixels by the [C, M] weights (a strided one first takes every s-th pixel);
-- a depthwise Conv (group = C = M, at most depthwise_taps.MAX_TAPS taps): its kh x kw
-  shifted windows of the padded input (depthwise_taps.windows, channels
-  last) times each tap's [C] weights along the last axis, summed;
+- a depthwise Conv (group = C = M, at most depthwise_taps.MAX_TAPS taps):
+  its kh x kw windows of the padded input (windows(): Slices with the
+  stride as their step) times each tap's [C] weights along the last axis,
+  summed;
 - any other group-1 Conv (the image stem): im2col, its windows concatenated
   along the channels, times the [kh*kw*C, M] weights (at most MAX_COLUMNS
-  floats of windows);
+  floats of windows; on the graph's NCHW input, the windows are cut in NCHW
+  and the columns transposed once);
 - elementwise ops (Relu, Clip, HardSwish, HardSigmoid, Add, Mul, ...) and
   Concat over channels take NHWC operands (constants transposed), an
   inference BatchNormalization becomes x * s + t along the channels, and a
@@ -109,6 +111,10 @@ def depthwise_separable_as_nhwc(model, shapes: dict, values: dict) -> int:
 
 
 class _Layout:
+    """One walk over the graph's nodes in order, keeping the NHWC form of
+    each value the layout reached (`nhwc`) and which values exist in their
+    own NCHW layout (`nchw`)."""
+
     def __init__(self, graph, shapes: dict, known: dict):
         self.graph, self.shapes, self.known = graph, shapes, known
         self.nhwc = {}  # value name -> its NHWC form's name
@@ -120,7 +126,8 @@ class _Layout:
         for k, node in enumerate(list(self.graph.node)):
             self.b = NodeBuilder(self.graph, self.out_nodes, f"{node.name or node.op_type}/ireegen.nhwc")
             taken = convs.get(k)
-            if taken and self._conv(node, *taken):
+            if taken:
+                self._conv(node, *taken)
                 count += 1
             elif not self._layout_op(node):
                 for name in node.input:
@@ -145,7 +152,8 @@ class _Layout:
             self.nhwc[name] = self.b.op("Transpose", name, perm=TO_NHWC)
         return self.nhwc[name]
 
-    def _conv(self, node, conv, form: str) -> bool:
+    def _conv(self, node, conv, form: str) -> None:
+        """Appends the NHWC form (`form`, from _conv_form) of the Conv `node`."""
         a, dims, out_dims, weights = conv
         b, (n, c, h, w), (_, m, ho, wo) = self.b, dims, out_dims
         if form == "im2col" and node.input[0] not in self.nhwc:
@@ -189,7 +197,6 @@ class _Layout:
                 total = b.op("Add", total, bias)
             total = b.op("Reshape", total, b.const("shape", np.array([n, ho, wo, m], np.int64)))
         self.nhwc[node.output[0]] = total
-        return True
 
     def _nchw_columns(self, x: str, conv) -> str:
         """The im2col rows [N, Ho*Wo, kh*kw*C] of a Conv whose input `x` is
