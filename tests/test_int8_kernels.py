@@ -56,6 +56,22 @@ def lib(tmp_path_factory):
     return ctypes.CDLL(str(out))
 
 
+# The compact convolution and fully connected of --optimize-for size
+# (kernels.size.json): the same entry points, checked on the same cases.
+SMALL_SOURCES = ("fully_connected_small.c", "convolution_small.c")
+
+
+@pytest.fixture(scope="module")
+def small_lib(tmp_path_factory):
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler")
+    out = tmp_path_factory.mktemp("int8_small") / "libireegen_int8_small.so"
+    flags = ["-std=c11", "-Os", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC"]
+    subprocess.run([cc, *flags, *(str(KERNELS / s) for s in SMALL_SOURCES), "-o", str(out), "-lm"], check=True)
+    return ctypes.CDLL(str(out))
+
+
 def _bits(scale: float) -> int:
     return struct.unpack("<I", struct.pack("<f", scale))[0]
 
@@ -104,12 +120,12 @@ def _pack_fc_weights(w: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(np.concatenate([groups.ravel(), padded[n4:].ravel()]))
 
 
-def test_fully_connected_equals_onnxruntime(lib):
+def test_fully_connected_equals_onnxruntime(lib, small_lib):
     """Weights (N, K) as Gemm transB=1 keeps them, packed as the match spec
     packs them (a (K, N) weight is transposed first, at compile time:
-    test_qdq_fully_connected_random_shapes_equal_onnxruntime)."""
+    test_qdq_fully_connected_random_shapes_equal_onnxruntime).  The speed
+    and the size kernel on every case."""
     rng = np.random.default_rng(22)
-    kernel = lib.ireegen_i8_fully_connected
     layout = "nk"
     for case in range(CASES):
         # K past the column the kernel keeps on the stack (1024) now and then.
@@ -129,15 +145,16 @@ def test_fully_connected_equals_onnxruntime(lib):
         params = {k2: np.array(v) for k2, v in params.items()}
         s = _session(node, {"x": x, "w": w, "b": b, **params}, (m, n), "com.microsoft")
         expected = s.run(None, {"x": x})[0]
-        y = np.zeros((m, n), np.int8)
         packed = _pack_fc_weights(w)
-        kernel(
-            _ptr(x), ctypes.c_size_t(0), _ptr(packed), ctypes.c_size_t(0), _ptr(b), ctypes.c_size_t(0), _ptr(y),
-            ctypes.c_size_t(0), ctypes.c_size_t(m), ctypes.c_size_t(n), ctypes.c_size_t(k),
-            ctypes.c_uint32(_bits(sx)), ctypes.c_int32(int(zx)), ctypes.c_uint32(_bits(sw)),
-            ctypes.c_uint32(_bits(sy)), ctypes.c_int32(int(zy)),
-        )  # fmt: skip
-        assert np.array_equal(y, expected), f"case {case}: m={m} n={n} k={k}"
+        for kernels in (lib, small_lib):
+            y = np.zeros((m, n), np.int8)
+            kernels.ireegen_i8_fully_connected(
+                _ptr(x), ctypes.c_size_t(0), _ptr(packed), ctypes.c_size_t(0), _ptr(b), ctypes.c_size_t(0), _ptr(y),
+                ctypes.c_size_t(0), ctypes.c_size_t(m), ctypes.c_size_t(n), ctypes.c_size_t(k),
+                ctypes.c_uint32(_bits(sx)), ctypes.c_int32(int(zx)), ctypes.c_uint32(_bits(sw)),
+                ctypes.c_uint32(_bits(sy)), ctypes.c_int32(int(zy)),
+            )  # fmt: skip
+            assert np.array_equal(y, expected), f"case {case} ({kernels is small_lib and 'size'}): m={m} n={n} k={k}"
 
 
 def _conv_case(rng, depthwise: bool, case: int):
@@ -181,19 +198,21 @@ def _conv_case(rng, depthwise: bool, case: int):
 
 
 @pytest.mark.parametrize("depthwise", [False, True], ids=["conv", "depthwise"])
-def test_convolution_equals_onnxruntime(lib, depthwise):
+def test_convolution_equals_onnxruntime(lib, small_lib, depthwise):
+    """The speed and the size kernel on every case."""
     rng = np.random.default_rng(23 + depthwise)
+    name = "ireegen_i8_depthwise_conv" if depthwise else "ireegen_i8_convolution"
     for case in range(CASES):
         sizes, pads, x, w, b, (sx, zx, sw, sy, zy), expected = _conv_case(rng, depthwise, case)
-        y = np.zeros(expected.shape, np.int8)
-        kernel = lib.ireegen_i8_depthwise_conv if depthwise else lib.ireegen_i8_convolution
-        kernel(
-            _ptr(x), ctypes.c_size_t(0), _ptr(w), ctypes.c_size_t(0), _ptr(b), ctypes.c_size_t(0), _ptr(y),
-            ctypes.c_size_t(0), *map(ctypes.c_size_t, sizes),
-            ctypes.c_uint32(_bits(sx)), ctypes.c_int32(int(zx)), ctypes.c_uint32(_bits(sw)),
-            ctypes.c_uint32(_bits(sy)), ctypes.c_int32(int(zy)),
-        )  # fmt: skip
-        assert np.array_equal(y, expected), f"case {case}: {sizes} pads {pads}"
+        for kernels in (lib, small_lib):
+            y = np.zeros(expected.shape, np.int8)
+            getattr(kernels, name)(
+                _ptr(x), ctypes.c_size_t(0), _ptr(w), ctypes.c_size_t(0), _ptr(b), ctypes.c_size_t(0), _ptr(y),
+                ctypes.c_size_t(0), *map(ctypes.c_size_t, sizes),
+                ctypes.c_uint32(_bits(sx)), ctypes.c_int32(int(zx)), ctypes.c_uint32(_bits(sw)),
+                ctypes.c_uint32(_bits(sy)), ctypes.c_int32(int(zy)),
+            )  # fmt: skip
+            assert np.array_equal(y, expected), f"case {case} ({kernels is small_lib and 'size'}): {sizes} pads {pads}"
 
 
 # Calls the convolution kernels on the cases of cases.bin (per case: the
@@ -240,8 +259,9 @@ int main(void) {
 def test_convolution_on_cortex_m4_equals_onnxruntime(tmp_path):
     """The DSP path (SMLAD on the pair column, the assembler loop, the
     border gather) built by arm-none-eabi-gcc for the Cortex-M4 at -O2 and
-    -Os and run under qemu-system-arm: random convolutions and depthwise
-    convolutions, every output equal to ONNX Runtime's QLinearConv."""
+    -Os, and the size kernels at -Os, run under qemu-system-arm: random
+    convolutions and depthwise convolutions, every output equal to ONNX
+    Runtime's QLinearConv."""
     from ireegen.cbuild import baremetal
     from ireegen.config.cores import CORES
 
@@ -257,10 +277,11 @@ def test_convolution_on_cortex_m4_equals_onnxruntime(tmp_path):
     (tmp_path / "harness.c").write_text(CONV_HARNESS)
     core = CORES["cortex-m4"]
     support, link_flags = baremetal.support_files(core, tmp_path)
-    sources = [str(KERNELS / s) for s in ("convolution.c", "fully_connected.c")]
+    speed = [str(KERNELS / s) for s in ("convolution.c", "fully_connected.c")]
+    small = [str(KERNELS / s) for s in SMALL_SOURCES]
     want = np.concatenate([y.ravel() for y in expected])
-    for opt in ("-O2", "-Os"):
-        program = tmp_path / f"conv{opt}.elf"
+    for opt, sources in (("-O2", speed), ("-Os", speed), ("-Os", small)):
+        program = tmp_path / f"conv{opt}{len(sources)}.elf"
         flags = [*core.gcc_flags(core.default_triple), opt, "-std=c11", "-Wall", "-Wextra", "-Werror"]
         subprocess.run(
             ["arm-none-eabi-gcc", *flags, f"-I{KERNELS}", str(tmp_path / "harness.c"), *sources,
@@ -270,7 +291,9 @@ def test_convolution_on_cortex_m4_equals_onnxruntime(tmp_path):
         command = baremetal.semihosting_command(core, baremetal.emulator_command(core), program, [])
         subprocess.run(command, cwd=tmp_path, check=True, timeout=600, stdout=subprocess.DEVNULL)
         got = np.frombuffer((tmp_path / "out.bin").read_bytes(), np.int8)
-        assert got.size == want.size and np.array_equal(got, want), f"{opt}: {np.count_nonzero(got != want)} differ"
+        assert got.size == want.size and np.array_equal(got, want), (
+            f"{opt} {sources}: {np.count_nonzero(got != want)} differ"
+        )
 
 
 def test_quantize_equals_onnxruntime(lib):
@@ -481,7 +504,8 @@ def _check_against_onnxruntime(model: Path, outdir: Path, runs: int):
 def test_qdq_model_on_cortex_m_equals_onnxruntime(tmp_path, cpu, name):
     """On by default for a QDQ int8 model on a Cortex-M, compiled by
     arm-none-eabi-gcc and run under qemu-system-arm: the DSP path on the
-    M4, the portable C with libgcc's soft float on the M0+."""
+    M4, the size kernels (--optimize-for size) with libgcc's soft float on
+    the M0+."""
     missing = [t for t in ("arm-none-eabi-gcc", "qemu-system-arm") if shutil.which(t) is None]
     if missing:
         pytest.skip(f"{', '.join(missing)} not installed")
@@ -489,7 +513,8 @@ def test_qdq_model_on_cortex_m_equals_onnxruntime(tmp_path, cpu, name):
     from ireegen.emit import emit
 
     model = _qdq_model(tmp_path / f"{name}.onnx", *QDQ_MODELS[name])
-    result = emit(model, tmp_path / "out", make_config("runtimeless", target_cpu=cpu), name="m")
+    goal = "size" if cpu == "cortex-m0plus" else "speed"
+    result = emit(model, tmp_path / "out", make_config("runtimeless", target_cpu=cpu, optimize_for=goal), name="m")
     calls = result.manifest["kernels"]["dispatches"]
     kernels = sorted(k for c in calls for k in c["kernels"])
     # The operator's kernel, and the input's quantization.
@@ -645,7 +670,8 @@ def test_qdq_residual_add_of_rank_1_to_3(tmp_path, shape):
 def test_qdq_fully_connected_random_shapes_equal_onnxruntime(tmp_path, cpu):
     """Fully connected layers of random shapes, weights (N, K) and (K, N)
     (transposed at compile time), through emit: the M4's DSP loop under qemu
-    and the host's portable C, every output equal to ONNX Runtime's."""
+    and the host's portable C, every other case with the size kernel
+    (--optimize-for size), every output equal to ONNX Runtime's."""
     from ireegen.cbuild.int8_kernels import spec_path
     from ireegen.config.modes import make_config
     from ireegen.emit import emit
@@ -662,10 +688,13 @@ def test_qdq_fully_connected_random_shapes_equal_onnxruntime(tmp_path, cpu):
         spec = ("GemmKN", (m, k), (k, n), None, 1) if kn else ("Gemm", (m, k), (n, k), None, 1)
         model = _qdq_model(tmp_path / f"fc{case}.onnx", *spec)
         out = tmp_path / f"out{case}"
+        goal = ("speed", "size")[case % 2]
         if cpu == "host":
-            result = emit(model, out, make_config("runtimeless"), name="m", kernels=spec_path())
+            config = make_config("runtimeless", optimize_for=goal)
+            result = emit(model, out, config, name="m", kernels=spec_path(goal))
         else:
-            result = emit(model, out, make_config("runtimeless", target_cpu=cpu), name="m")
+            config = make_config("runtimeless", target_cpu=cpu, optimize_for=goal)
+            result = emit(model, out, config, name="m")
         kernels = {k2 for c in result.manifest["kernels"]["dispatches"] for k2 in c["kernels"]}
         assert "ireegen_i8_fully_connected" in kernels, (m, n, k, kn, kernels)
         _check_against_onnxruntime(model, out, runs=2)
@@ -695,14 +724,19 @@ def test_no_builtin_kernels_and_other_targets_keep_irees_code(tmp_path):
     assert default_kernels(model, make_config("runtimeless", target_cpu="cortex-m4")) is not None
     assert default_kernels(tmp_path / "fc_float.onnx", make_config("runtimeless", target_cpu="cortex-m4")) is None
     assert default_kernels(model, make_config("runtimeless")) is None  # the host
-    # The same sources and match spec, at -O2 for speed and -Os for size.
+    # The same match spec and entry points; the speed kernels at -O2, the
+    # compact ones at -Os for size.
     flags = {
         goal: default_kernels(model, make_config("runtimeless", target_cpu="cortex-m4", optimize_for=goal)).spec
         for goal in ("speed", "size")
     }
     assert flags["speed"].flags_for("cortex-m") == ["-O2", "-std=c11", "-ffunction-sections"]
     assert flags["size"].flags_for("cortex-m") == ["-Os", "-std=c11", "-ffunction-sections"]
-    assert flags["speed"].sources == flags["size"].sources and flags["speed"].match == flags["size"].match
+    assert flags["speed"].match == flags["size"].match
+    assert [s.name for s in flags["size"].sources if s.name.endswith("_small.c")] == [
+        "fully_connected_small.c",
+        "convolution_small.c",
+    ]
     # Off means off, with tuning on as well.
     if shutil.which("arm-none-eabi-gcc") and shutil.which("qemu-system-arm"):
         from ireegen.emit import emit

@@ -16,8 +16,9 @@ from ireegen.compile.kernel_link import KernelLink
 from ireegen.config.modes import Config
 from ireegen.frontend.kernel_spec import load_kernel_spec, target_family
 
-# The spec per --optimize-for: the same sources and match spec, compiled at
-# -O2 for speed and at -Os for size (1.9 KB less flash on keyword spotting).
+# The spec per --optimize-for: the same match spec and entry points; for
+# speed the DSP kernels at -O2, for size compact plain loops at -Os
+# (convolution_small.c, fully_connected_small.c: docs/kernels-int8.md).
 SPECS = {"speed": ("kernels", "int8", "kernels.json"), "size": ("kernels", "int8", "kernels.size.json")}
 FAMILIES = ("cortex-m",)  # target families the kernels are on by default for
 
