@@ -5,8 +5,8 @@
 // the image, then the requantization of requantize.h, so the results equal
 // convolution.c's and ONNX Runtime's bit for bit.  A depthwise convolution
 // is one such convolution per channel (one input channel, one filter).  No
-// int16 column, no offset table, no DSP path: a few times the instructions
-// of convolution.c (docs/kernels-int8.md has the figures).
+// pair column, no offset table, no DSP path, no special cases: more
+// instructions than convolution.c (docs/kernels-int8.md has the figures).
 #include "ireegen_int8.h"
 #include "requantize.h"
 
@@ -26,53 +26,69 @@ void ireegen_i8_depthwise_conv_per_channel(
     size_t stride, size_t pad_top, size_t pad_left, int32_t x_zero,
     int32_t y_zero);
 
-// The first tap k and one past the last for which the input index
-// out * stride + k - pad lies inside [0, size).
-static size_t ireegen_i8_small_first(size_t out, size_t stride, size_t pad) {
-  const size_t start = out * stride;
-  return start < pad ? pad - start : 0;
+// The longest stretch of a pixel's column kept on the stack (2 KiB, as
+// convolution.c's column); a longer column is gathered in stretches of this
+// length, again for every filter.
+#define IREEGEN_I8_SMALL_COLUMN 1024
+
+// column[i] = x - x_zero at tap t = first + i of one output pixel's
+// receptive field, in the weights' (c, kh, kw) order, or 0 where the tap
+// lies in the padding, for i < count.  iy0 and ix0 are the input row and
+// column of the pixel's top-left tap, wrapped past SIZE_MAX when it lies
+// in the top or left padding: iy0 + ky is then below h only inside.
+static __attribute__((noinline)) void ireegen_i8_small_gather(
+    int16_t* column, const int8_t* image, size_t first, size_t count, size_t h,
+    size_t wd, size_t kh, size_t kw, size_t iy0, size_t ix0, int32_t x_zero) {
+  const size_t taps = kh * kw;
+  for (size_t t = first; t < first + count; ++t) {
+    const size_t iy = iy0 + t % taps / kw, ix = ix0 + t % kw;
+    *column++ = iy < h && ix < wd
+                    ? (int16_t)(image[(t / taps * h + iy) * wd + ix] - x_zero)
+                    : 0;
+  }
 }
 
-static size_t ireegen_i8_small_end(size_t out, size_t stride, size_t pad,
-                                   size_t size, size_t taps) {
-  const size_t end = size + pad, start = out * stride;
-  return start >= end ? 0 : (end - start < taps ? end - start : taps);
+// acc + column . w over count entries.  A function of its own, so that the
+// loop keeps its values in registers.
+static __attribute__((noinline)) int32_t ireegen_i8_small_dot(
+    const int16_t* column, const int8_t* w, size_t count, int32_t acc) {
+  for (size_t i = 0; i < count; ++i) acc += column[i] * w[i];
+  return acc;
 }
 
 // The convolution: output channel o's multiplier is per_channel[o], or
-// `multiplier` when per_channel is NULL.  Inlined into its two entry points
-// (a model calls one of them; a call passing the geometry on would cost
-// about as many bytes as the loop).
+// `multiplier` when per_channel is NULL.  Pixel by pixel: its column
+// (ireegen_i8_small_gather), then one dot product per filter.  Inlined into
+// its two entry points (a model calls one of them; a call passing the
+// geometry on would cost about as many bytes as the loop).
 static inline __attribute__((always_inline)) void ireegen_i8_small_conv(
     const int8_t* x, const int8_t* w, const int32_t* bias, int8_t* y, size_t n,
     size_t c, size_t h, size_t wd, size_t f, size_t kh, size_t kw, size_t oh,
     size_t ow, size_t stride, size_t pad_top, size_t pad_left, int32_t x_zero,
     float multiplier, const float* per_channel, int32_t y_zero) {
+  const size_t length = c * kh * kw, pixels = oh * ow;
+  const size_t stretch =
+      length < IREEGEN_I8_SMALL_COLUMN ? length : IREEGEN_I8_SMALL_COLUMN;
+  int16_t column[IREEGEN_I8_SMALL_COLUMN];
   for (size_t b = 0; b < n; ++b) {
     const int8_t* image = x + b * c * h * wd;
-    for (size_t o = 0; o < f; ++o) {
-      const int8_t* filter = w + o * c * kh * kw;
-      const float m = per_channel ? per_channel[o] : multiplier;
-      for (size_t oy = 0; oy < oh; ++oy) {
-        const size_t ky0 = ireegen_i8_small_first(oy, stride, pad_top);
-        const size_t ky1 = ireegen_i8_small_end(oy, stride, pad_top, h, kh);
-        for (size_t ox = 0; ox < ow; ++ox) {
-          const size_t kx0 = ireegen_i8_small_first(ox, stride, pad_left);
-          const size_t kx1 = ireegen_i8_small_end(ox, stride, pad_left, wd, kw);
-          int32_t acc = bias[o];
-          for (size_t ci = 0; ci < c; ++ci) {
-            for (size_t ky = ky0; ky < ky1; ++ky) {
-              // ky >= ky0 and kx >= kx0 keep both input indices >= 0.
-              const int8_t* row = image +
-                                  (ci * h + oy * stride + ky - pad_top) * wd +
-                                  ox * stride - pad_left;
-              const int8_t* tap = filter + (ci * kh + ky) * kw;
-              for (size_t kx = kx0; kx < kx1; ++kx)
-                acc += ((int32_t)row[kx] - x_zero) * tap[kx];
-            }
-          }
-          *y++ = ireegen_i8_requantize(acc, m, y_zero);
+    int8_t* out = y + b * f * pixels;
+    for (size_t p = 0; p < pixels; ++p) {
+      const size_t iy0 = p / ow * stride - pad_top;
+      const size_t ix0 = p % ow * stride - pad_left;
+      for (size_t o = 0; o < f; ++o) {
+        int32_t acc = bias[o];
+        for (size_t first = 0; first < length; first += stretch) {
+          const size_t count =
+              length - first < stretch ? length - first : stretch;
+          if (o == 0 || stretch < length)
+            ireegen_i8_small_gather(column, image, first, count, h, wd, kh, kw,
+                                    iy0, ix0, x_zero);
+          acc =
+              ireegen_i8_small_dot(column, w + o * length + first, count, acc);
         }
+        out[o * pixels + p] = ireegen_i8_requantize(
+            acc, per_channel ? per_channel[o] : multiplier, y_zero);
       }
     }
   }

@@ -14,6 +14,20 @@ void ireegen_i8_fully_connected_per_channel(
     size_t multipliers_offset, int8_t* y, size_t y_offset, size_t m, size_t n,
     size_t k, int32_t x_zero, int32_t y_zero);
 
+// acc + (x - x_zero) . row over k inputs, the row's weights in chunks of
+// four, `step` bytes apart.  A function of its own, so that the loop keeps
+// its values in registers.
+static __attribute__((noinline)) int32_t ireegen_i8_small_dot_packed(
+    const int8_t* x, const int8_t* row, size_t k, size_t step, int32_t x_zero,
+    int32_t acc) {
+  size_t c = 0;
+  for (; c + 4 <= k; c += 4, row += step)
+    for (size_t r = 0; r < 4; ++r) acc += ((int32_t)x[c + r] - x_zero) * row[r];
+  for (size_t r = 0; c + r < k; ++r)
+    acc += ((int32_t)x[c + r] - x_zero) * row[r];
+  return acc;
+}
+
 // Output j's multiplier is per_channel[j], or `multiplier` when per_channel
 // is NULL.  Inlined into its two entry points (a model calls one of them).
 static inline __attribute__((always_inline)) void ireegen_i8_small_fc(
@@ -31,9 +45,8 @@ static inline __attribute__((always_inline)) void ireegen_i8_small_fc(
       const int8_t* row =
           w + (j & ~(size_t)3) * k4 + (j & 3) * (in_group ? 4 : k4);
       const size_t step = in_group ? 16 : 4;
-      int32_t acc = bias[j];
-      for (size_t c = 0; c < k; ++c)
-        acc += ((int32_t)x[c] - x_zero) * row[(c >> 2) * step + (c & 3)];
+      const int32_t acc =
+          ireegen_i8_small_dot_packed(x, row, k, step, x_zero, bias[j]);
       *y++ = ireegen_i8_requantize(
           acc, per_channel ? per_channel[j] : multiplier, y_zero);
     }
