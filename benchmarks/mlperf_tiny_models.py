@@ -209,9 +209,9 @@ def build(name: str, seed: int = SEED):
     return model
 
 
-def quantize_qdq(model, samples):
+def quantize_qdq(model, samples, per_channel=False):
     """onnxruntime's quantize_static of `model` (an onnx ModelProto): QDQ,
-    per tensor, int8 activations and weights, MinMax over `samples` (a list
+    per tensor (or `per_channel` weights), int8 activations and weights, MinMax over `samples` (a list
     of {input name: array} feeds).  The tests' and benchmarks' int8 models."""
     import logging
 
@@ -236,7 +236,7 @@ def quantize_qdq(model, samples):
             quant_format=QuantFormat.QDQ,
             activation_type=QuantType.QInt8,
             weight_type=QuantType.QInt8,
-            per_channel=False,
+            per_channel=per_channel,
         )
         return onnx.load(dst)
 

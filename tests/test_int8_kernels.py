@@ -92,6 +92,12 @@ def _qparams(rng):
     return sx, zx, sw, sy, zy
 
 
+def _multipliers(sx, sw, sy) -> np.ndarray:
+    """The per-channel multiplier table, x_scale * w_scale[o] / y_scale in
+    float32 as ONNX Runtime computes it (the match spec's compile-time table)."""
+    return np.ascontiguousarray((np.float32(sx) * sw) / np.float32(sy), dtype=np.float32)
+
+
 def _pack_fc_weights(w: np.ndarray) -> np.ndarray:
     """An (N, K) weight as the match spec packs it for the kernel
     (ireegen_int8.h): K padded with zeros to K4, whole groups of four rows
@@ -115,6 +121,9 @@ def test_fully_connected_equals_onnxruntime(lib):
         # K past the column the kernel keeps on the stack (1024) now and then.
         m, n, k = int(rng.integers(1, 5)), int(rng.integers(1, 40)), int(rng.choice([rng.integers(1, 300), 1022, 1100]))
         sx, zx, sw, sy, zy = _qparams(rng)
+        per_channel = case % 2 == 1  # a weight scale per output (QGemm's per-column scale)
+        if per_channel:
+            sw = rng.uniform(0.001, 0.05, n).astype(np.float32)
         x = rng.integers(-128, 128, (m, k), dtype=np.int8)
         w = rng.integers(-128, 128, (n, k) if layout == "nk" else (k, n), dtype=np.int8)
         b = rng.integers(-20000, 20000, n).astype(np.int32)
@@ -125,19 +134,28 @@ def test_fully_connected_equals_onnxruntime(lib):
             domain="com.microsoft",
             transB=int(layout == "nk"),
         )
-        params = {"sx": sx, "zx": zx, "sw": sw, "zw": np.int8(0), "sy": sy, "zy": zy}
+        zw = np.zeros(n, np.int8) if per_channel else np.int8(0)
+        params = {"sx": sx, "zx": zx, "sw": sw, "zw": zw, "sy": sy, "zy": zy}
         params = {k2: np.array(v) for k2, v in params.items()}
         s = _session(node, {"x": x, "w": w, "b": b, **params}, (m, n), "com.microsoft")
         expected = s.run(None, {"x": x})[0]
         y = np.zeros((m, n), np.int8)
         packed = _pack_fc_weights(w)
-        kernel(
-            _ptr(x), ctypes.c_size_t(0), _ptr(packed), ctypes.c_size_t(0), _ptr(b), ctypes.c_size_t(0), _ptr(y),
-            ctypes.c_size_t(0), ctypes.c_size_t(m), ctypes.c_size_t(n), ctypes.c_size_t(k),
-            ctypes.c_uint32(_bits(sx)), ctypes.c_int32(int(zx)), ctypes.c_uint32(_bits(sw)),
-            ctypes.c_uint32(_bits(sy)), ctypes.c_int32(int(zy)),
-        )  # fmt: skip
-        assert np.array_equal(y, expected), f"case {case}: m={m} n={n} k={k}"
+        head = (_ptr(x), ctypes.c_size_t(0), _ptr(packed), ctypes.c_size_t(0), _ptr(b), ctypes.c_size_t(0))
+        sizes = map(ctypes.c_size_t, (m, n, k))
+        if per_channel:
+            multipliers = _multipliers(sx, sw, sy)
+            lib.ireegen_i8_fully_connected_per_channel(
+                *head, _ptr(multipliers), ctypes.c_size_t(0), _ptr(y), ctypes.c_size_t(0), *sizes,
+                ctypes.c_int32(int(zx)), ctypes.c_int32(int(zy)),
+            )  # fmt: skip
+        else:
+            kernel(
+                *head, _ptr(y), ctypes.c_size_t(0), *sizes,
+                ctypes.c_uint32(_bits(sx)), ctypes.c_int32(int(zx)), ctypes.c_uint32(_bits(sw)),
+                ctypes.c_uint32(_bits(sy)), ctypes.c_int32(int(zy)),
+            )  # fmt: skip
+        assert np.array_equal(y, expected), f"case {case}: m={m} n={n} k={k} per_channel={per_channel}"
 
 
 @pytest.mark.parametrize("depthwise", [False, True], ids=["conv", "depthwise"])
@@ -152,11 +170,16 @@ def test_convolution_equals_onnxruntime(lib, depthwise):
         # 3x3 half the time (the depthwise kernel's fast path), else 1 to 5.
         kh = 3 if h >= 3 and rng.random() < 0.5 else int(rng.integers(1, min(h, 5) + 1))
         kw = 3 if wd >= 3 and kh == 3 else int(rng.integers(1, min(wd, 5) + 1))
-        stride = int(rng.integers(1, 3))
+        if case % 10 == 5:  # a 7x7 stem, any padding up to the kernel
+            h, wd, kh, kw = int(rng.integers(7, 16)), int(rng.integers(7, 16)), 7, 7
+        stride = int(rng.integers(1, 5))  # 1 to 4
         pt, pl = int(rng.integers(0, kh)), int(rng.integers(0, kw))
         pb, pr = int(rng.integers(0, kh)), int(rng.integers(0, kw))
         oh, ow = (h + pt + pb - kh) // stride + 1, (wd + pl + pr - kw) // stride + 1
         sx, zx, sw, sy, zy = _qparams(rng)
+        per_channel = case % 2 == 1  # a weight scale per output channel
+        if per_channel:
+            sw = rng.uniform(0.001, 0.05, f).astype(np.float32)
         x = rng.integers(-128, 128, (n, c, h, wd), dtype=np.int8)
         w = rng.integers(-128, 128, (f, 1 if depthwise else c, kh, kw), dtype=np.int8)
         b = rng.integers(-20000, 20000, f).astype(np.int32)
@@ -168,20 +191,29 @@ def test_convolution_equals_onnxruntime(lib, depthwise):
             strides=[stride, stride],
             group=c if depthwise else 1,
         )
-        params = {"sx": sx, "zx": zx, "sw": sw, "zw": np.int8(0), "sy": sy, "zy": zy}
+        zw = np.zeros(f, np.int8) if per_channel else np.int8(0)
+        params = {"sx": sx, "zx": zx, "sw": sw, "zw": zw, "sy": sy, "zy": zy}
         params = {k2: np.array(v) for k2, v in params.items()}
         s = _session(node, {"x": x, "w": w, "b": b, **params}, (n, f, oh, ow))
         expected = s.run(None, {"x": x})[0]
         y = np.zeros((n, f, oh, ow), np.int8)
-        kernel = lib.ireegen_i8_depthwise_conv if depthwise else lib.ireegen_i8_convolution
+        name = "ireegen_i8_depthwise_conv" if depthwise else "ireegen_i8_convolution"
         sizes = [n, c, h, wd, f, kh, kw, oh, ow, stride, pt, pl]
-        kernel(
-            _ptr(x), ctypes.c_size_t(0), _ptr(w), ctypes.c_size_t(0), _ptr(b), ctypes.c_size_t(0), _ptr(y),
-            ctypes.c_size_t(0), *map(ctypes.c_size_t, sizes),
-            ctypes.c_uint32(_bits(sx)), ctypes.c_int32(int(zx)), ctypes.c_uint32(_bits(sw)),
-            ctypes.c_uint32(_bits(sy)), ctypes.c_int32(int(zy)),
-        )  # fmt: skip
-        assert np.array_equal(y, expected), f"case {case}: {sizes} pads {pt, pl, pb, pr}"
+        head = (_ptr(x), ctypes.c_size_t(0), _ptr(w), ctypes.c_size_t(0), _ptr(b), ctypes.c_size_t(0))
+        if per_channel:
+            multipliers = _multipliers(sx, sw, sy)
+            getattr(lib, name + "_per_channel")(
+                *head, _ptr(multipliers), ctypes.c_size_t(0), _ptr(y), ctypes.c_size_t(0),
+                *map(ctypes.c_size_t, sizes), ctypes.c_int32(int(zx)), ctypes.c_int32(int(zy)),
+            )  # fmt: skip
+        else:
+            getattr(lib, name)(
+                *head, _ptr(y), ctypes.c_size_t(0), *map(ctypes.c_size_t, sizes),
+                ctypes.c_uint32(_bits(sx)), ctypes.c_int32(int(zx)), ctypes.c_uint32(_bits(sw)),
+                ctypes.c_uint32(_bits(sy)), ctypes.c_int32(int(zy)),
+            )  # fmt: skip
+        msg = f"case {case}: {sizes} pads {pt, pl, pb, pr} per_channel={per_channel}"
+        assert np.array_equal(y, expected), msg
 
 
 def test_quantize_equals_onnxruntime(lib):

@@ -57,19 +57,15 @@ static void ireegen_i8_fill_column(int16_t* column, const int8_t* image,
   ireegen_i8_column_interleave(column, length);
 }
 
-void ireegen_i8_convolution(const int8_t* x, size_t x_offset, const int8_t* w,
-                            size_t w_offset, const int32_t* bias,
-                            size_t bias_offset, int8_t* y, size_t y_offset,
-                            size_t n, size_t c, size_t h, size_t wd, size_t f,
-                            size_t kh, size_t kw, size_t oh, size_t ow,
-                            size_t stride, size_t pad_top, size_t pad_left,
-                            uint32_t x_scale, int32_t x_zero, uint32_t w_scale,
-                            uint32_t y_scale, int32_t y_zero) {
-  x += x_offset;
-  w += w_offset;
-  bias += bias_offset;
-  y += y_offset;
-  const float multiplier = ireegen_i8_multiplier(x_scale, w_scale, y_scale);
+// The convolution; filter o's multiplier is multipliers[o * step] (step 0:
+// per tensor, 1: per channel).
+static void ireegen_i8_conv(const int8_t* x, const int8_t* w,
+                            const int32_t* bias, int8_t* y, size_t n, size_t c,
+                            size_t h, size_t wd, size_t f, size_t kh, size_t kw,
+                            size_t oh, size_t ow, size_t stride, size_t pad_top,
+                            size_t pad_left, int32_t x_zero,
+                            const float* multipliers, size_t step,
+                            int32_t y_zero) {
   const size_t length = c * kh * kw;
   if (length <= IREEGEN_I8_COLUMN_MAX) {
     // Per output pixel: its receptive field unpacked once to int16
@@ -91,14 +87,14 @@ void ireegen_i8_convolution(const int8_t* x, size_t x_offset, const int8_t* w,
           ireegen_i8_fill_column(second, image, c, h, wd, kh, kw, oy, ox + 1,
                                  stride, pad_top, pad_left, x_zero);
           ireegen_i8_filters_pair(columns, second, w, length, f, bias,
-                                  multiplier, y_zero, out + oy * ow + ox,
+                                  multipliers, step, y_zero, out + oy * ow + ox,
                                   oh * ow);
         }
         for (; ox < ow; ++ox) {
           ireegen_i8_fill_column(columns, image, c, h, wd, kh, kw, oy, ox,
                                  stride, pad_top, pad_left, x_zero);
-          ireegen_i8_filters(columns, w, length, f, bias, multiplier, y_zero,
-                             out + oy * ow + ox, oh * ow);
+          ireegen_i8_filters(columns, w, length, f, bias, multipliers, step,
+                             y_zero, out + oy * ow + ox, oh * ow);
         }
       }
     }
@@ -129,11 +125,37 @@ void ireegen_i8_convolution(const int8_t* x, size_t x_offset, const int8_t* w,
             }
           }
           y[((b * f + o) * oh + oy) * ow + ox] =
-              ireegen_i8_requantize(acc, multiplier, y_zero);
+              ireegen_i8_requantize(acc, multipliers[o * step], y_zero);
         }
       }
     }
   }
+}
+
+void ireegen_i8_convolution(const int8_t* x, size_t x_offset, const int8_t* w,
+                            size_t w_offset, const int32_t* bias,
+                            size_t bias_offset, int8_t* y, size_t y_offset,
+                            size_t n, size_t c, size_t h, size_t wd, size_t f,
+                            size_t kh, size_t kw, size_t oh, size_t ow,
+                            size_t stride, size_t pad_top, size_t pad_left,
+                            uint32_t x_scale, int32_t x_zero, uint32_t w_scale,
+                            uint32_t y_scale, int32_t y_zero) {
+  const float multiplier = ireegen_i8_multiplier(x_scale, w_scale, y_scale);
+  ireegen_i8_conv(x + x_offset, w + w_offset, bias + bias_offset, y + y_offset,
+                  n, c, h, wd, f, kh, kw, oh, ow, stride, pad_top, pad_left,
+                  x_zero, &multiplier, 0, y_zero);
+}
+
+void ireegen_i8_convolution_per_channel(
+    const int8_t* x, size_t x_offset, const int8_t* w, size_t w_offset,
+    const int32_t* bias, size_t bias_offset, const float* multipliers,
+    size_t multipliers_offset, int8_t* y, size_t y_offset, size_t n, size_t c,
+    size_t h, size_t wd, size_t f, size_t kh, size_t kw, size_t oh, size_t ow,
+    size_t stride, size_t pad_top, size_t pad_left, int32_t x_zero,
+    int32_t y_zero) {
+  ireegen_i8_conv(x + x_offset, w + w_offset, bias + bias_offset, y + y_offset,
+                  n, c, h, wd, f, kh, kw, oh, ow, stride, pad_top, pad_left,
+                  x_zero, multipliers + multipliers_offset, 1, y_zero);
 }
 
 // The int16 (x - x_zero) plane of one channel, padded with zeros, held at
@@ -178,22 +200,19 @@ static void ireegen_i8_depthwise_plane3x3(
   }
 }
 
-void ireegen_i8_depthwise_conv(
-    const int8_t* x, size_t x_offset, const int8_t* w, size_t w_offset,
-    const int32_t* bias, size_t bias_offset, int8_t* y, size_t y_offset,
-    size_t n, size_t c, size_t h, size_t wd, size_t f, size_t kh, size_t kw,
-    size_t oh, size_t ow, size_t stride, size_t pad_top, size_t pad_left,
-    uint32_t x_scale, int32_t x_zero, uint32_t w_scale, uint32_t y_scale,
-    int32_t y_zero) {
-  (void)f;
-  x += x_offset;
-  w += w_offset;
-  bias += bias_offset;
-  y += y_offset;
-  const float multiplier = ireegen_i8_multiplier(x_scale, w_scale, y_scale);
+// The depthwise convolution; channel ch's multiplier is
+// multipliers[ch * step] (step 0: per tensor, 1: per channel).
+static void ireegen_i8_depthwise(const int8_t* x, const int8_t* w,
+                                 const int32_t* bias, int8_t* y, size_t n,
+                                 size_t c, size_t h, size_t wd, size_t kh,
+                                 size_t kw, size_t oh, size_t ow, size_t stride,
+                                 size_t pad_top, size_t pad_left,
+                                 int32_t x_zero, const float* multipliers,
+                                 size_t step, int32_t y_zero) {
   const int is3x3 = kh == 3 && kw == 3;
   for (size_t b = 0; b < n; ++b) {
     for (size_t ch = 0; ch < c; ++ch) {
+      const float multiplier = multipliers[ch * step];
       const int8_t* plane = x + (b * c + ch) * h * wd;
       const int8_t* taps = w + ch * kh * kw;
       int8_t* out = y + (b * c + ch) * oh * ow;
@@ -263,4 +282,32 @@ void ireegen_i8_depthwise_conv(
       }
     }
   }
+}
+
+void ireegen_i8_depthwise_conv(
+    const int8_t* x, size_t x_offset, const int8_t* w, size_t w_offset,
+    const int32_t* bias, size_t bias_offset, int8_t* y, size_t y_offset,
+    size_t n, size_t c, size_t h, size_t wd, size_t f, size_t kh, size_t kw,
+    size_t oh, size_t ow, size_t stride, size_t pad_top, size_t pad_left,
+    uint32_t x_scale, int32_t x_zero, uint32_t w_scale, uint32_t y_scale,
+    int32_t y_zero) {
+  (void)f;
+  const float multiplier = ireegen_i8_multiplier(x_scale, w_scale, y_scale);
+  ireegen_i8_depthwise(x + x_offset, w + w_offset, bias + bias_offset,
+                       y + y_offset, n, c, h, wd, kh, kw, oh, ow, stride,
+                       pad_top, pad_left, x_zero, &multiplier, 0, y_zero);
+}
+
+void ireegen_i8_depthwise_conv_per_channel(
+    const int8_t* x, size_t x_offset, const int8_t* w, size_t w_offset,
+    const int32_t* bias, size_t bias_offset, const float* multipliers,
+    size_t multipliers_offset, int8_t* y, size_t y_offset, size_t n, size_t c,
+    size_t h, size_t wd, size_t f, size_t kh, size_t kw, size_t oh, size_t ow,
+    size_t stride, size_t pad_top, size_t pad_left, int32_t x_zero,
+    int32_t y_zero) {
+  (void)f;
+  ireegen_i8_depthwise(x + x_offset, w + w_offset, bias + bias_offset,
+                       y + y_offset, n, c, h, wd, kh, kw, oh, ow, stride,
+                       pad_top, pad_left, x_zero,
+                       multipliers + multipliers_offset, 1, y_zero);
 }

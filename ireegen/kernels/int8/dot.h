@@ -163,10 +163,12 @@ static inline int32_t ireegen_i8_dot(const int16_t* column, const int8_t* w,
 }
 
 // y[o * y_stride] = requantize(bias[o] + column . w[o]) for the f filters
-// (rows of `length` weights), four at a time.
+// (rows of `length` weights), four at a time; filter o's multiplier is
+// multipliers[o * step] (step 0: per tensor, 1: per channel).
 static inline void ireegen_i8_filters(const int16_t* column, const int8_t* w,
                                       size_t length, size_t f,
-                                      const int32_t* bias, float multiplier,
+                                      const int32_t* bias,
+                                      const float* multipliers, size_t step,
                                       int32_t y_zero, int8_t* y,
                                       size_t y_stride) {
   size_t o = 0;
@@ -174,12 +176,13 @@ static inline void ireegen_i8_filters(const int16_t* column, const int8_t* w,
     int32_t acc[4] = {bias[o], bias[o + 1], bias[o + 2], bias[o + 3]};
     ireegen_i8_dot4(column, w + o * length, length, acc);
     for (size_t j = 0; j < 4; ++j)
-      y[(o + j) * y_stride] = ireegen_i8_requantize(acc[j], multiplier, y_zero);
+      y[(o + j) * y_stride] =
+          ireegen_i8_requantize(acc[j], multipliers[(o + j) * step], y_zero);
   }
   for (; o < f; ++o) {
     y[o * y_stride] = ireegen_i8_requantize(
-        ireegen_i8_dot(column, w + o * length, length, bias[o]), multiplier,
-        y_zero);
+        ireegen_i8_dot(column, w + o * length, length, bias[o]),
+        multipliers[o * step], y_zero);
   }
 }
 
@@ -188,20 +191,24 @@ static inline void ireegen_i8_filters(const int16_t* column, const int8_t* w,
 static inline void ireegen_i8_filters_pair(const int16_t* c0, const int16_t* c1,
                                            const int8_t* w, size_t length,
                                            size_t f, const int32_t* bias,
-                                           float multiplier, int32_t y_zero,
+                                           const float* multipliers,
+                                           size_t step, int32_t y_zero,
                                            int8_t* y, size_t y_stride) {
   size_t o = 0;
   for (; o + 2 <= f; o += 2) {
+    const float multiplier = multipliers[o * step];
+    const float multiplier1 = multipliers[(o + 1) * step];
     int32_t acc[4] = {bias[o], bias[o], bias[o + 1], bias[o + 1]};
     ireegen_i8_dot2x2(c0, c1, w + o * length, w + (o + 1) * length, length,
                       acc);
     y[o * y_stride] = ireegen_i8_requantize(acc[0], multiplier, y_zero);
     y[o * y_stride + 1] = ireegen_i8_requantize(acc[1], multiplier, y_zero);
-    y[(o + 1) * y_stride] = ireegen_i8_requantize(acc[2], multiplier, y_zero);
+    y[(o + 1) * y_stride] = ireegen_i8_requantize(acc[2], multiplier1, y_zero);
     y[(o + 1) * y_stride + 1] =
-        ireegen_i8_requantize(acc[3], multiplier, y_zero);
+        ireegen_i8_requantize(acc[3], multiplier1, y_zero);
   }
   if (o < f) {
+    const float multiplier = multipliers[o * step];
     const int8_t* last = w + o * length;
     y[o * y_stride] = ireegen_i8_requantize(
         ireegen_i8_dot(c0, last, length, bias[o]), multiplier, y_zero);
