@@ -674,3 +674,73 @@ def test_cmake_no_builtin_kernels(tmp_path, off):
     assert build.returncode == 0, build.stdout[-3000:]
     (manifest,) = (tmp_path / "build").rglob("manifest.json")
     assert ("kernels" in json.loads(manifest.read_text())) is not off
+
+
+def _qdq_odd_convolutions(path: Path, per_channel: bool) -> Path:
+    """Convolutions in forms outside the committed spec: a 7x7 stride-2
+    pad-3 stem, a 5x5 stride-3 depthwise with asymmetric padding, a 3x3
+    stride-3 convolution padded on two sides; then GlobalAveragePool and
+    Gemm (quantize_static, per tensor or per channel)."""
+    rng = np.random.default_rng(41)
+    x_shape = (1, 3, 32, 29)
+
+    def weight(name, shape):
+        return onnx.numpy_helper.from_array((rng.standard_normal(shape) * 0.3).astype(np.float32), name)
+
+    inits = [
+        weight("w1", (8, 3, 7, 7)),
+        weight("b1", (8,)),
+        weight("w2", (8, 1, 5, 5)),
+        weight("b2", (8,)),
+        weight("w3", (6, 8, 3, 3)),
+        weight("b3", (6,)),
+        weight("fw", (5, 6)),
+        weight("fb", (5,)),
+    ]
+    nodes = [
+        helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[3, 3, 3, 3], strides=[2, 2]),
+        helper.make_node("Conv", ["c1", "w2", "b2"], ["c2"], pads=[2, 1, 1, 2], strides=[3, 3], group=8),
+        helper.make_node("Conv", ["c2", "w3", "b3"], ["c3"], pads=[0, 2, 1, 0], strides=[3, 3]),
+        helper.make_node("GlobalAveragePool", ["c3"], ["pool"]),
+        helper.make_node("Flatten", ["pool"], ["flat"]),
+        helper.make_node("Gemm", ["flat", "fw", "fb"], ["y"], transB=1),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        path.stem,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x_shape))],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 5])],
+        inits,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    samples = [{"x": rng.standard_normal(x_shape).astype(np.float32)} for _ in range(4)]
+    onnx.save(quantize_qdq(model, samples, per_channel=per_channel), path)
+    return path
+
+
+@pytest.mark.parametrize("cpu,per_channel", [("cortex-m4", True), ("cortex-m0plus", False)])
+def test_odd_padding_and_stride_per_channel_equal_onnxruntime(tmp_path, cpu, per_channel):
+    """Forms outside the committed spec take the kernels: emit adds the
+    model's own padding and stride forms to the spec.  Per-channel weights
+    on the M4 (the DSP path), per tensor on the M0+ (the portable path):
+    every convolution and the Gemm in a kernel, outputs equal to ORT's."""
+    missing = [t for t in ("arm-none-eabi-gcc", "qemu-system-arm") if shutil.which(t) is None]
+    if missing:
+        pytest.skip(f"{', '.join(missing)} not installed")
+    from ireegen.compile import int8_match
+    from ireegen.config.modes import make_config
+    from ireegen.emit import emit
+    from ireegen.frontend.conv_geometry import conv_geometries
+
+    model = _qdq_odd_convolutions(tmp_path / "odd.onnx", per_channel)
+    geometries = conv_geometries(model)
+    assert geometries == [((0, 2, 1, 0), 3), ((2, 1, 1, 2), 3), ((3, 3, 3, 3), 2)]
+    assert len(int8_match.geometry_forms(geometries)) == 3 * 16
+    result = emit(model, tmp_path / "out", make_config("runtimeless", target_cpu=cpu), name="m")
+    (schedule,) = result.manifest["runtimeless"]["schedule"].values()
+    steps = [step["dispatch"] for step in schedule]
+    suffix = "_pc" if per_channel else ""
+    for executable, calls in (("conv", 2), ("dwconv", 1), ("fc", 1)):
+        assert steps.count(f"ireegen_i8_{executable}{suffix}") == calls, steps
+    _check_against_onnxruntime(model, tmp_path / "out", runs=3)

@@ -74,6 +74,19 @@ def forms() -> list:
     return out
 
 
+def geometry_forms(geometries) -> list:
+    """The convolution forms of `geometries` ((pads, stride) pairs, as
+    frontend/conv_geometry.py reads them off a model) that forms() lacks:
+    each in every zero-point and scale variant, convolution and depthwise."""
+    common = set(itertools.product(CONV_PADS, CONV_STRIDES))
+    zeros = list(itertools.product((True, False), repeat=2))
+    out = []
+    for pads, stride in sorted(set(geometries) - common):
+        for pc, op, (zx, zy) in itertools.product((False, True), ("conv", "dwconv"), zeros):
+            out.append(Form(op, zx, zy, tuple(pads), stride, pc))
+    return out
+
+
 def _dq(value, scale, zero, tensor, maps, quant, out, scale_type="f32"):
     """A dequantize_affine (zero is None: the zero point 0, dropped); a
     per-channel scale is a tensor (`scale_type`) with its own map."""
