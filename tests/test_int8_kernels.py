@@ -455,9 +455,10 @@ def _check_stack_counts_only_called_kernels(outdir: Path) -> None:
     assert report["stack_detail"]["deepest_dispatch"] == in_object["ireegen_i8_fully_connected"]
 
 
-def _qdq_residual_block(path: Path, x_shape=(2, 8, 6, 5), classes=7) -> Path:
+def _qdq_residual_block(path: Path, x_shape=(2, 8, 6, 5), classes=7, per_channel=False) -> Path:
     """A QDQ ResNet-style block: 3x3 convolution, residual Add, Relu,
-    GlobalAveragePool, Flatten, Gemm (quantize_static, as _qdq_model)."""
+    GlobalAveragePool, Flatten, Gemm (quantize_static, as _qdq_model;
+    weights per tensor or per channel)."""
     rng = np.random.default_rng(31)
     c = x_shape[1]
     inits = [
@@ -484,15 +485,18 @@ def _qdq_residual_block(path: Path, x_shape=(2, 8, 6, 5), classes=7) -> Path:
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
     samples = [{"x": rng.standard_normal(x_shape).astype(np.float32)} for _ in range(4)]
-    onnx.save(quantize_qdq(model, samples), path)
+    onnx.save(quantize_qdq(model, samples, per_channel=per_channel), path)
     return path
 
 
-@pytest.mark.parametrize("cpu", ["cortex-m4", "cortex-m0plus", "host"])
-def test_qdq_residual_block_equals_onnxruntime(tmp_path, cpu):
+@pytest.mark.parametrize(
+    "cpu,per_channel", [("cortex-m4", False), ("cortex-m0plus", False), ("host", False), ("cortex-m4", True)]
+)
+def test_qdq_residual_block_equals_onnxruntime(tmp_path, cpu, per_channel):
     """Convolution, residual Add, GlobalAveragePool and Gemm all in the
     kernels: on the M4 (on by default, the DSP path, under qemu) and on the
-    host (--kernels, the portable path); every output equal to ORT's."""
+    host (--kernels, the portable path); every output equal to ORT's.
+    Quantized per channel (as most CNNs ship), the per-channel kernels."""
     from ireegen.cbuild.int8_kernels import spec_path
     from ireegen.config.modes import make_config
     from ireegen.emit import emit
@@ -501,14 +505,15 @@ def test_qdq_residual_block_equals_onnxruntime(tmp_path, cpu):
         missing = [t for t in ("arm-none-eabi-gcc", "qemu-system-arm") if shutil.which(t) is None]
         if missing:
             pytest.skip(f"{', '.join(missing)} not installed")
-    model = _qdq_residual_block(tmp_path / "block.onnx")
+    model = _qdq_residual_block(tmp_path / "block.onnx", per_channel=per_channel)
     if cpu == "host":
         result = emit(model, tmp_path / "out", make_config("runtimeless"), name="m", kernels=spec_path())
     else:
         result = emit(model, tmp_path / "out", make_config("runtimeless", target_cpu=cpu), name="m")
     kernels = {k for c in result.manifest["kernels"]["dispatches"] for k in c["kernels"]}
-    assert {"ireegen_i8_add", "ireegen_i8_average_pool", "ireegen_i8_convolution"} <= kernels, kernels
-    assert "ireegen_i8_fully_connected" in kernels, kernels
+    suffix = "_per_channel" if per_channel else ""
+    assert {"ireegen_i8_add", "ireegen_i8_average_pool", f"ireegen_i8_convolution{suffix}"} <= kernels, kernels
+    assert f"ireegen_i8_fully_connected{suffix}" in kernels, kernels
     _check_against_onnxruntime(model, tmp_path / "out", runs=4)
 
 
