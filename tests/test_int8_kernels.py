@@ -49,7 +49,17 @@ def lib(tmp_path_factory):
         pytest.skip("no C compiler")
     out = tmp_path_factory.mktemp("int8") / "libireegen_int8.so"
     sources = [
-        str(KERNELS / s) for s in ("fully_connected.c", "convolution.c", "quantize.c", "add.c", "pool.c", "softmax.c")
+        str(KERNELS / s)
+        for s in (
+            "fully_connected.c",
+            "fully_connected_per_channel.c",
+            "convolution.c",
+            "convolution_per_channel.c",
+            "quantize.c",
+            "add.c",
+            "pool.c",
+            "softmax.c",
+        )
     ]
     flags = ["-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC"]
     subprocess.run([cc, *flags, *sources, "-o", str(out), "-lm"], check=True)
@@ -158,49 +168,62 @@ def test_fully_connected_equals_onnxruntime(lib):
         assert np.array_equal(y, expected), f"case {case}: m={m} n={n} k={k} per_channel={per_channel}"
 
 
+def _conv_case(rng, depthwise: bool, case: int):
+    """A random QLinearConv: (sizes, pads, x, w, b, quantization, ONNX
+    Runtime's output).  Odd channel and filter counts, kernels 1x1 to 5x5
+    (3x3 half the time), strides 1 to 4, any padding, batch 1-2; every
+    10th case a plane past the depthwise kernel's stack plane (1,280
+    int16), every 10th (of the full convolution) a column past the pair
+    column (640: the kernel's plain loop), every 10th (of the depthwise) a
+    7x7 kernel; every odd case per-channel weights (the weight scale `sw` an
+    array of one scale per output channel)."""
+    n, c = int(rng.integers(1, 3)), int(rng.integers(1, 9))
+    f = c if depthwise else int(rng.integers(1, 9))
+    h, wd = int(rng.integers(1, 12)), int(rng.integers(1, 12))
+    if case % 10 == 0:  # past the depthwise kernel's stack plane (1,280 int16)
+        h, wd = 40, 37
+    if case % 10 == 5 and not depthwise:  # 73 * 3 * 3 > 640
+        c, h, wd = 73, int(rng.integers(3, 6)), int(rng.integers(3, 6))
+    # 3x3 half the time (the depthwise kernel's fast path), else 1 to 5.
+    kh = 3 if h >= 3 and rng.random() < 0.5 else int(rng.integers(1, min(h, 5) + 1))
+    kw = 3 if wd >= 3 and kh == 3 else int(rng.integers(1, min(wd, 5) + 1))
+    if case % 10 == 5 and depthwise:  # a 7x7 stem's kernel
+        h, wd, kh, kw = int(rng.integers(7, 16)), int(rng.integers(7, 16)), 7, 7
+    stride = int(rng.integers(1, 5))
+    pt, pl = int(rng.integers(0, kh)), int(rng.integers(0, kw))
+    pb, pr = int(rng.integers(0, kh)), int(rng.integers(0, kw))
+    oh, ow = (h + pt + pb - kh) // stride + 1, (wd + pl + pr - kw) // stride + 1
+    sx, zx, sw, sy, zy = _qparams(rng)
+    if case % 2 == 1:
+        sw = rng.uniform(0.001, 0.05, f).astype(np.float32)
+    x = rng.integers(-128, 128, (n, c, h, wd), dtype=np.int8)
+    w = rng.integers(-128, 128, (f, 1 if depthwise else c, kh, kw), dtype=np.int8)
+    b = rng.integers(-20000, 20000, f).astype(np.int32)
+    node = helper.make_node(
+        "QLinearConv",
+        ["x", "sx", "zx", "w", "sw", "zw", "sy", "zy", "b"],
+        ["y"],
+        pads=[pt, pl, pb, pr],
+        strides=[stride, stride],
+        group=c if depthwise else 1,
+    )
+    zw = np.zeros(f, np.int8) if np.ndim(sw) else np.int8(0)
+    params = {"sx": sx, "zx": zx, "sw": sw, "zw": zw, "sy": sy, "zy": zy}
+    params = {k2: np.array(v) for k2, v in params.items()}
+    expected = _session(node, {"x": x, "w": w, "b": b, **params}, (n, f, oh, ow)).run(None, {"x": x})[0]
+    sizes = [n, c, h, wd, f, kh, kw, oh, ow, stride, pt, pl]
+    return sizes, (pt, pl, pb, pr), x, w, b, (sx, zx, sw, sy, zy), expected
+
+
 @pytest.mark.parametrize("depthwise", [False, True], ids=["conv", "depthwise"])
 def test_convolution_equals_onnxruntime(lib, depthwise):
     rng = np.random.default_rng(23 + depthwise)
     for case in range(CASES):
-        n, c = int(rng.integers(1, 3)), int(rng.integers(1, 9))
-        f = c if depthwise else int(rng.integers(1, 9))
-        h, wd = int(rng.integers(1, 12)), int(rng.integers(1, 12))
-        if case % 10 == 0:  # past the depthwise kernel's stack plane (1,280 int16)
-            h, wd = 40, 37
-        # 3x3 half the time (the depthwise kernel's fast path), else 1 to 5.
-        kh = 3 if h >= 3 and rng.random() < 0.5 else int(rng.integers(1, min(h, 5) + 1))
-        kw = 3 if wd >= 3 and kh == 3 else int(rng.integers(1, min(wd, 5) + 1))
-        if case % 10 == 5:  # a 7x7 stem, any padding up to the kernel
-            h, wd, kh, kw = int(rng.integers(7, 16)), int(rng.integers(7, 16)), 7, 7
-        stride = int(rng.integers(1, 5))  # 1 to 4
-        pt, pl = int(rng.integers(0, kh)), int(rng.integers(0, kw))
-        pb, pr = int(rng.integers(0, kh)), int(rng.integers(0, kw))
-        oh, ow = (h + pt + pb - kh) // stride + 1, (wd + pl + pr - kw) // stride + 1
-        sx, zx, sw, sy, zy = _qparams(rng)
-        per_channel = case % 2 == 1  # a weight scale per output channel
-        if per_channel:
-            sw = rng.uniform(0.001, 0.05, f).astype(np.float32)
-        x = rng.integers(-128, 128, (n, c, h, wd), dtype=np.int8)
-        w = rng.integers(-128, 128, (f, 1 if depthwise else c, kh, kw), dtype=np.int8)
-        b = rng.integers(-20000, 20000, f).astype(np.int32)
-        node = helper.make_node(
-            "QLinearConv",
-            ["x", "sx", "zx", "w", "sw", "zw", "sy", "zy", "b"],
-            ["y"],
-            pads=[pt, pl, pb, pr],
-            strides=[stride, stride],
-            group=c if depthwise else 1,
-        )
-        zw = np.zeros(f, np.int8) if per_channel else np.int8(0)
-        params = {"sx": sx, "zx": zx, "sw": sw, "zw": zw, "sy": sy, "zy": zy}
-        params = {k2: np.array(v) for k2, v in params.items()}
-        s = _session(node, {"x": x, "w": w, "b": b, **params}, (n, f, oh, ow))
-        expected = s.run(None, {"x": x})[0]
-        y = np.zeros((n, f, oh, ow), np.int8)
+        sizes, pads, x, w, b, (sx, zx, sw, sy, zy), expected = _conv_case(rng, depthwise, case)
+        y = np.zeros(expected.shape, np.int8)
         name = "ireegen_i8_depthwise_conv" if depthwise else "ireegen_i8_convolution"
-        sizes = [n, c, h, wd, f, kh, kw, oh, ow, stride, pt, pl]
         head = (_ptr(x), ctypes.c_size_t(0), _ptr(w), ctypes.c_size_t(0), _ptr(b), ctypes.c_size_t(0))
-        if per_channel:
+        if np.ndim(sw):  # per channel
             multipliers = _multipliers(sx, sw, sy)
             getattr(lib, name + "_per_channel")(
                 *head, _ptr(multipliers), ctypes.c_size_t(0), _ptr(y), ctypes.c_size_t(0),
@@ -212,8 +235,94 @@ def test_convolution_equals_onnxruntime(lib, depthwise):
                 ctypes.c_uint32(_bits(sx)), ctypes.c_int32(int(zx)), ctypes.c_uint32(_bits(sw)),
                 ctypes.c_uint32(_bits(sy)), ctypes.c_int32(int(zy)),
             )  # fmt: skip
-        msg = f"case {case}: {sizes} pads {pt, pl, pb, pr} per_channel={per_channel}"
-        assert np.array_equal(y, expected), msg
+        assert np.array_equal(y, expected), f"case {case}: {sizes} pads {pads} per_channel={np.ndim(sw) > 0}"
+
+
+# Calls the convolution kernels on the cases of cases.bin (per case: the
+# kind (1: depthwise, +2: per channel), the 12 sizes and the 5 quantization
+# words as uint32, then x, w, the bias and, per channel, the F multipliers)
+# and writes every output, in order, to out.bin.
+CONV_HARNESS = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include "ireegen_int8.h"
+static void* take(FILE* f, size_t bytes) {
+  void* p = malloc(bytes ? bytes : 1);
+  if (!p || fread(p, 1, bytes, f) != bytes) exit(3);
+  return p;
+}
+int main(void) {
+  FILE* in = fopen("cases.bin", "rb");
+  FILE* out = fopen("out.bin", "wb");
+  if (!in || !out) return 2;
+  uint32_t head[18];
+  while (fread(head, sizeof head, 1, in) == 1) {
+    size_t s[12];
+    for (int i = 0; i < 12; ++i) s[i] = head[1 + i];
+    const size_t xs = s[0] * s[1] * s[2] * s[3], ys = s[0] * s[4] * s[7] * s[8];
+    const size_t ws = s[4] * ((head[0] & 1) ? 1 : s[1]) * s[5] * s[6];
+    int8_t* x = take(in, xs);
+    int8_t* w = take(in, ws);
+    int32_t* b = take(in, 4 * s[4]);
+    float* m = take(in, head[0] & 2 ? 4 * s[4] : 0);
+    int8_t* y = malloc(ys);
+    if (head[0] & 2)
+      ((head[0] & 1) ? ireegen_i8_depthwise_conv_per_channel : ireegen_i8_convolution_per_channel)(
+          x, 0, w, 0, b, 0, m, 0, y, 0, s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8], s[9], s[10], s[11],
+          (int32_t)head[14], (int32_t)head[17]);
+    else
+      ((head[0] & 1) ? ireegen_i8_depthwise_conv : ireegen_i8_convolution)(
+          x, 0, w, 0, b, 0, y, 0, s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8], s[9], s[10], s[11],
+          head[13], (int32_t)head[14], head[15], head[16], (int32_t)head[17]);
+    fwrite(y, 1, ys, out);
+    free(x), free(w), free(b), free(m), free(y);
+  }
+  fclose(out);
+  return 0;
+}
+"""
+
+
+@pytest.mark.skipif(
+    not (shutil.which("arm-none-eabi-gcc") and shutil.which("qemu-system-arm")), reason="no Arm bare-metal toolchain"
+)
+def test_convolution_on_cortex_m4_equals_onnxruntime(tmp_path):
+    """The DSP path (SMLAD on the pair column, the assembler loop, the
+    border gather) built by arm-none-eabi-gcc for the Cortex-M4 at -O2 and
+    -Os and run under qemu-system-arm: random convolutions and depthwise
+    convolutions, every output equal to ONNX Runtime's QLinearConv."""
+    from ireegen.cbuild import baremetal
+    from ireegen.config.cores import CORES
+
+    rng = np.random.default_rng(41)
+    cases, expected = bytearray(), []
+    for case in range(40):
+        depthwise = case % 4 == 3
+        sizes, _, x, w, b, (sx, zx, sw, sy, zy), y = _conv_case(rng, depthwise, case)
+        per_channel = np.ndim(sw) > 0
+        multipliers = _multipliers(sx, sw, sy).tobytes() if per_channel else b""
+        quant = [_bits(sx), int(zx) & 0xFFFFFFFF, 0 if per_channel else _bits(sw), _bits(sy), int(zy) & 0xFFFFFFFF]
+        kind = int(depthwise) + 2 * per_channel
+        cases += struct.pack("<18I", kind, *sizes, *quant) + x.tobytes() + w.tobytes() + b.tobytes() + multipliers
+        expected.append(y)
+    (tmp_path / "cases.bin").write_bytes(bytes(cases))
+    (tmp_path / "harness.c").write_text(CONV_HARNESS)
+    core = CORES["cortex-m4"]
+    support, link_flags = baremetal.support_files(core, tmp_path)
+    sources = [str(KERNELS / s) for s in ("convolution.c", "convolution_per_channel.c", "fully_connected.c")]
+    want = np.concatenate([y.ravel() for y in expected])
+    for opt in ("-O2", "-Os"):
+        program = tmp_path / f"conv{opt}.elf"
+        flags = [*core.gcc_flags(core.default_triple), opt, "-std=c11", "-Wall", "-Wextra", "-Werror"]
+        subprocess.run(
+            ["arm-none-eabi-gcc", *flags, f"-I{KERNELS}", str(tmp_path / "harness.c"), *sources,
+             *map(str, support), *link_flags, "-lm", "-o", str(program)],
+            check=True,
+        )  # fmt: skip
+        command = baremetal.semihosting_command(core, baremetal.emulator_command(core), program, [])
+        subprocess.run(command, cwd=tmp_path, check=True, timeout=600, stdout=subprocess.DEVNULL)
+        got = np.frombuffer((tmp_path / "out.bin").read_bytes(), np.int8)
+        assert got.size == want.size and np.array_equal(got, want), f"{opt}: {np.count_nonzero(got != want)} differ"
 
 
 def test_quantize_equals_onnxruntime(lib):
