@@ -325,6 +325,34 @@ def test_convolution_on_cortex_m4_equals_onnxruntime(tmp_path):
         assert got.size == want.size and np.array_equal(got, want), f"{opt}: {np.count_nonzero(got != want)} differ"
 
 
+@pytest.mark.parametrize("opt", ["-O2", "-Os"])
+def test_per_channel_sources_define_no_function_twice(tmp_path, opt):
+    """convolution_per_channel.c and fully_connected_per_channel.c compile
+    their per-tensor source again: every function they define has a name of
+    its own (per_channel.h), else the kernels' relocatable link merges the
+    two sections of one name and a firmware keeps the per-channel copy
+    whenever it calls the per-tensor one."""
+    cc = shutil.which("cc") or shutil.which("gcc")
+    nm = shutil.which("nm")
+    if cc is None or nm is None:
+        pytest.skip("no C compiler or nm")
+
+    def functions(source: str) -> set:
+        obj = tmp_path / (source + opt + ".o")
+        subprocess.run(
+            [cc, "-std=c11", opt, "-ffunction-sections", "-Wall", "-Wextra", "-Werror", "-c", str(KERNELS / source),
+             "-o", str(obj)],
+            check=True,
+        )  # fmt: skip
+        out = subprocess.run([nm, str(obj)], check=True, stdout=subprocess.PIPE, text=True).stdout
+        return {line.split()[2] for line in out.splitlines() if len(line.split()) == 3 and line.split()[1] in "tT"}
+
+    for base in ("convolution", "fully_connected"):
+        per_tensor, per_channel = functions(f"{base}.c"), functions(f"{base}_per_channel.c")
+        assert per_tensor and per_channel and not per_tensor & per_channel, per_tensor & per_channel
+        assert all(n.endswith("_per_channel") or n.startswith("ireegen_i8_pc_") for n in per_channel), per_channel
+
+
 def test_quantize_equals_onnxruntime(lib):
     """QuantizeLinear of a float input, halves and out-of-range values included."""
     rng = np.random.default_rng(25)

@@ -305,7 +305,7 @@ static void ireegen_i8_depthwise_plane3x3(
 }
 
 // The depthwise convolution: channel ch's multiplier is per_channel[ch], or
-// tensor_multiplier when per_channel is NULL.
+// tensor_multiplier per tensor (the table NULL).
 static void ireegen_i8_depthwise(const int8_t* x, const int8_t* w,
                                  const int32_t* bias, int8_t* y, size_t n,
                                  size_t c, size_t h, size_t wd, size_t kh,
@@ -316,8 +316,13 @@ static void ireegen_i8_depthwise(const int8_t* x, const int8_t* w,
   const int is3x3 = kh == 3 && kw == 3;
   for (size_t b = 0; b < n; ++b) {
     for (size_t ch = 0; ch < c; ++ch) {
-      const float multiplier =
-          per_channel ? per_channel[ch] : tensor_multiplier;
+#if defined(IREEGEN_I8_PER_CHANNEL)
+      const float multiplier = per_channel[ch];
+      (void)tensor_multiplier;
+#else
+      const float multiplier = tensor_multiplier;
+      (void)per_channel;
+#endif
       const int8_t* plane = x + (b * c + ch) * h * wd;
       const int8_t* taps = w + ch * kh * kw;
       int8_t* out = y + (b * c + ch) * oh * ow;

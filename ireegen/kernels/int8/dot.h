@@ -122,12 +122,16 @@ static inline int32_t ireegen_i8_dot(const int16_t* column, const int8_t* w,
   return acc;
 }
 
-// Filter o's output multiplier: per_channel[o], or `multiplier` for every
-// filter when per_channel is NULL.  Each kernel source is compiled once for
-// per-tensor and once for per-channel weights (IREEGEN_I8_PER_CHANNEL), so
-// that per_channel is a constant in each and the per-tensor loops stay as
-// they were.
-#define IREEGEN_I8_MULTIPLIER(o) (per_channel ? per_channel[o] : multiplier)
+// Filter o's output multiplier, of the `multiplier` and `per_channel`
+// arguments of the functions that use it: convolution.c and
+// fully_connected.c are compiled once for per-tensor weights (one
+// multiplier; the table is NULL) and once for per-channel weights
+// (IREEGEN_I8_PER_CHANNEL: the table), so that neither pays for the other.
+#if defined(IREEGEN_I8_PER_CHANNEL)
+#define IREEGEN_I8_MULTIPLIER(o) ((void)multiplier, per_channel[o])
+#else
+#define IREEGEN_I8_MULTIPLIER(o) ((void)per_channel, multiplier)
+#endif
 
 // y[o * y_stride] = requantize(bias[o] + column . w[o]) for the f filters
 // (rows of `length` weights), four at a time.
