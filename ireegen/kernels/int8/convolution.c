@@ -155,12 +155,11 @@ static __attribute__((noinline)) void ireegen_i8_pair_filters(
 
 // The convolution: filter o's multiplier is IREEGEN_I8_MULTIPLIER(o).  Its
 // one caller is this file's entry point, so it is inlined there.
-static void ireegen_i8_conv(const int8_t* x, const int8_t* w,
-                            const int32_t* bias, int8_t* y, size_t n, size_t c,
-                            size_t h, size_t wd, size_t f, size_t kh, size_t kw,
-                            size_t oh, size_t ow, size_t stride, size_t pad_top,
-                            size_t pad_left, int32_t x_zero, float multiplier,
-                            const float* per_channel, int32_t y_zero) {
+IREEGEN_I8_BODY void ireegen_i8_conv(
+    const int8_t* x, const int8_t* w, const int32_t* bias, int8_t* y, size_t n,
+    size_t c, size_t h, size_t wd, size_t f, size_t kh, size_t kw, size_t oh,
+    size_t ow, size_t stride, size_t pad_top, size_t pad_left, int32_t x_zero,
+    float multiplier, const float* per_channel, int32_t y_zero) {
   const size_t length = c * kh * kw;
   const size_t pixels = oh * ow;
   // The pair column, or one column when it is longer (word-aligned), and
@@ -306,13 +305,11 @@ static void ireegen_i8_depthwise_plane3x3(
 
 // The depthwise convolution: channel ch's multiplier is per_channel[ch], or
 // tensor_multiplier per tensor (the table NULL).
-static void ireegen_i8_depthwise(const int8_t* x, const int8_t* w,
-                                 const int32_t* bias, int8_t* y, size_t n,
-                                 size_t c, size_t h, size_t wd, size_t kh,
-                                 size_t kw, size_t oh, size_t ow, size_t stride,
-                                 size_t pad_top, size_t pad_left,
-                                 int32_t x_zero, float tensor_multiplier,
-                                 const float* per_channel, int32_t y_zero) {
+IREEGEN_I8_BODY void ireegen_i8_depthwise(
+    const int8_t* x, const int8_t* w, const int32_t* bias, int8_t* y, size_t n,
+    size_t c, size_t h, size_t wd, size_t kh, size_t kw, size_t oh, size_t ow,
+    size_t stride, size_t pad_top, size_t pad_left, int32_t x_zero,
+    float tensor_multiplier, const float* per_channel, int32_t y_zero) {
   const int is3x3 = kh == 3 && kw == 3;
   for (size_t b = 0; b < n; ++b) {
     for (size_t ch = 0; ch < c; ++ch) {

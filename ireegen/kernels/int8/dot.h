@@ -127,6 +127,11 @@ static inline int32_t ireegen_i8_dot(const int16_t* column, const int8_t* w,
 // fully_connected.c are compiled once for per-tensor weights (one
 // multiplier; the table is NULL) and once for per-channel weights
 // (IREEGEN_I8_PER_CHANNEL: the table), so that neither pays for the other.
+// The body of a kernel, shared by its per-tensor and per-channel entry
+// points (one of them per compile): inlined into it, as it was before the
+// per-channel entry points.
+#define IREEGEN_I8_BODY static inline __attribute__((always_inline))
+
 #if defined(IREEGEN_I8_PER_CHANNEL)
 #define IREEGEN_I8_MULTIPLIER(o) ((void)multiplier, per_channel[o])
 #else

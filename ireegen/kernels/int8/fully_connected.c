@@ -54,10 +54,11 @@ static inline void ireegen_i8_dot4_packed(const int16_t* column,
 
 // Output j's multiplier is IREEGEN_I8_MULTIPLIER(j); inlined into this
 // file's one entry point.
-static void ireegen_i8_fc(const int8_t* x, const int8_t* w, const int32_t* bias,
-                          int8_t* y, size_t m, size_t n, size_t k,
-                          int32_t x_zero, float multiplier,
-                          const float* per_channel, int32_t y_zero) {
+IREEGEN_I8_BODY void ireegen_i8_fc(const int8_t* x, const int8_t* w,
+                                   const int32_t* bias, int8_t* y, size_t m,
+                                   size_t n, size_t k, int32_t x_zero,
+                                   float multiplier, const float* per_channel,
+                                   int32_t y_zero) {
   const size_t k4 = ireegen_i8_round4(k);
   if (k4 <= IREEGEN_I8_COLUMN_MAX) {
     // Each row of x unpacked once to int16 (x - x_zero), zeros up to k4,
