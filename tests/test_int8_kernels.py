@@ -503,9 +503,10 @@ QDQ_MODELS = {
 }
 
 
-def _qdq_model(path: Path, op, x_shape, w_shape, pads, stride) -> Path:
+def _qdq_model(path: Path, op, x_shape, w_shape, pads, stride, per_channel=False) -> Path:
     """A one-operator float model quantized by onnxruntime's quantize_static
-    (QDQ, per tensor, int8 activations and weights, seeded calibration)."""
+    (QDQ, weights per tensor or per channel, int8 activations and weights,
+    seeded calibration)."""
     rng = np.random.default_rng(len(path.stem))
     w = onnx.numpy_helper.from_array((rng.standard_normal(w_shape) * 0.3).astype(np.float32), "w")
     b = onnx.numpy_helper.from_array((rng.standard_normal(w_shape[0]) * 0.2).astype(np.float32), "b")
@@ -532,7 +533,7 @@ def _qdq_model(path: Path, op, x_shape, w_shape, pads, stride) -> Path:
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
     samples = [{"x": rng.standard_normal(x_shape).astype(np.float32)} for _ in range(4)]
-    onnx.save(quantize_qdq(model, samples), path)
+    onnx.save(quantize_qdq(model, samples, per_channel=per_channel), path)
     return path
 
 
@@ -730,7 +731,8 @@ def test_qdq_residual_add_of_rank_1_to_3(tmp_path, shape):
 def test_qdq_fully_connected_random_shapes_equal_onnxruntime(tmp_path, cpu):
     """Fully connected layers of random shapes, weights (N, K) and (K, N)
     (transposed at compile time), through emit: the M4's DSP loop under qemu
-    and the host's portable C, every output equal to ONNX Runtime's."""
+    and the host's portable C, every output equal to ONNX Runtime's.  The
+    random shapes are quantized per channel (a scale per output)."""
     from ireegen.cbuild.int8_kernels import spec_path
     from ireegen.config.modes import make_config
     from ireegen.emit import emit
@@ -745,14 +747,16 @@ def test_qdq_fully_connected_random_shapes_equal_onnxruntime(tmp_path, cpu):
     for case, (m, n, k) in enumerate(shapes):
         kn = case % 2 == 0
         spec = ("GemmKN", (m, k), (k, n), None, 1) if kn else ("Gemm", (m, k), (n, k), None, 1)
-        model = _qdq_model(tmp_path / f"fc{case}.onnx", *spec)
+        per_channel = case >= 2
+        model = _qdq_model(tmp_path / f"fc{case}.onnx", *spec, per_channel=per_channel)
         out = tmp_path / f"out{case}"
         if cpu == "host":
             result = emit(model, out, make_config("runtimeless"), name="m", kernels=spec_path())
         else:
             result = emit(model, out, make_config("runtimeless", target_cpu=cpu), name="m")
         kernels = {k2 for c in result.manifest["kernels"]["dispatches"] for k2 in c["kernels"]}
-        assert "ireegen_i8_fully_connected" in kernels, (m, n, k, kn, kernels)
+        kernel = "ireegen_i8_fully_connected" + ("_per_channel" if per_channel else "")
+        assert kernel in kernels, (m, n, k, kn, kernels)
         _check_against_onnxruntime(model, out, runs=2)
 
 
