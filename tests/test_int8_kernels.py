@@ -642,3 +642,88 @@ def test_cmake_no_builtin_kernels(tmp_path, off):
     assert build.returncode == 0, build.stdout[-3000:]
     (manifest,) = (tmp_path / "build").rglob("manifest.json")
     assert ("kernels" in json.loads(manifest.read_text())) is not off
+
+
+# --- the MVE (Helium) loops: the kernels on a Cortex-M55 under qemu --------
+
+
+def _fc_case(rng):
+    """A random fully connected case: the kernel's parameters, x, the
+    packed w, the bias and ORT's QGemm output."""
+    m, n, k = int(rng.integers(1, 4)), int(rng.integers(1, 40)), int(rng.choice([rng.integers(1, 300), 1100]))
+    sx, zx, sw, sy, zy = _qparams(rng)
+    x = rng.integers(-128, 128, (m, k), dtype=np.int8)
+    w = rng.integers(-128, 128, (n, k), dtype=np.int8)
+    b = rng.integers(-20000, 20000, n).astype(np.int32)
+    node = helper.make_node(
+        "QGemm", ["x", "sx", "zx", "w", "sw", "zw", "b", "sy", "zy"], ["y"], domain="com.microsoft", transB=1
+    )
+    params = {k2: np.array(v) for k2, v in {"sx": sx, "zx": zx, "sw": sw, "zw": np.int8(0), "sy": sy, "zy": zy}.items()}
+    expected = _session(node, {"x": x, "w": w, "b": b, **params}, (m, n), "com.microsoft").run(None, {"x": x})[0]
+    sizes = [m, n, k, _bits(sx), int(zx), _bits(sw), _bits(sy), int(zy)]
+    return sizes, x, _pack_fc_weights(w), b, expected
+
+
+def _conv_case(rng, depthwise: bool):
+    """A random (depthwise) convolution case, as _fc_case: any channel
+    count, 1x1 to 5x5 (3x3 half the time), strides 1 and 2, any padding."""
+    n, c = int(rng.integers(1, 3)), int(rng.integers(1, 20))
+    f = c if depthwise else int(rng.integers(1, 20))
+    h, wd = int(rng.integers(1, 11)), int(rng.integers(1, 11))
+    kh = 3 if h >= 3 and rng.random() < 0.5 else int(rng.integers(1, min(h, 5) + 1))
+    kw = 3 if wd >= 3 and kh == 3 else int(rng.integers(1, min(wd, 5) + 1))
+    stride = int(rng.integers(1, 3))
+    pt, pl, pb, pr = (int(rng.integers(0, k)) for k in (kh, kw, kh, kw))
+    oh, ow = (h + pt + pb - kh) // stride + 1, (wd + pl + pr - kw) // stride + 1
+    sx, zx, sw, sy, zy = _qparams(rng)
+    x = rng.integers(-128, 128, (n, c, h, wd), dtype=np.int8)
+    w = rng.integers(-128, 128, (f, 1 if depthwise else c, kh, kw), dtype=np.int8)
+    b = rng.integers(-20000, 20000, f).astype(np.int32)
+    node = helper.make_node(
+        "QLinearConv", ["x", "sx", "zx", "w", "sw", "zw", "sy", "zy", "b"], ["y"],
+        pads=[pt, pl, pb, pr], strides=[stride, stride], group=c if depthwise else 1,
+    )  # fmt: skip
+    params = {k2: np.array(v) for k2, v in {"sx": sx, "zx": zx, "sw": sw, "zw": np.int8(0), "sy": sy, "zy": zy}.items()}
+    expected = _session(node, {"x": x, "w": w, "b": b, **params}, (n, f, oh, ow)).run(None, {"x": x})[0]
+    sizes = [n, c, h, wd, f, kh, kw, oh, ow, stride, pt, pl, _bits(sx), int(zx), _bits(sw), _bits(sy), int(zy)]
+    return sizes, x, w, b, expected
+
+
+@pytest.mark.skipif(
+    not (shutil.which("arm-none-eabi-gcc") and shutil.which("qemu-system-arm")), reason="no Arm bare-metal toolchain"
+)
+def test_kernels_on_cortex_m55_equal_onnxruntime(tmp_path):
+    """The MVE loops (fully_connected_mve.h, dot_mve.h): the kernels built
+    for the Cortex-M55 as emit builds them, run by tests/c/int8_kernels_driver.c
+    under qemu-system-arm (mps3-an547) on random shapes, weights at every
+    byte alignment (the fully connected kernel's gathers when they are not
+    on a word), every output equal to ONNX Runtime's."""
+    from ireegen.cbuild import baremetal
+    from ireegen.cbuild.toolchains import toolchain_for
+
+    rng = np.random.default_rng(55)
+    cases = [(0, *_fc_case(rng)) for _ in range(40)]
+    cases += [(1 + depthwise, *_conv_case(rng, depthwise)) for depthwise in (False, True) for _ in range(25)]
+    with open(tmp_path / "cases.bin", "wb") as f:
+        for i, (kind, sizes, x, w, b, _) in enumerate(cases):
+            counts = [x.size, w.size, b.nbytes, _.size, i % 4]  # weights at offsets 0 to 3
+            f.write(np.array([kind, *sizes, *[0] * (20 - len(sizes)), *counts], np.int64).astype(np.uint32).tobytes())
+            f.write(x.tobytes() + w.tobytes() + b.tobytes())
+    toolchain = toolchain_for("thumbv8.1m.main-none-eabihf", cpu="cortex-m55")
+    sources, link_flags = baremetal.support_files(toolchain.core, tmp_path)
+    kernel_sources = [KERNELS / s for s in ("fully_connected.c", "convolution.c")]
+    driver = Path(__file__).resolve().parent / "c" / "int8_kernels_driver.c"
+    flags = [*toolchain.cflags, "-O2", "-std=c11", "-Wall", "-Wextra", "-Werror", f"-I{KERNELS}"]
+    program = tmp_path / "driver.elf"
+    subprocess.run(
+        [toolchain.cc, *flags, driver, *kernel_sources, *sources, *link_flags, "-lm", "-o", program], check=True
+    )
+    run = subprocess.run(toolchain.run_command(program, ["cases.bin", "out.bin"]), cwd=tmp_path, timeout=120)
+    assert run.returncode == 0
+    got = (tmp_path / "out.bin").read_bytes()
+    at = 0
+    for i, (kind, sizes, *_, expected) in enumerate(cases):
+        y = np.frombuffer(got[at : at + expected.size], np.int8).reshape(expected.shape)
+        at += expected.size
+        assert np.array_equal(y, expected), f"case {i} (kernel {kind}): {sizes}"
+    assert at == len(got)

@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "dot_mve.h"
 #include "requantize.h"
 
 #if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
@@ -30,6 +31,7 @@
 #define IREEGEN_I8_COLUMN_MAX 1024
 #define IREEGEN_I8_PAIR_MAX 640
 
+#if !IREEGEN_I8_MVE  // dot_mve.h has the MVE column and dot products
 static inline void ireegen_i8_column_interleave(int16_t* column,
                                                 size_t length) {
 #if IREEGEN_I8_DSP
@@ -43,6 +45,7 @@ static inline void ireegen_i8_column_interleave(int16_t* column,
   (void)length;
 #endif
 }
+#endif
 
 #if IREEGEN_I8_DSP
 static inline uint32_t ireegen_i8_load32(const void* p) {
@@ -60,6 +63,7 @@ static inline uint32_t ireegen_i8_sxtb16_ror8(uint32_t v) {
 }
 #endif
 
+#if !IREEGEN_I8_MVE
 // acc[j] += column . w[j * length] for j = 0..3: four filters share each
 // load of the column.  Rows 1 and 3 are addressed from rows 0 and 2 plus
 // the row length, so the DSP loop's pointers, four accumulators and
@@ -161,6 +165,7 @@ static inline int32_t ireegen_i8_dot(const int16_t* column, const int8_t* w,
   for (; i < length; ++i) acc += column[i] * w[i];
   return acc;
 }
+#endif  // !IREEGEN_I8_MVE
 
 // y[o * y_stride] = requantize(bias[o] + column . w[o]) for the f filters
 // (rows of `length` weights), four at a time.

@@ -1,6 +1,7 @@
 // Fully connected (Gemm) on int8 with ONNX Runtime's rounding, on weights
 // packed by the match spec at compile time (ireegen_int8.h).
 #include "dot.h"
+#include "fully_connected_mve.h"
 #include "ireegen_int8.h"
 #include "requantize.h"
 
@@ -62,6 +63,11 @@ void ireegen_i8_fully_connected(const int8_t* x, size_t x_offset,
   bias += bias_offset;
   y += y_offset;
   const float multiplier = ireegen_i8_multiplier(x_scale, w_scale, y_scale);
+#if IREEGEN_I8_MVE
+  ireegen_i8_fully_connected_mve(x, w, bias, y, m, n, k, multiplier, x_zero,
+                                 y_zero);
+  return;
+#endif
   const size_t k4 = ireegen_i8_round4(k);
   if (k4 <= IREEGEN_I8_COLUMN_MAX) {
     // Each row of x unpacked once to int16 (x - x_zero), zeros up to k4,
