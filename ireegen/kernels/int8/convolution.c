@@ -2,6 +2,7 @@
 // rounding; the zero padding is done by skipping, not by a padded copy.
 #include <string.h>
 
+#include "depthwise_mve.h"
 #include "dot.h"
 #include "ireegen_int8.h"
 #include "requantize.h"
@@ -191,6 +192,12 @@ void ireegen_i8_depthwise_conv(
   bias += bias_offset;
   y += y_offset;
   const float multiplier = ireegen_i8_multiplier(x_scale, w_scale, y_scale);
+#if IREEGEN_I8_MVE_FLOAT
+  if (ireegen_i8_depthwise_conv_mve(x, w, bias, y, n, c, h, wd, kh, kw, oh, ow,
+                                    stride, pad_top, pad_left, x_zero,
+                                    multiplier, y_zero))
+    return;
+#endif
   const int is3x3 = kh == 3 && kw == 3;
   for (size_t b = 0; b < n; ++b) {
     for (size_t ch = 0; ch < c; ++ch) {

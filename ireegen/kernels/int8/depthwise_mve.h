@@ -1,0 +1,135 @@
+// Depthwise convolution on MVE (Helium: the Cortex-M55), four output pixels
+// of a row at a time: each tap one widening load of four input bytes
+// (VLDRB.S32; a gather for stride 2) and one VMLA by the tap into four
+// int32 accumulators, then requantize_mve.h.  The input goes through an
+// int8 band of the channel's plane on the stack with the padding filled with
+// x_zero, so every pixel takes all its taps: sum (x - x_zero) * t is
+// sum x * t - x_zero * sum t, the second term folded into the bias.
+#ifndef IREEGEN_INT8_DEPTHWISE_MVE_H_
+#define IREEGEN_INT8_DEPTHWISE_MVE_H_
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "mve.h"
+#include "requantize_mve.h"
+
+#if IREEGEN_I8_MVE_FLOAT
+
+// The band's bytes on the stack (as the int16 plane of convolution.c), and
+// what the last eight lanes of a row may read past it (7 * stride, stride
+// <= 4; those lanes are not stored).
+#define IREEGEN_I8_BAND_MAX 2560
+#define IREEGEN_I8_BAND_SLACK 32
+// The largest kernel (kh * kw) taken here.
+#define IREEGEN_I8_TAPS_MAX 64
+
+// Rows [0, rows) of the band, each `wp` bytes: input row row0 + r of the
+// plane, columns from -pad_left; x_zero outside the image.
+static inline void ireegen_i8_fill_band(int8_t* band, const int8_t* plane,
+                                        ptrdiff_t row0, size_t rows, size_t h,
+                                        size_t wd, size_t wp, size_t pad_left,
+                                        int32_t x_zero) {
+  const size_t left = pad_left < wp ? pad_left : wp;
+  const size_t inside = wp - left < wd ? wp - left : wd;
+  for (size_t r = 0; r < rows; ++r, band += wp) {
+    const ptrdiff_t iy = row0 + (ptrdiff_t)r;
+    if (iy < 0 || iy >= (ptrdiff_t)h) {
+      memset(band, x_zero, wp);
+      continue;
+    }
+    memset(band, x_zero, left);
+    memcpy(band + left, plane + (size_t)iy * wd, inside);
+    memset(band + left + inside, x_zero, wp - left - inside);
+  }
+}
+
+// Output rows [0, rows) of one band: out[oy][ox] for ox < ow, eight
+// pixels (two vectors of four) per pass, so each tap, kept in a register
+// or a stack slot, serves eight multiplies.
+__attribute__((always_inline)) static inline void ireegen_i8_depthwise_band(
+    const int8_t* band, const int32_t* taps, int32_t base, int8_t* out,
+    size_t rows, size_t ow, size_t wp, size_t stride, size_t kh, size_t kw,
+    float multiplier, int32_t y_zero) {
+  const uint32x4_t lanes = vmulq_n_u32(vidupq_n_u32(0, 1), (uint32_t)stride);
+  for (size_t oy = 0; oy < rows; ++oy, out += ow) {
+    const int8_t* top = band + oy * stride * wp;
+    for (size_t ox = 0; ox < ow; ox += 8) {
+      const int8_t* p0 = top + ox * stride;
+      int32x4_t lo = vdupq_n_s32(base), hi = lo;
+#pragma GCC unroll 3
+      for (size_t ky = 0; ky < kh; ++ky) {
+        const int8_t* p = p0 + ky * wp;
+#pragma GCC unroll 3
+        for (size_t kx = 0; kx < kw; ++kx) {
+          const int32_t t = taps[ky * kw + kx];
+          const int8_t* q = p + kx + 4 * stride;
+          if (stride == 1) {
+            lo = vmlaq_n_s32(lo, vldrbq_s32(p + kx), t);
+            hi = vmlaq_n_s32(hi, vldrbq_s32(q), t);
+          } else {
+            lo = vmlaq_n_s32(lo, vldrbq_gather_offset_s32(p + kx, lanes), t);
+            hi = vmlaq_n_s32(hi, vldrbq_gather_offset_s32(q, lanes), t);
+          }
+        }
+      }
+      const size_t left = ow - ox;
+      ireegen_i8_requantize4_mve(lo, multiplier, y_zero, out + ox, 1,
+                                 vctp32q((uint32_t)left));
+      if (left > 4)
+        ireegen_i8_requantize4_mve(hi, multiplier, y_zero, out + ox + 4, 1,
+                                   vctp32q((uint32_t)(left - 4)));
+    }
+  }
+}
+
+// ireegen_i8_depthwise_conv (convolution.c) on MVE, pointers already
+// offset; 0 when a band of kh rows does not fit or the stride is past 4
+// (the caller's loops then do it).
+static inline int ireegen_i8_depthwise_conv_mve(
+    const int8_t* x, const int8_t* w, const int32_t* bias, int8_t* y, size_t n,
+    size_t c, size_t h, size_t wd, size_t kh, size_t kw, size_t oh, size_t ow,
+    size_t stride, size_t pad_top, size_t pad_left, int32_t x_zero,
+    float multiplier, int32_t y_zero) {
+  const size_t wp = (ow - 1) * stride + kw;  // the columns read
+  if (stride > 4 || wp * kh > IREEGEN_I8_BAND_MAX ||
+      kh * kw > IREEGEN_I8_TAPS_MAX)
+    return 0;
+  // Output rows per band: its (rows - 1) * stride + kh input rows fit.
+  const size_t band_rows = (IREEGEN_I8_BAND_MAX / wp - kh) / stride + 1;
+  int8_t band[IREEGEN_I8_BAND_MAX + IREEGEN_I8_BAND_SLACK];
+  for (size_t b = 0; b < n; ++b) {
+    for (size_t ch = 0; ch < c; ++ch) {
+      const int8_t* plane = x + (b * c + ch) * h * wd;
+      const int8_t* taps = w + ch * kh * kw;
+      int8_t* out = y + (b * c + ch) * oh * ow;
+      // The taps as int32 in a local copy: the int8 output may alias the
+      // int8 weights as far as C knows, which would reload them per pixel.
+      int32_t t[IREEGEN_I8_TAPS_MAX], tap_sum = 0;
+      for (size_t i = 0; i < kh * kw; ++i) tap_sum += t[i] = taps[i];
+      const int32_t base = bias[ch] - x_zero * tap_sum;
+      for (size_t oy = 0; oy < oh; oy += band_rows) {
+        const size_t rows = oh - oy < band_rows ? oh - oy : band_rows;
+        ireegen_i8_fill_band(
+            band, plane, (ptrdiff_t)(oy * stride) - (ptrdiff_t)pad_top,
+            (rows - 1) * stride + kh, h, wd, wp, pad_left, x_zero);
+        // 3x3 of stride 1 and 2 unrolled, the taps in registers.
+        if (kh == 3 && kw == 3 && stride == 1)
+          ireegen_i8_depthwise_band(band, t, base, out + oy * ow, rows, ow, wp,
+                                    1, 3, 3, multiplier, y_zero);
+        else if (kh == 3 && kw == 3 && stride == 2)
+          ireegen_i8_depthwise_band(band, t, base, out + oy * ow, rows, ow, wp,
+                                    2, 3, 3, multiplier, y_zero);
+        else
+          ireegen_i8_depthwise_band(band, t, base, out + oy * ow, rows, ow, wp,
+                                    stride, kh, kw, multiplier, y_zero);
+      }
+    }
+  }
+  return 1;
+}
+
+#endif  // IREEGEN_I8_MVE_FLOAT
+
+#endif  // IREEGEN_INT8_DEPTHWISE_MVE_H_
