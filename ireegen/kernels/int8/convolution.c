@@ -2,6 +2,7 @@
 // rounding; the zero padding is done by skipping, not by a padded copy.
 #include <string.h>
 
+#include "convolution_mve.h"
 #include "depthwise_mve.h"
 #include "dot.h"
 #include "ireegen_int8.h"
@@ -71,6 +72,12 @@ void ireegen_i8_convolution(const int8_t* x, size_t x_offset, const int8_t* w,
   bias += bias_offset;
   y += y_offset;
   const float multiplier = ireegen_i8_multiplier(x_scale, w_scale, y_scale);
+#if IREEGEN_I8_MVE
+  if (ireegen_i8_convolution_mve(x, w, bias, y, n, c, h, wd, f, kh, kw, oh, ow,
+                                 stride, pad_top, pad_left, x_zero, multiplier,
+                                 y_zero))
+    return;
+#endif
   const size_t length = c * kh * kw;
   if (length <= IREEGEN_I8_COLUMN_MAX) {
     // Per output pixel: its receptive field unpacked once to int16

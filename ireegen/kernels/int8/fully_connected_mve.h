@@ -12,6 +12,7 @@
 
 #include "mve.h"
 #include "requantize.h"
+#include "requantize_mve.h"
 
 #if IREEGEN_I8_MVE
 
@@ -118,9 +119,15 @@ static inline void ireegen_i8_fully_connected_mve(
     for (size_t i = 0; i < m; ++i) {
       int32_t dot[4];
       ireegen_i8_fc_group_mve(x + i * k, g, k, 0, dot);
+#if IREEGEN_I8_MVE_FLOAT
+      ireegen_i8_requantize4_mve(vaddq_s32(vldrwq_s32(base), vldrwq_s32(dot)),
+                                 multiplier, y_zero, y + i * n + o, 1,
+                                 vctp32q(4));
+#else
       for (size_t r = 0; r < 4; ++r)
         y[i * n + o + r] =
             ireegen_i8_requantize(base[r] + dot[r], multiplier, y_zero);
+#endif
     }
   }
   for (size_t i = 0; i < m; ++i)
