@@ -72,7 +72,7 @@ void ireegen_i8_convolution(const int8_t* x, size_t x_offset, const int8_t* w,
   bias += bias_offset;
   y += y_offset;
   const float multiplier = ireegen_i8_multiplier(x_scale, w_scale, y_scale);
-#if IREEGEN_I8_MVE
+#if IREEGEN_I8_MVE_FLOAT
   if (ireegen_i8_convolution_mve(x, w, bias, y, n, c, h, wd, f, kh, kw, oh, ow,
                                  stride, pad_top, pad_left, x_zero, multiplier,
                                  y_zero))

@@ -1,43 +1,49 @@
-// Convolution on MVE (Helium: the Cortex-M55): convolution.c's loops (a
-// column of (x - x_zero) per output pixel in the weights' (c, kh, kw) order,
-// two pixels at a time, dotted with every filter by dot_mve.h), with the
-// column gathered eight values at a time: the offsets of a pixel's receptive
-// field from its first value are the same for every pixel, so they are
-// tabled once per call, and a pixel whose field lies inside the image takes
-// one VLDRB.S16 gather, one subtract and one store per eight values.  A
-// pixel whose field reaches into the padding is filled value by value.
+// Convolution on MVE (Helium: the Cortex-M55), in convolution.c's order (a
+// column per output pixel in the weights' (c, kh, kw) order, two pixels by
+// two filters at a time), with two differences:
+// - The column holds x itself, int8, x_zero where the field lies in the
+//   padding: sum (x - x_zero) * w = sum x * w - x_zero * sum w, so the dot
+//   products are VMLADAVA.S8, sixteen multiplies each, and the filters'
+//   sums of weights (VADDVA.S8) ride along in the same loop.
+// - The column is gathered eight values at a time: the offsets of a pixel's
+//   receptive field from its first value are the same for every pixel, so
+//   they are tabled once per call, and a pixel whose field lies inside the
+//   image takes one VLDRB gather and one narrowing store per eight values.
+//   A pixel whose field reaches into the padding is filled value by value.
 #ifndef IREEGEN_INT8_CONVOLUTION_MVE_H_
 #define IREEGEN_INT8_CONVOLUTION_MVE_H_
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "dot.h"
 #include "mve.h"
+#include "requantize_mve.h"
 
-#if IREEGEN_I8_MVE
+#if IREEGEN_I8_MVE_FLOAT
+
+// The longest column taken here: two columns and the offsets, 2.5 KiB of
+// stack.
+#define IREEGEN_I8_MVE_COLUMN_MAX 640
 
 // The column of output pixel (oy, ox) at `column` (length c * kh * kw).
 static inline void ireegen_i8_gather_column(
-    int16_t* column, const int8_t* image, const uint16_t* offsets,
-    size_t length, size_t c, size_t h, size_t wd, size_t kh, size_t kw,
-    size_t oy, size_t ox, size_t stride, size_t pad_top, size_t pad_left,
-    int32_t x_zero) {
+    int8_t* column, const int8_t* image, const uint16_t* offsets, size_t length,
+    size_t c, size_t h, size_t wd, size_t kh, size_t kw, size_t oy, size_t ox,
+    size_t stride, size_t pad_top, size_t pad_left, int32_t x_zero) {
   const ptrdiff_t iy0 = (ptrdiff_t)(oy * stride) - (ptrdiff_t)pad_top;
   const ptrdiff_t ix0 = (ptrdiff_t)(ox * stride) - (ptrdiff_t)pad_left;
   if (iy0 >= 0 && ix0 >= 0 && (size_t)iy0 + kh <= h && (size_t)ix0 + kw <= wd) {
     const int8_t* origin = image + (size_t)iy0 * wd + (size_t)ix0;
     size_t e = 0;
-    for (; e + 8 <= length; e += 8) {
-      const int16x8_t v =
-          vldrbq_gather_offset_s16(origin, vldrhq_u16(offsets + e));
-      vstrhq_s16(column + e, vsubq_n_s16(v, (int16_t)x_zero));
-    }
+    for (; e + 8 <= length; e += 8)
+      vstrbq_s16(column + e,
+                 vldrbq_gather_offset_s16(origin, vldrhq_u16(offsets + e)));
     if (e < length) {
       const mve_pred16_t p = vctp16q((uint32_t)(length - e));
-      const int16x8_t v =
-          vldrbq_gather_offset_z_s16(origin, vldrhq_z_u16(offsets + e, p), p);
-      vstrhq_p_s16(column + e, vsubq_n_s16(v, (int16_t)x_zero), p);
+      vstrbq_p_s16(
+          column + e,
+          vldrbq_gather_offset_z_s16(origin, vldrhq_z_u16(offsets + e, p), p),
+          p);
     }
     return;
   }
@@ -48,58 +54,114 @@ static inline void ireegen_i8_gather_column(
       for (size_t kx = 0; kx < kw; ++kx, ++column) {
         const ptrdiff_t ix = ix0 + (ptrdiff_t)kx;
         *column = iy >= 0 && iy < (ptrdiff_t)h && ix >= 0 && ix < (ptrdiff_t)wd
-                      ? (int16_t)(plane[(size_t)iy * wd + (size_t)ix] - x_zero)
-                      : 0;
+                      ? plane[(size_t)iy * wd + (size_t)ix]
+                      : (int8_t)x_zero;
       }
     }
   }
 }
 
+// Two pixels' columns c0, c1 by the filters w0, w1 (all `length` long):
+// acc = {c0 . w0, c1 . w0, c0 . w1, c1 . w1} - x_zero * {sum w0, sum w0,
+// sum w1, sum w1} + bias.  Six accumulators: VMLADAVA and VADDVA take even
+// registers only, seven of them.
+static inline int32x4_t ireegen_i8_dot2x2_s8(const int8_t* c0, const int8_t* c1,
+                                             const int8_t* w0, const int8_t* w1,
+                                             size_t length, int32x4_t bias,
+                                             int32_t x_zero) {
+  int32_t a00 = 0, a10 = 0, a01 = 0, a11 = 0, s0 = 0, s1 = 0;
+  size_t i = 0;
+  for (; i + 16 <= length; i += 16) {
+    const int8x16_t x0 = vldrbq_s8(c0 + i), x1 = vldrbq_s8(c1 + i);
+    const int8x16_t v0 = vldrbq_s8(w0 + i), v1 = vldrbq_s8(w1 + i);
+    a00 = vmladavaq_s8(a00, x0, v0);
+    a10 = vmladavaq_s8(a10, x1, v0);
+    s0 = vaddvaq_s8(s0, v0);
+    a01 = vmladavaq_s8(a01, x0, v1);
+    a11 = vmladavaq_s8(a11, x1, v1);
+    s1 = vaddvaq_s8(s1, v1);
+  }
+  if (i < length) {
+    const mve_pred16_t p = vctp8q((uint32_t)(length - i));
+    const int8x16_t x0 = vldrbq_z_s8(c0 + i, p), x1 = vldrbq_z_s8(c1 + i, p);
+    const int8x16_t v0 = vldrbq_z_s8(w0 + i, p), v1 = vldrbq_z_s8(w1 + i, p);
+    a00 = vmladavaq_s8(a00, x0, v0);
+    a10 = vmladavaq_s8(a10, x1, v0);
+    s0 = vaddvaq_s8(s0, v0);
+    a01 = vmladavaq_s8(a01, x0, v1);
+    a11 = vmladavaq_s8(a11, x1, v1);
+    s1 = vaddvaq_s8(s1, v1);
+  }
+  int32x4_t acc = vdupq_n_s32(a00 - x_zero * s0);
+  acc = vsetq_lane_s32(a10 - x_zero * s0, acc, 1);
+  acc = vsetq_lane_s32(a01 - x_zero * s1, acc, 2);
+  acc = vsetq_lane_s32(a11 - x_zero * s1, acc, 3);
+  return vaddq_s32(acc, bias);
+}
+
 // ireegen_i8_convolution (convolution.c) on MVE, pointers already offset; 0
-// when a column does not fit IREEGEN_I8_PAIR_MAX or a field spans more than
-// 16-bit offsets reach (the caller's loops then do it).
+// when a column is longer than IREEGEN_I8_MVE_COLUMN_MAX or a field spans
+// more than 16-bit offsets reach (the caller's loops then do it).
 static inline int ireegen_i8_convolution_mve(
     const int8_t* x, const int8_t* w, const int32_t* bias, int8_t* y, size_t n,
     size_t c, size_t h, size_t wd, size_t f, size_t kh, size_t kw, size_t oh,
     size_t ow, size_t stride, size_t pad_top, size_t pad_left, int32_t x_zero,
     float multiplier, int32_t y_zero) {
   const size_t length = c * kh * kw;
-  if (length > IREEGEN_I8_PAIR_MAX ||
+  if (length > IREEGEN_I8_MVE_COLUMN_MAX ||
       (c - 1) * h * wd + (kh - 1) * wd + (kw - 1) > UINT16_MAX)
     return 0;
-  uint16_t offsets[IREEGEN_I8_PAIR_MAX];
+  uint16_t offsets[IREEGEN_I8_MVE_COLUMN_MAX];
   size_t e = 0;
   for (size_t ci = 0; ci < c; ++ci)
     for (size_t ky = 0; ky < kh; ++ky)
       for (size_t kx = 0; kx < kw; ++kx)
         offsets[e++] = (uint16_t)(ci * h * wd + ky * wd + kx);
-  int16_t columns[2 * IREEGEN_I8_PAIR_MAX];
-  int16_t* second = columns + length;
+  int8_t c0[IREEGEN_I8_MVE_COLUMN_MAX], c1[IREEGEN_I8_MVE_COLUMN_MAX];
+  const uint32_t plane = (uint32_t)(oh * ow);
+  // Where the four results of a 2x2 block go, from the first: pixels ox and
+  // ox + 1 of filters o and o + 1.
+  const uint32x4_t block = {0, 1, plane, plane + 1};
   for (size_t b = 0; b < n; ++b) {
     const int8_t* image = x + b * c * h * wd;
     int8_t* out = y + b * f * oh * ow;
     for (size_t oy = 0; oy < oh; ++oy) {
-      size_t ox = 0;
-      for (; ox + 2 <= ow; ox += 2) {
-        ireegen_i8_gather_column(columns, image, offsets, length, c, h, wd, kh,
-                                 kw, oy, ox, stride, pad_top, pad_left, x_zero);
-        ireegen_i8_gather_column(second, image, offsets, length, c, h, wd, kh,
-                                 kw, oy, ox + 1, stride, pad_top, pad_left,
-                                 x_zero);
-        ireegen_i8_filters_pair(columns, second, w, length, f, bias, multiplier,
-                                y_zero, out + oy * ow + ox, oh * ow);
-      }
-      if (ox < ow) {
-        ireegen_i8_gather_column(columns, image, offsets, length, c, h, wd, kh,
-                                 kw, oy, ox, stride, pad_top, pad_left, x_zero);
-        ireegen_i8_filters(columns, w, length, f, bias, multiplier, y_zero,
-                           out + oy * ow + ox, oh * ow);
+      for (size_t ox = 0; ox < ow; ox += 2) {
+        // A last odd pixel goes through as a pair with itself, its second
+        // lanes not stored.
+        const size_t ox1 = ox + 1 < ow ? ox + 1 : ox;
+        ireegen_i8_gather_column(c0, image, offsets, length, c, h, wd, kh, kw,
+                                 oy, ox, stride, pad_top, pad_left, x_zero);
+        if (ox1 != ox)
+          ireegen_i8_gather_column(c1, image, offsets, length, c, h, wd, kh, kw,
+                                   oy, ox1, stride, pad_top, pad_left, x_zero);
+        const int8_t* second = ox1 != ox ? c1 : c0;
+        // Lanes 0, 2 (pixel ox) always; 1, 3 (pixel ox + 1) when it
+        // exists; 2, 3 (filter o + 1) when it exists.
+        const mve_pred16_t pixels = ox1 != ox ? 0xFFFF : 0x0F0F;
+        int8_t* dst = out + oy * ow + ox;
+        for (size_t o = 0; o < f; o += 2) {
+          const size_t o1 = o + 1 < f ? o + 1 : o;
+          const mve_pred16_t filters = o1 != o ? 0xFFFF : 0x00FF;
+          int32x4_t base = vdupq_n_s32(bias[o]);
+          base = vsetq_lane_s32(bias[o1], base, 2);
+          base = vsetq_lane_s32(bias[o1], base, 3);
+          const int32x4_t acc =
+              ireegen_i8_dot2x2_s8(c0, second, w + o * length, w + o1 * length,
+                                   length, base, x_zero);
+          int32x4_t r =
+              vcvtnq_s32_f32(vmulq_n_f32(vcvtq_f32_s32(acc), multiplier));
+          r = vqaddq_n_s32(r, y_zero);
+          r = vmaxq_s32(vminq_s32(r, vdupq_n_s32(127)), vdupq_n_s32(-128));
+          vstrbq_scatter_offset_p_s32(dst + o * plane, block, r,
+                                      pixels & filters);
+        }
       }
     }
   }
   return 1;
 }
 
-#endif  // IREEGEN_I8_MVE
+#endif  // IREEGEN_I8_MVE_FLOAT
 
 #endif  // IREEGEN_INT8_CONVOLUTION_MVE_H_
