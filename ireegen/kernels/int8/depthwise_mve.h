@@ -26,22 +26,19 @@
 #define IREEGEN_I8_TAPS_MAX 64
 
 // Rows [0, rows) of the band, each `wp` bytes: input row row0 + r of the
-// plane, columns from -pad_left; x_zero outside the image.
+// plane, columns from -pad_left; x_zero outside the image.  One memset of
+// the whole band, then one memcpy per row inside the image.
 static inline void ireegen_i8_fill_band(int8_t* band, const int8_t* plane,
                                         ptrdiff_t row0, size_t rows, size_t h,
                                         size_t wd, size_t wp, size_t pad_left,
                                         int32_t x_zero) {
   const size_t left = pad_left < wp ? pad_left : wp;
   const size_t inside = wp - left < wd ? wp - left : wd;
-  for (size_t r = 0; r < rows; ++r, band += wp) {
+  memset(band, x_zero, rows * wp);
+  for (size_t r = 0; r < rows; ++r) {
     const ptrdiff_t iy = row0 + (ptrdiff_t)r;
-    if (iy < 0 || iy >= (ptrdiff_t)h) {
-      memset(band, x_zero, wp);
-      continue;
-    }
-    memset(band, x_zero, left);
-    memcpy(band + left, plane + (size_t)iy * wd, inside);
-    memset(band + left + inside, x_zero, wp - left - inside);
+    if (iy >= 0 && iy < (ptrdiff_t)h)
+      memcpy(band + r * wp + left, plane + (size_t)iy * wd, inside);
   }
 }
 
@@ -114,6 +111,7 @@ static inline int ireegen_i8_depthwise_conv_mve(
         ireegen_i8_fill_band(
             band, plane, (ptrdiff_t)(oy * stride) - (ptrdiff_t)pad_top,
             (rows - 1) * stride + kh, h, wd, wp, pad_left, x_zero);
+#ifndef __OPTIMIZE_SIZE__  // -Os (kernels.size.json) keeps the one loop
         // 3x3 of stride 1 and 2 unrolled, the taps in registers.
         if (kh == 3 && kw == 3 && stride == 1)
           ireegen_i8_depthwise_band(band, t, base, out + oy * ow, rows, ow, wp,
@@ -122,6 +120,7 @@ static inline int ireegen_i8_depthwise_conv_mve(
           ireegen_i8_depthwise_band(band, t, base, out + oy * ow, rows, ow, wp,
                                     2, 3, 3, multiplier, y_zero);
         else
+#endif
           ireegen_i8_depthwise_band(band, t, base, out + oy * ow, rows, ow, wp,
                                     stride, kh, kw, multiplier, y_zero);
       }
