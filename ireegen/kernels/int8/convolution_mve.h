@@ -3,8 +3,8 @@
 // two filters at a time), with two differences:
 // - The column holds x itself, int8, x_zero where the field lies in the
 //   padding: sum (x - x_zero) * w = sum x * w - x_zero * sum w, so the dot
-//   products are VMLADAVA.S8, sixteen multiplies each, and the filters'
-//   sums of weights (VADDVA.S8) ride along in the same loop.
+//   products are VMLADAVA.S8, sixteen multiplies each, and each filter's
+//   bias - x_zero * sum w is tabled once per call.
 // - The column is gathered eight values at a time: the offsets of a pixel's
 //   receptive field from its first value are the same for every pixel, so
 //   they are tabled once per call, and a pixel whose field lies inside the
@@ -21,9 +21,10 @@
 
 #if IREEGEN_I8_MVE_FLOAT
 
-// The longest column taken here: two columns and the offsets, 2.5 KiB of
-// stack.
+// The longest column taken here (two columns and the offsets: 2.5 KiB of
+// stack), and the filters whose bases are tabled at once (1 KiB).
 #define IREEGEN_I8_MVE_COLUMN_MAX 640
+#define IREEGEN_I8_MVE_FILTERS 256
 
 // The column of output pixel (oy, ox) at `column` (length c * kh * kw).
 static inline void ireegen_i8_gather_column(
@@ -62,24 +63,19 @@ static inline void ireegen_i8_gather_column(
 }
 
 // Two pixels' columns c0, c1 by the filters w0, w1 (all `length` long):
-// acc = {c0 . w0, c1 . w0, c0 . w1, c1 . w1} - x_zero * {sum w0, sum w0,
-// sum w1, sum w1} + bias.  Six accumulators: VMLADAVA and VADDVA take even
-// registers only, seven of them.
+// {c0 . w0, c1 . w0, c0 . w1, c1 . w1} + base.
 static inline int32x4_t ireegen_i8_dot2x2_s8(const int8_t* c0, const int8_t* c1,
                                              const int8_t* w0, const int8_t* w1,
-                                             size_t length, int32x4_t bias,
-                                             int32_t x_zero) {
-  int32_t a00 = 0, a10 = 0, a01 = 0, a11 = 0, s0 = 0, s1 = 0;
+                                             size_t length, int32x4_t base) {
+  int32_t a00 = 0, a10 = 0, a01 = 0, a11 = 0;
   size_t i = 0;
   for (; i + 16 <= length; i += 16) {
     const int8x16_t x0 = vldrbq_s8(c0 + i), x1 = vldrbq_s8(c1 + i);
     const int8x16_t v0 = vldrbq_s8(w0 + i), v1 = vldrbq_s8(w1 + i);
     a00 = vmladavaq_s8(a00, x0, v0);
     a10 = vmladavaq_s8(a10, x1, v0);
-    s0 = vaddvaq_s8(s0, v0);
     a01 = vmladavaq_s8(a01, x0, v1);
     a11 = vmladavaq_s8(a11, x1, v1);
-    s1 = vaddvaq_s8(s1, v1);
   }
   if (i < length) {
     const mve_pred16_t p = vctp8q((uint32_t)(length - i));
@@ -87,16 +83,28 @@ static inline int32x4_t ireegen_i8_dot2x2_s8(const int8_t* c0, const int8_t* c1,
     const int8x16_t v0 = vldrbq_z_s8(w0 + i, p), v1 = vldrbq_z_s8(w1 + i, p);
     a00 = vmladavaq_s8(a00, x0, v0);
     a10 = vmladavaq_s8(a10, x1, v0);
-    s0 = vaddvaq_s8(s0, v0);
     a01 = vmladavaq_s8(a01, x0, v1);
     a11 = vmladavaq_s8(a11, x1, v1);
-    s1 = vaddvaq_s8(s1, v1);
   }
-  int32x4_t acc = vdupq_n_s32(a00 - x_zero * s0);
-  acc = vsetq_lane_s32(a10 - x_zero * s0, acc, 1);
-  acc = vsetq_lane_s32(a01 - x_zero * s1, acc, 2);
-  acc = vsetq_lane_s32(a11 - x_zero * s1, acc, 3);
-  return vaddq_s32(acc, bias);
+  int32x4_t acc = vdupq_n_s32(a00);
+  acc = vsetq_lane_s32(a10, acc, 1);
+  acc = vsetq_lane_s32(a01, acc, 2);
+  acc = vsetq_lane_s32(a11, acc, 3);
+  return vaddq_s32(acc, base);
+}
+
+// bias[o] - x_zero * sum of filter o's weights, for f filters.
+static inline void ireegen_i8_filter_bases(const int8_t* w, size_t length,
+                                           size_t f, const int32_t* bias,
+                                           int32_t x_zero, int32_t* base) {
+  for (size_t o = 0; o < f; ++o, w += length) {
+    int32_t sum = 0;
+    for (size_t i = 0; i < length; i += 16)
+      sum =
+          vaddvaq_p_s8(sum, vldrbq_z_s8(w + i, vctp8q((uint32_t)(length - i))),
+                       vctp8q((uint32_t)(length - i)));
+    base[o] = bias[o] - x_zero * sum;
+  }
 }
 
 // ireegen_i8_convolution (convolution.c) on MVE, pointers already offset; 0
@@ -118,43 +126,53 @@ static inline int ireegen_i8_convolution_mve(
       for (size_t kx = 0; kx < kw; ++kx)
         offsets[e++] = (uint16_t)(ci * h * wd + ky * wd + kx);
   int8_t c0[IREEGEN_I8_MVE_COLUMN_MAX], c1[IREEGEN_I8_MVE_COLUMN_MAX];
+  int32_t bases[IREEGEN_I8_MVE_FILTERS];
   const uint32_t plane = (uint32_t)(oh * ow);
   // Where the four results of a 2x2 block go, from the first: pixels ox and
   // ox + 1 of filters o and o + 1.
   const uint32x4_t block = {0, 1, plane, plane + 1};
-  for (size_t b = 0; b < n; ++b) {
-    const int8_t* image = x + b * c * h * wd;
-    int8_t* out = y + b * f * oh * ow;
-    for (size_t oy = 0; oy < oh; ++oy) {
-      for (size_t ox = 0; ox < ow; ox += 2) {
-        // A last odd pixel goes through as a pair with itself, its second
-        // lanes not stored.
-        const size_t ox1 = ox + 1 < ow ? ox + 1 : ox;
-        ireegen_i8_gather_column(c0, image, offsets, length, c, h, wd, kh, kw,
-                                 oy, ox, stride, pad_top, pad_left, x_zero);
-        if (ox1 != ox)
-          ireegen_i8_gather_column(c1, image, offsets, length, c, h, wd, kh, kw,
-                                   oy, ox1, stride, pad_top, pad_left, x_zero);
-        const int8_t* second = ox1 != ox ? c1 : c0;
-        // Lanes 0, 2 (pixel ox) always; 1, 3 (pixel ox + 1) when it
-        // exists; 2, 3 (filter o + 1) when it exists.
-        const mve_pred16_t pixels = ox1 != ox ? 0xFFFF : 0x0F0F;
-        int8_t* dst = out + oy * ow + ox;
-        for (size_t o = 0; o < f; o += 2) {
-          const size_t o1 = o + 1 < f ? o + 1 : o;
-          const mve_pred16_t filters = o1 != o ? 0xFFFF : 0x00FF;
-          int32x4_t base = vdupq_n_s32(bias[o]);
-          base = vsetq_lane_s32(bias[o1], base, 2);
-          base = vsetq_lane_s32(bias[o1], base, 3);
-          const int32x4_t acc =
-              ireegen_i8_dot2x2_s8(c0, second, w + o * length, w + o1 * length,
-                                   length, base, x_zero);
-          int32x4_t r =
-              vcvtnq_s32_f32(vmulq_n_f32(vcvtq_f32_s32(acc), multiplier));
-          r = vqaddq_n_s32(r, y_zero);
-          r = vmaxq_s32(vminq_s32(r, vdupq_n_s32(127)), vdupq_n_s32(-128));
-          vstrbq_scatter_offset_p_s32(dst + o * plane, block, r,
-                                      pixels & filters);
+  // Filters in chunks of IREEGEN_I8_MVE_FILTERS, each chunk's bases first.
+  for (size_t first = 0; first < f; first += IREEGEN_I8_MVE_FILTERS) {
+    const size_t count =
+        f - first < IREEGEN_I8_MVE_FILTERS ? f - first : IREEGEN_I8_MVE_FILTERS;
+    const int8_t* filters = w + first * length;
+    ireegen_i8_filter_bases(filters, length, count, bias + first, x_zero,
+                            bases);
+    for (size_t b = 0; b < n; ++b) {
+      const int8_t* image = x + b * c * h * wd;
+      int8_t* out = y + (b * f + first) * oh * ow;
+      for (size_t oy = 0; oy < oh; ++oy) {
+        for (size_t ox = 0; ox < ow; ox += 2) {
+          // A last odd pixel goes through as a pair with itself, its second
+          // lanes not stored.
+          const size_t ox1 = ox + 1 < ow ? ox + 1 : ox;
+          ireegen_i8_gather_column(c0, image, offsets, length, c, h, wd, kh, kw,
+                                   oy, ox, stride, pad_top, pad_left, x_zero);
+          if (ox1 != ox)
+            ireegen_i8_gather_column(c1, image, offsets, length, c, h, wd, kh,
+                                     kw, oy, ox1, stride, pad_top, pad_left,
+                                     x_zero);
+          const int8_t* second = ox1 != ox ? c1 : c0;
+          // Lanes 0, 2 (pixel ox) always; 1, 3 (pixel ox + 1) when it
+          // exists; 2, 3 (filter o + 1) when it exists.
+          const mve_pred16_t pixels = ox1 != ox ? 0xFFFF : 0x0F0F;
+          int8_t* dst = out + oy * ow + ox;
+          for (size_t o = 0; o < count; o += 2) {
+            const size_t o1 = o + 1 < count ? o + 1 : o;
+            const mve_pred16_t both = o1 != o ? 0xFFFF : 0x00FF;
+            int32x4_t base = vdupq_n_s32(bases[o]);
+            base = vsetq_lane_s32(bases[o1], base, 2);
+            base = vsetq_lane_s32(bases[o1], base, 3);
+            const int32x4_t acc =
+                ireegen_i8_dot2x2_s8(c0, second, filters + o * length,
+                                     filters + o1 * length, length, base);
+            int32x4_t r =
+                vcvtnq_s32_f32(vmulq_n_f32(vcvtq_f32_s32(acc), multiplier));
+            r = vqaddq_n_s32(r, y_zero);
+            r = vmaxq_s32(vminq_s32(r, vdupq_n_s32(127)), vdupq_n_s32(-128));
+            vstrbq_scatter_offset_p_s32(dst + o * plane, block, r,
+                                        pixels & both);
+          }
         }
       }
     }
