@@ -68,19 +68,20 @@ static inline int32x4_t ireegen_i8_dot2x2_s8(const int8_t* c0, const int8_t* c1,
                                              const int8_t* w0, const int8_t* w1,
                                              size_t length, int32x4_t base) {
   int32_t a00 = 0, a10 = 0, a01 = 0, a11 = 0;
-  size_t i = 0;
-  for (; i + 16 <= length; i += 16) {
-    const int8x16_t x0 = vldrbq_s8(c0 + i), x1 = vldrbq_s8(c1 + i);
-    const int8x16_t v0 = vldrbq_s8(w0 + i), v1 = vldrbq_s8(w1 + i);
+  // Pointers stepped, not indexed: gcc then uses post-incrementing loads.
+  const int8_t* const end = c0 + (length & ~(size_t)15);
+  for (; c0 != end; c0 += 16, c1 += 16, w0 += 16, w1 += 16) {
+    const int8x16_t x0 = vldrbq_s8(c0), x1 = vldrbq_s8(c1);
+    const int8x16_t v0 = vldrbq_s8(w0), v1 = vldrbq_s8(w1);
     a00 = vmladavaq_s8(a00, x0, v0);
     a10 = vmladavaq_s8(a10, x1, v0);
     a01 = vmladavaq_s8(a01, x0, v1);
     a11 = vmladavaq_s8(a11, x1, v1);
   }
-  if (i < length) {
-    const mve_pred16_t p = vctp8q((uint32_t)(length - i));
-    const int8x16_t x0 = vldrbq_z_s8(c0 + i, p), x1 = vldrbq_z_s8(c1 + i, p);
-    const int8x16_t v0 = vldrbq_z_s8(w0 + i, p), v1 = vldrbq_z_s8(w1 + i, p);
+  if (length & 15) {
+    const mve_pred16_t p = vctp8q((uint32_t)(length & 15));
+    const int8x16_t x0 = vldrbq_z_s8(c0, p), x1 = vldrbq_z_s8(c1, p);
+    const int8x16_t v0 = vldrbq_z_s8(w0, p), v1 = vldrbq_z_s8(w1, p);
     a00 = vmladavaq_s8(a00, x0, v0);
     a10 = vmladavaq_s8(a10, x1, v0);
     a01 = vmladavaq_s8(a01, x0, v1);
