@@ -81,6 +81,27 @@ __attribute__((always_inline)) static inline void ireegen_i8_depthwise_band(
   }
 }
 
+// The band loop for 3x3 of stride 1 and 2 (unrolled) and any other
+// kernel, each its own function: inlined into the caller, gcc keeps the
+// taps array in registers it then spills and copies per pixel; here the
+// taps are memory, one load per use.
+#define IREEGEN_I8_DEPTHWISE_BAND(name, stride_, kh_, kw_)                    \
+  __attribute__((noinline)) static void name(                                 \
+      const int8_t* band, const int32_t* taps, int32_t base, int8_t* out,     \
+      size_t rows, size_t ow, size_t wp, size_t stride, size_t kh, size_t kw, \
+      float multiplier, int32_t y_zero) {                                     \
+    (void)stride;                                                             \
+    (void)kh;                                                                 \
+    (void)kw;                                                                 \
+    ireegen_i8_depthwise_band(band, taps, base, out, rows, ow, wp, stride_,   \
+                              kh_, kw_, multiplier, y_zero);                  \
+  }
+#ifndef __OPTIMIZE_SIZE__
+IREEGEN_I8_DEPTHWISE_BAND(ireegen_i8_depthwise_band_3x3s1, 1, 3, 3)
+IREEGEN_I8_DEPTHWISE_BAND(ireegen_i8_depthwise_band_3x3s2, 2, 3, 3)
+#endif
+IREEGEN_I8_DEPTHWISE_BAND(ireegen_i8_depthwise_band_any, stride, kh, kw)
+
 // ireegen_i8_depthwise_conv (convolution.c) on MVE, pointers already
 // offset; 0 when a band of kh rows does not fit or the stride is past 4
 // (the caller's loops then do it).
@@ -112,17 +133,16 @@ static inline int ireegen_i8_depthwise_conv_mve(
             band, plane, (ptrdiff_t)(oy * stride) - (ptrdiff_t)pad_top,
             (rows - 1) * stride + kh, h, wd, wp, pad_left, x_zero);
 #ifndef __OPTIMIZE_SIZE__  // -Os (kernels.size.json) keeps the one loop
-        // 3x3 of stride 1 and 2 unrolled, the taps in registers.
         if (kh == 3 && kw == 3 && stride == 1)
-          ireegen_i8_depthwise_band(band, t, base, out + oy * ow, rows, ow, wp,
-                                    1, 3, 3, multiplier, y_zero);
+          ireegen_i8_depthwise_band_3x3s1(band, t, base, out + oy * ow, rows,
+                                          ow, wp, 1, 3, 3, multiplier, y_zero);
         else if (kh == 3 && kw == 3 && stride == 2)
-          ireegen_i8_depthwise_band(band, t, base, out + oy * ow, rows, ow, wp,
-                                    2, 3, 3, multiplier, y_zero);
+          ireegen_i8_depthwise_band_3x3s2(band, t, base, out + oy * ow, rows,
+                                          ow, wp, 2, 3, 3, multiplier, y_zero);
         else
 #endif
-          ireegen_i8_depthwise_band(band, t, base, out + oy * ow, rows, ow, wp,
-                                    stride, kh, kw, multiplier, y_zero);
+          ireegen_i8_depthwise_band_any(band, t, base, out + oy * ow, rows, ow,
+                                        wp, stride, kh, kw, multiplier, y_zero);
       }
     }
   }
