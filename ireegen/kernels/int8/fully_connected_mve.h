@@ -32,21 +32,23 @@ __attribute__((always_inline)) static inline void ireegen_i8_fc_group_mve(
   size_t c = 0;
   if (((uintptr_t)g & 3) == 0 && k >= 16) {
     // Row r's sixteen weights are word r of each of four chunks: one
-    // gather of four words per row, from the chunks' addresses plus 4 r.
-    uint32x4_t chunks =
-        vaddq_n_u32(vshlq_n_u32(vidupq_n_u32(0, 4), 2), (uint32_t)(uintptr_t)g);
-    for (; c + 16 <= k; c += 16, g += 64) {
+    // gather of four words per row, from the chunks' addresses plus 4 r
+    // (the first gather steps the addresses by 64).  Pointers stepped, not
+    // indexed: gcc then uses post-incrementing loads.
+    uint32x4_t chunks = vaddq_n_u32(vshlq_n_u32(vidupq_n_u32(0, 4), 2),
+                                    (uint32_t)(uintptr_t)g - 64);
+    const int8_t* const end = x + (k & ~(size_t)15);
+    for (; x != end; x += 16) {
       const int8x16_t w0 =
-          vreinterpretq_s8_s32(vldrwq_gather_base_s32(chunks, 0));
+          vreinterpretq_s8_s32(vldrwq_gather_base_wb_s32(&chunks, 64));
       const int8x16_t w1 =
           vreinterpretq_s8_s32(vldrwq_gather_base_s32(chunks, 4));
       const int8x16_t w2 =
           vreinterpretq_s8_s32(vldrwq_gather_base_s32(chunks, 8));
       const int8x16_t w3 =
           vreinterpretq_s8_s32(vldrwq_gather_base_s32(chunks, 12));
-      chunks = vaddq_n_u32(chunks, 64);
       if (!sums) {
-        const int8x16_t xv = vldrbq_s8(x + c);
+        const int8x16_t xv = vldrbq_s8(x);
         a0 = vmladavaq_s8(a0, xv, w0);
         a1 = vmladavaq_s8(a1, xv, w1);
         a2 = vmladavaq_s8(a2, xv, w2);
@@ -58,6 +60,9 @@ __attribute__((always_inline)) static inline void ireegen_i8_fc_group_mve(
         a3 = vaddvaq_s8(a3, w3);
       }
     }
+    c = k & ~(size_t)15;
+    g += 4 * c;
+    x -= c;
   }
   // The last k % 16 inputs, and every input of a group not on a word
   // boundary: byte gathers, the lanes past k neither loaded nor counted.
