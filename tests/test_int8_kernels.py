@@ -456,11 +456,12 @@ def _qdq_residual_block(path: Path, x_shape=(2, 8, 6, 5), classes=7) -> Path:
     return path
 
 
-@pytest.mark.parametrize("cpu", ["cortex-m4", "cortex-m0plus", "host"])
+@pytest.mark.parametrize("cpu", ["cortex-m4", "cortex-m0plus", "cortex-m55", "host"])
 def test_qdq_residual_block_equals_onnxruntime(tmp_path, cpu):
     """Convolution, residual Add, GlobalAveragePool and Gemm all in the
-    kernels: on the M4 (on by default, the DSP path, under qemu) and on the
-    host (--kernels, the portable path); every output equal to ORT's."""
+    kernels: on the M4 (on by default, the DSP path, under qemu), the M55
+    (the MVE path) and on the host (--kernels, the portable path); every
+    output equal to ORT's."""
     from ireegen.cbuild.int8_kernels import spec_path
     from ireegen.config.modes import make_config
     from ireegen.emit import emit
@@ -664,11 +665,12 @@ def _fc_case(rng):
     return sizes, x, _pack_fc_weights(w), b, expected
 
 
-def _conv_case(rng, depthwise: bool, image=None, filters=None):
+def _conv_case(rng, depthwise: bool, image=None, filters=None, channels=None):
     """A random (depthwise) convolution case, as _fc_case: any channel
     count, 1x1 to 5x5 (3x3 half the time), strides 1 and 2, any padding;
-    `image` (h, w) a large one with few channels, `filters` many filters."""
-    n, c = int(rng.integers(1, 3)), int(rng.integers(1, 4 if image or filters else 20))
+    `image` (h, w) a large one with few channels, `filters` many filters,
+    `channels` that many."""
+    n, c = int(rng.integers(1, 3)), channels or int(rng.integers(1, 4 if image or filters else 20))
     f = c if depthwise else filters or int(rng.integers(1, 20))
     h, wd = image or (int(rng.integers(1, 11)), int(rng.integers(1, 11)))
     kh = 3 if h >= 3 and rng.random() < 0.5 else int(rng.integers(1, min(h, 5) + 1))
@@ -704,8 +706,10 @@ def test_kernels_on_cortex_m55_equal_onnxruntime(tmp_path):
 
     rng = np.random.default_rng(55)
     cases = [(0, *_fc_case(rng)) for _ in range(40)]
-    # Past the 256 filters whose bases the MVE convolution tables at once.
-    cases += [(1, *_conv_case(rng, False, filters=300 if i == 0 else None)) for i in range(25)]
+    # Past the 256 filters whose bases the MVE convolution tables at once,
+    # and columns past its 640 values (convolution.c's loops, dot_mve.h).
+    cases += [(1, *_conv_case(rng, False, filters=300 if i == 0 else None)) for i in range(23)]
+    cases += [(1, *_conv_case(rng, False, image=(5, 6), channels=c)) for c in (80, 130)]
     # The depthwise kernel's band of the plane: several bands down a tall
     # image, and a row too wide for one (the plain loops).
     images = [(150, 33) if i % 8 == 0 else (3, 900) if i % 8 == 4 else None for i in range(25)]
