@@ -706,7 +706,7 @@ def test_kernels_on_cortex_m55_equal_onnxruntime(tmp_path):
 
     rng = np.random.default_rng(55)
     cases = [(0, *_fc_case(rng)) for _ in range(40)]
-    # Past the 256 filters whose bases the MVE convolution tables at once,
+    # Past the 64 filters whose bases the MVE convolution tables at once,
     # and columns past its 640 values (convolution.c's loops, dot_mve.h).
     cases += [(1, *_conv_case(rng, False, filters=300 if i == 0 else None)) for i in range(23)]
     cases += [(1, *_conv_case(rng, False, image=(5, 6), channels=c)) for c in (80, 130)]
