@@ -763,7 +763,7 @@ def _fc_case(rng):
 )
 def test_kernels_on_cortex_m55_equal_onnxruntime(tmp_path):
     """The MVE loops (fully_connected_mve.h, convolution_mve.h,
-    depthwise_mve.h): the kernels built for the Cortex-M55 as emit builds
+    depthwise_mve.h, add_mve.h): the kernels built for the Cortex-M55 as emit builds
     them, run by tests/c/int8_kernels_driver.c under qemu-system-arm
     (mps3-an547) on random shapes, weights at every byte alignment (the
     fully connected kernel's gathers when they are not on a word), every
@@ -785,6 +785,20 @@ def test_kernels_on_cortex_m55_equal_onnxruntime(tmp_path):
     for i, (dw, special) in enumerate(conv + depthwise):
         sizes, _, x, w, b, (sx, zx, sw, sy, zy), y = _conv_case(rng, dw, i, **special)
         cases.append((1 + dw, [*sizes, _bits(sx), int(zx), _bits(sw), _bits(sy), int(zy)], x, w, b, y))
+    # Adds (add_mve.h): random lengths, and every pair of int8 values, once
+    # with scales that are powers of two, so that many sums are halves
+    # (rounded to even).
+    grid = np.arange(-128, 128, dtype=np.int8)
+    pairs = [v.ravel().copy() for v in np.meshgrid(grid, grid)]
+    for i in range(12):
+        a, b = pairs if i < 2 else rng.integers(-128, 128, (2, int(rng.integers(1, 300))), dtype=np.int8)
+        sa, sb, sy = (np.float32(rng.uniform(0.002, 0.3)) for _ in range(3))
+        za, zb, zy = (np.int8(rng.integers(-128, 128)) for _ in range(3))
+        if i == 0:
+            sa, sb, sy = np.float32(0.25), np.float32(0.125), np.float32(0.5)
+        quant = [_bits(sa), int(za), _bits(sb), int(zb), _bits(sy), int(zy)]
+        expected = _qlinear_add(a, b, sa, za, sb, zb, sy, zy)
+        cases.append((3, [a.size, *quant], a, b, np.zeros(0, np.int32), expected))
     with open(tmp_path / "cases.bin", "wb") as f:
         for i, (kind, sizes, x, w, b, y) in enumerate(cases):
             counts = [x.size, w.size, b.nbytes, y.size, i % 4]  # weights at offsets 0 to 3
@@ -792,7 +806,7 @@ def test_kernels_on_cortex_m55_equal_onnxruntime(tmp_path):
             f.write(x.tobytes() + w.tobytes() + b.tobytes())
     toolchain = toolchain_for("thumbv8.1m.main-none-eabihf", cpu="cortex-m55")
     sources, link_flags = baremetal.support_files(toolchain.core, tmp_path)
-    kernel_sources = [KERNELS / s for s in ("fully_connected.c", "convolution.c")]
+    kernel_sources = [KERNELS / s for s in ("fully_connected.c", "convolution.c", "add.c")]
     driver = Path(__file__).resolve().parent / "c" / "int8_kernels_driver.c"
     flags = [*toolchain.cflags, "-O2", "-std=c11", "-Wall", "-Wextra", "-Werror", f"-I{KERNELS}"]
     program = tmp_path / "driver.elf"

@@ -2,16 +2,17 @@
 // under qemu (tests/test_int8_kernels.py writes the cases and compares the
 // outputs with ONNX Runtime's): `driver CASES OUT`, over semihosting.
 //
-// Each case: the kernel (0 fully connected, 1 convolution, 2 depthwise), 20
-// uint32 parameters (the kernel's sizes, then the scales' bits and zero
-// points), the byte counts of x, w, bias and y, the weights' element offset,
-// then x, w and the int32 bias.  The y of each case is appended to OUT.
+// Each case: the kernel (0 fully connected, 1 convolution, 2 depthwise, 3
+// add), 20 uint32 parameters (the kernel's sizes, then the scales' bits and
+// zero points), the byte counts of x, w, bias and y, the weights' element
+// offset, then x, w and the int32 bias (an Add's two inputs are x and w).
+// The y of each case is appended to OUT.
 #include <stdint.h>
 #include <stdio.h>
 
 #include "ireegen_int8.h"
 
-#define BUFFER 65536
+#define BUFFER (65536 + 16)
 
 static int8_t x[BUFFER] __attribute__((aligned(16)));
 static int8_t w[BUFFER] __attribute__((aligned(16)));
@@ -43,6 +44,9 @@ int main(int argc, char** argv) {
       ireegen_i8_fully_connected(x, 0, w, offset, bias, 0, y, 0, p[0], p[1],
                                  p[2], p[3], (int32_t)p[4], p[5], p[6],
                                  (int32_t)p[7]);
+    } else if (kind == 3) {
+      ireegen_i8_add(x, 0, w, offset, y, 0, p[0], p[1], (int32_t)p[2], p[3],
+                     (int32_t)p[4], p[5], (int32_t)p[6]);
     } else {
       void (*conv)(const int8_t*, size_t, const int8_t*, size_t, const int32_t*,
                    size_t, int8_t*, size_t, size_t, size_t, size_t, size_t,
