@@ -65,11 +65,12 @@ static inline void ireegen_i8_gather_column(
 }
 
 // Two pixels' columns c0, c1 by the filters w0, w1 (all `length` long):
-// {c0 . w0, c1 . w0, c0 . w1, c1 . w1} + base.
+// {b0 + c0 . w0, b0 + c1 . w0, b1 + c0 . w1, b1 + c1 . w1}.
 static inline int32x4_t ireegen_i8_dot2x2_s8(const int8_t* c0, const int8_t* c1,
                                              const int8_t* w0, const int8_t* w1,
-                                             size_t length, int32x4_t base) {
-  int32_t a00 = 0, a10 = 0, a01 = 0, a11 = 0;
+                                             size_t length, int32_t b0,
+                                             int32_t b1) {
+  int32_t a00 = b0, a10 = b0, a01 = b1, a11 = b1;
   // Pointers stepped, not indexed: gcc then uses post-incrementing loads.
   const int8_t* const end = c0 + (length & ~(size_t)15);
   for (; c0 != end; c0 += 16, c1 += 16, w0 += 16, w1 += 16) {
@@ -92,8 +93,7 @@ static inline int32x4_t ireegen_i8_dot2x2_s8(const int8_t* c0, const int8_t* c1,
   int32x4_t acc = vdupq_n_s32(a00);
   acc = vsetq_lane_s32(a10, acc, 1);
   acc = vsetq_lane_s32(a01, acc, 2);
-  acc = vsetq_lane_s32(a11, acc, 3);
-  return vaddq_s32(acc, base);
+  return vsetq_lane_s32(a11, acc, 3);
 }
 
 // bias[o] - x_zero * sum of filter o's weights, for f filters.
@@ -163,12 +163,9 @@ static inline int ireegen_i8_convolution_mve(
           for (size_t o = 0; o < count; o += 2) {
             const size_t o1 = o + 1 < count ? o + 1 : o;
             const mve_pred16_t both = o1 != o ? 0xFFFF : 0x00FF;
-            int32x4_t base = vdupq_n_s32(bases[o]);
-            base = vsetq_lane_s32(bases[o1], base, 2);
-            base = vsetq_lane_s32(bases[o1], base, 3);
-            const int32x4_t acc =
-                ireegen_i8_dot2x2_s8(c0, second, filters + o * length,
-                                     filters + o1 * length, length, base);
+            const int32x4_t acc = ireegen_i8_dot2x2_s8(
+                c0, second, filters + o * length, filters + o1 * length, length,
+                bases[o], bases[o1]);
             int32x4_t r =
                 vcvtnq_s32_f32(vmulq_n_f32(vcvtq_f32_s32(acc), multiplier));
             r = vqaddq_n_s32(r, y_zero);
