@@ -160,18 +160,19 @@ static inline int ireegen_i8_convolution_mve(
           // exists; 2, 3 (filter o + 1) when it exists.
           const mve_pred16_t pixels = ox1 != ox ? 0xFFFF : 0x0F0F;
           int8_t* dst = out + oy * ow + ox;
-          for (size_t o = 0; o < count; o += 2) {
-            const size_t o1 = o + 1 < count ? o + 1 : o;
-            const mve_pred16_t both = o1 != o ? 0xFFFF : 0x00FF;
-            const int32x4_t acc = ireegen_i8_dot2x2_s8(
-                c0, second, filters + o * length, filters + o1 * length, length,
-                bases[o], bases[o1]);
-            int32x4_t r =
-                vcvtnq_s32_f32(vmulq_n_f32(vcvtq_f32_s32(acc), multiplier));
-            r = vqaddq_n_s32(r, y_zero);
-            r = vmaxq_s32(vminq_s32(r, vdupq_n_s32(127)), vdupq_n_s32(-128));
-            vstrbq_scatter_offset_p_s32(dst + o * plane, block, r,
-                                        pixels & both);
+          // Filters two at a time, pointers stepped; a last odd filter
+          // goes through as a pair with itself, lanes 2 and 3 not stored.
+          const int8_t* w0 = filters;
+          const int32_t* base = bases;
+          for (size_t o = 0; o < count; o += 2, w0 += 2 * length, base += 2) {
+            const int odd = o + 1 == count;
+            const int32x4_t acc =
+                ireegen_i8_dot2x2_s8(c0, second, w0, odd ? w0 : w0 + length,
+                                     length, base[0], base[odd ? 0 : 1]);
+            vstrbq_scatter_offset_p_s32(
+                dst + o * plane, block,
+                ireegen_i8_requantize4_mve(acc, multiplier, y_zero),
+                odd ? pixels & 0x00FF : pixels);
           }
         }
       }

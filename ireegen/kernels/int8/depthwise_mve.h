@@ -72,11 +72,12 @@ __attribute__((always_inline)) static inline void ireegen_i8_depthwise_band(
         }
       }
       const size_t left = ow - ox;
-      ireegen_i8_requantize4_mve(lo, multiplier, y_zero, out + ox, 1,
-                                 vctp32q((uint32_t)left));
+      vstrbq_p_s32(out + ox, ireegen_i8_requantize4_mve(lo, multiplier, y_zero),
+                   vctp32q((uint32_t)left));
       if (left > 4)
-        ireegen_i8_requantize4_mve(hi, multiplier, y_zero, out + ox + 4, 1,
-                                   vctp32q((uint32_t)(left - 4)));
+        vstrbq_p_s32(out + ox + 4,
+                     ireegen_i8_requantize4_mve(hi, multiplier, y_zero),
+                     vctp32q((uint32_t)(left - 4)));
     }
   }
 }

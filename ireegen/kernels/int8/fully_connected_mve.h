@@ -125,9 +125,10 @@ static inline void ireegen_i8_fully_connected_mve(
       int32_t dot[4];
       ireegen_i8_fc_group_mve(x + i * k, g, k, 0, dot);
 #if IREEGEN_I8_MVE_FLOAT
-      ireegen_i8_requantize4_mve(vaddq_s32(vldrwq_s32(base), vldrwq_s32(dot)),
-                                 multiplier, y_zero, y + i * n + o, 1,
-                                 vctp32q(4));
+      vstrbq_s32(y + i * n + o,
+                 ireegen_i8_requantize4_mve(
+                     vaddq_s32(vldrwq_s32(base), vldrwq_s32(dot)), multiplier,
+                     y_zero));
 #else
       for (size_t r = 0; r < 4; ++r)
         y[i * n + o + r] =

@@ -15,21 +15,14 @@
 #if IREEGEN_I8_MVE && (__ARM_FEATURE_MVE & 2)
 #define IREEGEN_I8_MVE_FLOAT 1
 
-// The lanes of `acc` requantized; the lanes p selects stored as bytes at
-// y[0], y[stride], y[2 stride], y[3 stride] (stride 1: one contiguous
-// store).
-static inline void ireegen_i8_requantize4_mve(int32x4_t acc, float multiplier,
-                                              int32_t y_zero, int8_t* y,
-                                              uint32_t stride, mve_pred16_t p) {
-  int32x4_t r = vcvtnq_s32_f32(vmulq_n_f32(vcvtq_f32_s32(acc), multiplier));
-  r = vqaddq_n_s32(r, y_zero);
-  r = vmaxq_s32(vminq_s32(r, vdupq_n_s32(127)), vdupq_n_s32(-128));
-  if (stride == 1) {
-    vstrbq_p_s32(y, r, p);
-  } else {
-    vstrbq_scatter_offset_p_s32(y, vmulq_n_u32(vidupq_n_u32(0, 1), stride), r,
-                                p);
-  }
+// The lanes of `acc` requantized, each in [-128, 127] (VSTRB stores their
+// low bytes).
+static inline int32x4_t ireegen_i8_requantize4_mve(int32x4_t acc,
+                                                   float multiplier,
+                                                   int32_t y_zero) {
+  const int32x4_t r = vqaddq_n_s32(
+      vcvtnq_s32_f32(vmulq_n_f32(vcvtq_f32_s32(acc), multiplier)), y_zero);
+  return vmaxq_s32(vminq_s32(r, vdupq_n_s32(127)), vdupq_n_s32(-128));
 }
 #else
 #define IREEGEN_I8_MVE_FLOAT 0
