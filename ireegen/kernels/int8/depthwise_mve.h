@@ -42,6 +42,44 @@ static inline void ireegen_i8_fill_band(int8_t* band, const int8_t* plane,
   }
 }
 
+// One pass of a 3x3 stride-1 band: *lo, *hi = base + the nine taps times
+// the bytes at p (pixels 0-3) and p + 4 (pixels 4-7), rows wp apart.  In
+// assembler: gcc 12 reloads and copies the taps and recomputes addresses
+// around the same loads and VMLAs (about 95 instructions a pass; this is
+// 50).  VLDRB.S32 takes a low register (r0-r7) as its base.
+static inline void ireegen_i8_depthwise_pass3x3s1(const int8_t* p, size_t wp,
+                                                  const int32_t* taps,
+                                                  int32_t base, int32x4_t* lo,
+                                                  int32x4_t* hi) {
+  int32x4_t a, b, x;
+  int32_t tap;
+  const int8_t* row;
+// clang-format off
+#define IREEGEN_I8_DW_TAP(offset, column)               \
+  "ldr %[tap], [%[taps], #" offset "]\n\t"             \
+  "vldrb.s32 %q[x], [%[row], #" column "]\n\t"         \
+  "vmla.s32 %q[a], %q[x], %[tap]\n\t"                  \
+  "vldrb.s32 %q[x], [%[row], #4+" column "]\n\t"       \
+  "vmla.s32 %q[b], %q[x], %[tap]\n\t"
+  __asm__(
+      "vdup.32 %q[a], %[base]\n\t"
+      "vdup.32 %q[b], %[base]\n\t"
+      "mov %[row], %[p]\n\t"
+      IREEGEN_I8_DW_TAP("0", "0") IREEGEN_I8_DW_TAP("4", "1") IREEGEN_I8_DW_TAP("8", "2")
+      "add %[row], %[row], %[wp]\n\t"
+      IREEGEN_I8_DW_TAP("12", "0") IREEGEN_I8_DW_TAP("16", "1") IREEGEN_I8_DW_TAP("20", "2")
+      "add %[row], %[row], %[wp]\n\t"
+      IREEGEN_I8_DW_TAP("24", "0") IREEGEN_I8_DW_TAP("28", "1") IREEGEN_I8_DW_TAP("32", "2")
+      : [a] "=&w"(a), [b] "=&w"(b), [x] "=&w"(x), [tap] "=&r"(tap),
+        [row] "=&l"(row)
+      : [p] "r"(p), [wp] "r"(wp), [taps] "r"(taps), [base] "r"(base)
+      : "memory");
+  // clang-format on
+#undef IREEGEN_I8_DW_TAP
+  *lo = a;
+  *hi = b;
+}
+
 // Output rows [0, rows) of one band: out[oy][ox] for ox < ow, eight
 // pixels (two vectors of four) per pass, so each tap, kept in a register
 // or a stack slot, serves eight multiplies.
@@ -55,19 +93,23 @@ __attribute__((always_inline)) static inline void ireegen_i8_depthwise_band(
     for (size_t ox = 0; ox < ow; ox += 8) {
       const int8_t* p0 = top + ox * stride;
       int32x4_t lo = vdupq_n_s32(base), hi = lo;
+      if (stride == 1 && kh == 3 && kw == 3) {
+        ireegen_i8_depthwise_pass3x3s1(p0, wp, taps, base, &lo, &hi);
+      } else {
 #pragma GCC unroll 3
-      for (size_t ky = 0; ky < kh; ++ky) {
-        const int8_t* p = p0 + ky * wp;
+        for (size_t ky = 0; ky < kh; ++ky) {
+          const int8_t* p = p0 + ky * wp;
 #pragma GCC unroll 3
-        for (size_t kx = 0; kx < kw; ++kx) {
-          const int32_t t = taps[ky * kw + kx];
-          const int8_t* q = p + kx + 4 * stride;
-          if (stride == 1) {
-            lo = vmlaq_n_s32(lo, vldrbq_s32(p + kx), t);
-            hi = vmlaq_n_s32(hi, vldrbq_s32(q), t);
-          } else {
-            lo = vmlaq_n_s32(lo, vldrbq_gather_offset_s32(p + kx, lanes), t);
-            hi = vmlaq_n_s32(hi, vldrbq_gather_offset_s32(q, lanes), t);
+          for (size_t kx = 0; kx < kw; ++kx) {
+            const int32_t t = taps[ky * kw + kx];
+            const int8_t* q = p + kx + 4 * stride;
+            if (stride == 1) {
+              lo = vmlaq_n_s32(lo, vldrbq_s32(p + kx), t);
+              hi = vmlaq_n_s32(hi, vldrbq_s32(q), t);
+            } else {
+              lo = vmlaq_n_s32(lo, vldrbq_gather_offset_s32(p + kx, lanes), t);
+              hi = vmlaq_n_s32(hi, vldrbq_gather_offset_s32(q, lanes), t);
+            }
           }
         }
       }
