@@ -10,22 +10,6 @@
 #include "ireegen_int8.h"
 #include "requantize.h"
 
-// The per-channel entry points (ireegen_int8.h once they are matched).
-void ireegen_i8_convolution_per_channel(
-    const int8_t* x, size_t x_offset, const int8_t* w, size_t w_offset,
-    const int32_t* bias, size_t bias_offset, const float* multipliers,
-    size_t multipliers_offset, int8_t* y, size_t y_offset, size_t n, size_t c,
-    size_t h, size_t wd, size_t f, size_t kh, size_t kw, size_t oh, size_t ow,
-    size_t stride, size_t pad_top, size_t pad_left, int32_t x_zero,
-    int32_t y_zero);
-void ireegen_i8_depthwise_conv_per_channel(
-    const int8_t* x, size_t x_offset, const int8_t* w, size_t w_offset,
-    const int32_t* bias, size_t bias_offset, const float* multipliers,
-    size_t multipliers_offset, int8_t* y, size_t y_offset, size_t n, size_t c,
-    size_t h, size_t wd, size_t f, size_t kh, size_t kw, size_t oh, size_t ow,
-    size_t stride, size_t pad_top, size_t pad_left, int32_t x_zero,
-    int32_t y_zero);
-
 // The longest stretch of a pixel's column kept on the stack (2 KiB, as
 // convolution.c's column); a longer column is gathered in stretches of this
 // length, again for every filter.

@@ -7,13 +7,6 @@
 #include "ireegen_int8.h"
 #include "requantize.h"
 
-// The per-channel entry point (ireegen_int8.h once it is matched).
-void ireegen_i8_fully_connected_per_channel(
-    const int8_t* x, size_t x_offset, const int8_t* w, size_t w_offset,
-    const int32_t* bias, size_t bias_offset, const float* multipliers,
-    size_t multipliers_offset, int8_t* y, size_t y_offset, size_t m, size_t n,
-    size_t k, int32_t x_zero, int32_t y_zero);
-
 // acc + (x - x_zero) . row over k inputs, the row's weights in chunks of
 // four, `step` bytes apart.  A function of its own, so that the loop keeps
 // its values in registers.
