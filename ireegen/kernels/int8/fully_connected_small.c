@@ -13,11 +13,10 @@
 static __attribute__((noinline)) int32_t ireegen_i8_small_dot_packed(
     const int8_t* x, const int8_t* row, size_t k, size_t step, int32_t x_zero,
     int32_t acc) {
-  size_t c = 0;
-  for (; c + 4 <= k; c += 4, row += step)
-    for (size_t r = 0; r < 4; ++r) acc += ((int32_t)x[c + r] - x_zero) * row[r];
-  for (size_t r = 0; c + r < k; ++r)
-    acc += ((int32_t)x[c + r] - x_zero) * row[r];
+  for (size_t c = 0; c < k; ++c) {
+    acc += ((int32_t)x[c] - x_zero) * row[c % 4];
+    if (c % 4 == 3) row += step;  // the next chunk
+  }
   return acc;
 }
 

@@ -14,8 +14,14 @@
 #include "ireegen_int8.h"
 #include "requantize.h"
 
-#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
+// Four bytes at a time on DSP cores, but not at -Os (kernels.size.json):
+// the plain loop is 44 B smaller.
+#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP && \
+    !defined(__OPTIMIZE_SIZE__)
+#define IREEGEN_I8_POOL_DSP 1
 #include <arm_acle.h>
+#else
+#define IREEGEN_I8_POOL_DSP 0
 #endif
 
 // The sum of one window of int8 values, exact.
@@ -23,7 +29,7 @@ static int32_t window_sum(const int8_t* x, size_t width, size_t kh, size_t kw) {
   int32_t sum = 0;
   for (size_t i = 0; i < kh; ++i, x += width) {
     size_t j = 0;
-#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
+#if IREEGEN_I8_POOL_DSP
     // Four bytes at a time: SXTB16 splits them into two pairs of halfwords,
     // SMUAD with 0x00010001 adds each pair; both pairs go to the sum.
     for (; j + 4 <= kw; j += 4) {
