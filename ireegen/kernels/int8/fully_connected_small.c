@@ -33,10 +33,9 @@ static inline __attribute__((always_inline)) void ireegen_i8_small_fc(
       // Weight c of row j sits at row[(c / 4) * step + c % 4]: in a group,
       // four rows' chunks of four interleave (step 16); a last row is in
       // order (step 4).
-      const int in_group = j < groups;
-      const int8_t* row =
-          w + (j & ~(size_t)3) * k4 + (j & 3) * (in_group ? 4 : k4);
-      const size_t step = in_group ? 16 : 4;
+      const int8_t* row = w + j * k4;
+      size_t step = 4;
+      if (j < groups) row = w + (j & ~(size_t)3) * k4 + (j & 3) * 4, step = 16;
       const int32_t acc =
           ireegen_i8_small_dot_packed(x, row, k, step, x_zero, bias[j]);
       *y++ = ireegen_i8_requantize(
