@@ -8,14 +8,14 @@
 #include "requantize.h"
 
 // acc + (x - x_zero) . row over k inputs, the row's weights in chunks of
-// four, `step` bytes apart.  A function of its own, so that the loop keeps
-// its values in registers.
+// four, `gap` bytes between chunks.  A function of its own, so that the
+// loop keeps its values in registers.
 static __attribute__((noinline)) int32_t ireegen_i8_small_dot_packed(
-    const int8_t* x, const int8_t* row, size_t k, size_t step, int32_t x_zero,
+    const int8_t* x, const int8_t* row, size_t k, size_t gap, int32_t x_zero,
     int32_t acc) {
   for (size_t c = 0; c < k; ++c) {
-    acc += ((int32_t)x[c] - x_zero) * row[c % 4];
-    if (c % 4 == 3) row += step;  // the next chunk
+    acc += ((int32_t)x[c] - x_zero) * *row++;
+    if (c % 4 == 3) row += gap;  // the next chunk
   }
   return acc;
 }
@@ -30,14 +30,14 @@ static inline __attribute__((always_inline)) void ireegen_i8_small_fc(
   const size_t groups = n & ~(size_t)3;  // rows packed in groups of four
   for (size_t i = 0; i < m; ++i, x += k) {
     for (size_t j = 0; j < n; ++j) {
-      // Weight c of row j sits at row[(c / 4) * step + c % 4]: in a group,
-      // four rows' chunks of four interleave (step 16); a last row is in
-      // order (step 4).
+      // Row j's weights: in a group, four rows' chunks of four interleave
+      // (12 bytes of the other rows between two chunks of this one); a last
+      // row is in order.
       const int8_t* row = w + j * k4;
-      size_t step = 4;
-      if (j < groups) row = w + (j & ~(size_t)3) * k4 + (j & 3) * 4, step = 16;
+      size_t gap = 0;
+      if (j < groups) row = w + (j & ~(size_t)3) * k4 + (j & 3) * 4, gap = 12;
       const int32_t acc =
-          ireegen_i8_small_dot_packed(x, row, k, step, x_zero, bias[j]);
+          ireegen_i8_small_dot_packed(x, row, k, gap, x_zero, bias[j]);
       *y++ = ireegen_i8_requantize(
           acc, per_channel ? per_channel[j] : multiplier, y_zero);
     }

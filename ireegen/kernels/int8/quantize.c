@@ -11,6 +11,6 @@ void ireegen_i8_quantize(const float* x, size_t x_offset, int8_t* y,
   // x / s, then the requantization's rounding and clamp (a multiplier of 1
   // changes nothing: 1.0f * v is v exactly).  A NaN input gives what the
   // float-to-int conversion gives, as in ONNX Runtime (undefined there).
-  for (size_t i = 0; i < count; ++i)
-    y[i] = ireegen_i8_round_clamp(x[i] / s, zero);
+  for (const float* const end = x + count; x != end; ++x)
+    *y++ = ireegen_i8_round_clamp(*x / s, zero);
 }
