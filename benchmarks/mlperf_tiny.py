@@ -413,12 +413,18 @@ def main() -> int:
     p.add_argument("--repeat", type=int, default=2, help="R: instructions = (count of R+1 - count of 1) / R")
     p.add_argument("--json", help="write the rows here (rewritten after each row)")
     p.add_argument("--render", metavar="JSON", help="print the tables of a JSON written before, and the charts")
-    p.add_argument("--chart-dir", default=str(ROOT / "docs"), help="where --render writes mlperf_tiny_CPU.svg")
+    p.add_argument(
+        "--chart-dir",
+        help="write mlperf_tiny_CPU.svg here (default: docs/ with --render; no chart for a measuring run without it)",
+    )
     args = p.parse_args()
     rows = json.loads(Path(args.render).read_text()) if args.render else run(args)
     for cpu in dict.fromkeys(r["cpu"] for r in rows):
         print(f"\n### {cpu}\n\n{table(rows, cpu)}\n\nArena / lower bound:\n\n{memory_table(rows, cpu)}")
-        chart(rows, cpu, Path(args.chart_dir) / f"mlperf_tiny_{cpu}.svg")
+        chart_dir = args.chart_dir or (ROOT / "docs" if args.render else None)
+        if chart_dir:
+            Path(chart_dir).mkdir(parents=True, exist_ok=True)
+            chart(rows, cpu, Path(chart_dir) / f"mlperf_tiny_{cpu}.svg")
     return 0
 
 
