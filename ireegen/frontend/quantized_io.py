@@ -179,7 +179,7 @@ def _shared(chain: list, consumers: dict) -> str | None:
 
 
 def _node(node) -> str:
-    return f"node {shown(node.name)} ({node.op_type})" if node.name else f"a {node.op_type} node"
+    return f"node {shown(node.name)} ({node.op_type})" if node.name else f"an unnamed {node.op_type} node"
 
 
 def _to_identity(node) -> None:
