@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .onnx_nodes import rewrite_nodes
+
 # Never folded: their value is not a function of their inputs.
 NONDETERMINISTIC = frozenset(
     "Bernoulli Multinomial RandomNormal RandomNormalLike RandomUniform RandomUniformLike".split()
@@ -106,42 +108,34 @@ def static_shapes(model) -> dict:
 def _fold_round(model, values: dict, shapes: dict, numpy_helper) -> int:
     graph = model.graph
     returned = {o.name for o in graph.output}
-    changed = 0
-    out_nodes = []
-    for node in list(graph.node):
+
+    def fold(node, out_nodes) -> bool:
         if node.domain not in ("", "ai.onnx") or node.op_type in NONDETERMINISTIC:
-            out_nodes.append(node)
-            continue
+            return False
         if node.op_type == "If":
             cond = values.get(node.input[0])
             if cond is None or numpy_helper.to_array(cond).size != 1:
-                out_nodes.append(node)
-                continue
+                return False
             taken = "then_branch" if bool(numpy_helper.to_array(cond).reshape(())) else "else_branch"
             out_nodes.extend(_inlined(node, next(a.g for a in node.attribute if a.name == taken), graph))
-            changed += 1
-            continue
+            return True
         if returned.intersection(node.output) or any(a.g.node for a in node.attribute if a.HasField("g")):
-            out_nodes.append(node)
-            continue
+            return False
         results = None
         if node.op_type == "Shape" and node.input[0] in shapes:
             results = [_shape_value(node, shapes[node.input[0]])]
         elif all(v == "" or v in values for v in node.input):
             results = _evaluate(model, node, values, numpy_helper)
         if results is None or any(np.asarray(r).size > MAX_FOLDED_ELEMENTS for r in results):
-            out_nodes.append(node)
-            continue
+            return False
         for name, result in zip(node.output, results):
             if name:
                 tensor = numpy_helper.from_array(np.asarray(result), name)
                 values[name] = tensor
                 graph.initializer.append(tensor)
-        changed += 1
-    if changed:
-        del graph.node[:]
-        graph.node.extend(out_nodes)
-    return changed
+        return True
+
+    return rewrite_nodes(graph, fold)
 
 
 def _value_names(graph) -> set:

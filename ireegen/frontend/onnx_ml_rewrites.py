@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .onnx_nodes import NodeBuilder, node_attrs
+from .onnx_nodes import NodeBuilder, node_attrs, rewrite_nodes
 
 ML = "ai.onnx.ml"
 FLOAT, DOUBLE = 1, 11
@@ -73,23 +73,21 @@ def _rewrite_each(model, op_type: str, build) -> int:
     inferred once, and only for a model that has such a node); a node for
     which it returns False is kept as written."""
     graph = model.graph
-    rewritten = 0
-    out_nodes = []
     types = None
-    for node in list(graph.node):
-        if node.op_type == op_type and node.domain == ML:
-            types = _elem_types(model) if types is None else types
-            mark, constants = len(out_nodes), len(graph.initializer)
-            if build(node, out_nodes, types):
-                rewritten += 1
-                continue
-            del out_nodes[mark:]  # a form not reproduced: nothing of it stays
-            del graph.initializer[constants:]
-        out_nodes.append(node)
-    if rewritten:
-        del graph.node[:]
-        graph.node.extend(out_nodes)
-    return rewritten
+
+    def rewrite(node, out_nodes) -> bool:
+        nonlocal types
+        if node.op_type != op_type or node.domain != ML:
+            return False
+        types = _elem_types(model) if types is None else types
+        mark, constants = len(out_nodes), len(graph.initializer)
+        if build(node, out_nodes, types):
+            return True
+        del out_nodes[mark:]  # a form not reproduced: nothing of it stays
+        del graph.initializer[constants:]
+        return False
+
+    return rewrite_nodes(graph, rewrite)
 
 
 def _elem_types(model) -> dict:

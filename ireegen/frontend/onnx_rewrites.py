@@ -18,7 +18,15 @@ import numpy as np
 from . import onnx_ml_rewrites
 from .onnx_conv1d_rewrites import CONV1D_REWRITES
 from .onnx_decimate_rewrites import DECIMATE_REWRITES
-from .onnx_nodes import MIN_DEFAULT_OPSET, add_const, default_opset, fresh_name, known_arrays, node_attrs
+from .onnx_nodes import (
+    MIN_DEFAULT_OPSET,
+    add_const,
+    default_opset,
+    fresh_name,
+    known_arrays,
+    node_attrs,
+    rewrite_nodes,
+)
 from .onnx_speed_rewrites import SPEED_REWRITES
 
 
@@ -32,17 +40,14 @@ def strided_conv_single_window(model, shapes: dict, values: dict) -> int:
     from onnx import helper
 
     graph = model.graph
-    rewritten = 0
-    out_nodes = []
-    for node in list(graph.node):
+
+    def rewrite(node, out_nodes) -> bool:
         if node.op_type != "Conv" or node.domain not in ("", "ai.onnx"):
-            out_nodes.append(node)
-            continue
+            return False
         a = node_attrs(node)
         x, w = node.input[0], node.input[1]
         if a.get("auto_pad", b"NOTSET") not in (b"NOTSET", "NOTSET") or x not in shapes or node.output[0] not in shapes:
-            out_nodes.append(node)
-            continue
+            return False
         in_dims, out_dims = shapes[x], shapes[node.output[0]]
         spatial = len(in_dims) - 2
         # kernel_shape is optional (torch.export's exporter leaves it out): else the weight's dims.
@@ -53,8 +58,7 @@ def strided_conv_single_window(model, shapes: dict, values: dict) -> int:
         pads = list(a.get("pads") or [0] * (2 * spatial))
         axes = [i for i in range(spatial) if strides[i] > 1 and out_dims[2 + i] == 1]
         if not axes or None in kernel:
-            out_nodes.append(node)
-            continue
+            return False
         prefix = f"{node.name or 'conv'}/ireegen.single_window"
         value = x
         if any(pads):
@@ -91,11 +95,9 @@ def strided_conv_single_window(model, shapes: dict, values: dict) -> int:
                 **kept,
             )
         )
-        rewritten += 1
-    if rewritten:
-        del graph.node[:]
-        graph.node.extend(out_nodes)
-    return rewritten
+        return True
+
+    return rewrite_nodes(graph, rewrite)
 
 
 def reflect_pad_as_slices(model, shapes: dict, values: dict) -> int:
@@ -106,9 +108,8 @@ def reflect_pad_as_slices(model, shapes: dict, values: dict) -> int:
     from onnx import helper, numpy_helper
 
     graph = model.graph
-    rewritten = 0
-    out_nodes = []
-    for node in list(graph.node):
+
+    def rewrite(node, out_nodes) -> bool:
         a = node_attrs(node) if node.op_type == "Pad" else {}
         mode = a.get("mode", b"constant")
         mode = mode.decode() if isinstance(mode, bytes) else mode
@@ -121,8 +122,7 @@ def reflect_pad_as_slices(model, shapes: dict, values: dict) -> int:
             or (len(node.input) > 3 and node.input[3])
             or node.input[0] not in shapes
         ):
-            out_nodes.append(node)
-            continue
+            return False
         dims = shapes[node.input[0]]
         pads = numpy_helper.to_array(values[node.input[1]]).astype(np.int64).tolist()
         rank = len(dims)
@@ -131,8 +131,7 @@ def reflect_pad_as_slices(model, shapes: dict, values: dict) -> int:
             or min(pads) < 0
             or any(pads[i] >= dims[i] or pads[rank + i] >= dims[i] for i in range(rank))
         ):
-            out_nodes.append(node)
-            continue
+            return False
         prefix = f"{node.name or 'pad'}/ireegen.reflect"
         value = node.input[0]
         for axis in range(rank):
@@ -149,11 +148,9 @@ def reflect_pad_as_slices(model, shapes: dict, values: dict) -> int:
             out_nodes.append(helper.make_node("Concat", parts, [joined], axis=axis))
             value = joined
         out_nodes.append(helper.make_node("Identity", [value], list(node.output), name=node.name))
-        rewritten += 1
-    if rewritten:
-        del graph.node[:]
-        graph.node.extend(out_nodes)
-    return rewritten
+        return True
+
+    return rewrite_nodes(graph, rewrite)
 
 
 def _reversed_slice(graph, out_nodes, value, axis, start, end, prefix) -> str:
@@ -185,14 +182,12 @@ def array_feature_extractor_as_gather(model, shapes: dict, values: dict) -> int:
     from onnx import helper, numpy_helper
 
     graph = model.graph
-    rewritten = 0
-    out_nodes = []
-    for node in list(graph.node):
+
+    def rewrite(node, out_nodes) -> bool:
         x = node.input[0] if node.input else ""
         rank = len(shapes[x]) if x in shapes else (numpy_helper.to_array(values[x]).ndim if x in values else None)
         if node.op_type != "ArrayFeatureExtractor" or node.domain != "ai.onnx.ml" or not rank:
-            out_nodes.append(node)
-            continue
+            return False
         prefix = f"{node.name or 'extract'}/ireegen.gather"
         flat = fresh_name(graph, f"{prefix}/indices", out_nodes)
         out_nodes.append(
@@ -207,11 +202,9 @@ def array_feature_extractor_as_gather(model, shapes: dict, values: dict) -> int:
             out_nodes.append(helper.make_node("Unsqueeze", [gathered, axes], list(node.output), name=node.name))
         else:
             out_nodes.append(helper.make_node("Gather", [x, flat], list(node.output), name=node.name, axis=rank - 1))
-        rewritten += 1
-    if rewritten:
-        del graph.node[:]
-        graph.node.extend(out_nodes)
-    return rewritten
+        return True
+
+    return rewrite_nodes(graph, rewrite)
 
 
 def linear_classifier_as_gemm(model, shapes: dict, values: dict) -> int:
@@ -225,9 +218,8 @@ def linear_classifier_as_gemm(model, shapes: dict, values: dict) -> int:
 
     graph = model.graph
     transforms = {"NONE": None, "SOFTMAX": "Softmax", "LOGISTIC": "Sigmoid"}
-    rewritten = 0
-    out_nodes = []
-    for node in list(graph.node):
+
+    def rewrite(node, out_nodes) -> bool:
         a = node_attrs(node) if node.op_type == "LinearClassifier" else {}
         post = a.get("post_transform", b"NONE")
         post = post.decode() if isinstance(post, bytes) else post
@@ -246,8 +238,7 @@ def linear_classifier_as_gemm(model, shapes: dict, values: dict) -> int:
             or len(shapes[x]) != 2
             or coef.size != len(labels) * shapes[x][1]
         ):
-            out_nodes.append(node)
-            continue
+            return False
         prefix = f"{node.name or 'linear'}/ireegen.gemm"
         weights = add_const(graph, f"{prefix}/weights", coef.reshape(len(labels), -1))
         bias = add_const(graph, f"{prefix}/bias", intercepts if intercepts.size else np.zeros(len(labels), np.float32))
@@ -270,11 +261,9 @@ def linear_classifier_as_gemm(model, shapes: dict, values: dict) -> int:
                 out_nodes.append(helper.make_node(op, [scores], [score_out]))
             else:
                 out_nodes.append(helper.make_node("Identity", [scores], [score_out]))
-        rewritten += 1
-    if rewritten:
-        del graph.node[:]
-        graph.node.extend(out_nodes)
-    return rewritten
+        return True
+
+    return rewrite_nodes(graph, rewrite)
 
 
 def normalizer_as_reductions(model, shapes: dict, values: dict) -> int:
@@ -284,18 +273,15 @@ def normalizer_as_reductions(model, shapes: dict, values: dict) -> int:
     from onnx import helper
 
     graph = model.graph
-    rewritten = 0
-    out_nodes = []
-    for node in list(graph.node):
+
+    def rewrite(node, out_nodes) -> bool:
         norm = node_attrs(node).get("norm", b"MAX") if node.op_type == "Normalizer" else b""
         norm = norm.decode() if isinstance(norm, bytes) else norm
         x = node.input[0] if node.input else ""
         if node.op_type != "Normalizer" or node.domain != "ai.onnx.ml" or norm not in ("L1", "L2", "MAX"):
-            out_nodes.append(node)
-            continue
+            return False
         if x not in shapes or len(shapes[x]) != 2:
-            out_nodes.append(node)
-            continue
+            return False
         prefix = f"{node.name or 'normalize'}/ireegen.norm"
         axes = add_const(graph, f"{prefix}/axes", np.array([1], np.int64))
         value = fresh_name(graph, f"{prefix}/x", out_nodes)
@@ -317,11 +303,9 @@ def normalizer_as_reductions(model, shapes: dict, values: dict) -> int:
                 out_nodes.append(helper.make_node("ReduceSum", [part, axes], [squares], keepdims=1))
                 out_nodes.append(helper.make_node("Sqrt", [squares], [total]))
         out_nodes.append(helper.make_node("Div", [value, total], list(node.output), name=node.name))
-        rewritten += 1
-    if rewritten:
-        del graph.node[:]
-        graph.node.extend(out_nodes)
-    return rewritten
+        return True
+
+    return rewrite_nodes(graph, rewrite)
 
 
 def pointwise_conv_on_one_pixel_as_matmul(model, shapes: dict, values: dict) -> int:
@@ -339,9 +323,8 @@ def pointwise_conv_on_one_pixel_as_matmul(model, shapes: dict, values: dict) -> 
     graph = model.graph
     # The weights: initializers, or Constant nodes (PaddlePaddle's exports).
     known = known_arrays(graph, values)
-    rewritten = 0
-    out_nodes = []
-    for node in list(graph.node):
+
+    def rewrite(node, out_nodes) -> bool:
         a = node_attrs(node) if node.op_type == "Conv" else {}
         x = node.input[0] if node.input else ""
         w = node.input[1] if len(node.input) > 1 else ""
@@ -363,8 +346,7 @@ def pointwise_conv_on_one_pixel_as_matmul(model, shapes: dict, values: dict) -> 
             or weights.shape[1] != dims[1]
             or weights.dtype != np.float32
         ):
-            out_nodes.append(node)
-            continue
+            return False
         n, channels, features = dims[0], weights.shape[1], weights.shape[0]
         prefix = f"{node.name or 'conv'}/ireegen.matmul"
         rows = fresh_name(graph, f"{prefix}/rows", out_nodes)
@@ -386,11 +368,9 @@ def pointwise_conv_on_one_pixel_as_matmul(model, shapes: dict, values: dict) -> 
                 "Reshape", [product, add_const(graph, f"{prefix}/shape", shape)], list(node.output), name=node.name
             )
         )
-        rewritten += 1
-    if rewritten:
-        del graph.node[:]
-        graph.node.extend(out_nodes)
-    return rewritten
+        return True
+
+    return rewrite_nodes(graph, rewrite)
 
 
 REWRITES = (
