@@ -154,7 +154,8 @@ def measure_int8_io(path, name, cpu, goal, flags, x, expected, work: Path, lib, 
     xq = np.clip(np.rint(x / np.float32(qi["scale"])) + qi["zero_point"], info.min, info.max).astype(qi["dtype"])
     runner = build_runner(out, work / "build-int8-io", cflags=("-std=c11", "-Os"))
     (yq,), _ = runner.call(fn["name"], [xq])
-    y = (yq.astype(np.float64) - qo["zero_point"]) * np.float64(np.float32(qo["scale"]))
+    # Dequantized in float32, as a DequantizeLinear (ONNX Runtime's) does.
+    y = ((yq.astype(np.float32) - np.float32(qo["zero_point"])) * np.float32(qo["scale"])).astype(np.float64)
     return {
         "flash": size["flash"]["total"],
         "ram": size["ram"]["total"],
