@@ -141,15 +141,16 @@ def test_random_qdq_graph_int8_interface_equals_onnxruntime(tmp_path, seed, soft
         assert np.array_equal(got, want), f"run {run}: {np.count_nonzero(got != want)} of {got.size} differ"
 
 
-def _qdq_chain(extra_reader: bool = False, float_tail: bool = False):
+def _qdq_chain(extra_reader: bool = False, float_tail: bool = False, i8=TensorProto.INT8):
     """x -> Q -> DQ -> Relu -> Q -> DQ -> y, by hand; `extra_reader`: x also
-    feeds an Add; `float_tail`: y is the Relu's float output."""
-    f, i8 = TensorProto.FLOAT, TensorProto.INT8
+    feeds an Add; `float_tail`: y is the Relu's float output; `i8`: the
+    quantized type (INT8 or UINT8)."""
+    f = TensorProto.FLOAT
     inits = [
         helper.make_tensor("s", f, [], [0.05]),
         helper.make_tensor("z", i8, [], [3]),
         helper.make_tensor("s2", f, [], [0.1]),
-        helper.make_tensor("z2", i8, [], [-7]),
+        helper.make_tensor("z2", i8, [], [-7 if i8 == TensorProto.INT8 else 7]),
     ]
     nodes = [
         helper.make_node("QuantizeLinear", ["x", "s", "z"], ["xq"]),
@@ -167,6 +168,14 @@ def _qdq_chain(extra_reader: bool = False, float_tail: bool = False):
         outputs.append(helper.make_tensor_value_info("twice", f, [2, 3]))
     graph = helper.make_graph(nodes, "chain", [helper.make_tensor_value_info("x", f, [2, 3])], outputs, inits)
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_cut_of_a_uint8_model_gives_uint8():
+    model = _qdq_chain(i8=TensorProto.UINT8)
+    cut = cut_quantized_io(model, "chain.onnx", _effective_inputs(model))
+    assert {k: (q.zero_point, q.dtype) for k, q in cut.items()} == {"x": (3, "uint8"), "y": (7, "uint8")}
+    assert model.graph.input[0].type.tensor_type.elem_type == TensorProto.UINT8
+    assert model.graph.output[0].type.tensor_type.elem_type == TensorProto.UINT8
 
 
 def test_cut_gives_the_quantized_tensors_and_keeps_the_rest():

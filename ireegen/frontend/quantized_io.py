@@ -45,16 +45,21 @@ _FLOAT_TYPES = (1, 10, 11, 16)  # float, float16, double, bfloat16
 
 
 def _constants(model) -> dict:
-    """{name: numpy array} of the initializers and Constant nodes' values."""
+    """{name: numpy array} of the initializers and Constant nodes' values
+    that a QuantizeLinear or DequantizeLinear takes as its scale or zero
+    point (only those: a model's weights are not copied)."""
     from onnx import numpy_helper
 
-    out = {t.name: t for t in model.graph.initializer}
+    wanted = {
+        name for n in model.graph.node if n.op_type in ("QuantizeLinear", "DequantizeLinear") for name in n.input[1:3]
+    }
+    out = {t.name: t for t in model.graph.initializer if t.name in wanted}
     for node in model.graph.node:
-        if node.op_type == "Constant" and node.output:
+        if node.op_type == "Constant" and node.output and node.output[0] in wanted:
             value = next((a.t for a in node.attribute if a.name == "value"), None)
             if value is not None:
                 out[node.output[0]] = value
-    return {k: v for k, v in ((k, numpy_helper.to_array(t)) for k, t in out.items())}
+    return {k: numpy_helper.to_array(t) for k, t in out.items()}
 
 
 def _per_tensor(node, constants: dict, types=None) -> Quantization | None:
@@ -123,14 +128,17 @@ def _input_cut(model, name: str, consumers: dict, constants: dict, outputs: set)
     """(quantization, the QuantizeLinear nodes, the layout ops' outputs between) of
     input `name`, or a string saying why it cannot be cut."""
     quants, layout, found = [], [], []
-    todo = [name]
+    todo, seen = [name], set()
     while todo:
         value = todo.pop()
+        if value in seen:
+            return f"goes through a cycle at {shown(value)}"
+        seen.add(value)
         if value in outputs:
             return f"is also a graph output{'' if value == name else f' (through {shown(value)})'}"
         readers = consumers.get(value, [])
         if not readers:
-            return f"reaches {shown(value)}, which nothing quantizes"
+            return "is read by no QuantizeLinear" if value == name else f"reaches {shown(value)}, which nothing reads"
         for node in readers:
             if node.op_type == "QuantizeLinear" and list(node.input).count(value) == 1 and node.input[0] == value:
                 q = _per_tensor(node, constants)
@@ -152,7 +160,7 @@ def _output_cut(name: str, producers: dict, constants: dict, types):
     """(quantization, the DequantizeLinear node, the values from `name` back to
     its output) of output `name`, or a string saying why it is not one."""
     value, chain = name, []
-    while True:
+    while value not in chain:  # a malformed graph may loop
         chain.append(value)
         node = producers.get(value)
         if node is None:
@@ -162,9 +170,10 @@ def _output_cut(name: str, producers: dict, constants: dict, types):
             if q is None:
                 return f"is dequantized by {_node(node)} with a scale or zero point that is not a constant per-tensor int8 or uint8 one"
             return q, node, chain
-        if node.op_type not in LAYOUT_OPS:
+        if node.op_type not in LAYOUT_OPS or not node.input:
             return f"is computed by {_node(node)}, not by a DequantizeLinear"
         value = node.input[LAYOUT_OPS[node.op_type]]
+    return f"goes through a cycle at {shown(value)}"
 
 
 def _shared(chain: list, consumers: dict) -> str | None:
