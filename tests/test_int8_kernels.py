@@ -140,48 +140,137 @@ def test_fully_connected_equals_onnxruntime(lib):
         assert np.array_equal(y, expected), f"case {case}: m={m} n={n} k={k}"
 
 
+def _conv_case(rng, depthwise: bool, case: int):
+    """A random QLinearConv: (sizes, pads, x, w, b, quantization, ONNX
+    Runtime's output).  Odd channel and filter counts, kernels 1x1 to 5x5
+    (3x3 half the time), strides 1 and 2, any padding, batch 1-2; every
+    10th case a plane past the depthwise kernel's stack plane (1,280
+    int16), every 10th (of the full convolution) a column past the pair
+    column (640: the kernel's plain loop)."""
+    n, c = int(rng.integers(1, 3)), int(rng.integers(1, 9))
+    f = c if depthwise else int(rng.integers(1, 9))
+    h, wd = int(rng.integers(1, 12)), int(rng.integers(1, 12))
+    if case % 10 == 0:  # past the depthwise kernel's stack plane (1,280 int16)
+        h, wd = 40, 37
+    if case % 10 == 5 and not depthwise:  # 73 * 3 * 3 > 640
+        c, h, wd = 73, int(rng.integers(3, 6)), int(rng.integers(3, 6))
+    # 3x3 half the time (the depthwise kernel's fast path), else 1 to 5.
+    kh = 3 if h >= 3 and rng.random() < 0.5 else int(rng.integers(1, min(h, 5) + 1))
+    kw = 3 if wd >= 3 and kh == 3 else int(rng.integers(1, min(wd, 5) + 1))
+    stride = int(rng.integers(1, 3))
+    pt, pl = int(rng.integers(0, kh)), int(rng.integers(0, kw))
+    pb, pr = int(rng.integers(0, kh)), int(rng.integers(0, kw))
+    oh, ow = (h + pt + pb - kh) // stride + 1, (wd + pl + pr - kw) // stride + 1
+    sx, zx, sw, sy, zy = _qparams(rng)
+    x = rng.integers(-128, 128, (n, c, h, wd), dtype=np.int8)
+    w = rng.integers(-128, 128, (f, 1 if depthwise else c, kh, kw), dtype=np.int8)
+    b = rng.integers(-20000, 20000, f).astype(np.int32)
+    node = helper.make_node(
+        "QLinearConv",
+        ["x", "sx", "zx", "w", "sw", "zw", "sy", "zy", "b"],
+        ["y"],
+        pads=[pt, pl, pb, pr],
+        strides=[stride, stride],
+        group=c if depthwise else 1,
+    )
+    params = {"sx": sx, "zx": zx, "sw": sw, "zw": np.int8(0), "sy": sy, "zy": zy}
+    params = {k2: np.array(v) for k2, v in params.items()}
+    expected = _session(node, {"x": x, "w": w, "b": b, **params}, (n, f, oh, ow)).run(None, {"x": x})[0]
+    sizes = [n, c, h, wd, f, kh, kw, oh, ow, stride, pt, pl]
+    return sizes, (pt, pl, pb, pr), x, w, b, (sx, zx, sw, sy, zy), expected
+
+
 @pytest.mark.parametrize("depthwise", [False, True], ids=["conv", "depthwise"])
 def test_convolution_equals_onnxruntime(lib, depthwise):
     rng = np.random.default_rng(23 + depthwise)
     for case in range(CASES):
-        n, c = int(rng.integers(1, 3)), int(rng.integers(1, 9))
-        f = c if depthwise else int(rng.integers(1, 9))
-        h, wd = int(rng.integers(1, 12)), int(rng.integers(1, 12))
-        if case % 10 == 0:  # past the depthwise kernel's stack plane (1,280 int16)
-            h, wd = 40, 37
-        # 3x3 half the time (the depthwise kernel's fast path), else 1 to 5.
-        kh = 3 if h >= 3 and rng.random() < 0.5 else int(rng.integers(1, min(h, 5) + 1))
-        kw = 3 if wd >= 3 and kh == 3 else int(rng.integers(1, min(wd, 5) + 1))
-        stride = int(rng.integers(1, 3))
-        pt, pl = int(rng.integers(0, kh)), int(rng.integers(0, kw))
-        pb, pr = int(rng.integers(0, kh)), int(rng.integers(0, kw))
-        oh, ow = (h + pt + pb - kh) // stride + 1, (wd + pl + pr - kw) // stride + 1
-        sx, zx, sw, sy, zy = _qparams(rng)
-        x = rng.integers(-128, 128, (n, c, h, wd), dtype=np.int8)
-        w = rng.integers(-128, 128, (f, 1 if depthwise else c, kh, kw), dtype=np.int8)
-        b = rng.integers(-20000, 20000, f).astype(np.int32)
-        node = helper.make_node(
-            "QLinearConv",
-            ["x", "sx", "zx", "w", "sw", "zw", "sy", "zy", "b"],
-            ["y"],
-            pads=[pt, pl, pb, pr],
-            strides=[stride, stride],
-            group=c if depthwise else 1,
-        )
-        params = {"sx": sx, "zx": zx, "sw": sw, "zw": np.int8(0), "sy": sy, "zy": zy}
-        params = {k2: np.array(v) for k2, v in params.items()}
-        s = _session(node, {"x": x, "w": w, "b": b, **params}, (n, f, oh, ow))
-        expected = s.run(None, {"x": x})[0]
-        y = np.zeros((n, f, oh, ow), np.int8)
+        sizes, pads, x, w, b, (sx, zx, sw, sy, zy), expected = _conv_case(rng, depthwise, case)
+        y = np.zeros(expected.shape, np.int8)
         kernel = lib.ireegen_i8_depthwise_conv if depthwise else lib.ireegen_i8_convolution
-        sizes = [n, c, h, wd, f, kh, kw, oh, ow, stride, pt, pl]
         kernel(
             _ptr(x), ctypes.c_size_t(0), _ptr(w), ctypes.c_size_t(0), _ptr(b), ctypes.c_size_t(0), _ptr(y),
             ctypes.c_size_t(0), *map(ctypes.c_size_t, sizes),
             ctypes.c_uint32(_bits(sx)), ctypes.c_int32(int(zx)), ctypes.c_uint32(_bits(sw)),
             ctypes.c_uint32(_bits(sy)), ctypes.c_int32(int(zy)),
         )  # fmt: skip
-        assert np.array_equal(y, expected), f"case {case}: {sizes} pads {pt, pl, pb, pr}"
+        assert np.array_equal(y, expected), f"case {case}: {sizes} pads {pads}"
+
+
+# Calls the convolution kernels on the cases of cases.bin (per case: the
+# kind, the 12 sizes and the 5 quantization words as uint32, then x, w and
+# the bias) and writes every output, in order, to out.bin.
+CONV_HARNESS = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include "ireegen_int8.h"
+static void* take(FILE* f, size_t bytes) {
+  void* p = malloc(bytes ? bytes : 1);
+  if (!p || fread(p, 1, bytes, f) != bytes) exit(3);
+  return p;
+}
+int main(void) {
+  FILE* in = fopen("cases.bin", "rb");
+  FILE* out = fopen("out.bin", "wb");
+  if (!in || !out) return 2;
+  uint32_t head[18];
+  while (fread(head, sizeof head, 1, in) == 1) {
+    size_t s[12];
+    for (int i = 0; i < 12; ++i) s[i] = head[1 + i];
+    const size_t xs = s[0] * s[1] * s[2] * s[3], ys = s[0] * s[4] * s[7] * s[8];
+    const size_t ws = s[4] * (head[0] ? 1 : s[1]) * s[5] * s[6];
+    int8_t* x = take(in, xs);
+    int8_t* w = take(in, ws);
+    int32_t* b = take(in, 4 * s[4]);
+    int8_t* y = malloc(ys);
+    (head[0] ? ireegen_i8_depthwise_conv : ireegen_i8_convolution)(
+        x, 0, w, 0, b, 0, y, 0, s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8], s[9], s[10], s[11],
+        head[13], (int32_t)head[14], head[15], head[16], (int32_t)head[17]);
+    fwrite(y, 1, ys, out);
+    free(x), free(w), free(b), free(y);
+  }
+  fclose(out);
+  return 0;
+}
+"""
+
+
+@pytest.mark.skipif(
+    not (shutil.which("arm-none-eabi-gcc") and shutil.which("qemu-system-arm")), reason="no Arm bare-metal toolchain"
+)
+def test_convolution_on_cortex_m4_equals_onnxruntime(tmp_path):
+    """The DSP path (SMLAD on the pair column, the assembler loop, the
+    border gather) built by arm-none-eabi-gcc for the Cortex-M4 at -O2 and
+    -Os and run under qemu-system-arm: random convolutions and depthwise
+    convolutions, every output equal to ONNX Runtime's QLinearConv."""
+    from ireegen.cbuild import baremetal
+    from ireegen.config.cores import CORES
+
+    rng = np.random.default_rng(41)
+    cases, expected = bytearray(), []
+    for case in range(40):
+        depthwise = case % 4 == 3
+        sizes, _, x, w, b, (sx, zx, sw, sy, zy), y = _conv_case(rng, depthwise, case)
+        quant = [_bits(sx), int(zx) & 0xFFFFFFFF, _bits(sw), _bits(sy), int(zy) & 0xFFFFFFFF]
+        cases += struct.pack("<18I", int(depthwise), *sizes, *quant) + x.tobytes() + w.tobytes() + b.tobytes()
+        expected.append(y)
+    (tmp_path / "cases.bin").write_bytes(bytes(cases))
+    (tmp_path / "harness.c").write_text(CONV_HARNESS)
+    core = CORES["cortex-m4"]
+    support, link_flags = baremetal.support_files(core, tmp_path)
+    sources = [str(KERNELS / s) for s in ("convolution.c", "fully_connected.c")]
+    want = np.concatenate([y.ravel() for y in expected])
+    for opt in ("-O2", "-Os"):
+        program = tmp_path / f"conv{opt}.elf"
+        flags = [*core.gcc_flags(core.default_triple), opt, "-std=c11", "-Wall", "-Wextra", "-Werror"]
+        subprocess.run(
+            ["arm-none-eabi-gcc", *flags, f"-I{KERNELS}", str(tmp_path / "harness.c"), *sources,
+             *map(str, support), *link_flags, "-lm", "-o", str(program)],
+            check=True,
+        )  # fmt: skip
+        command = baremetal.semihosting_command(core, baremetal.emulator_command(core), program, [])
+        subprocess.run(command, cwd=tmp_path, check=True, timeout=600, stdout=subprocess.DEVNULL)
+        got = np.frombuffer((tmp_path / "out.bin").read_bytes(), np.int8)
+        assert got.size == want.size and np.array_equal(got, want), f"{opt}: {np.count_nonzero(got != want)} differ"
 
 
 def test_quantize_equals_onnxruntime(lib):

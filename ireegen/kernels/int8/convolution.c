@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "dot.h"
+#include "dot_pair.h"
 #include "ireegen_int8.h"
 #include "requantize.h"
 
@@ -17,44 +18,134 @@ static void ireegen_i8_taps(size_t out, size_t stride, size_t pad, size_t size,
   if (*hi < *lo) *hi = *lo;
 }
 
-// The column of output pixel (oy, ox): (x - x_zero) over its receptive
-// field in the weights' (c, kh, kw) order, 0 where the field lies in the
-// padding, then interleaved for the dot products (dot.h).
-static void ireegen_i8_fill_column(int16_t* column, const int8_t* image,
-                                   size_t c, size_t h, size_t wd, size_t kh,
-                                   size_t kw, size_t oy, size_t ox,
-                                   size_t stride, size_t pad_top,
-                                   size_t pad_left, int32_t x_zero) {
-  if (kh == 1 && kw == 1 && oy * stride >= pad_top && ox * stride >= pad_left &&
-      oy * stride - pad_top < h && ox * stride - pad_left < wd) {
-    // A pointwise convolution: one value per channel, h * wd apart.
-    const int8_t* src =
-        image + (oy * stride - pad_top) * wd + (ox * stride - pad_left);
-    for (size_t ci = 0; ci < c; ++ci, src += h * wd)
-      column[ci] = (int16_t)(*src - x_zero);
-    ireegen_i8_column_interleave(column, c);
+// The offset of each column element, in the weights' (c, kh, kw) order,
+// from its pixel's first input (channel 0, top-left tap): one table for
+// every pixel whose receptive field lies inside the image.  0 when an
+// offset does not fit 16 bits (the pixels then take the general gather).
+static int ireegen_i8_offsets(uint16_t* table, size_t c, size_t h, size_t wd,
+                              size_t kh, size_t kw) {
+  if ((c - 1) * h * wd + (kh - 1) * wd + (kw - 1) > UINT16_MAX) return 0;
+  for (size_t ci = 0; ci < c; ++ci)
+    for (size_t ky = 0; ky < kh; ++ky)
+      for (size_t kx = 0; kx < kw; ++kx)
+        *table++ = (uint16_t)(ci * h * wd + ky * wd + kx);
+  return 1;
+}
+
+// The first input (channel 0, top-left tap) of output pixel (oy, ox) when
+// its receptive field lies inside the image, else NULL.
+static const int8_t* ireegen_i8_field(const int8_t* image, size_t h, size_t wd,
+                                      size_t kh, size_t kw, size_t oy,
+                                      size_t ox, size_t stride, size_t pad_top,
+                                      size_t pad_left) {
+  const size_t iy = oy * stride, ix = ox * stride;  // in padded coordinates
+  if (iy < pad_top || ix < pad_left || iy - pad_top + kh > h ||
+      ix - pad_left + kw > wd)
+    return NULL;
+  return image + (iy - pad_top) * wd + (ix - pad_left);
+}
+
+// Both columns of a pair column whose pixels' fields lie inside the image
+// (first inputs s0 and s1): each offset of the table read once for both.
+static __attribute__((noinline)) void ireegen_i8_gather_inside(
+    int16_t* d, const int8_t* s0, const int8_t* s1, const uint16_t* table,
+    size_t length, int32_t x_zero) {
+  size_t i = 0;
+  for (; i + 4 <= length; i += 4, d += 8, table += 4) {
+    const size_t o0 = table[0], o1 = table[1], o2 = table[2], o3 = table[3];
+    d[IREEGEN_I8_SLOT(0)] = (int16_t)(s0[o0] - x_zero);
+    d[IREEGEN_I8_SLOT(1)] = (int16_t)(s0[o1] - x_zero);
+    d[IREEGEN_I8_SLOT(2)] = (int16_t)(s0[o2] - x_zero);
+    d[IREEGEN_I8_SLOT(3)] = (int16_t)(s0[o3] - x_zero);
+    d[4 + IREEGEN_I8_SLOT(0)] = (int16_t)(s1[o0] - x_zero);
+    d[4 + IREEGEN_I8_SLOT(1)] = (int16_t)(s1[o1] - x_zero);
+    d[4 + IREEGEN_I8_SLOT(2)] = (int16_t)(s1[o2] - x_zero);
+    d[4 + IREEGEN_I8_SLOT(3)] = (int16_t)(s1[o3] - x_zero);
+  }
+  for (size_t r = 0; i + r < length; ++r) {
+    const size_t o = table[r];
+    d[r] = (int16_t)(s0[o] - x_zero);
+    d[4 + r] = (int16_t)(s1[o] - x_zero);
+  }
+}
+
+// The column of output pixel (oy, ox), (x - x_zero) over its receptive
+// field and 0 where the field lies in the padding, in chunks of four `step`
+// int16 apart from `d` on: 8 for one half of a pair column (dot_pair.h), 4
+// for a column of its own (dot.h).
+static void ireegen_i8_gather(int16_t* d, size_t step, const int8_t* image,
+                              const uint16_t* table, size_t length, size_t c,
+                              size_t h, size_t wd, size_t kh, size_t kw,
+                              size_t oy, size_t ox, size_t stride,
+                              size_t pad_top, size_t pad_left, int32_t x_zero) {
+  const size_t iy = oy * stride, ix = ox * stride;  // in padded coordinates
+  const int8_t* src = table ? ireegen_i8_field(image, h, wd, kh, kw, oy, ox,
+                                               stride, pad_top, pad_left)
+                            : NULL;
+  if (src) {
+    size_t i = 0;
+    for (; i + 4 <= length; i += 4, d += step) {
+      d[IREEGEN_I8_SLOT(0)] = (int16_t)(src[table[i]] - x_zero);
+      d[IREEGEN_I8_SLOT(1)] = (int16_t)(src[table[i + 1]] - x_zero);
+      d[IREEGEN_I8_SLOT(2)] = (int16_t)(src[table[i + 2]] - x_zero);
+      d[IREEGEN_I8_SLOT(3)] = (int16_t)(src[table[i + 3]] - x_zero);
+    }
+    for (size_t r = 0; i + r < length; ++r)
+      d[r] = (int16_t)(src[table[i + r]] - x_zero);
     return;
   }
-  // The taps inside the image are the same for every channel.
+  // A pixel at the border: zeros, then the taps inside the image (the
+  // same for every channel), each written to its place in the chunks.
+  static const uint8_t slot[4] = {IREEGEN_I8_SLOT(0), IREEGEN_I8_SLOT(1),
+                                  IREEGEN_I8_SLOT(2), IREEGEN_I8_SLOT(3)};
+  const size_t shift = step == 8;  // chunk j starts at (4 * j) << shift
+  int16_t* z = d;
+  for (size_t i = 0; i < length; i += 4, z += step)
+    z[0] = z[1] = z[2] = z[3] = 0;  // the last chunk's padding too: it is
+                                    // inside the buffer, and never read
   size_t ky0, ky1, kx0, kx1;
   ireegen_i8_taps(oy, stride, pad_top, h, kh, &ky0, &ky1);
   ireegen_i8_taps(ox, stride, pad_left, wd, kw, &kx0, &kx1);
-  const size_t length = c * kh * kw;
-  if (ky0 != 0 || ky1 != kh || kx0 != 0 || kx1 != kw)
-    memset(column, 0, length * sizeof column[0]);
-  int16_t* col = column;
-  for (size_t ci = 0; ci < c; ++ci, col += kh * kw) {
+  for (size_t ci = 0; ci < c; ++ci) {
     const int8_t* plane = image + ci * h * wd;
     for (size_t ky = ky0; ky < ky1; ++ky) {
-      // kx >= kx0 keeps the column index >= 0 (see the plain loop).
-      const int8_t* row = plane + (oy * stride + ky - pad_top) * wd +
-                          (ox * stride + kx0 - pad_left);
-      int16_t* dst = col + ky * kw + kx0;
-      for (size_t kx = 0; kx < kx1 - kx0; ++kx)
-        dst[kx] = (int16_t)(row[kx] - x_zero);
+      // kx >= kx0 keeps the column index ix + kx - pad_left >= 0.
+      const int8_t* row = plane + (iy + ky - pad_top) * wd;
+      size_t i = (ci * kh + ky) * kw + kx0;
+      for (size_t kx = kx0; kx < kx1; ++kx, ++i)
+        d[((i & ~(size_t)3) << shift) + slot[i & 3]] =
+            (int16_t)(row[ix + kx - pad_left] - x_zero);
     }
   }
-  ireegen_i8_column_interleave(column, length);
+  // The last length % 4 elements are in order: undo the slots there.
+  if (length % 4 >= 2 && IREEGEN_I8_SLOT(1) != 1) {
+    int16_t* tail = d + ((length & ~(size_t)3) << shift);
+    const int16_t t1 = tail[1];
+    tail[1] = tail[2];
+    tail[2] = t1;
+  }
+}
+
+// y[o * pixels] and, when `two`, y[o * pixels + 1]: the requantized dot
+// products of the pair column's two pixels with the f filters (rows of
+// `length` weights), two filters at a time.  A function of its own, so
+// that its few live values stay in registers around the SMLAD loop.
+static __attribute__((noinline)) void ireegen_i8_pair_filters(
+    const int16_t* pair, const int8_t* w, size_t length, size_t f,
+    const int32_t* bias, float multiplier, int32_t y_zero, int8_t* y,
+    size_t pixels, int two) {
+  for (size_t o = 0; o < f; o += 2, y += 2 * pixels) {
+    const size_t o1 = o + 1 < f ? o + 1 : o;
+    int32_t acc[4] = {bias[o], bias[o], bias[o1], bias[o1]};
+    ireegen_i8_dot_pair(pair, w + o * length, w + o1 * length, length, acc);
+    y[0] = ireegen_i8_requantize(acc[0], multiplier, y_zero);
+    if (two) y[1] = ireegen_i8_requantize(acc[1], multiplier, y_zero);
+    if (o1 != o) {
+      y[pixels] = ireegen_i8_requantize(acc[2], multiplier, y_zero);
+      if (two)
+        y[pixels + 1] = ireegen_i8_requantize(acc[3], multiplier, y_zero);
+    }
+  }
 }
 
 void ireegen_i8_convolution(const int8_t* x, size_t x_offset, const int8_t* w,
@@ -71,34 +162,69 @@ void ireegen_i8_convolution(const int8_t* x, size_t x_offset, const int8_t* w,
   y += y_offset;
   const float multiplier = ireegen_i8_multiplier(x_scale, w_scale, y_scale);
   const size_t length = c * kh * kw;
-  if (length <= IREEGEN_I8_COLUMN_MAX) {
-    // Per output pixel: its receptive field unpacked once to int16
-    // (x - x_zero, 0 in the padding) in the weights' (c, kh, kw) order, then
-    // dotted with every filter; two pixels at a time when they fit.
-    int16_t columns[2 * IREEGEN_I8_PAIR_MAX > IREEGEN_I8_COLUMN_MAX
-                        ? 2 * IREEGEN_I8_PAIR_MAX
-                        : IREEGEN_I8_COLUMN_MAX];
-    int16_t* second = columns + length;
-    const int pairs = length <= IREEGEN_I8_PAIR_MAX;
+  const size_t pixels = oh * ow;
+  // The pair column, or one column when it is longer (word-aligned), and
+  // the gather's offsets.
+  uint32_t words[IREEGEN_I8_PAIR_MAX > IREEGEN_I8_COLUMN_MAX / 2
+                     ? IREEGEN_I8_PAIR_MAX
+                     : IREEGEN_I8_COLUMN_MAX / 2];
+  int16_t* const column = (int16_t*)(void*)words;
+  uint16_t offsets[IREEGEN_I8_PAIR_MAX];
+  const uint16_t* table = length <= IREEGEN_I8_PAIR_MAX &&
+                                  ireegen_i8_offsets(offsets, c, h, wd, kh, kw)
+                              ? offsets
+                              : NULL;
+  if (length <= IREEGEN_I8_PAIR_MAX) {
+    // Two output pixels at a time (the next in (oy, ox) order, across rows
+    // too): both receptive fields unpacked to int16 into one pair column,
+    // then dotted with the filters two at a time.  A last odd pixel is
+    // paired with itself.
+    int16_t* const pair = column;
     for (size_t b = 0; b < n; ++b) {
       const int8_t* image = x + b * c * h * wd;
-      int8_t* out = y + b * f * oh * ow;
-      for (size_t oy = 0; oy < oh; ++oy) {
-        size_t ox = 0;
-        for (; pairs && ox + 2 <= ow; ox += 2) {
-          ireegen_i8_fill_column(columns, image, c, h, wd, kh, kw, oy, ox,
-                                 stride, pad_top, pad_left, x_zero);
-          ireegen_i8_fill_column(second, image, c, h, wd, kh, kw, oy, ox + 1,
-                                 stride, pad_top, pad_left, x_zero);
-          ireegen_i8_filters_pair(columns, second, w, length, f, bias,
-                                  multiplier, y_zero, out + oy * ow + ox,
-                                  oh * ow);
+      int8_t* out = y + b * f * pixels;
+      size_t oy = 0, ox = 0;  // of pixel p
+      for (size_t p = 0; p < pixels; p += 2) {
+        const int two = p + 1 < pixels;
+        size_t oy1 = oy, ox1 = ox + two;  // of the second pixel
+        if (ox1 == ow) oy1 += 1, ox1 = 0;
+        const int8_t* s0 = table
+                               ? ireegen_i8_field(image, h, wd, kh, kw, oy, ox,
+                                                  stride, pad_top, pad_left)
+                               : NULL;
+        const int8_t* s1 =
+            table ? ireegen_i8_field(image, h, wd, kh, kw, oy1, ox1, stride,
+                                     pad_top, pad_left)
+                  : NULL;
+        if (s0 && s1) {
+          ireegen_i8_gather_inside(pair, s0, s1, table, length, x_zero);
+        } else {
+          ireegen_i8_gather(pair, 8, image, table, length, c, h, wd, kh, kw, oy,
+                            ox, stride, pad_top, pad_left, x_zero);
+          ireegen_i8_gather(pair + 4, 8, image, table, length, c, h, wd, kh, kw,
+                            oy1, ox1, stride, pad_top, pad_left, x_zero);
         }
-        for (; ox < ow; ++ox) {
-          ireegen_i8_fill_column(columns, image, c, h, wd, kh, kw, oy, ox,
-                                 stride, pad_top, pad_left, x_zero);
-          ireegen_i8_filters(columns, w, length, f, bias, multiplier, y_zero,
-                             out + oy * ow + ox, oh * ow);
+        ireegen_i8_pair_filters(pair, w, length, f, bias, multiplier, y_zero,
+                                out + p, pixels, two);
+        ox = ox1 + two;
+        oy = oy1;
+        if (ox == ow) oy += 1, ox = 0;
+      }
+    }
+    return;
+  }
+  if (length <= IREEGEN_I8_COLUMN_MAX) {
+    // A longer column: one pixel at a time, dotted with four filters at a
+    // time.
+    for (size_t b = 0; b < n; ++b) {
+      const int8_t* image = x + b * c * h * wd;
+      int8_t* out = y + b * f * pixels;
+      for (size_t oy = 0; oy < oh; ++oy) {
+        for (size_t ox = 0; ox < ow; ++ox) {
+          ireegen_i8_gather(column, 4, image, NULL, length, c, h, wd, kh, kw,
+                            oy, ox, stride, pad_top, pad_left, x_zero);
+          ireegen_i8_filters(column, w, length, f, bias, multiplier, y_zero,
+                             out + oy * ow + ox, pixels);
         }
       }
     }

@@ -25,8 +25,9 @@
 #endif
 
 // The longest column kept on the stack (2 KiB); longer ones take the
-// kernels' plain loops.  A convolution unpacks two pixels at a time when
-// each column fits half of the 2.5 KiB it keeps.
+// kernels' plain loops.  A convolution unpacks two pixels at a time into a
+// pair column (dot_pair.h) when each column is at most IREEGEN_I8_PAIR_MAX
+// long (the pair column and the gather's offsets: 3.75 KiB).
 #define IREEGEN_I8_COLUMN_MAX 1024
 #define IREEGEN_I8_PAIR_MAX 640
 
@@ -106,47 +107,6 @@ static inline void ireegen_i8_dot4(const int16_t* column, const int8_t* w,
   acc[3] = a3;
 }
 
-// Two pixels' columns by two filters: acc[0] += c0 . w0, acc[1] += c1 . w0,
-// acc[2] += c0 . w1, acc[3] += c1 . w1.  Each weight load (and its SXTB16
-// unpacking) serves both pixels.
-static inline void ireegen_i8_dot2x2(const int16_t* c0, const int16_t* c1,
-                                     const int8_t* w0, const int8_t* w1,
-                                     size_t length, int32_t acc[4]) {
-  int32_t a00 = acc[0], a10 = acc[1], a01 = acc[2], a11 = acc[3];
-  size_t i = 0;
-#if IREEGEN_I8_DSP
-  for (; i + 4 <= length; i += 4) {
-    const uint32_t x0a = ireegen_i8_load32(c0 + i),
-                   x0b = ireegen_i8_load32(c0 + i + 2);
-    const uint32_t x1a = ireegen_i8_load32(c1 + i),
-                   x1b = ireegen_i8_load32(c1 + i + 2);
-    uint32_t p = ireegen_i8_load32(w0 + i);
-    uint32_t lo = __sxtb16(p), hi = ireegen_i8_sxtb16_ror8(p);
-    a00 = __smlad(x0a, lo, a00);
-    a00 = __smlad(x0b, hi, a00);
-    a10 = __smlad(x1a, lo, a10);
-    a10 = __smlad(x1b, hi, a10);
-    p = ireegen_i8_load32(w1 + i);
-    lo = __sxtb16(p);
-    hi = ireegen_i8_sxtb16_ror8(p);
-    a01 = __smlad(x0a, lo, a01);
-    a01 = __smlad(x0b, hi, a01);
-    a11 = __smlad(x1a, lo, a11);
-    a11 = __smlad(x1b, hi, a11);
-  }
-#endif
-  for (; i < length; ++i) {
-    a00 += c0[i] * w0[i];
-    a10 += c1[i] * w0[i];
-    a01 += c0[i] * w1[i];
-    a11 += c1[i] * w1[i];
-  }
-  acc[0] = a00;
-  acc[1] = a10;
-  acc[2] = a01;
-  acc[3] = a11;
-}
-
 static inline int32_t ireegen_i8_dot(const int16_t* column, const int8_t* w,
                                      size_t length, int32_t acc) {
   size_t i = 0;
@@ -180,33 +140,6 @@ static inline void ireegen_i8_filters(const int16_t* column, const int8_t* w,
     y[o * y_stride] = ireegen_i8_requantize(
         ireegen_i8_dot(column, w + o * length, length, bias[o]), multiplier,
         y_zero);
-  }
-}
-
-// The same for two adjacent pixels: y[o * y_stride] from c0 and
-// y[o * y_stride + 1] from c1, filters two at a time.
-static inline void ireegen_i8_filters_pair(const int16_t* c0, const int16_t* c1,
-                                           const int8_t* w, size_t length,
-                                           size_t f, const int32_t* bias,
-                                           float multiplier, int32_t y_zero,
-                                           int8_t* y, size_t y_stride) {
-  size_t o = 0;
-  for (; o + 2 <= f; o += 2) {
-    int32_t acc[4] = {bias[o], bias[o], bias[o + 1], bias[o + 1]};
-    ireegen_i8_dot2x2(c0, c1, w + o * length, w + (o + 1) * length, length,
-                      acc);
-    y[o * y_stride] = ireegen_i8_requantize(acc[0], multiplier, y_zero);
-    y[o * y_stride + 1] = ireegen_i8_requantize(acc[1], multiplier, y_zero);
-    y[(o + 1) * y_stride] = ireegen_i8_requantize(acc[2], multiplier, y_zero);
-    y[(o + 1) * y_stride + 1] =
-        ireegen_i8_requantize(acc[3], multiplier, y_zero);
-  }
-  if (o < f) {
-    const int8_t* last = w + o * length;
-    y[o * y_stride] = ireegen_i8_requantize(
-        ireegen_i8_dot(c0, last, length, bias[o]), multiplier, y_zero);
-    y[o * y_stride + 1] = ireegen_i8_requantize(
-        ireegen_i8_dot(c1, last, length, bias[o]), multiplier, y_zero);
   }
 }
 
