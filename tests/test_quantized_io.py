@@ -240,3 +240,26 @@ def test_one_quantization_step_is_accepted_and_two_are_refused():
     # Without a step (not a quantized output), one step is a mismatch, as before.
     assert compare("f", "y", "m", one_f, want_f, 1e-4, 1e-5, scale_atol=True).verdict == "mismatch"
     assert compare("f", "y", "m", one.astype(np.int8), want_q, 1e-4, 1e-5).verdict == "mismatch"
+
+
+def test_async_takes_the_int8_interface_too(tmp_path):
+    """The cut is made on the ONNX graph, so a VM mode gets it as well: the
+    typed call takes and returns int8, with the scale and zero point, and
+    the module computes the QDQ chain on the caller's int8 values."""
+    from ireegen.check.subjects import module_subject
+    from ireegen.config.modes import make_config
+    from ireegen.emit import emit
+    from ireegen.frontend.signature import Function
+
+    path = tmp_path / "chain.onnx"
+    onnx.save(_qdq_chain(), path)
+    result = emit(path, tmp_path / "out", make_config("async"), name="chain", quantized_io=True)
+    header = (tmp_path / "out" / "chain.h").read_text()
+    assert "const int8_t* x" in header and "int8_t* y" in header
+    assert "#define CHAIN_CHAIN_X_ZERO_POINT 3\n" in header and "#define CHAIN_CHAIN_Y_ZERO_POINT (-7)\n" in header
+    (module,) = [f["path"] for f in result.manifest["files"] if f["path"].endswith(".vmfb")]
+    fn = Function.from_json(result.manifest["functions"][0])
+    xq = np.array([[-128, 0, 3], [50, 100, 127]], np.int8)
+    (got,) = module_subject("async", tmp_path / "out" / module, None).run(fn, [xq])
+    expected = np.clip(np.rint(np.maximum((xq.astype(np.float32) - 3) * 0.05, 0) / 0.1) - 7, -128, 127)
+    assert np.array_equal(got, expected.astype(np.int8))
