@@ -263,3 +263,28 @@ def test_async_takes_the_int8_interface_too(tmp_path):
     (got,) = module_subject("async", tmp_path / "out" / module, None).run(fn, [xq])
     expected = np.clip(np.rint(np.maximum((xq.astype(np.float32) - 3) * 0.05, 0) / 0.1) - 7, -128, 127)
     assert np.array_equal(got, expected.astype(np.int8))
+
+
+def test_a_kernel_two_steps_off_is_refused(tmp_path):
+    """End to end: the int8 kernels with a softmax whose outputs are two
+    quantization steps off (its output zero point moved by 2) fail emit's
+    verification; one step is what the rule allows, not two."""
+    from ireegen.cbuild.int8_kernels import spec_path
+    from ireegen.check.verify import VerificationError
+    from ireegen.config.modes import make_config
+    from ireegen.emit import emit
+
+    kernels = tmp_path / "int8"
+    shutil.copytree(spec_path().parent, kernels)
+    source = (kernels / "softmax.c").read_text()
+    wrong = source.replace("y_range / sum, y_zero);", "y_range / sum, y_zero + 2);")
+    assert wrong != source
+    (kernels / "softmax.c").write_text(wrong)
+    model, _ = _random_float_model(np.random.default_rng(4), softmax=True, reshape=False)
+    onnx.save(model, tmp_path / "net.onnx")
+    with pytest.raises(VerificationError, match="computes different numbers") as refused:
+        emit(tmp_path / "net.onnx", tmp_path / "out", make_config("runtimeless"), kernels=kernels / "kernels.json")
+    row = next(line for line in str(refused.value).splitlines() if "mismatch" in line)
+    step = dequantized_outputs(model)["y"].scale
+    assert float(row.split()[4]) == pytest.approx(2 * step, rel=1e-2), row  # max abs error: two steps
+    assert not (tmp_path / "out").exists()
