@@ -10,6 +10,7 @@ input, its float output quantized back (exact: it is a DequantizeLinear's).
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import sys
@@ -288,3 +289,18 @@ def test_a_kernel_two_steps_off_is_refused(tmp_path):
     step = dequantized_outputs(model)["y"].scale
     assert float(row.split()[4]) == pytest.approx(2 * step, rel=1e-2), row  # max abs error: two steps
     assert not (tmp_path / "out").exists()
+
+
+def test_cmake_quantized_io(tmp_path):
+    """CMake's QUANTIZED_IO is --quantized-io: the generated header takes int8."""
+    from conftest import build_generate_only
+
+    path = tmp_path / "chain.onnx"
+    onnx.save(_qdq_chain(), path)
+    line = f"ireegen_add_model(chain SRC {path} EXECUTION_MODEL runtimeless GENERATE_ONLY QUANTIZED_IO)"
+    build = build_generate_only(tmp_path, tmp_path / "build", line)
+    assert build.returncode == 0, build.stdout[-3000:]
+    (manifest,) = (tmp_path / "build").rglob("manifest.json")
+    assert json.loads(manifest.read_text())["quantized_io"] is True
+    (header,) = (tmp_path / "build").rglob("chain.h")
+    assert "const int8_t* x" in header.read_text()
