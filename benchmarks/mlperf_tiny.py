@@ -15,8 +15,11 @@ error against ONNX Runtime running the same ONNX model, for
 
 ireegen's flash and RAM are `ireegen size` (objects at -Os); RAM is arena +
 instance + stack.  emx-onnx-cgen's flash is its object linked from `model`
-(code and weights, the C library not counted), its RAM the stack of
-`model` (its temporaries) from gcc's -fstack-usage.  Instructions: a
+(code and weights), its RAM the stack of `model` (its temporaries) from
+gcc's -fstack-usage.  Neither flash counts the C library; `flash_c_library`
+is, for both, what the functions each one leaves undefined (memcpy, expf,
+roundf, strcmp...) take when linked from the toolchain's newlib-nano
+(footprint.c_library_size), the same way for both.  Instructions: a
 qemu TCG plugin (benchmarks/qemu_insn_count.c), a run of R+1 inferences
 minus a run of 1, over R.  Error: max |output - ONNX Runtime's output|
 on one seeded input.  The reference rows (TFLite Micro + CMSIS-NN, X-CUBE-AI)
@@ -49,7 +52,7 @@ import mlperf_tiny_models as mt  # noqa: E402
 from firmware import instructions, plugin  # noqa: E402
 
 from ireegen.cbuild import baremetal  # noqa: E402
-from ireegen.cbuild.footprint import SIZE_CFLAGS, linked_sizes, measure  # noqa: E402
+from ireegen.cbuild.footprint import SIZE_CFLAGS, c_library_size, linked_sizes, measure  # noqa: E402
 from ireegen.cbuild.native_run import build_runner  # noqa: E402
 from ireegen.config.cores import CORES  # noqa: E402
 from ireegen.config.modes import make_config  # noqa: E402
@@ -118,6 +121,10 @@ def measure_ireegen(path, name, cpu, goal, flags, memory_only, x, expected, work
         "flash": size["flash"]["total"],
         "flash_kernels": size["flash"]["executables"],
         "flash_constants": size["flash"]["constants"],
+        "flash_c_library": size["c_library_flash"],
+        # The same objects with NAME_NO_ERROR_MESSAGES (last_error() returns
+        # ""; the status codes stay), as emx-onnx-cgen has no messages.
+        "flash_quiet": measure(out, cflags=(*SIZE_CFLAGS, f"-D{name.upper()}_NO_ERROR_MESSAGES"))["flash"]["total"],
         "ram": size["ram"]["total"],
         "arena": size["ram"]["arena"],
         "arena_transients": arena["size_aligned_io"],
@@ -196,7 +203,7 @@ def measure_emx(path, cpu, x, expected, work: Path, lib, repeat) -> dict:
     )  # fmt: skip
     obj = work / "model_emx.o"
     subprocess.run([cc, *flags, *SIZE_CFLAGS, "-fstack-usage", "-c", str(source), "-o", str(obj)], check=True)
-    sizes, _ = linked_sizes(cc, flags, {"emx": obj}, ["model"])
+    sizes, undefined = linked_sizes(cc, flags, {"emx": obj}, ["model"])
     usage = {}
     for line in (work / "model_emx.su").read_text().splitlines():
         parts = line.split("\t")
@@ -234,6 +241,7 @@ def measure_emx(path, cpu, x, expected, work: Path, lib, repeat) -> dict:
     y = np.array(numbers, dtype=np.float64).reshape(expected.shape)
     return {
         "flash": sizes["emx"]["flash"],
+        "flash_c_library": c_library_size(cc, flags, undefined),
         "ram": stack,
         "instructions": (counts[1] - counts[0]) / repeat,
         "max_error": float(np.abs(y - expected).max()),

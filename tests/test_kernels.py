@@ -230,10 +230,13 @@ def test_runtimeless_links_the_kernel_and_keeps_its_symbols_local(tmp_path):
     assert [f["name"] for f in m["kernels"]["files"]] == ["scale.match.mlir", "scale_kernel.c", "scale_kernel.h"]
     assert m["verification"]["verified"] and m["verification"]["ran_the_emitted_code"]
     obj = tmp_path / "out" / "scale_executables.o"
-    # The kernel is in, and the only global symbol is the library query.
+    # The kernel is in, and the only global symbols are the library query and
+    # the dispatch function's name for the glue (direct_exports.py).
     symbols = subprocess.run(["nm", obj], stdout=subprocess.PIPE, text=True, check=True).stdout
     assert " t scale_mul_f32" in symbols
-    assert _nm_globals(obj) == ["scale__module_linked_library_query"]
+    assert _nm_globals(obj) == sorted(
+        [*m["runtimeless"]["abi"]["direct_exports"], "scale__module_linked_library_query"]
+    )
     # No path of this machine in the object.
     assert str(SAMPLE).encode() not in obj.read_bytes() and str(tmp_path).encode() not in obj.read_bytes()
 
@@ -330,9 +333,9 @@ def test_aarch64_runtimeless_and_embedded_elf(tmp_path):
     triple = "aarch64-unknown-linux-gnu"
     rl = emit(MODEL, tmp_path / "rl", make_config("runtimeless", target_triple=triple), kernels=SPEC)
     assert rl.manifest["verification"]["ran_the_emitted_code"]  # under qemu-aarch64
-    assert _nm_globals(tmp_path / "rl" / "scale_executables.o", "aarch64-linux-gnu-nm") == [
-        "scale__module_linked_library_query"
-    ]
+    assert _nm_globals(tmp_path / "rl" / "scale_executables.o", "aarch64-linux-gnu-nm") == sorted(
+        [*rl.manifest["runtimeless"]["abi"]["direct_exports"], "scale__module_linked_library_query"]
+    )
     elf = emit(MODEL, tmp_path / "elf", make_config("async", target_triple=triple), kernels=SPEC)
     assert elf.manifest["kernels"]["dispatches"][0]["kernels"] == ["scale_mul_f32"]
 
@@ -351,7 +354,9 @@ def test_cortex_m4_runs_the_kernel_under_qemu_and_refuses_a_wrong_one(tmp_path):
     result = emit(MODEL, tmp_path / "out", config, kernels=SPEC)
     assert result.manifest["verification"]["ran_the_emitted_code"]
     nm = _nm_globals(tmp_path / "out" / "scale_executables.o", "arm-none-eabi-nm")
-    assert nm == ["scale__module_linked_library_query"]
+    assert nm == sorted(
+        [*result.manifest["runtimeless"]["abi"]["direct_exports"], "scale__module_linked_library_query"]
+    )
     # ireegen size names the kernel, its bytes and its caller.
     from ireegen.cbuild.footprint import measure, table
 

@@ -242,10 +242,16 @@ def test_arena_reuses_memory_on_a_deep_model(tmp_path):
     np.testing.assert_allclose(got[0], want, rtol=1e-4, atol=1e-5)
 
 
-def test_initialize_refuses_a_library_of_another_abi_version(tmp_path, built):
+def test_initialize_refuses_a_library_of_another_abi_version(tmp_path, monkeypatch):
     """The version check in NAME_initialize, against a stand-in library that
-    reports version 7."""
-    runner = built("elementwise")
+    reports version 7: the glue that looks the dispatch functions up, which
+    an object ireegen cannot give direct names (direct_exports.py) gets."""
+    import ireegen.compile.direct_exports
+
+    monkeypatch.setattr(ireegen.compile.direct_exports, "alias_exports", lambda *args: None)
+    emit(corpus.CASES["elementwise"].path, tmp_path / "out", make_config("runtimeless"), name="elementwise")
+    runner = build_runner(tmp_path / "out", tmp_path / "build")
+    assert runner.manifest["runtimeless"]["abi"]["direct_exports"] == []
     query = runner.manifest["runtimeless"]["abi"]["library_queries"][0]
     fake = tmp_path / "fake_library.c"
     fake.write_text(

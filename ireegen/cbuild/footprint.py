@@ -90,6 +90,31 @@ def linked_sizes(cc: str, cflags, objects: dict, roots, objdump_tool: str | None
     return (sizes, undefined, frames) if objdump_tool else (sizes, undefined)
 
 
+# The C library firmware links, per compiler: newlib-nano for arm-none-eabi
+# (the Cortex-M vendors' default); otherwise the compiler's own choice.
+C_LIBRARY_SPECS = {"arm-none-eabi-gcc": ("--specs=nano.specs",)}
+_FLASH_SECTIONS = re.compile(r"^\.(text|rodata|data|ARM\.ex)")
+
+
+def c_library_size(cc: str, cflags, symbols) -> int | None:
+    """Flash bytes (code, tables, initialized data) that the C library
+    functions `symbols` and what they call take, linked from the toolchain's
+    own -lm -lc -lgcc with --gc-sections; None without symbols or for a
+    hosted toolchain (the program links libc dynamically)."""
+    if not symbols or not (cc.endswith("-gcc") and "linux" not in cc):
+        return None
+    flags = [*cflags, *C_LIBRARY_SPECS.get(Path(cc).name, ())]
+    with tempfile.TemporaryDirectory(prefix="ireegen-libc-") as tmp:
+        elf = Path(tmp) / "libc.elf"
+        cmd = [cc, *flags, "-nostartfiles", "-static", "-Wl,--gc-sections", f"-Wl,--entry={symbols[0]}"]
+        cmd += [*(f"-Wl,-u,{s}" for s in symbols), "-Wl,--unresolved-symbols=ignore-all", "-o", str(elf)]
+        linked = subprocess.run([*cmd, "-lm", "-lc", "-lgcc"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        if linked.returncode != 0:  # a toolchain without its C library: not measured
+            return None
+        sections = _run([binutil(cc, "size"), "-A", str(elf)]).splitlines()
+    return sum(int(line.split()[1]) for line in sections if _FLASH_SECTIONS.match(line))
+
+
 def symbol_size(nm_tool: str, obj, symbol: str) -> int | None:
     for line in _run([nm_tool, "-S", str(obj)]).splitlines():
         parts = line.split()
@@ -221,7 +246,8 @@ def measure(outdir, objects=(), cc: str | None = None, cflags=SIZE_CFLAGS) -> di
         # most bytes of IREE's transient buffers live at once (None: unknown).
         "arena_detail": {"transients": plan["size_aligned_io"], "lower_bound": plan.get("lower_bound")},
         "stack_detail": {"glue": glue_stack, "deepest_dispatch": max(frames.values(), default=0) if readable else None},
-        "c_library": undefined,  # what the model needs from libc/libm/libgcc, not counted
+        "c_library": undefined,  # what the model needs from libc/libm/libgcc, not in "total"
+        "c_library_flash": c_library_size(toolchain.cc, toolchain.cflags, undefined),
         **({"kernels": kernels} if kernels else {}),  # --kernels (kernels.py)
     }
 
@@ -242,7 +268,8 @@ def table(report: dict) -> str:
             else "not measured for this target"
         ),
         *kernel_table_lines(report),
-        f"  plus from the C library: {', '.join(report['c_library']) or 'nothing'}",
+        f"  plus from the C library: {', '.join(report['c_library']) or 'nothing'}"
+        + (f" ({report['c_library_flash']:,} B of flash)" if report.get("c_library_flash") else ""),
     ]
     detail = report["arena_detail"]
     if detail["lower_bound"]:

@@ -51,6 +51,9 @@ RUNTIMELESS_COMPILE_FLAGS = (
     "--compile-to=hal",
     "--iree-hal-memoization=false",
     "--iree-hal-indirect-command-buffers=false",
+    # The executables' reflection tables (source locations, stage names) are
+    # read by IREE's runtime tools, never by the runtimeless glue: flash only.
+    "--iree-llvmcpu-debug-symbols=false",
 )
 
 

@@ -386,6 +386,7 @@ def write_sources(
     from iree.compiler import ir
 
     from ireegen.cgen.render import render
+    from ireegen.compile.direct_exports import alias_exports
 
     from .interpret.read import read_schedule
 
@@ -398,6 +399,13 @@ def write_sources(
     object_file = files["executables-object"]
     header_file = files["abi-header"]
     queries = [f"{symbol}_library_query" for symbol in schedule.executables]
+    # The glue calls the dispatch functions by symbol where the object says
+    # which they are (direct_exports.py), else looks them up at init.
+    direct = (
+        alias_exports(staging / object_file, queries, [export for _, export in lowered["exports"]], name)
+        if lowered["exports"]
+        else None
+    )
     blob = lowered["constants_blob"]
     macro = name.upper()
     flat = [(k, p) for variants in lowered["plans"] for k, p in enumerate(variants)]
@@ -426,6 +434,7 @@ def write_sources(
         export_count=len(lowered["exports"]),
         exports=lowered["exports"],
         library_queries=queries,
+        direct=direct,
         plans=lowered["plans"],
         any_fill=any(s["kind"] == "fill" for s in all_steps),
         helpers=host_scalars.helpers_used(scalar_texts),
@@ -436,7 +445,13 @@ def write_sources(
     write_constants(staging, name, files, data_format, blob, lowered["constants"], common)
     (staging / header_file).write_text(render("ireegen_executable_library.h"))
     return {
-        "abi": {"header": header_file, "library_version": "0.6", "library_queries": queries},
+        "abi": {
+            "header": header_file,
+            "library_version": "0.6",
+            "library_queries": queries,
+            # The dispatch functions the glue calls by symbol (none: it looks them up).
+            "direct_exports": [e["symbol"] for e in direct or []],
+        },
         "link_libraries": link_libraries,
         "constants": {"size": len(blob), "items": lowered["constants"]},
         "state": {
