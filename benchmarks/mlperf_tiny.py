@@ -1,5 +1,6 @@
 """Benchmark: the four MLPerf Tiny architectures (benchmarks/mlperf_tiny_models.py:
-seeded weights, float and QDQ int8 per tensor) on Cortex-M under
+seeded weights, float and QDQ int8 per tensor; `--variants int8-pc`: int8
+with per-channel weights) on Cortex-M under
 qemu-system-arm: flash, RAM, instructions per inference and the largest
 error against ONNX Runtime running the same ONNX model, for
 
@@ -69,7 +70,12 @@ IREEGEN = {
     # padding fused into the convolutions.
     "ireegen speed, concurrent": ("speed", [CONCURRENT], True),
     "ireegen speed+padfuse": ("speed", [PADFUSE], True),
+    # IREE's own code for every op: the int8 kernels off (--no-builtin-kernels).
+    "ireegen speed, no kernels": ("speed", [], False),
 }
+NO_KERNELS = {"ireegen speed, no kernels"}
+# The model file of each variant: NAME + suffix (mlperf_tiny_models.write).
+VARIANT_SUFFIX = {"float": "", "int8": "_int8", "int8-pc": "_int8_pc"}
 TOOLS = [*IREEGEN, "emx-onnx-cgen"]
 # LLVM's remark on every Arm compile, dropped from the failures recorded.
 LLVM_NOTE = (
@@ -96,10 +102,13 @@ def reference_output(path: Path, x: np.ndarray) -> np.ndarray:
     return ort.InferenceSession(str(path)).run(None, {"input": x})[0]
 
 
-def measure_ireegen(path, name, cpu, goal, flags, memory_only, x, expected, work: Path, lib, repeat) -> dict:
+def measure_ireegen(
+    path, name, cpu, goal, flags, memory_only, x, expected, work: Path, lib, repeat, builtin_kernels=True
+) -> dict:
     out = work / "out"
     t0 = time.monotonic()
-    emit(path, out, make_config("runtimeless", target_cpu=cpu, optimize_for=goal), name=name, extra_flags=flags)
+    config = make_config("runtimeless", target_cpu=cpu, optimize_for=goal)
+    emit(path, out, config, name=name, extra_flags=flags, builtin_kernels=builtin_kernels)
     emit_s = time.monotonic() - t0
     size = measure(out)
     arena = json.loads((out / "manifest.json").read_text())["runtimeless"]["arena"]
@@ -253,17 +262,16 @@ def run(args) -> list:
     with tempfile.TemporaryDirectory(prefix="mlperf-tiny-") as tmp:
         tmp = Path(tmp)
         lib = plugin(tmp)
-        models = mt.write(tmp / "models", args.models)
+        models = mt.write(tmp / "models", args.models, per_channel="int8-pc" in args.variants)
         expected = {
-            label: reference_output(path, mt.sample_input(label.removesuffix("_int8")))
-            for label, path in models.items()
+            label: reference_output(path, mt.sample_input(label.split("_int8")[0])) for label, path in models.items()
         }
         # The first core for every model first: a cut-short run still has whole tables.
         for cpu in args.cpus:
             for model in args.models:
                 x = mt.sample_input(model)
                 for variant in args.variants:
-                    label = model if variant == "float" else f"{model}_int8"
+                    label = model + VARIANT_SUFFIX[variant]
                     path, reference = models[label], expected[label].astype(np.float64)
                     for tool in args.tools:
                         if tool == "emx-onnx-cgen" and shutil.which("emx-onnx-cgen") is None:
@@ -275,10 +283,11 @@ def run(args) -> list:
                                 goal, flags, memory_only = IREEGEN[tool]
                                 row.update(
                                     measure_ireegen(
-                                        path, model, cpu, goal, flags, memory_only, x, reference, work, lib, args.repeat
+                                        path, model, cpu, goal, flags, memory_only, x, reference, work, lib,
+                                        args.repeat, builtin_kernels=tool not in NO_KERNELS,
                                     )
-                                )
-                                if variant == "int8" and not memory_only:
+                                )  # fmt: skip
+                                if variant.startswith("int8") and not memory_only and tool not in NO_KERNELS:
                                     row["int8_io"] = measure_int8_io(
                                         path, model, cpu, goal, flags, x, reference, work, lib, args.repeat
                                     )
@@ -459,9 +468,9 @@ def chart(rows, cpu: str, path: Path) -> None:
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--models", nargs="*", default=list(mt.MODELS), choices=list(mt.MODELS))
-    p.add_argument("--variants", nargs="*", default=["float", "int8"], choices=["float", "int8"])
+    p.add_argument("--variants", nargs="*", default=["float", "int8"], choices=list(VARIANT_SUFFIX))
     p.add_argument("--cpus", nargs="*", default=["cortex-m4", "cortex-m55"], choices=sorted(CORES))
-    p.add_argument("--tools", nargs="*", default=TOOLS, choices=TOOLS)
+    p.add_argument("--tools", nargs="*", default=[t for t in TOOLS if t not in NO_KERNELS], choices=TOOLS)
     p.add_argument("--repeat", type=int, default=2, help="R: instructions = (count of R+1 - count of 1) / R")
     p.add_argument("--json", help="write the rows here (rewritten after each row)")
     p.add_argument("--render", metavar="JSON", help="print the tables of a JSON written before, and the charts")

@@ -209,9 +209,9 @@ def build(name: str, seed: int = SEED):
     return model
 
 
-def quantize_qdq(model, samples):
+def quantize_qdq(model, samples, per_channel=False):
     """onnxruntime's quantize_static of `model` (an onnx ModelProto): QDQ,
-    per tensor, int8 activations and weights, MinMax over `samples` (a list
+    per tensor (or `per_channel` weights), int8 activations and weights, MinMax over `samples` (a list
     of {input name: array} feeds).  The tests' and benchmarks' int8 models."""
     import logging
 
@@ -236,25 +236,30 @@ def quantize_qdq(model, samples):
             quant_format=QuantFormat.QDQ,
             activation_type=QuantType.QInt8,
             weight_type=QuantType.QInt8,
-            per_channel=False,
+            per_channel=per_channel,
         )
         return onnx.load(dst)
 
 
-def quantized(name: str, seed: int = SEED):
+def quantized(name: str, seed: int = SEED, per_channel: bool = False):
     """The QDQ int8 model, calibrated on CALIBRATION_SAMPLES seeded inputs."""
     samples = [{"input": sample_input(name, 1000 + i)} for i in range(CALIBRATION_SAMPLES)]
-    return quantize_qdq(build(name, seed), samples)
+    return quantize_qdq(build(name, seed), samples, per_channel=per_channel)
 
 
-def write(outdir: Path, names=tuple(MODELS)) -> dict:
-    """Writes NAME.onnx and NAME_int8.onnx for each model: {label: path}."""
+def write(outdir: Path, names=tuple(MODELS), per_channel: bool = False) -> dict:
+    """Writes NAME.onnx and NAME_int8.onnx for each model (and, with
+    `per_channel`, NAME_int8_pc.onnx: weights quantized per channel):
+    {label: path}."""
     import onnx
 
     outdir.mkdir(parents=True, exist_ok=True)
     paths = {}
     for name in names:
-        for label, model in ((name, build(name)), (f"{name}_int8", quantized(name))):
+        models = [(name, build(name)), (f"{name}_int8", quantized(name))]
+        if per_channel:
+            models.append((f"{name}_int8_pc", quantized(name, per_channel=True)))
+        for label, model in models:
             paths[label] = outdir / f"{label}.onnx"
             onnx.save(model, paths[label])
     return paths

@@ -49,7 +49,17 @@ def lib(tmp_path_factory):
         pytest.skip("no C compiler")
     out = tmp_path_factory.mktemp("int8") / "libireegen_int8.so"
     sources = [
-        str(KERNELS / s) for s in ("fully_connected.c", "convolution.c", "quantize.c", "add.c", "pool.c", "softmax.c")
+        str(KERNELS / s)
+        for s in (
+            "fully_connected.c",
+            "fully_connected_per_channel.c",
+            "convolution.c",
+            "convolution_per_channel.c",
+            "quantize.c",
+            "add.c",
+            "pool.c",
+            "softmax.c",
+        )
     ]
     flags = ["-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC"]
     subprocess.run([cc, *flags, *sources, "-o", str(out), "-lm"], check=True)
@@ -92,6 +102,12 @@ def _qparams(rng):
     return sx, zx, sw, sy, zy
 
 
+def _multipliers(sx, sw, sy) -> np.ndarray:
+    """The per-channel multiplier table, x_scale * w_scale[o] / y_scale in
+    float32 as ONNX Runtime computes it (the match spec's compile-time table)."""
+    return np.ascontiguousarray((np.float32(sx) * sw) / np.float32(sy), dtype=np.float32)
+
+
 def _pack_fc_weights(w: np.ndarray) -> np.ndarray:
     """An (N, K) weight as the match spec packs it for the kernel
     (ireegen_int8.h): K padded with zeros to K4, whole groups of four rows
@@ -115,6 +131,9 @@ def test_fully_connected_equals_onnxruntime(lib):
         # K past the column the kernel keeps on the stack (1024) now and then.
         m, n, k = int(rng.integers(1, 5)), int(rng.integers(1, 40)), int(rng.choice([rng.integers(1, 300), 1022, 1100]))
         sx, zx, sw, sy, zy = _qparams(rng)
+        per_channel = case % 2 == 1  # a weight scale per output (QGemm's per-column scale)
+        if per_channel:
+            sw = rng.uniform(0.001, 0.05, n).astype(np.float32)
         x = rng.integers(-128, 128, (m, k), dtype=np.int8)
         w = rng.integers(-128, 128, (n, k) if layout == "nk" else (k, n), dtype=np.int8)
         b = rng.integers(-20000, 20000, n).astype(np.int32)
@@ -125,28 +144,39 @@ def test_fully_connected_equals_onnxruntime(lib):
             domain="com.microsoft",
             transB=int(layout == "nk"),
         )
-        params = {"sx": sx, "zx": zx, "sw": sw, "zw": np.int8(0), "sy": sy, "zy": zy}
+        zw = np.zeros(n, np.int8) if per_channel else np.int8(0)
+        params = {"sx": sx, "zx": zx, "sw": sw, "zw": zw, "sy": sy, "zy": zy}
         params = {k2: np.array(v) for k2, v in params.items()}
         s = _session(node, {"x": x, "w": w, "b": b, **params}, (m, n), "com.microsoft")
         expected = s.run(None, {"x": x})[0]
         y = np.zeros((m, n), np.int8)
         packed = _pack_fc_weights(w)
-        kernel(
-            _ptr(x), ctypes.c_size_t(0), _ptr(packed), ctypes.c_size_t(0), _ptr(b), ctypes.c_size_t(0), _ptr(y),
-            ctypes.c_size_t(0), ctypes.c_size_t(m), ctypes.c_size_t(n), ctypes.c_size_t(k),
-            ctypes.c_uint32(_bits(sx)), ctypes.c_int32(int(zx)), ctypes.c_uint32(_bits(sw)),
-            ctypes.c_uint32(_bits(sy)), ctypes.c_int32(int(zy)),
-        )  # fmt: skip
-        assert np.array_equal(y, expected), f"case {case}: m={m} n={n} k={k}"
+        head = (_ptr(x), ctypes.c_size_t(0), _ptr(packed), ctypes.c_size_t(0), _ptr(b), ctypes.c_size_t(0))
+        sizes = map(ctypes.c_size_t, (m, n, k))
+        if per_channel:
+            multipliers = _multipliers(sx, sw, sy)
+            lib.ireegen_i8_fully_connected_per_channel(
+                *head, _ptr(multipliers), ctypes.c_size_t(0), _ptr(y), ctypes.c_size_t(0), *sizes,
+                ctypes.c_int32(int(zx)), ctypes.c_int32(int(zy)),
+            )  # fmt: skip
+        else:
+            kernel(
+                *head, _ptr(y), ctypes.c_size_t(0), *sizes,
+                ctypes.c_uint32(_bits(sx)), ctypes.c_int32(int(zx)), ctypes.c_uint32(_bits(sw)),
+                ctypes.c_uint32(_bits(sy)), ctypes.c_int32(int(zy)),
+            )  # fmt: skip
+        assert np.array_equal(y, expected), f"case {case}: m={m} n={n} k={k} per_channel={per_channel}"
 
 
 def _conv_case(rng, depthwise: bool, case: int):
     """A random QLinearConv: (sizes, pads, x, w, b, quantization, ONNX
     Runtime's output).  Odd channel and filter counts, kernels 1x1 to 5x5
-    (3x3 half the time), strides 1 and 2, any padding, batch 1-2; every
+    (3x3 half the time), strides 1 to 4, any padding, batch 1-2; every
     10th case a plane past the depthwise kernel's stack plane (1,280
     int16), every 10th (of the full convolution) a column past the pair
-    column (640: the kernel's plain loop)."""
+    column (640: the kernel's plain loop), every 10th (of the depthwise) a
+    7x7 kernel; every odd case per-channel weights (the weight scale `sw` an
+    array of one scale per output channel)."""
     n, c = int(rng.integers(1, 3)), int(rng.integers(1, 9))
     f = c if depthwise else int(rng.integers(1, 9))
     h, wd = int(rng.integers(1, 12)), int(rng.integers(1, 12))
@@ -157,11 +187,15 @@ def _conv_case(rng, depthwise: bool, case: int):
     # 3x3 half the time (the depthwise kernel's fast path), else 1 to 5.
     kh = 3 if h >= 3 and rng.random() < 0.5 else int(rng.integers(1, min(h, 5) + 1))
     kw = 3 if wd >= 3 and kh == 3 else int(rng.integers(1, min(wd, 5) + 1))
-    stride = int(rng.integers(1, 3))
+    if case % 10 == 5 and depthwise:  # a 7x7 stem's kernel
+        h, wd, kh, kw = int(rng.integers(7, 16)), int(rng.integers(7, 16)), 7, 7
+    stride = int(rng.integers(1, 5))
     pt, pl = int(rng.integers(0, kh)), int(rng.integers(0, kw))
     pb, pr = int(rng.integers(0, kh)), int(rng.integers(0, kw))
     oh, ow = (h + pt + pb - kh) // stride + 1, (wd + pl + pr - kw) // stride + 1
     sx, zx, sw, sy, zy = _qparams(rng)
+    if case % 2 == 1:
+        sw = rng.uniform(0.001, 0.05, f).astype(np.float32)
     x = rng.integers(-128, 128, (n, c, h, wd), dtype=np.int8)
     w = rng.integers(-128, 128, (f, 1 if depthwise else c, kh, kw), dtype=np.int8)
     b = rng.integers(-20000, 20000, f).astype(np.int32)
@@ -173,7 +207,8 @@ def _conv_case(rng, depthwise: bool, case: int):
         strides=[stride, stride],
         group=c if depthwise else 1,
     )
-    params = {"sx": sx, "zx": zx, "sw": sw, "zw": np.int8(0), "sy": sy, "zy": zy}
+    zw = np.zeros(f, np.int8) if np.ndim(sw) else np.int8(0)
+    params = {"sx": sx, "zx": zx, "sw": sw, "zw": zw, "sy": sy, "zy": zy}
     params = {k2: np.array(v) for k2, v in params.items()}
     expected = _session(node, {"x": x, "w": w, "b": b, **params}, (n, f, oh, ow)).run(None, {"x": x})[0]
     sizes = [n, c, h, wd, f, kh, kw, oh, ow, stride, pt, pl]
@@ -186,19 +221,27 @@ def test_convolution_equals_onnxruntime(lib, depthwise):
     for case in range(CASES):
         sizes, pads, x, w, b, (sx, zx, sw, sy, zy), expected = _conv_case(rng, depthwise, case)
         y = np.zeros(expected.shape, np.int8)
-        kernel = lib.ireegen_i8_depthwise_conv if depthwise else lib.ireegen_i8_convolution
-        kernel(
-            _ptr(x), ctypes.c_size_t(0), _ptr(w), ctypes.c_size_t(0), _ptr(b), ctypes.c_size_t(0), _ptr(y),
-            ctypes.c_size_t(0), *map(ctypes.c_size_t, sizes),
-            ctypes.c_uint32(_bits(sx)), ctypes.c_int32(int(zx)), ctypes.c_uint32(_bits(sw)),
-            ctypes.c_uint32(_bits(sy)), ctypes.c_int32(int(zy)),
-        )  # fmt: skip
-        assert np.array_equal(y, expected), f"case {case}: {sizes} pads {pads}"
+        name = "ireegen_i8_depthwise_conv" if depthwise else "ireegen_i8_convolution"
+        head = (_ptr(x), ctypes.c_size_t(0), _ptr(w), ctypes.c_size_t(0), _ptr(b), ctypes.c_size_t(0))
+        if np.ndim(sw):  # per channel
+            multipliers = _multipliers(sx, sw, sy)
+            getattr(lib, name + "_per_channel")(
+                *head, _ptr(multipliers), ctypes.c_size_t(0), _ptr(y), ctypes.c_size_t(0),
+                *map(ctypes.c_size_t, sizes), ctypes.c_int32(int(zx)), ctypes.c_int32(int(zy)),
+            )  # fmt: skip
+        else:
+            getattr(lib, name)(
+                *head, _ptr(y), ctypes.c_size_t(0), *map(ctypes.c_size_t, sizes),
+                ctypes.c_uint32(_bits(sx)), ctypes.c_int32(int(zx)), ctypes.c_uint32(_bits(sw)),
+                ctypes.c_uint32(_bits(sy)), ctypes.c_int32(int(zy)),
+            )  # fmt: skip
+        assert np.array_equal(y, expected), f"case {case}: {sizes} pads {pads} per_channel={np.ndim(sw) > 0}"
 
 
 # Calls the convolution kernels on the cases of cases.bin (per case: the
-# kind, the 12 sizes and the 5 quantization words as uint32, then x, w and
-# the bias) and writes every output, in order, to out.bin.
+# kind (1: depthwise, +2: per channel), the 12 sizes and the 5 quantization
+# words as uint32, then x, w, the bias and, per channel, the F multipliers)
+# and writes every output, in order, to out.bin.
 CONV_HARNESS = r"""
 #include <stdio.h>
 #include <stdlib.h>
@@ -217,16 +260,22 @@ int main(void) {
     size_t s[12];
     for (int i = 0; i < 12; ++i) s[i] = head[1 + i];
     const size_t xs = s[0] * s[1] * s[2] * s[3], ys = s[0] * s[4] * s[7] * s[8];
-    const size_t ws = s[4] * (head[0] ? 1 : s[1]) * s[5] * s[6];
+    const size_t ws = s[4] * ((head[0] & 1) ? 1 : s[1]) * s[5] * s[6];
     int8_t* x = take(in, xs);
     int8_t* w = take(in, ws);
     int32_t* b = take(in, 4 * s[4]);
+    float* m = take(in, head[0] & 2 ? 4 * s[4] : 0);
     int8_t* y = malloc(ys);
-    (head[0] ? ireegen_i8_depthwise_conv : ireegen_i8_convolution)(
-        x, 0, w, 0, b, 0, y, 0, s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8], s[9], s[10], s[11],
-        head[13], (int32_t)head[14], head[15], head[16], (int32_t)head[17]);
+    if (head[0] & 2)
+      ((head[0] & 1) ? ireegen_i8_depthwise_conv_per_channel : ireegen_i8_convolution_per_channel)(
+          x, 0, w, 0, b, 0, m, 0, y, 0, s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8], s[9], s[10], s[11],
+          (int32_t)head[14], (int32_t)head[17]);
+    else
+      ((head[0] & 1) ? ireegen_i8_depthwise_conv : ireegen_i8_convolution)(
+          x, 0, w, 0, b, 0, y, 0, s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8], s[9], s[10], s[11],
+          head[13], (int32_t)head[14], head[15], head[16], (int32_t)head[17]);
     fwrite(y, 1, ys, out);
-    free(x), free(w), free(b), free(y);
+    free(x), free(w), free(b), free(m), free(y);
   }
   fclose(out);
   return 0;
@@ -250,14 +299,17 @@ def test_convolution_on_cortex_m4_equals_onnxruntime(tmp_path):
     for case in range(40):
         depthwise = case % 4 == 3
         sizes, _, x, w, b, (sx, zx, sw, sy, zy), y = _conv_case(rng, depthwise, case)
-        quant = [_bits(sx), int(zx) & 0xFFFFFFFF, _bits(sw), _bits(sy), int(zy) & 0xFFFFFFFF]
-        cases += struct.pack("<18I", int(depthwise), *sizes, *quant) + x.tobytes() + w.tobytes() + b.tobytes()
+        per_channel = np.ndim(sw) > 0
+        multipliers = _multipliers(sx, sw, sy).tobytes() if per_channel else b""
+        quant = [_bits(sx), int(zx) & 0xFFFFFFFF, 0 if per_channel else _bits(sw), _bits(sy), int(zy) & 0xFFFFFFFF]
+        kind = int(depthwise) + 2 * per_channel
+        cases += struct.pack("<18I", kind, *sizes, *quant) + x.tobytes() + w.tobytes() + b.tobytes() + multipliers
         expected.append(y)
     (tmp_path / "cases.bin").write_bytes(bytes(cases))
     (tmp_path / "harness.c").write_text(CONV_HARNESS)
     core = CORES["cortex-m4"]
     support, link_flags = baremetal.support_files(core, tmp_path)
-    sources = [str(KERNELS / s) for s in ("convolution.c", "fully_connected.c")]
+    sources = [str(KERNELS / s) for s in ("convolution.c", "convolution_per_channel.c", "fully_connected.c")]
     want = np.concatenate([y.ravel() for y in expected])
     for opt in ("-O2", "-Os"):
         program = tmp_path / f"conv{opt}.elf"
@@ -271,6 +323,34 @@ def test_convolution_on_cortex_m4_equals_onnxruntime(tmp_path):
         subprocess.run(command, cwd=tmp_path, check=True, timeout=600, stdout=subprocess.DEVNULL)
         got = np.frombuffer((tmp_path / "out.bin").read_bytes(), np.int8)
         assert got.size == want.size and np.array_equal(got, want), f"{opt}: {np.count_nonzero(got != want)} differ"
+
+
+@pytest.mark.parametrize("opt", ["-O2", "-Os"])
+def test_per_channel_sources_define_no_function_twice(tmp_path, opt):
+    """convolution_per_channel.c and fully_connected_per_channel.c compile
+    their per-tensor source again: every function they define has a name of
+    its own (per_channel.h), else the kernels' relocatable link merges the
+    two sections of one name and a firmware keeps the per-channel copy
+    whenever it calls the per-tensor one."""
+    cc = shutil.which("cc") or shutil.which("gcc")
+    nm = shutil.which("nm")
+    if cc is None or nm is None:
+        pytest.skip("no C compiler or nm")
+
+    def functions(source: str) -> set:
+        obj = tmp_path / (source + opt + ".o")
+        subprocess.run(
+            [cc, "-std=c11", opt, "-ffunction-sections", "-Wall", "-Wextra", "-Werror", "-c", str(KERNELS / source),
+             "-o", str(obj)],
+            check=True,
+        )  # fmt: skip
+        out = subprocess.run([nm, str(obj)], check=True, stdout=subprocess.PIPE, text=True).stdout
+        return {line.split()[2] for line in out.splitlines() if len(line.split()) == 3 and line.split()[1] in "tT"}
+
+    for base in ("convolution", "fully_connected"):
+        per_tensor, per_channel = functions(f"{base}.c"), functions(f"{base}_per_channel.c")
+        assert per_tensor and per_channel and not per_tensor & per_channel, per_tensor & per_channel
+        assert all(n.endswith("_per_channel") or n.startswith("ireegen_i8_pc_") for n in per_channel), per_channel
 
 
 def test_quantize_equals_onnxruntime(lib):
@@ -423,9 +503,10 @@ QDQ_MODELS = {
 }
 
 
-def _qdq_model(path: Path, op, x_shape, w_shape, pads, stride) -> Path:
+def _qdq_model(path: Path, op, x_shape, w_shape, pads, stride, per_channel=False) -> Path:
     """A one-operator float model quantized by onnxruntime's quantize_static
-    (QDQ, per tensor, int8 activations and weights, seeded calibration)."""
+    (QDQ, weights per tensor or per channel, int8 activations and weights,
+    seeded calibration)."""
     rng = np.random.default_rng(len(path.stem))
     w = onnx.numpy_helper.from_array((rng.standard_normal(w_shape) * 0.3).astype(np.float32), "w")
     b = onnx.numpy_helper.from_array((rng.standard_normal(w_shape[0]) * 0.2).astype(np.float32), "b")
@@ -452,7 +533,7 @@ def _qdq_model(path: Path, op, x_shape, w_shape, pads, stride) -> Path:
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
     samples = [{"x": rng.standard_normal(x_shape).astype(np.float32)} for _ in range(4)]
-    onnx.save(quantize_qdq(model, samples), path)
+    onnx.save(quantize_qdq(model, samples, per_channel=per_channel), path)
     return path
 
 
@@ -512,9 +593,10 @@ def _check_stack_counts_only_called_kernels(outdir: Path) -> None:
     assert report["stack_detail"]["deepest_dispatch"] == in_object["ireegen_i8_fully_connected"]
 
 
-def _qdq_residual_block(path: Path, x_shape=(2, 8, 6, 5), classes=7) -> Path:
+def _qdq_residual_block(path: Path, x_shape=(2, 8, 6, 5), classes=7, per_channel=False) -> Path:
     """A QDQ ResNet-style block: 3x3 convolution, residual Add, Relu,
-    GlobalAveragePool, Flatten, Gemm (quantize_static, as _qdq_model)."""
+    GlobalAveragePool, Flatten, Gemm (quantize_static, as _qdq_model;
+    weights per tensor or per channel)."""
     rng = np.random.default_rng(31)
     c = x_shape[1]
     inits = [
@@ -541,15 +623,18 @@ def _qdq_residual_block(path: Path, x_shape=(2, 8, 6, 5), classes=7) -> Path:
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
     samples = [{"x": rng.standard_normal(x_shape).astype(np.float32)} for _ in range(4)]
-    onnx.save(quantize_qdq(model, samples), path)
+    onnx.save(quantize_qdq(model, samples, per_channel=per_channel), path)
     return path
 
 
-@pytest.mark.parametrize("cpu", ["cortex-m4", "cortex-m0plus", "host"])
-def test_qdq_residual_block_equals_onnxruntime(tmp_path, cpu):
+@pytest.mark.parametrize(
+    "cpu,per_channel", [("cortex-m4", False), ("cortex-m0plus", False), ("host", False), ("cortex-m4", True)]
+)
+def test_qdq_residual_block_equals_onnxruntime(tmp_path, cpu, per_channel):
     """Convolution, residual Add, GlobalAveragePool and Gemm all in the
     kernels: on the M4 (on by default, the DSP path, under qemu) and on the
-    host (--kernels, the portable path); every output equal to ORT's."""
+    host (--kernels, the portable path); every output equal to ORT's.
+    Quantized per channel (as most CNNs ship), the per-channel kernels."""
     from ireegen.cbuild.int8_kernels import spec_path
     from ireegen.config.modes import make_config
     from ireegen.emit import emit
@@ -558,14 +643,15 @@ def test_qdq_residual_block_equals_onnxruntime(tmp_path, cpu):
         missing = [t for t in ("arm-none-eabi-gcc", "qemu-system-arm") if shutil.which(t) is None]
         if missing:
             pytest.skip(f"{', '.join(missing)} not installed")
-    model = _qdq_residual_block(tmp_path / "block.onnx")
+    model = _qdq_residual_block(tmp_path / "block.onnx", per_channel=per_channel)
     if cpu == "host":
         result = emit(model, tmp_path / "out", make_config("runtimeless"), name="m", kernels=spec_path())
     else:
         result = emit(model, tmp_path / "out", make_config("runtimeless", target_cpu=cpu), name="m")
     kernels = {k for c in result.manifest["kernels"]["dispatches"] for k in c["kernels"]}
-    assert {"ireegen_i8_add", "ireegen_i8_average_pool", "ireegen_i8_convolution"} <= kernels, kernels
-    assert "ireegen_i8_fully_connected" in kernels, kernels
+    suffix = "_per_channel" if per_channel else ""
+    assert {"ireegen_i8_add", "ireegen_i8_average_pool", f"ireegen_i8_convolution{suffix}"} <= kernels, kernels
+    assert f"ireegen_i8_fully_connected{suffix}" in kernels, kernels
     _check_against_onnxruntime(model, tmp_path / "out", runs=4)
 
 
@@ -645,7 +731,8 @@ def test_qdq_residual_add_of_rank_1_to_3(tmp_path, shape):
 def test_qdq_fully_connected_random_shapes_equal_onnxruntime(tmp_path, cpu):
     """Fully connected layers of random shapes, weights (N, K) and (K, N)
     (transposed at compile time), through emit: the M4's DSP loop under qemu
-    and the host's portable C, every output equal to ONNX Runtime's."""
+    and the host's portable C, every output equal to ONNX Runtime's.  The
+    random shapes are quantized per channel (a scale per output)."""
     from ireegen.cbuild.int8_kernels import spec_path
     from ireegen.config.modes import make_config
     from ireegen.emit import emit
@@ -660,14 +747,16 @@ def test_qdq_fully_connected_random_shapes_equal_onnxruntime(tmp_path, cpu):
     for case, (m, n, k) in enumerate(shapes):
         kn = case % 2 == 0
         spec = ("GemmKN", (m, k), (k, n), None, 1) if kn else ("Gemm", (m, k), (n, k), None, 1)
-        model = _qdq_model(tmp_path / f"fc{case}.onnx", *spec)
+        per_channel = case >= 2
+        model = _qdq_model(tmp_path / f"fc{case}.onnx", *spec, per_channel=per_channel)
         out = tmp_path / f"out{case}"
         if cpu == "host":
             result = emit(model, out, make_config("runtimeless"), name="m", kernels=spec_path())
         else:
             result = emit(model, out, make_config("runtimeless", target_cpu=cpu), name="m")
         kernels = {k2 for c in result.manifest["kernels"]["dispatches"] for k2 in c["kernels"]}
-        assert "ireegen_i8_fully_connected" in kernels, (m, n, k, kn, kernels)
+        kernel = "ireegen_i8_fully_connected" + ("_per_channel" if per_channel else "")
+        assert kernel in kernels, (m, n, k, kn, kernels)
         _check_against_onnxruntime(model, out, runs=2)
 
 
@@ -731,3 +820,73 @@ def test_cmake_no_builtin_kernels(tmp_path, off):
     assert build.returncode == 0, build.stdout[-3000:]
     (manifest,) = (tmp_path / "build").rglob("manifest.json")
     assert ("kernels" in json.loads(manifest.read_text())) is not off
+
+
+def _qdq_odd_convolutions(path: Path, per_channel: bool) -> Path:
+    """Convolutions in forms outside the committed spec: a 7x7 stride-2
+    pad-3 stem, a 5x5 stride-3 depthwise with asymmetric padding, a 3x3
+    stride-3 convolution padded on two sides; then GlobalAveragePool and
+    Gemm (quantize_static, per tensor or per channel)."""
+    rng = np.random.default_rng(41)
+    x_shape = (1, 3, 32, 29)
+
+    def weight(name, shape):
+        return onnx.numpy_helper.from_array((rng.standard_normal(shape) * 0.3).astype(np.float32), name)
+
+    inits = [
+        weight("w1", (8, 3, 7, 7)),
+        weight("b1", (8,)),
+        weight("w2", (8, 1, 5, 5)),
+        weight("b2", (8,)),
+        weight("w3", (6, 8, 3, 3)),
+        weight("b3", (6,)),
+        weight("fw", (5, 6)),
+        weight("fb", (5,)),
+    ]
+    nodes = [
+        helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[3, 3, 3, 3], strides=[2, 2]),
+        helper.make_node("Conv", ["c1", "w2", "b2"], ["c2"], pads=[2, 1, 1, 2], strides=[3, 3], group=8),
+        helper.make_node("Conv", ["c2", "w3", "b3"], ["c3"], pads=[0, 2, 1, 0], strides=[3, 3]),
+        helper.make_node("GlobalAveragePool", ["c3"], ["pool"]),
+        helper.make_node("Flatten", ["pool"], ["flat"]),
+        helper.make_node("Gemm", ["flat", "fw", "fb"], ["y"], transB=1),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        path.stem,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x_shape))],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 5])],
+        inits,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    samples = [{"x": rng.standard_normal(x_shape).astype(np.float32)} for _ in range(4)]
+    onnx.save(quantize_qdq(model, samples, per_channel=per_channel), path)
+    return path
+
+
+@pytest.mark.parametrize("cpu,per_channel", [("cortex-m4", True), ("cortex-m0plus", False)])
+def test_odd_padding_and_stride_per_channel_equal_onnxruntime(tmp_path, cpu, per_channel):
+    """Forms outside the committed spec take the kernels: emit adds the
+    model's own padding and stride forms to the spec.  Per-channel weights
+    on the M4 (the DSP path), per tensor on the M0+ (the portable path):
+    every convolution and the Gemm in a kernel, outputs equal to ORT's."""
+    missing = [t for t in ("arm-none-eabi-gcc", "qemu-system-arm") if shutil.which(t) is None]
+    if missing:
+        pytest.skip(f"{', '.join(missing)} not installed")
+    from ireegen.compile import int8_match
+    from ireegen.config.modes import make_config
+    from ireegen.emit import emit
+    from ireegen.frontend.conv_geometry import conv_geometries
+
+    model = _qdq_odd_convolutions(tmp_path / "odd.onnx", per_channel)
+    geometries = conv_geometries(model)
+    assert geometries == [((0, 2, 1, 0), 3), ((2, 1, 1, 2), 3), ((3, 3, 3, 3), 2)]
+    assert len(int8_match.geometry_forms(geometries)) == 3 * 16
+    result = emit(model, tmp_path / "out", make_config("runtimeless", target_cpu=cpu), name="m")
+    (schedule,) = result.manifest["runtimeless"]["schedule"].values()
+    steps = [step["dispatch"] for step in schedule]
+    suffix = "_pc" if per_channel else ""
+    for executable, calls in (("conv", 2), ("dwconv", 1), ("fc", 1)):
+        assert steps.count(f"ireegen_i8_{executable}{suffix}") == calls, steps
+    _check_against_onnxruntime(model, tmp_path / "out", runs=3)

@@ -9,6 +9,7 @@ matches nothing is an error.
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from ireegen.common.resources import package_dir
@@ -51,4 +52,18 @@ def default_kernels(model_path: Path, config: Config) -> KernelLink | None:
         return None
     from .kernels import kernel_link
 
-    return kernel_link(load_kernel_spec(spec_path(config.optimize_for)), require_match=False)
+    link = kernel_link(load_kernel_spec(spec_path(config.optimize_for)), require_match=False)
+    return with_model_forms(link, Path(model_path))
+
+
+def with_model_forms(link: KernelLink, model_path: Path) -> KernelLink:
+    """`link` with a match spec that also has the convolution forms (padding,
+    stride) of the model that the committed spec lacks: the transform
+    dialect matches them exactly, one matcher per form."""
+    from ireegen.compile import int8_match
+    from ireegen.frontend.conv_geometry import conv_geometries
+
+    extra = int8_match.geometry_forms(conv_geometries(model_path))
+    if not extra:
+        return link
+    return dataclasses.replace(link, match_text=int8_match.spec(int8_match.forms() + extra))

@@ -48,6 +48,10 @@ class Form:
     y_zero: bool  # the output's zero point is an operand (not 0)
     pads: tuple = (0, 0, 0, 0)
     stride: int = 1
+    # A weight scale per output channel (quantize_static(per_channel=True)):
+    # the weight's and the bias's scales are tensors, and the kernel takes a
+    # table of multipliers computed at compile time.
+    per_channel: bool = False
 
     @property
     def is_fc(self) -> bool:
@@ -57,25 +61,41 @@ class Form:
     def name(self) -> str:
         zp = ("x" if self.x_zero else "") + ("y" if self.y_zero else "")
         shape = "" if self.is_fc else "_p" + "".join(map(str, self.pads)) + f"_s{self.stride}"
-        return f"{self.op}{shape}_z{zp or 'none'}"
+        return f"{self.op}{shape}_z{zp or 'none'}" + ("_pc" if self.per_channel else "")
 
 
 def forms() -> list:
     zeros = list(itertools.product((True, False), repeat=2))
-    out = [Form(op, zx, zy) for op in ("fc", "fckn") for zx, zy in zeros]
-    for op in ("conv", "dwconv"):
-        for (zx, zy), pads, stride in itertools.product(zeros, CONV_PADS, CONV_STRIDES):
-            out.append(Form(op, zx, zy, pads, stride))
+    out = []
+    for pc in (False, True):
+        out += [Form(op, zx, zy, per_channel=pc) for op in ("fc", "fckn") for zx, zy in zeros]
+        for op in ("conv", "dwconv"):
+            for (zx, zy), pads, stride in itertools.product(zeros, CONV_PADS, CONV_STRIDES):
+                out.append(Form(op, zx, zy, pads, stride, pc))
     return out
 
 
-def _dq(value, scale, zero, tensor, maps, quant, out):
-    """A dequantize_affine (zero is None: the zero point 0, dropped)."""
+def geometry_forms(geometries) -> list:
+    """The convolution forms of `geometries` ((pads, stride) pairs, as
+    frontend/conv_geometry.py reads them off a model) that forms() lacks:
+    each in every zero-point and scale variant, convolution and depthwise."""
+    common = set(itertools.product(CONV_PADS, CONV_STRIDES))
+    zeros = list(itertools.product((True, False), repeat=2))
+    out = []
+    for pads, stride in sorted(set(geometries) - common):
+        for pc, op, (zx, zy) in itertools.product((False, True), ("conv", "dwconv"), zeros):
+            out.append(Form(op, zx, zy, tuple(pads), stride, pc))
+    return out
+
+
+def _dq(value, scale, zero, tensor, maps, quant, out, scale_type="f32"):
+    """A dequantize_affine (zero is None: the zero point 0, dropped); a
+    per-channel scale is a tensor (`scale_type`) with its own map."""
     m, s = maps
     if zero is None:
         return (
             f"iree_linalg_ext.dequantize_affine <indexing_maps = [{m}, {s}, {m}], {quant}> "
-            f"ins({value}, {scale} : {tensor}, f32) outs({out}) -> {out.split(' : ')[1]}"
+            f"ins({value}, {scale} : {tensor}, {scale_type}) outs({out}) -> {out.split(' : ')[1]}"
         )
     return (
         f"iree_linalg_ext.dequantize_affine <indexing_maps = [{m}, {s}, {s}, {m}], {quant}> "
@@ -104,7 +124,34 @@ def _input_args(form: Form) -> str:
 def _operator_args(form: Form) -> str:
     """The rest: weights, bias and the output's quantization."""
     w = "tensor<?x?xi8>" if form.is_fc else "tensor<?x?x?x?xi8>"
-    return f"%w: {w}, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32" + (", %zy: i64" if form.y_zero else "")
+    scale = "tensor<?xf32>" if form.per_channel else "f32"
+    return f"%w: {w}, %sw: {scale}, %b: tensor<?xi32>, %sb: {scale}, %sy: f32" + (", %zy: i64" if form.y_zero else "")
+
+
+_V1 = "affine_map<(d0) -> (d0)>"
+# The weight scale's map: one per output channel, the weight's first axis
+# ((F, C, KH, KW) and Gemm's (N, K)) or a (K, N) weight's second.
+_PER_CHANNEL_MAP = {
+    "conv": "affine_map<(d0, d1, d2, d3) -> (d0)>",
+    "dwconv": "affine_map<(d0, d1, d2, d3) -> (d0)>",
+    "fc": "affine_map<(d0, d1) -> (d0)>",
+    "fckn": "affine_map<(d0, d1) -> (d1)>",
+}
+
+
+def _weight_dq(form: Form, tensor: str, maps: tuple, out: str) -> str:
+    """The weight's dequantize_affine: a scalar scale, or one per channel."""
+    if form.per_channel:
+        maps = (maps[0], _PER_CHANNEL_MAP[form.op])
+        return _dq("%w", "%sw", None, tensor, maps, _I8, out, "tensor<?xf32>")
+    return _dq("%w", "%sw", None, tensor, maps, _I8, out)
+
+
+def _bias_dq(form: Form, out: str) -> str:
+    """The int32 bias's dequantize_affine (its scale x_scale * w_scale)."""
+    if form.per_channel:
+        return _dq("%b", "%sb", None, "tensor<?xi32>", (_V1, _V1), _I32, out, "tensor<?xf32>")
+    return _dq("%b", "%sb", None, "tensor<?xi32>", (_V1, "affine_map<(d0) -> ()>"), _I32, out)
 
 
 def _args(form: Form) -> str:
@@ -204,9 +251,9 @@ def _fc_dag(form: Form) -> str:
         %k = tensor.dim %x, %c1 : tensor<?x?xi8>
         %n = tensor.dim %w, %c0 : tensor<?x?xi8>
         %eb = tensor.empty(%n) {{"match.operation_name_only"}} : tensor<?xf32>
-        %bf = {_dq("%b", "%sb", None, "tensor<?xi32>", ("affine_map<(d0) -> (d0)>", "affine_map<(d0) -> ()>"), _I32, "%eb : tensor<?xf32>")}
+        %bf = {_bias_dq(form, "%eb : tensor<?xf32>")}
         %ew = tensor.empty(%n, %k) {{"match.operation_name_only"}} : tensor<?x?xf32>
-        %wf = {_dq("%w", "%sw", None, "tensor<?x?xi8>", (_M2, _S2), _I8, "%ew : tensor<?x?xf32>")}
+        %wf = {_weight_dq(form, "tensor<?x?xi8>", (_M2, _S2), "%ew : tensor<?x?xf32>")}
         %ex = tensor.empty(%m, %k) {{"match.operation_name_only"}} : tensor<?x?xf32>
         %xf = {_dq("%x", "%sx", zx, "tensor<?x?xi8>", (_M2, _S2), _I8, "%ex : tensor<?x?xf32>")}
 {transpose}        %eo = tensor.empty(%m, %n) {{"match.operation_name_only"}} : tensor<?x?xf32>
@@ -232,18 +279,9 @@ def _conv_dag(form: Form) -> str:
         "%zero = arith.constant 0.000000e+00 : f32",
         "%d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>",
         '%e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>',
-        "%bf = "
-        + _dq(
-            "%b",
-            "%sb",
-            None,
-            "tensor<?xi32>",
-            ("affine_map<(d0) -> (d0)>", "affine_map<(d0) -> ()>"),
-            _I32,
-            "%e1 : tensor<?xf32>",
-        ),
+        "%bf = " + _bias_dq(form, "%e1 : tensor<?xf32>"),
         f'%e4 = tensor.empty(%d, %d, %d, %d) {{"match.operation_name_only"}} : {t4}',
-        "%wf = " + _dq("%w", "%sw", None, "tensor<?x?x?x?xi8>", (_M4, _S4), _I8, f"%e4 : {t4}"),
+        "%wf = " + _weight_dq(form, "tensor<?x?x?x?xi8>", (_M4, _S4), f"%e4 : {t4}"),
     ]
     if any(form.pads):
         # Matched by name only: its operand (the dequantized input) and its
@@ -279,7 +317,52 @@ def _conv_dag(form: Form) -> str:
     return "".join(f"        {line}\n" for line in "\n".join(lines).split("\n"))
 
 
+def _scale_bits(form: Form) -> str:
+    """The scales as the kernel takes them: the bits of the three floats, or
+    (per channel) none: the multiplier table of _multipliers() instead."""
+    if form.per_channel:
+        return ""
+    return """\
+    %sxi = arith.bitcast %sx : f32 to i32
+    %swi = arith.bitcast %sw : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+"""
+
+
+def _multipliers(count: str) -> str:
+    """The per-channel multiplier table of `count` channels: x_scale *
+    w_scale[o] / y_scale in float, the operations in ONNX Runtime's order
+    (QLinearConv, QGemm).  The scales are constants: IREE's const-eval folds
+    the table into one (IEEE single, as ONNX Runtime's)."""
+    return f"""\
+    %em = tensor.empty({count}) : tensor<?xf32>
+    %mult = linalg.generic {{indexing_maps = [{_V1}, {_V1}], iterator_types = ["parallel"]}} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {{
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    }} -> tensor<?xf32>
+"""
+
+
+def _per_channel_call(form: Form, call: str, count: str) -> str:
+    """A per-tensor call made per channel: the multiplier table computed
+    before the dispatch and passed after the bias."""
+    if not form.per_channel:
+        return call
+    exe, exe_pc = f"ireegen_i8_{_executable_of(form, False)}", f"ireegen_i8_{_executable_of(form)}"
+    call = call.replace(f"@{exe}::@{exe}(", f"@{exe_pc}::@{exe_pc}(", 1)
+    call = call.replace("    %y = flow.dispatch", _multipliers(count) + "    %y = flow.dispatch", 1)
+    call = call.replace(", %b, ", ", %b, %mult, ", 1)
+    return call.replace(f"tensor<?xi32>{{{count}}},", f"tensor<?xi32>{{{count}}}, tensor<?xf32>{{{count}}},", 1)
+
+
 def _call(form: Form) -> str:
+    count = "%n" if form.is_fc else "%f"
+    return _per_channel_call(form, _call_per_tensor(form), count)
+
+
+def _call_per_tensor(form: Form) -> str:
     """The util.func a match is replaced with: it dispatches the kernel."""
     zx = "arith.trunci %zx : i64 to i32" if form.x_zero else "arith.constant 0 : i32"
     zy = "arith.trunci %zy : i64 to i32" if form.y_zero else "arith.constant 0 : i32"
@@ -289,14 +372,11 @@ def _call(form: Form) -> str:
     %c1 = arith.constant 1 : index
     %c2 = arith.constant 2 : index
     %c3 = arith.constant 3 : index
-    %sxi = arith.bitcast %sx : f32 to i32
-    %swi = arith.bitcast %sw : f32 to i32
-    %syi = arith.bitcast %sy : f32 to i32
-    %zxi = {zx}
+{_scale_bits(form)}    %zxi = {zx}
     %zyi = {zy}
 """
-    scalars = "%sxi, %zxi, %swi, %syi, %zyi"
-    scalar_types = "i32, i32, i32, i32, i32"
+    scalars = "%zxi, %zyi" if form.per_channel else "%sxi, %zxi, %swi, %syi, %zyi"
+    scalar_types = ", ".join(["i32"] * len(scalars.split(", ")))
     if form.is_fc:
         # The weight packed for the kernel (ireegen_int8.h): a (K, N) weight
         # transposed to (N, K), K padded with zeros to a multiple of four,
@@ -389,15 +469,18 @@ def _call(form: Form) -> str:
     )
 
 
-def _executable_of(form: Form) -> str:
+def _executable_of(form: Form, per_channel: bool | None = None) -> str:
     """The executable a form's call dispatches: both fully connected forms
-    call the (N, K) kernel."""
-    return "fc" if form.is_fc else form.op
+    call the (N, K) kernel; per channel, its _pc twin."""
+    per_channel = form.per_channel if per_channel is None else per_channel
+    return ("fc" if form.is_fc else form.op) + ("_pc" if per_channel else "")
 
 
-def _executable(exe: str, kernel: str, rank_x: int, rank_w: int, dims: list) -> str:
+def _executable(exe: str, kernel: str, rank_x: int, rank_w: int, dims: list, per_channel: bool = False) -> str:
     """A stream.executable whose one function calls `kernel` on the bindings
-    and the operands `dims` (index) then the five quantization scalars."""
+    and the operands `dims` (index) then the five quantization scalars; per
+    channel, on a fourth binding, the multiplier table (after the bias), and
+    the two zero points."""
 
     def memref(rank):
         return "memref<" + "?x" * rank + "i8>"
@@ -410,6 +493,20 @@ def _executable(exe: str, kernel: str, rank_x: int, rank_w: int, dims: list) -> 
     params = ", ".join(f"%{a}: index" for a in index_args)
     kernel_index = ", ".join(f"%{a}" for a in index_args)
     meta = lambda r: ", ".join(["index"] * (1 + 2 * r))  # noqa: E731
+    scalars = ["zx", "zy"] if per_channel else ["sx", "zx", "sw", "sy", "zy"]
+    scalar_params = ", ".join(f"%{a}: i32" for a in scalars)
+    scalar_args = ", ".join(f"%{a}" for a in scalars)
+    scalar_types = ", ".join(["i32"] * len(scalars))
+    index_types = ", ".join(["index"] * len(index_args))
+    m_type, m_binding, m_subspan, m_args = "", "", "", ""
+    if per_channel:
+        m_type = "memref<f32>, index, "
+        m_binding = "%bm: !stream.binding, "
+        m_subspan = f"""\
+        %mm = stream.binding.subspan %bm[%c0] : !stream.binding -> memref<?xf32>{{%{b_dim}}}
+        %base_m, %off_m, %mdm:2 = iree_codegen.extract_strided_metadata %mm : memref<?xf32> -> memref<f32>, index, index, index
+"""
+        m_args = "%base_m, %off_m, "
     return f"""\
   stream.executable private @{exe} {{
     stream.executable.export public @{exe} workgroups() -> (index, index, index) {{
@@ -417,10 +514,10 @@ def _executable(exe: str, kernel: str, rank_x: int, rank_w: int, dims: list) -> 
       stream.return %c1, %c1, %c1 : index, index, index
     }}
     builtin.module {{
-      func.func private @{kernel}(memref<i8>, index, memref<i8>, index, memref<i32>, index, memref<i8>, index,
-          {", ".join(["index"] * len(index_args))}, i32, i32, i32, i32, i32) attributes {{hal.import.static, llvm.bareptr = true}}
-      func.func @{exe}(%bx: !stream.binding, %bw: !stream.binding, %bb: !stream.binding, %by: !stream.binding,
-          {params}, %sx: i32, %zx: i32, %sw: i32, %sy: i32, %zy: i32) {{
+      func.func private @{kernel}(memref<i8>, index, memref<i8>, index, memref<i32>, index, {m_type}memref<i8>, index,
+          {index_types}, {scalar_types}) attributes {{hal.import.static, llvm.bareptr = true}}
+      func.func @{exe}(%bx: !stream.binding, %bw: !stream.binding, %bb: !stream.binding, {m_binding}%by: !stream.binding,
+          {params}, {scalar_params}) {{
         %c0 = arith.constant 0 : index
         %mx = stream.binding.subspan %bx[%c0] : !stream.binding -> {memref(rank_x)}{shape_of(x_dims)}
         %mw = stream.binding.subspan %bw[%c0] : !stream.binding -> {memref(rank_w)}{shape_of(w_dims)}
@@ -429,10 +526,10 @@ def _executable(exe: str, kernel: str, rank_x: int, rank_w: int, dims: list) -> 
         %base_x, %off_x, %mdx:{2 * rank_x} = iree_codegen.extract_strided_metadata %mx : {memref(rank_x)} -> memref<i8>, {meta(rank_x)}
         %base_w, %off_w, %mdw:{2 * rank_w} = iree_codegen.extract_strided_metadata %mw : {memref(rank_w)} -> memref<i8>, {meta(rank_w)}
         %base_b, %off_b, %mdb:2 = iree_codegen.extract_strided_metadata %mb : memref<?xi32> -> memref<i32>, index, index, index
-        %base_y, %off_y, %mdy:{2 * rank_x} = iree_codegen.extract_strided_metadata %my : {memref(rank_x)} -> memref<i8>, {meta(rank_x)}
-        func.call @{kernel}(%base_x, %off_x, %base_w, %off_w, %base_b, %off_b, %base_y, %off_y, {kernel_index}, %sx, %zx, %sw, %sy, %zy)
-          : (memref<i8>, index, memref<i8>, index, memref<i32>, index, memref<i8>, index,
-             {", ".join(["index"] * len(index_args))}, i32, i32, i32, i32, i32) -> ()
+{m_subspan}        %base_y, %off_y, %mdy:{2 * rank_x} = iree_codegen.extract_strided_metadata %my : {memref(rank_x)} -> memref<i8>, {meta(rank_x)}
+        func.call @{kernel}(%base_x, %off_x, %base_w, %off_w, %base_b, %off_b, {m_args}%base_y, %off_y, {kernel_index}, {scalar_args})
+          : (memref<i8>, index, memref<i8>, index, memref<i32>, index, {m_type}memref<i8>, index,
+             {index_types}, {scalar_types}) -> ()
         return
       }}
     }}
@@ -440,15 +537,17 @@ def _executable(exe: str, kernel: str, rank_x: int, rank_w: int, dims: list) -> 
 """
 
 
-def _fc_executable() -> str:
+def _fc_executable(per_channel: bool) -> str:
     """The fully connected executable: its weight binding is the packed
     weight of _call(), N * K4 bytes, K4 computed from K."""
+    suffix = "_pc" if per_channel else ""
     exe = _executable(
-        "ireegen_i8_fc",
-        "ireegen_i8_fully_connected",
+        f"ireegen_i8_fc{suffix}",
+        "ireegen_i8_fully_connected" + ("_per_channel" if per_channel else ""),
         2,
         1,
         (["%m", "%k"], ["%nk4"], ["%m", "%n"], "n", ["m", "n", "k"]),
+        per_channel,
     )
     packed_size = """\
         %c3 = arith.constant 3 : index
@@ -463,6 +562,26 @@ def _fc_executable() -> str:
 
 _CONV_INDEX = ["n", "c", "h", "w", "f", "kh", "kw", "oh", "ow", "s", "pt", "pl"]
 _CONV_DIMS = (["%n", "%c", "%h", "%w"], ["%f", "%wc", "%kh", "%kw"], ["%n", "%f", "%oh", "%ow"], "f", _CONV_INDEX)
+
+
+def _weighted_executables(per_channel: bool) -> list:
+    """The fully connected, convolution and depthwise executables."""
+    suffix, kernel_suffix = ("_pc", "_per_channel") if per_channel else ("", "")
+    # The conv executable's binding shapes need the weight's second dim: a
+    # depthwise weight is (C, 1, KH, KW), a convolution's (F, C, KH, KW).
+    conv = _executable(
+        f"ireegen_i8_conv{suffix}", f"ireegen_i8_convolution{kernel_suffix}", 4, 4, _CONV_DIMS, per_channel
+    )
+    conv = conv.replace("%wc, %kh, %kw}", "%c, %kh, %kw}")
+    dw = _executable(
+        f"ireegen_i8_dwconv{suffix}", f"ireegen_i8_depthwise_conv{kernel_suffix}", 4, 4, _CONV_DIMS, per_channel
+    )
+    dw = dw.replace("{%f, %wc, %kh, %kw}", "{%c, %c1, %kh, %kw}").replace(
+        "%c0 = arith.constant 0 : index\n",
+        "%c0 = arith.constant 0 : index\n        %c1 = arith.constant 1 : index\n",
+        1,
+    )
+    return [_fc_executable(per_channel), conv, dw]
 
 
 # The input's quantization (QuantizeLinear on a function input, float to
@@ -566,27 +685,19 @@ def _quantize_forms() -> list:
     return [(rank, zero, reshaped) for rank in QUANTIZE_RANKS for zero in (True, False) for reshaped in (False, True)]
 
 
-def spec() -> str:
-    fs = forms()
+def spec(fs: list | None = None) -> str:
+    """The match spec of the forms `fs` (by default forms(): the committed
+    spec) with the quantize, add and pool matchers."""
+    fs = forms() if fs is None else fs
     parts = [
         "// DO NOT EDIT: generated by `python -m ireegen.compile.int8_match` (ireegen/compile/int8_match.py).\n",
         "// ireegen's int8 kernels: QDQ int8 fully connected, convolution and depthwise\n",
         "// convolution, matched at IREE's preprocessing and replaced with calls to the\n",
         "// C kernels beside this file (docs/kernels-int8.md).\n",
         "module attributes {transform.with_named_sequence} {\n",
-        _fc_executable(),
+        *_weighted_executables(per_channel=False),
+        *_weighted_executables(per_channel=True),
     ]
-    # The conv executable's binding shapes need the weight's second dim: a
-    # depthwise weight is (C, 1, KH, KW), a convolution's (F, C, KH, KW).
-    conv = _executable("ireegen_i8_conv", "ireegen_i8_convolution", 4, 4, _CONV_DIMS)
-    conv = conv.replace("%wc, %kh, %kw}", "%c, %kh, %kw}")
-    dw = _executable("ireegen_i8_dwconv", "ireegen_i8_depthwise_conv", 4, 4, _CONV_DIMS)
-    dw = dw.replace("{%f, %wc, %kh, %kw}", "{%c, %c1, %kh, %kw}").replace(
-        "%c0 = arith.constant 0 : index\n",
-        "%c0 = arith.constant 0 : index\n        %c1 = arith.constant 1 : index\n",
-        1,
-    )
-    parts += [conv, dw]
     for form in fs:
         parts.append(_call(form))
     for form in fs:

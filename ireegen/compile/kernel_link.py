@@ -51,6 +51,9 @@ class KernelLink:
     # A match spec that rewrites nothing is refused (a user's --kernels);
     # False for a library applied to every model whether it matches or not.
     require_match: bool = True
+    # The match spec to use instead of spec.match's file: the int8 library's
+    # spec with the convolution forms a model needs (cbuild/int8_kernels.py).
+    match_text: str | None = None
 
 
 @dataclass
@@ -80,7 +83,10 @@ def stage_inputs(link: KernelLink, config: Config, workdir: Path) -> None:
     """Copies the match spec into workdir and, for embedded ELF, builds the
     kernels' object there (the static-library object is merged afterwards)."""
     check_config(config)
-    shutil.copyfile(link.spec.match, workdir / MATCH_FILE)
+    if link.match_text is not None:
+        (workdir / MATCH_FILE).write_text(link.match_text)
+    else:
+        shutil.copyfile(link.spec.match, workdir / MATCH_FILE)
     if config.executable_format.name == "embedded-elf":
         link.build_object(config, workdir, OBJECT_FILE)
 

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
+MAX_TAPS = 25  # kernels up to 5x5: beyond that the sum of shifted slices is no longer one small dispatch
+
 
 def supported(attrs: dict) -> bool:
     """Whether the Conv's strides, dilations and pads are ones build() handles:

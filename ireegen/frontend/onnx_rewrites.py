@@ -27,7 +27,7 @@ from .onnx_nodes import (
     node_attrs,
     rewrite_nodes,
 )
-from .onnx_speed_rewrites import SPEED_REWRITES
+from .onnx_speed_rewrites import LAYOUT_REWRITES, SPEED_REWRITES
 
 
 def strided_conv_single_window(model, shapes: dict, values: dict) -> int:
@@ -424,7 +424,8 @@ def apply_rewrites(model, speed: bool = True) -> list:
         return []  # the replacements use the input forms of Pad, Unsqueeze and ReduceSum (opset 13)
     # Decimation first: it takes the depthwise Convs strided along one axis
     # (its measured choice), depthwise-conv-as-taps the rest, in the same round.
-    table = (*REWRITES, *DECIMATE_REWRITES, *SPEED_REWRITES, *CONV1D_REWRITES) if speed else REWRITES
+    # The NHWC layout before both: it takes a depthwise-separable CNN's Convs whole.
+    table = (*REWRITES, *LAYOUT_REWRITES, *DECIMATE_REWRITES, *SPEED_REWRITES, *CONV1D_REWRITES) if speed else REWRITES
     counts = {}
     shapes = None  # inferred again only after a rewrite changed the graph
     for _ in range(MAX_ROUNDS):

@@ -15,9 +15,9 @@ import numpy as np
 from . import depthwise_taps
 from .conv_im2col import conv_as_im2col_matmul
 from .conv_transpose_matmul import conv_transpose_as_matmul
+from .depthwise_taps import MAX_TAPS
+from .nhwc_layout import depthwise_separable_as_nhwc
 from .onnx_nodes import NodeBuilder, known_arrays, rewrite_nodes, static_conv2d
-
-MAX_TAPS = 25  # kernels up to 5x5: beyond that the sum of shifted slices is no longer one small dispatch
 
 
 def depthwise_conv_as_taps(model, shapes: dict, values: dict) -> int:
@@ -62,3 +62,7 @@ SPEED_REWRITES = (
     ("conv-as-im2col-matmul", conv_as_im2col_matmul),
     ("conv-transpose-as-matmul", conv_transpose_as_matmul),
 )
+
+# Applied before the strided-depthwise decimation and SPEED_REWRITES: on a
+# depthwise-separable CNN it takes every Conv (nhwc_layout.py).
+LAYOUT_REWRITES = (("depthwise-separable-as-nhwc", depthwise_separable_as_nhwc),)

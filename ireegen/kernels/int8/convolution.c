@@ -1,5 +1,9 @@
 // NCHW int8 convolution and depthwise convolution with ONNX Runtime's
 // rounding; the zero padding is done by skipping, not by a padded copy.
+//
+// Compiled twice: as itself, the per-tensor entry points; included by
+// convolution_per_channel.c with IREEGEN_I8_PER_CHANNEL 1, the per-channel
+// ones (a multiplier per output channel).  The bodies are the same.
 #include <string.h>
 
 #include "dot.h"
@@ -132,35 +136,30 @@ static void ireegen_i8_gather(int16_t* d, size_t step, const int8_t* image,
 // that its few live values stay in registers around the SMLAD loop.
 static __attribute__((noinline)) void ireegen_i8_pair_filters(
     const int16_t* pair, const int8_t* w, size_t length, size_t f,
-    const int32_t* bias, float multiplier, int32_t y_zero, int8_t* y,
-    size_t pixels, int two) {
+    const int32_t* bias, float multiplier, const float* per_channel,
+    int32_t y_zero, int8_t* y, size_t pixels, int two) {
   for (size_t o = 0; o < f; o += 2, y += 2 * pixels) {
     const size_t o1 = o + 1 < f ? o + 1 : o;
     int32_t acc[4] = {bias[o], bias[o], bias[o1], bias[o1]};
     ireegen_i8_dot_pair(pair, w + o * length, w + o1 * length, length, acc);
-    y[0] = ireegen_i8_requantize(acc[0], multiplier, y_zero);
-    if (two) y[1] = ireegen_i8_requantize(acc[1], multiplier, y_zero);
+    const float m0 = IREEGEN_I8_MULTIPLIER(o);
+    y[0] = ireegen_i8_requantize(acc[0], m0, y_zero);
+    if (two) y[1] = ireegen_i8_requantize(acc[1], m0, y_zero);
     if (o1 != o) {
-      y[pixels] = ireegen_i8_requantize(acc[2], multiplier, y_zero);
-      if (two)
-        y[pixels + 1] = ireegen_i8_requantize(acc[3], multiplier, y_zero);
+      const float m1 = IREEGEN_I8_MULTIPLIER(o1);
+      y[pixels] = ireegen_i8_requantize(acc[2], m1, y_zero);
+      if (two) y[pixels + 1] = ireegen_i8_requantize(acc[3], m1, y_zero);
     }
   }
 }
 
-void ireegen_i8_convolution(const int8_t* x, size_t x_offset, const int8_t* w,
-                            size_t w_offset, const int32_t* bias,
-                            size_t bias_offset, int8_t* y, size_t y_offset,
-                            size_t n, size_t c, size_t h, size_t wd, size_t f,
-                            size_t kh, size_t kw, size_t oh, size_t ow,
-                            size_t stride, size_t pad_top, size_t pad_left,
-                            uint32_t x_scale, int32_t x_zero, uint32_t w_scale,
-                            uint32_t y_scale, int32_t y_zero) {
-  x += x_offset;
-  w += w_offset;
-  bias += bias_offset;
-  y += y_offset;
-  const float multiplier = ireegen_i8_multiplier(x_scale, w_scale, y_scale);
+// The convolution: filter o's multiplier is IREEGEN_I8_MULTIPLIER(o).  Its
+// one caller is this file's entry point, so it is inlined there.
+IREEGEN_I8_BODY void ireegen_i8_conv(
+    const int8_t* x, const int8_t* w, const int32_t* bias, int8_t* y, size_t n,
+    size_t c, size_t h, size_t wd, size_t f, size_t kh, size_t kw, size_t oh,
+    size_t ow, size_t stride, size_t pad_top, size_t pad_left, int32_t x_zero,
+    float multiplier, const float* per_channel, int32_t y_zero) {
   const size_t length = c * kh * kw;
   const size_t pixels = oh * ow;
   // The pair column, or one column when it is longer (word-aligned), and
@@ -204,8 +203,8 @@ void ireegen_i8_convolution(const int8_t* x, size_t x_offset, const int8_t* w,
           ireegen_i8_gather(pair + 4, 8, image, table, length, c, h, wd, kh, kw,
                             oy1, ox1, stride, pad_top, pad_left, x_zero);
         }
-        ireegen_i8_pair_filters(pair, w, length, f, bias, multiplier, y_zero,
-                                out + p, pixels, two);
+        ireegen_i8_pair_filters(pair, w, length, f, bias, multiplier,
+                                per_channel, y_zero, out + p, pixels, two);
         ox = ox1 + two;
         oy = oy1;
         if (ox == ow) oy += 1, ox = 0;
@@ -223,8 +222,8 @@ void ireegen_i8_convolution(const int8_t* x, size_t x_offset, const int8_t* w,
         for (size_t ox = 0; ox < ow; ++ox) {
           ireegen_i8_gather(column, 4, image, NULL, length, c, h, wd, kh, kw,
                             oy, ox, stride, pad_top, pad_left, x_zero);
-          ireegen_i8_filters(column, w, length, f, bias, multiplier, y_zero,
-                             out + oy * ow + ox, pixels);
+          ireegen_i8_filters(column, w, length, f, bias, multiplier,
+                             per_channel, y_zero, out + oy * ow + ox, pixels);
         }
       }
     }
@@ -255,7 +254,7 @@ void ireegen_i8_convolution(const int8_t* x, size_t x_offset, const int8_t* w,
             }
           }
           y[((b * f + o) * oh + oy) * ow + ox] =
-              ireegen_i8_requantize(acc, multiplier, y_zero);
+              ireegen_i8_requantize(acc, IREEGEN_I8_MULTIPLIER(o), y_zero);
         }
       }
     }
@@ -304,22 +303,23 @@ static void ireegen_i8_depthwise_plane3x3(
   }
 }
 
-void ireegen_i8_depthwise_conv(
-    const int8_t* x, size_t x_offset, const int8_t* w, size_t w_offset,
-    const int32_t* bias, size_t bias_offset, int8_t* y, size_t y_offset,
-    size_t n, size_t c, size_t h, size_t wd, size_t f, size_t kh, size_t kw,
-    size_t oh, size_t ow, size_t stride, size_t pad_top, size_t pad_left,
-    uint32_t x_scale, int32_t x_zero, uint32_t w_scale, uint32_t y_scale,
-    int32_t y_zero) {
-  (void)f;
-  x += x_offset;
-  w += w_offset;
-  bias += bias_offset;
-  y += y_offset;
-  const float multiplier = ireegen_i8_multiplier(x_scale, w_scale, y_scale);
+// The depthwise convolution: channel ch's multiplier is per_channel[ch], or
+// tensor_multiplier per tensor (the table NULL).
+IREEGEN_I8_BODY void ireegen_i8_depthwise(
+    const int8_t* x, const int8_t* w, const int32_t* bias, int8_t* y, size_t n,
+    size_t c, size_t h, size_t wd, size_t kh, size_t kw, size_t oh, size_t ow,
+    size_t stride, size_t pad_top, size_t pad_left, int32_t x_zero,
+    float tensor_multiplier, const float* per_channel, int32_t y_zero) {
   const int is3x3 = kh == 3 && kw == 3;
   for (size_t b = 0; b < n; ++b) {
     for (size_t ch = 0; ch < c; ++ch) {
+#if defined(IREEGEN_I8_PER_CHANNEL)
+      const float multiplier = per_channel[ch];
+      (void)tensor_multiplier;
+#else
+      const float multiplier = tensor_multiplier;
+      (void)per_channel;
+#endif
       const int8_t* plane = x + (b * c + ch) * h * wd;
       const int8_t* taps = w + ch * kh * kw;
       int8_t* out = y + (b * c + ch) * oh * ow;
@@ -390,3 +390,59 @@ void ireegen_i8_depthwise_conv(
     }
   }
 }
+
+#ifndef IREEGEN_I8_PER_CHANNEL
+void ireegen_i8_convolution(const int8_t* x, size_t x_offset, const int8_t* w,
+                            size_t w_offset, const int32_t* bias,
+                            size_t bias_offset, int8_t* y, size_t y_offset,
+                            size_t n, size_t c, size_t h, size_t wd, size_t f,
+                            size_t kh, size_t kw, size_t oh, size_t ow,
+                            size_t stride, size_t pad_top, size_t pad_left,
+                            uint32_t x_scale, int32_t x_zero, uint32_t w_scale,
+                            uint32_t y_scale, int32_t y_zero) {
+  ireegen_i8_conv(x + x_offset, w + w_offset, bias + bias_offset, y + y_offset,
+                  n, c, h, wd, f, kh, kw, oh, ow, stride, pad_top, pad_left,
+                  x_zero, ireegen_i8_multiplier(x_scale, w_scale, y_scale),
+                  NULL, y_zero);
+}
+
+void ireegen_i8_depthwise_conv(
+    const int8_t* x, size_t x_offset, const int8_t* w, size_t w_offset,
+    const int32_t* bias, size_t bias_offset, int8_t* y, size_t y_offset,
+    size_t n, size_t c, size_t h, size_t wd, size_t f, size_t kh, size_t kw,
+    size_t oh, size_t ow, size_t stride, size_t pad_top, size_t pad_left,
+    uint32_t x_scale, int32_t x_zero, uint32_t w_scale, uint32_t y_scale,
+    int32_t y_zero) {
+  (void)f;
+  ireegen_i8_depthwise(
+      x + x_offset, w + w_offset, bias + bias_offset, y + y_offset, n, c, h, wd,
+      kh, kw, oh, ow, stride, pad_top, pad_left, x_zero,
+      ireegen_i8_multiplier(x_scale, w_scale, y_scale), NULL, y_zero);
+}
+#else
+void ireegen_i8_convolution_per_channel(
+    const int8_t* x, size_t x_offset, const int8_t* w, size_t w_offset,
+    const int32_t* bias, size_t bias_offset, const float* multipliers,
+    size_t multipliers_offset, int8_t* y, size_t y_offset, size_t n, size_t c,
+    size_t h, size_t wd, size_t f, size_t kh, size_t kw, size_t oh, size_t ow,
+    size_t stride, size_t pad_top, size_t pad_left, int32_t x_zero,
+    int32_t y_zero) {
+  ireegen_i8_conv(x + x_offset, w + w_offset, bias + bias_offset, y + y_offset,
+                  n, c, h, wd, f, kh, kw, oh, ow, stride, pad_top, pad_left,
+                  x_zero, 0.0f, multipliers + multipliers_offset, y_zero);
+}
+
+void ireegen_i8_depthwise_conv_per_channel(
+    const int8_t* x, size_t x_offset, const int8_t* w, size_t w_offset,
+    const int32_t* bias, size_t bias_offset, const float* multipliers,
+    size_t multipliers_offset, int8_t* y, size_t y_offset, size_t n, size_t c,
+    size_t h, size_t wd, size_t f, size_t kh, size_t kw, size_t oh, size_t ow,
+    size_t stride, size_t pad_top, size_t pad_left, int32_t x_zero,
+    int32_t y_zero) {
+  (void)f;
+  ireegen_i8_depthwise(x + x_offset, w + w_offset, bias + bias_offset,
+                       y + y_offset, n, c, h, wd, kh, kw, oh, ow, stride,
+                       pad_top, pad_left, x_zero, 0.0f,
+                       multipliers + multipliers_offset, y_zero);
+}
+#endif

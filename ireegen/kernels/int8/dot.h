@@ -122,24 +122,41 @@ static inline int32_t ireegen_i8_dot(const int16_t* column, const int8_t* w,
   return acc;
 }
 
+// Filter o's output multiplier, of the `multiplier` and `per_channel`
+// arguments of the functions that use it: convolution.c and
+// fully_connected.c are compiled once for per-tensor weights (one
+// multiplier; the table is NULL) and once for per-channel weights
+// (IREEGEN_I8_PER_CHANNEL: the table), so that neither pays for the other.
+// The body of a kernel, shared by its per-tensor and per-channel entry
+// points (one of them per compile): inlined into it, as it was before the
+// per-channel entry points.
+#define IREEGEN_I8_BODY static inline __attribute__((always_inline))
+
+#if defined(IREEGEN_I8_PER_CHANNEL)
+#define IREEGEN_I8_MULTIPLIER(o) ((void)multiplier, per_channel[o])
+#else
+#define IREEGEN_I8_MULTIPLIER(o) ((void)per_channel, multiplier)
+#endif
+
 // y[o * y_stride] = requantize(bias[o] + column . w[o]) for the f filters
 // (rows of `length` weights), four at a time.
 static inline void ireegen_i8_filters(const int16_t* column, const int8_t* w,
                                       size_t length, size_t f,
                                       const int32_t* bias, float multiplier,
-                                      int32_t y_zero, int8_t* y,
-                                      size_t y_stride) {
+                                      const float* per_channel, int32_t y_zero,
+                                      int8_t* y, size_t y_stride) {
   size_t o = 0;
   for (; o + 4 <= f; o += 4) {
     int32_t acc[4] = {bias[o], bias[o + 1], bias[o + 2], bias[o + 3]};
     ireegen_i8_dot4(column, w + o * length, length, acc);
     for (size_t j = 0; j < 4; ++j)
-      y[(o + j) * y_stride] = ireegen_i8_requantize(acc[j], multiplier, y_zero);
+      y[(o + j) * y_stride] =
+          ireegen_i8_requantize(acc[j], IREEGEN_I8_MULTIPLIER(o + j), y_zero);
   }
   for (; o < f; ++o) {
     y[o * y_stride] = ireegen_i8_requantize(
-        ireegen_i8_dot(column, w + o * length, length, bias[o]), multiplier,
-        y_zero);
+        ireegen_i8_dot(column, w + o * length, length, bias[o]),
+        IREEGEN_I8_MULTIPLIER(o), y_zero);
   }
 }
 

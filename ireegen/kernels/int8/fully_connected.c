@@ -1,5 +1,7 @@
 // Fully connected (Gemm) on int8 with ONNX Runtime's rounding, on weights
-// packed by the match spec at compile time (ireegen_int8.h).
+// packed by the match spec at compile time (ireegen_int8.h).  Compiled
+// twice, as convolution.c is: per tensor, and from
+// fully_connected_per_channel.c per channel.
 #include "dot.h"
 #include "ireegen_int8.h"
 #include "requantize.h"
@@ -50,18 +52,13 @@ static inline void ireegen_i8_dot4_packed(const int16_t* column,
   acc[3] = a3;
 }
 
-void ireegen_i8_fully_connected(const int8_t* x, size_t x_offset,
-                                const int8_t* w, size_t w_offset,
-                                const int32_t* bias, size_t bias_offset,
-                                int8_t* y, size_t y_offset, size_t m, size_t n,
-                                size_t k, uint32_t x_scale, int32_t x_zero,
-                                uint32_t w_scale, uint32_t y_scale,
-                                int32_t y_zero) {
-  x += x_offset;
-  w += w_offset;
-  bias += bias_offset;
-  y += y_offset;
-  const float multiplier = ireegen_i8_multiplier(x_scale, w_scale, y_scale);
+// Output j's multiplier is IREEGEN_I8_MULTIPLIER(j); inlined into this
+// file's one entry point.
+IREEGEN_I8_BODY void ireegen_i8_fc(const int8_t* x, const int8_t* w,
+                                   const int32_t* bias, int8_t* y, size_t m,
+                                   size_t n, size_t k, int32_t x_zero,
+                                   float multiplier, const float* per_channel,
+                                   int32_t y_zero) {
   const size_t k4 = ireegen_i8_round4(k);
   if (k4 <= IREEGEN_I8_COLUMN_MAX) {
     // Each row of x unpacked once to int16 (x - x_zero), zeros up to k4,
@@ -78,13 +75,14 @@ void ireegen_i8_fully_connected(const int8_t* x, size_t x_offset,
         int32_t acc[4] = {bias[o], bias[o + 1], bias[o + 2], bias[o + 3]};
         ireegen_i8_dot4_packed(column, w + o * k4, k4, acc);
         for (size_t r = 0; r < 4; ++r)
-          out[o + r] = ireegen_i8_requantize(acc[r], multiplier, y_zero);
+          out[o + r] = ireegen_i8_requantize(
+              acc[r], IREEGEN_I8_MULTIPLIER(o + r), y_zero);
       }
       // The last n % 4 rows, each K4 weights in order.
       for (size_t o = groups; o < n; ++o)
         out[o] = ireegen_i8_requantize(
-            ireegen_i8_dot(column, w + o * k4, k4, bias[o]), multiplier,
-            y_zero);
+            ireegen_i8_dot(column, w + o * k4, k4, bias[o]),
+            IREEGEN_I8_MULTIPLIER(o), y_zero);
     }
     return;
   }
@@ -104,7 +102,31 @@ void ireegen_i8_fully_connected(const int8_t* x, size_t x_offset,
         for (size_t c = 0; c < k; ++c)
           acc += ((int32_t)row[c] - x_zero) * w[j * k4 + c];
       }
-      y[i * n + j] = ireegen_i8_requantize(acc, multiplier, y_zero);
+      y[i * n + j] =
+          ireegen_i8_requantize(acc, IREEGEN_I8_MULTIPLIER(j), y_zero);
     }
   }
 }
+
+#ifndef IREEGEN_I8_PER_CHANNEL
+void ireegen_i8_fully_connected(const int8_t* x, size_t x_offset,
+                                const int8_t* w, size_t w_offset,
+                                const int32_t* bias, size_t bias_offset,
+                                int8_t* y, size_t y_offset, size_t m, size_t n,
+                                size_t k, uint32_t x_scale, int32_t x_zero,
+                                uint32_t w_scale, uint32_t y_scale,
+                                int32_t y_zero) {
+  ireegen_i8_fc(x + x_offset, w + w_offset, bias + bias_offset, y + y_offset, m,
+                n, k, x_zero, ireegen_i8_multiplier(x_scale, w_scale, y_scale),
+                NULL, y_zero);
+}
+#else
+void ireegen_i8_fully_connected_per_channel(
+    const int8_t* x, size_t x_offset, const int8_t* w, size_t w_offset,
+    const int32_t* bias, size_t bias_offset, const float* multipliers,
+    size_t multipliers_offset, int8_t* y, size_t y_offset, size_t m, size_t n,
+    size_t k, int32_t x_zero, int32_t y_zero) {
+  ireegen_i8_fc(x + x_offset, w + w_offset, bias + bias_offset, y + y_offset, m,
+                n, k, x_zero, 0.0f, multipliers + multipliers_offset, y_zero);
+}
+#endif

@@ -88,6 +88,97 @@ module attributes {transform.with_named_sequence} {
       }
     }
   }
+  stream.executable private @ireegen_i8_fc_pc {
+    stream.executable.export public @ireegen_i8_fc_pc workgroups() -> (index, index, index) {
+      %c1 = arith.constant 1 : index
+      stream.return %c1, %c1, %c1 : index, index, index
+    }
+    builtin.module {
+      func.func private @ireegen_i8_fully_connected_per_channel(memref<i8>, index, memref<i8>, index, memref<i32>, index, memref<f32>, index, memref<i8>, index,
+          index, index, index, i32, i32) attributes {hal.import.static, llvm.bareptr = true}
+      func.func @ireegen_i8_fc_pc(%bx: !stream.binding, %bw: !stream.binding, %bb: !stream.binding, %bm: !stream.binding, %by: !stream.binding,
+          %m: index, %n: index, %k: index, %zx: i32, %zy: i32) {
+        %c0 = arith.constant 0 : index
+        %c3 = arith.constant 3 : index
+        %c4 = arith.constant 4 : index
+        %k3 = arith.addi %k, %c3 : index
+        %kq = arith.divui %k3, %c4 : index
+        %k4 = arith.muli %kq, %c4 : index
+        %nk4 = arith.muli %n, %k4 : index
+        %mx = stream.binding.subspan %bx[%c0] : !stream.binding -> memref<?x?xi8>{%m, %k}
+        %mw = stream.binding.subspan %bw[%c0] : !stream.binding -> memref<?xi8>{%nk4}
+        %mb = stream.binding.subspan %bb[%c0] : !stream.binding -> memref<?xi32>{%n}
+        %my = stream.binding.subspan %by[%c0] : !stream.binding -> memref<?x?xi8>{%m, %n}
+        %base_x, %off_x, %mdx:4 = iree_codegen.extract_strided_metadata %mx : memref<?x?xi8> -> memref<i8>, index, index, index, index, index
+        %base_w, %off_w, %mdw:2 = iree_codegen.extract_strided_metadata %mw : memref<?xi8> -> memref<i8>, index, index, index
+        %base_b, %off_b, %mdb:2 = iree_codegen.extract_strided_metadata %mb : memref<?xi32> -> memref<i32>, index, index, index
+        %mm = stream.binding.subspan %bm[%c0] : !stream.binding -> memref<?xf32>{%n}
+        %base_m, %off_m, %mdm:2 = iree_codegen.extract_strided_metadata %mm : memref<?xf32> -> memref<f32>, index, index, index
+        %base_y, %off_y, %mdy:4 = iree_codegen.extract_strided_metadata %my : memref<?x?xi8> -> memref<i8>, index, index, index, index, index
+        func.call @ireegen_i8_fully_connected_per_channel(%base_x, %off_x, %base_w, %off_w, %base_b, %off_b, %base_m, %off_m, %base_y, %off_y, %m, %n, %k, %zx, %zy)
+          : (memref<i8>, index, memref<i8>, index, memref<i32>, index, memref<f32>, index, memref<i8>, index,
+             index, index, index, i32, i32) -> ()
+        return
+      }
+    }
+  }
+  stream.executable private @ireegen_i8_conv_pc {
+    stream.executable.export public @ireegen_i8_conv_pc workgroups() -> (index, index, index) {
+      %c1 = arith.constant 1 : index
+      stream.return %c1, %c1, %c1 : index, index, index
+    }
+    builtin.module {
+      func.func private @ireegen_i8_convolution_per_channel(memref<i8>, index, memref<i8>, index, memref<i32>, index, memref<f32>, index, memref<i8>, index,
+          index, index, index, index, index, index, index, index, index, index, index, index, i32, i32) attributes {hal.import.static, llvm.bareptr = true}
+      func.func @ireegen_i8_conv_pc(%bx: !stream.binding, %bw: !stream.binding, %bb: !stream.binding, %bm: !stream.binding, %by: !stream.binding,
+          %n: index, %c: index, %h: index, %w: index, %f: index, %kh: index, %kw: index, %oh: index, %ow: index, %s: index, %pt: index, %pl: index, %zx: i32, %zy: i32) {
+        %c0 = arith.constant 0 : index
+        %mx = stream.binding.subspan %bx[%c0] : !stream.binding -> memref<?x?x?x?xi8>{%n, %c, %h, %w}
+        %mw = stream.binding.subspan %bw[%c0] : !stream.binding -> memref<?x?x?x?xi8>{%f, %c, %kh, %kw}
+        %mb = stream.binding.subspan %bb[%c0] : !stream.binding -> memref<?xi32>{%f}
+        %my = stream.binding.subspan %by[%c0] : !stream.binding -> memref<?x?x?x?xi8>{%n, %f, %oh, %ow}
+        %base_x, %off_x, %mdx:8 = iree_codegen.extract_strided_metadata %mx : memref<?x?x?x?xi8> -> memref<i8>, index, index, index, index, index, index, index, index, index
+        %base_w, %off_w, %mdw:8 = iree_codegen.extract_strided_metadata %mw : memref<?x?x?x?xi8> -> memref<i8>, index, index, index, index, index, index, index, index, index
+        %base_b, %off_b, %mdb:2 = iree_codegen.extract_strided_metadata %mb : memref<?xi32> -> memref<i32>, index, index, index
+        %mm = stream.binding.subspan %bm[%c0] : !stream.binding -> memref<?xf32>{%f}
+        %base_m, %off_m, %mdm:2 = iree_codegen.extract_strided_metadata %mm : memref<?xf32> -> memref<f32>, index, index, index
+        %base_y, %off_y, %mdy:8 = iree_codegen.extract_strided_metadata %my : memref<?x?x?x?xi8> -> memref<i8>, index, index, index, index, index, index, index, index, index
+        func.call @ireegen_i8_convolution_per_channel(%base_x, %off_x, %base_w, %off_w, %base_b, %off_b, %base_m, %off_m, %base_y, %off_y, %n, %c, %h, %w, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zx, %zy)
+          : (memref<i8>, index, memref<i8>, index, memref<i32>, index, memref<f32>, index, memref<i8>, index,
+             index, index, index, index, index, index, index, index, index, index, index, index, i32, i32) -> ()
+        return
+      }
+    }
+  }
+  stream.executable private @ireegen_i8_dwconv_pc {
+    stream.executable.export public @ireegen_i8_dwconv_pc workgroups() -> (index, index, index) {
+      %c1 = arith.constant 1 : index
+      stream.return %c1, %c1, %c1 : index, index, index
+    }
+    builtin.module {
+      func.func private @ireegen_i8_depthwise_conv_per_channel(memref<i8>, index, memref<i8>, index, memref<i32>, index, memref<f32>, index, memref<i8>, index,
+          index, index, index, index, index, index, index, index, index, index, index, index, i32, i32) attributes {hal.import.static, llvm.bareptr = true}
+      func.func @ireegen_i8_dwconv_pc(%bx: !stream.binding, %bw: !stream.binding, %bb: !stream.binding, %bm: !stream.binding, %by: !stream.binding,
+          %n: index, %c: index, %h: index, %w: index, %f: index, %kh: index, %kw: index, %oh: index, %ow: index, %s: index, %pt: index, %pl: index, %zx: i32, %zy: i32) {
+        %c0 = arith.constant 0 : index
+        %c1 = arith.constant 1 : index
+        %mx = stream.binding.subspan %bx[%c0] : !stream.binding -> memref<?x?x?x?xi8>{%n, %c, %h, %w}
+        %mw = stream.binding.subspan %bw[%c0] : !stream.binding -> memref<?x?x?x?xi8>{%c, %c1, %kh, %kw}
+        %mb = stream.binding.subspan %bb[%c0] : !stream.binding -> memref<?xi32>{%f}
+        %my = stream.binding.subspan %by[%c0] : !stream.binding -> memref<?x?x?x?xi8>{%n, %f, %oh, %ow}
+        %base_x, %off_x, %mdx:8 = iree_codegen.extract_strided_metadata %mx : memref<?x?x?x?xi8> -> memref<i8>, index, index, index, index, index, index, index, index, index
+        %base_w, %off_w, %mdw:8 = iree_codegen.extract_strided_metadata %mw : memref<?x?x?x?xi8> -> memref<i8>, index, index, index, index, index, index, index, index, index
+        %base_b, %off_b, %mdb:2 = iree_codegen.extract_strided_metadata %mb : memref<?xi32> -> memref<i32>, index, index, index
+        %mm = stream.binding.subspan %bm[%c0] : !stream.binding -> memref<?xf32>{%f}
+        %base_m, %off_m, %mdm:2 = iree_codegen.extract_strided_metadata %mm : memref<?xf32> -> memref<f32>, index, index, index
+        %base_y, %off_y, %mdy:8 = iree_codegen.extract_strided_metadata %my : memref<?x?x?x?xi8> -> memref<i8>, index, index, index, index, index, index, index, index, index
+        func.call @ireegen_i8_depthwise_conv_per_channel(%base_x, %off_x, %base_w, %off_w, %base_b, %off_b, %base_m, %off_m, %base_y, %off_y, %n, %c, %h, %w, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zx, %zy)
+          : (memref<i8>, index, memref<i8>, index, memref<i32>, index, memref<f32>, index, memref<i8>, index,
+             index, index, index, index, index, index, index, index, index, index, index, index, i32, i32) -> ()
+        return
+      }
+    }
+  }
   util.func private @ireegen_call_fc_zxy(%x: tensor<?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?xi8>, %sw: f32, %b: tensor<?xi32>, %sb: f32, %sy: f32, %zy: i64) -> tensor<?x?xi8> {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
@@ -4189,6 +4280,4526 @@ module attributes {transform.with_named_sequence} {
     %y = flow.dispatch @ireegen_i8_dwconv::@ireegen_i8_dwconv(%x, %w, %b, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %sxi, %zxi, %swi, %syi, %zyi)
       : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f},
          index, index, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_fc_zxy_pc(%x: tensor<?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64) -> tensor<?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %c4 = arith.constant 4 : index
+    %zero8 = arith.constant 0 : i8
+    %m = tensor.dim %x, %c0 : tensor<?x?xi8>
+    %k = tensor.dim %x, %c1 : tensor<?x?xi8>
+    %n = tensor.dim %w, %c0 : tensor<?x?xi8>
+    %nq = arith.divui %n, %c4 : index
+    %n4 = arith.muli %nq, %c4 : index
+    %nr = arith.subi %n, %n4 : index
+    %k3 = arith.addi %k, %c3 : index
+    %kq = arith.divui %k3, %c4 : index
+    %k4 = arith.muli %kq, %c4 : index
+    %hk = arith.subi %k4, %k : index
+    %nk4 = arith.muli %n, %k4 : index
+    %wp = tensor.pad %w low[0, 0] high[0, %hk] {
+    ^bb0(%i0: index, %i1: index):
+      tensor.yield %zero8 : i8
+    } : tensor<?x?xi8> to tensor<?x?xi8>
+    %full = tensor.extract_slice %wp[0, 0] [%n4, %k4] [1, 1] : tensor<?x?xi8> to tensor<?x?xi8>
+    %rest = tensor.extract_slice %wp[%n4, 0] [%nr, %k4] [1, 1] : tensor<?x?xi8> to tensor<?x?xi8>
+    %we = tensor.expand_shape %full [[0, 1], [2, 3]] output_shape [%nq, 4, %kq, 4] : tensor<?x?xi8> into tensor<?x4x?x4xi8>
+    %eg = tensor.empty(%nq, %kq) : tensor<?x?x4x4xi8>
+    %wg = linalg.transpose ins(%we : tensor<?x4x?x4xi8>) outs(%eg : tensor<?x?x4x4xi8>) permutation = [0, 2, 1, 3]
+    %groups = tensor.collapse_shape %wg [[0, 1, 2, 3]] : tensor<?x?x4x4xi8> into tensor<?xi8>
+    %tail = tensor.collapse_shape %rest [[0, 1]] : tensor<?x?xi8> into tensor<?xi8>
+    %gsize = arith.muli %n4, %k4 : index
+    %tsize = arith.muli %nr, %k4 : index
+    %ek = tensor.empty(%nk4) : tensor<?xi8>
+    %wg0 = tensor.insert_slice %groups into %ek[0] [%gsize] [1] : tensor<?xi8> into tensor<?xi8>
+    %wk = tensor.insert_slice %tail into %wg0[%gsize] [%tsize] [1] : tensor<?xi8> into tensor<?xi8>
+    %em = tensor.empty(%n) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_fc_pc::@ireegen_i8_fc_pc(%x, %wk, %b, %mult, %m, %n, %k, %zxi, %zyi)
+      : (tensor<?x?xi8>{%m, %k}, tensor<?xi8>{%nk4}, tensor<?xi32>{%n}, tensor<?xf32>{%n}, index, index, index, i32, i32)
+      -> tensor<?x?xi8>{%m, %n}
+    util.return %y : tensor<?x?xi8>
+  }
+  util.func private @ireegen_call_fc_zx_pc(%x: tensor<?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32) -> tensor<?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.constant 0 : i32
+    %c4 = arith.constant 4 : index
+    %zero8 = arith.constant 0 : i8
+    %m = tensor.dim %x, %c0 : tensor<?x?xi8>
+    %k = tensor.dim %x, %c1 : tensor<?x?xi8>
+    %n = tensor.dim %w, %c0 : tensor<?x?xi8>
+    %nq = arith.divui %n, %c4 : index
+    %n4 = arith.muli %nq, %c4 : index
+    %nr = arith.subi %n, %n4 : index
+    %k3 = arith.addi %k, %c3 : index
+    %kq = arith.divui %k3, %c4 : index
+    %k4 = arith.muli %kq, %c4 : index
+    %hk = arith.subi %k4, %k : index
+    %nk4 = arith.muli %n, %k4 : index
+    %wp = tensor.pad %w low[0, 0] high[0, %hk] {
+    ^bb0(%i0: index, %i1: index):
+      tensor.yield %zero8 : i8
+    } : tensor<?x?xi8> to tensor<?x?xi8>
+    %full = tensor.extract_slice %wp[0, 0] [%n4, %k4] [1, 1] : tensor<?x?xi8> to tensor<?x?xi8>
+    %rest = tensor.extract_slice %wp[%n4, 0] [%nr, %k4] [1, 1] : tensor<?x?xi8> to tensor<?x?xi8>
+    %we = tensor.expand_shape %full [[0, 1], [2, 3]] output_shape [%nq, 4, %kq, 4] : tensor<?x?xi8> into tensor<?x4x?x4xi8>
+    %eg = tensor.empty(%nq, %kq) : tensor<?x?x4x4xi8>
+    %wg = linalg.transpose ins(%we : tensor<?x4x?x4xi8>) outs(%eg : tensor<?x?x4x4xi8>) permutation = [0, 2, 1, 3]
+    %groups = tensor.collapse_shape %wg [[0, 1, 2, 3]] : tensor<?x?x4x4xi8> into tensor<?xi8>
+    %tail = tensor.collapse_shape %rest [[0, 1]] : tensor<?x?xi8> into tensor<?xi8>
+    %gsize = arith.muli %n4, %k4 : index
+    %tsize = arith.muli %nr, %k4 : index
+    %ek = tensor.empty(%nk4) : tensor<?xi8>
+    %wg0 = tensor.insert_slice %groups into %ek[0] [%gsize] [1] : tensor<?xi8> into tensor<?xi8>
+    %wk = tensor.insert_slice %tail into %wg0[%gsize] [%tsize] [1] : tensor<?xi8> into tensor<?xi8>
+    %em = tensor.empty(%n) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_fc_pc::@ireegen_i8_fc_pc(%x, %wk, %b, %mult, %m, %n, %k, %zxi, %zyi)
+      : (tensor<?x?xi8>{%m, %k}, tensor<?xi8>{%nk4}, tensor<?xi32>{%n}, tensor<?xf32>{%n}, index, index, index, i32, i32)
+      -> tensor<?x?xi8>{%m, %n}
+    util.return %y : tensor<?x?xi8>
+  }
+  util.func private @ireegen_call_fc_zy_pc(%x: tensor<?x?xi8>, %sx: f32, %w: tensor<?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64) -> tensor<?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %c4 = arith.constant 4 : index
+    %zero8 = arith.constant 0 : i8
+    %m = tensor.dim %x, %c0 : tensor<?x?xi8>
+    %k = tensor.dim %x, %c1 : tensor<?x?xi8>
+    %n = tensor.dim %w, %c0 : tensor<?x?xi8>
+    %nq = arith.divui %n, %c4 : index
+    %n4 = arith.muli %nq, %c4 : index
+    %nr = arith.subi %n, %n4 : index
+    %k3 = arith.addi %k, %c3 : index
+    %kq = arith.divui %k3, %c4 : index
+    %k4 = arith.muli %kq, %c4 : index
+    %hk = arith.subi %k4, %k : index
+    %nk4 = arith.muli %n, %k4 : index
+    %wp = tensor.pad %w low[0, 0] high[0, %hk] {
+    ^bb0(%i0: index, %i1: index):
+      tensor.yield %zero8 : i8
+    } : tensor<?x?xi8> to tensor<?x?xi8>
+    %full = tensor.extract_slice %wp[0, 0] [%n4, %k4] [1, 1] : tensor<?x?xi8> to tensor<?x?xi8>
+    %rest = tensor.extract_slice %wp[%n4, 0] [%nr, %k4] [1, 1] : tensor<?x?xi8> to tensor<?x?xi8>
+    %we = tensor.expand_shape %full [[0, 1], [2, 3]] output_shape [%nq, 4, %kq, 4] : tensor<?x?xi8> into tensor<?x4x?x4xi8>
+    %eg = tensor.empty(%nq, %kq) : tensor<?x?x4x4xi8>
+    %wg = linalg.transpose ins(%we : tensor<?x4x?x4xi8>) outs(%eg : tensor<?x?x4x4xi8>) permutation = [0, 2, 1, 3]
+    %groups = tensor.collapse_shape %wg [[0, 1, 2, 3]] : tensor<?x?x4x4xi8> into tensor<?xi8>
+    %tail = tensor.collapse_shape %rest [[0, 1]] : tensor<?x?xi8> into tensor<?xi8>
+    %gsize = arith.muli %n4, %k4 : index
+    %tsize = arith.muli %nr, %k4 : index
+    %ek = tensor.empty(%nk4) : tensor<?xi8>
+    %wg0 = tensor.insert_slice %groups into %ek[0] [%gsize] [1] : tensor<?xi8> into tensor<?xi8>
+    %wk = tensor.insert_slice %tail into %wg0[%gsize] [%tsize] [1] : tensor<?xi8> into tensor<?xi8>
+    %em = tensor.empty(%n) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_fc_pc::@ireegen_i8_fc_pc(%x, %wk, %b, %mult, %m, %n, %k, %zxi, %zyi)
+      : (tensor<?x?xi8>{%m, %k}, tensor<?xi8>{%nk4}, tensor<?xi32>{%n}, tensor<?xf32>{%n}, index, index, index, i32, i32)
+      -> tensor<?x?xi8>{%m, %n}
+    util.return %y : tensor<?x?xi8>
+  }
+  util.func private @ireegen_call_fc_znone_pc(%x: tensor<?x?xi8>, %sx: f32, %w: tensor<?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32) -> tensor<?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.constant 0 : i32
+    %c4 = arith.constant 4 : index
+    %zero8 = arith.constant 0 : i8
+    %m = tensor.dim %x, %c0 : tensor<?x?xi8>
+    %k = tensor.dim %x, %c1 : tensor<?x?xi8>
+    %n = tensor.dim %w, %c0 : tensor<?x?xi8>
+    %nq = arith.divui %n, %c4 : index
+    %n4 = arith.muli %nq, %c4 : index
+    %nr = arith.subi %n, %n4 : index
+    %k3 = arith.addi %k, %c3 : index
+    %kq = arith.divui %k3, %c4 : index
+    %k4 = arith.muli %kq, %c4 : index
+    %hk = arith.subi %k4, %k : index
+    %nk4 = arith.muli %n, %k4 : index
+    %wp = tensor.pad %w low[0, 0] high[0, %hk] {
+    ^bb0(%i0: index, %i1: index):
+      tensor.yield %zero8 : i8
+    } : tensor<?x?xi8> to tensor<?x?xi8>
+    %full = tensor.extract_slice %wp[0, 0] [%n4, %k4] [1, 1] : tensor<?x?xi8> to tensor<?x?xi8>
+    %rest = tensor.extract_slice %wp[%n4, 0] [%nr, %k4] [1, 1] : tensor<?x?xi8> to tensor<?x?xi8>
+    %we = tensor.expand_shape %full [[0, 1], [2, 3]] output_shape [%nq, 4, %kq, 4] : tensor<?x?xi8> into tensor<?x4x?x4xi8>
+    %eg = tensor.empty(%nq, %kq) : tensor<?x?x4x4xi8>
+    %wg = linalg.transpose ins(%we : tensor<?x4x?x4xi8>) outs(%eg : tensor<?x?x4x4xi8>) permutation = [0, 2, 1, 3]
+    %groups = tensor.collapse_shape %wg [[0, 1, 2, 3]] : tensor<?x?x4x4xi8> into tensor<?xi8>
+    %tail = tensor.collapse_shape %rest [[0, 1]] : tensor<?x?xi8> into tensor<?xi8>
+    %gsize = arith.muli %n4, %k4 : index
+    %tsize = arith.muli %nr, %k4 : index
+    %ek = tensor.empty(%nk4) : tensor<?xi8>
+    %wg0 = tensor.insert_slice %groups into %ek[0] [%gsize] [1] : tensor<?xi8> into tensor<?xi8>
+    %wk = tensor.insert_slice %tail into %wg0[%gsize] [%tsize] [1] : tensor<?xi8> into tensor<?xi8>
+    %em = tensor.empty(%n) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_fc_pc::@ireegen_i8_fc_pc(%x, %wk, %b, %mult, %m, %n, %k, %zxi, %zyi)
+      : (tensor<?x?xi8>{%m, %k}, tensor<?xi8>{%nk4}, tensor<?xi32>{%n}, tensor<?xf32>{%n}, index, index, index, i32, i32)
+      -> tensor<?x?xi8>{%m, %n}
+    util.return %y : tensor<?x?xi8>
+  }
+  util.func private @ireegen_call_fckn_zxy_pc(%x: tensor<?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64) -> tensor<?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %c4 = arith.constant 4 : index
+    %zero8 = arith.constant 0 : i8
+    %m = tensor.dim %x, %c0 : tensor<?x?xi8>
+    %k = tensor.dim %x, %c1 : tensor<?x?xi8>
+    %n = tensor.dim %w, %c1 : tensor<?x?xi8>
+    %et = tensor.empty(%n, %k) : tensor<?x?xi8>
+    %wt = linalg.transpose ins(%w : tensor<?x?xi8>) outs(%et : tensor<?x?xi8>) permutation = [1, 0]
+    %nq = arith.divui %n, %c4 : index
+    %n4 = arith.muli %nq, %c4 : index
+    %nr = arith.subi %n, %n4 : index
+    %k3 = arith.addi %k, %c3 : index
+    %kq = arith.divui %k3, %c4 : index
+    %k4 = arith.muli %kq, %c4 : index
+    %hk = arith.subi %k4, %k : index
+    %nk4 = arith.muli %n, %k4 : index
+    %wp = tensor.pad %wt low[0, 0] high[0, %hk] {
+    ^bb0(%i0: index, %i1: index):
+      tensor.yield %zero8 : i8
+    } : tensor<?x?xi8> to tensor<?x?xi8>
+    %full = tensor.extract_slice %wp[0, 0] [%n4, %k4] [1, 1] : tensor<?x?xi8> to tensor<?x?xi8>
+    %rest = tensor.extract_slice %wp[%n4, 0] [%nr, %k4] [1, 1] : tensor<?x?xi8> to tensor<?x?xi8>
+    %we = tensor.expand_shape %full [[0, 1], [2, 3]] output_shape [%nq, 4, %kq, 4] : tensor<?x?xi8> into tensor<?x4x?x4xi8>
+    %eg = tensor.empty(%nq, %kq) : tensor<?x?x4x4xi8>
+    %wg = linalg.transpose ins(%we : tensor<?x4x?x4xi8>) outs(%eg : tensor<?x?x4x4xi8>) permutation = [0, 2, 1, 3]
+    %groups = tensor.collapse_shape %wg [[0, 1, 2, 3]] : tensor<?x?x4x4xi8> into tensor<?xi8>
+    %tail = tensor.collapse_shape %rest [[0, 1]] : tensor<?x?xi8> into tensor<?xi8>
+    %gsize = arith.muli %n4, %k4 : index
+    %tsize = arith.muli %nr, %k4 : index
+    %ek = tensor.empty(%nk4) : tensor<?xi8>
+    %wg0 = tensor.insert_slice %groups into %ek[0] [%gsize] [1] : tensor<?xi8> into tensor<?xi8>
+    %wk = tensor.insert_slice %tail into %wg0[%gsize] [%tsize] [1] : tensor<?xi8> into tensor<?xi8>
+    %em = tensor.empty(%n) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_fc_pc::@ireegen_i8_fc_pc(%x, %wk, %b, %mult, %m, %n, %k, %zxi, %zyi)
+      : (tensor<?x?xi8>{%m, %k}, tensor<?xi8>{%nk4}, tensor<?xi32>{%n}, tensor<?xf32>{%n}, index, index, index, i32, i32)
+      -> tensor<?x?xi8>{%m, %n}
+    util.return %y : tensor<?x?xi8>
+  }
+  util.func private @ireegen_call_fckn_zx_pc(%x: tensor<?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32) -> tensor<?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.constant 0 : i32
+    %c4 = arith.constant 4 : index
+    %zero8 = arith.constant 0 : i8
+    %m = tensor.dim %x, %c0 : tensor<?x?xi8>
+    %k = tensor.dim %x, %c1 : tensor<?x?xi8>
+    %n = tensor.dim %w, %c1 : tensor<?x?xi8>
+    %et = tensor.empty(%n, %k) : tensor<?x?xi8>
+    %wt = linalg.transpose ins(%w : tensor<?x?xi8>) outs(%et : tensor<?x?xi8>) permutation = [1, 0]
+    %nq = arith.divui %n, %c4 : index
+    %n4 = arith.muli %nq, %c4 : index
+    %nr = arith.subi %n, %n4 : index
+    %k3 = arith.addi %k, %c3 : index
+    %kq = arith.divui %k3, %c4 : index
+    %k4 = arith.muli %kq, %c4 : index
+    %hk = arith.subi %k4, %k : index
+    %nk4 = arith.muli %n, %k4 : index
+    %wp = tensor.pad %wt low[0, 0] high[0, %hk] {
+    ^bb0(%i0: index, %i1: index):
+      tensor.yield %zero8 : i8
+    } : tensor<?x?xi8> to tensor<?x?xi8>
+    %full = tensor.extract_slice %wp[0, 0] [%n4, %k4] [1, 1] : tensor<?x?xi8> to tensor<?x?xi8>
+    %rest = tensor.extract_slice %wp[%n4, 0] [%nr, %k4] [1, 1] : tensor<?x?xi8> to tensor<?x?xi8>
+    %we = tensor.expand_shape %full [[0, 1], [2, 3]] output_shape [%nq, 4, %kq, 4] : tensor<?x?xi8> into tensor<?x4x?x4xi8>
+    %eg = tensor.empty(%nq, %kq) : tensor<?x?x4x4xi8>
+    %wg = linalg.transpose ins(%we : tensor<?x4x?x4xi8>) outs(%eg : tensor<?x?x4x4xi8>) permutation = [0, 2, 1, 3]
+    %groups = tensor.collapse_shape %wg [[0, 1, 2, 3]] : tensor<?x?x4x4xi8> into tensor<?xi8>
+    %tail = tensor.collapse_shape %rest [[0, 1]] : tensor<?x?xi8> into tensor<?xi8>
+    %gsize = arith.muli %n4, %k4 : index
+    %tsize = arith.muli %nr, %k4 : index
+    %ek = tensor.empty(%nk4) : tensor<?xi8>
+    %wg0 = tensor.insert_slice %groups into %ek[0] [%gsize] [1] : tensor<?xi8> into tensor<?xi8>
+    %wk = tensor.insert_slice %tail into %wg0[%gsize] [%tsize] [1] : tensor<?xi8> into tensor<?xi8>
+    %em = tensor.empty(%n) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_fc_pc::@ireegen_i8_fc_pc(%x, %wk, %b, %mult, %m, %n, %k, %zxi, %zyi)
+      : (tensor<?x?xi8>{%m, %k}, tensor<?xi8>{%nk4}, tensor<?xi32>{%n}, tensor<?xf32>{%n}, index, index, index, i32, i32)
+      -> tensor<?x?xi8>{%m, %n}
+    util.return %y : tensor<?x?xi8>
+  }
+  util.func private @ireegen_call_fckn_zy_pc(%x: tensor<?x?xi8>, %sx: f32, %w: tensor<?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64) -> tensor<?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %c4 = arith.constant 4 : index
+    %zero8 = arith.constant 0 : i8
+    %m = tensor.dim %x, %c0 : tensor<?x?xi8>
+    %k = tensor.dim %x, %c1 : tensor<?x?xi8>
+    %n = tensor.dim %w, %c1 : tensor<?x?xi8>
+    %et = tensor.empty(%n, %k) : tensor<?x?xi8>
+    %wt = linalg.transpose ins(%w : tensor<?x?xi8>) outs(%et : tensor<?x?xi8>) permutation = [1, 0]
+    %nq = arith.divui %n, %c4 : index
+    %n4 = arith.muli %nq, %c4 : index
+    %nr = arith.subi %n, %n4 : index
+    %k3 = arith.addi %k, %c3 : index
+    %kq = arith.divui %k3, %c4 : index
+    %k4 = arith.muli %kq, %c4 : index
+    %hk = arith.subi %k4, %k : index
+    %nk4 = arith.muli %n, %k4 : index
+    %wp = tensor.pad %wt low[0, 0] high[0, %hk] {
+    ^bb0(%i0: index, %i1: index):
+      tensor.yield %zero8 : i8
+    } : tensor<?x?xi8> to tensor<?x?xi8>
+    %full = tensor.extract_slice %wp[0, 0] [%n4, %k4] [1, 1] : tensor<?x?xi8> to tensor<?x?xi8>
+    %rest = tensor.extract_slice %wp[%n4, 0] [%nr, %k4] [1, 1] : tensor<?x?xi8> to tensor<?x?xi8>
+    %we = tensor.expand_shape %full [[0, 1], [2, 3]] output_shape [%nq, 4, %kq, 4] : tensor<?x?xi8> into tensor<?x4x?x4xi8>
+    %eg = tensor.empty(%nq, %kq) : tensor<?x?x4x4xi8>
+    %wg = linalg.transpose ins(%we : tensor<?x4x?x4xi8>) outs(%eg : tensor<?x?x4x4xi8>) permutation = [0, 2, 1, 3]
+    %groups = tensor.collapse_shape %wg [[0, 1, 2, 3]] : tensor<?x?x4x4xi8> into tensor<?xi8>
+    %tail = tensor.collapse_shape %rest [[0, 1]] : tensor<?x?xi8> into tensor<?xi8>
+    %gsize = arith.muli %n4, %k4 : index
+    %tsize = arith.muli %nr, %k4 : index
+    %ek = tensor.empty(%nk4) : tensor<?xi8>
+    %wg0 = tensor.insert_slice %groups into %ek[0] [%gsize] [1] : tensor<?xi8> into tensor<?xi8>
+    %wk = tensor.insert_slice %tail into %wg0[%gsize] [%tsize] [1] : tensor<?xi8> into tensor<?xi8>
+    %em = tensor.empty(%n) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_fc_pc::@ireegen_i8_fc_pc(%x, %wk, %b, %mult, %m, %n, %k, %zxi, %zyi)
+      : (tensor<?x?xi8>{%m, %k}, tensor<?xi8>{%nk4}, tensor<?xi32>{%n}, tensor<?xf32>{%n}, index, index, index, i32, i32)
+      -> tensor<?x?xi8>{%m, %n}
+    util.return %y : tensor<?x?xi8>
+  }
+  util.func private @ireegen_call_fckn_znone_pc(%x: tensor<?x?xi8>, %sx: f32, %w: tensor<?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32) -> tensor<?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.constant 0 : i32
+    %c4 = arith.constant 4 : index
+    %zero8 = arith.constant 0 : i8
+    %m = tensor.dim %x, %c0 : tensor<?x?xi8>
+    %k = tensor.dim %x, %c1 : tensor<?x?xi8>
+    %n = tensor.dim %w, %c1 : tensor<?x?xi8>
+    %et = tensor.empty(%n, %k) : tensor<?x?xi8>
+    %wt = linalg.transpose ins(%w : tensor<?x?xi8>) outs(%et : tensor<?x?xi8>) permutation = [1, 0]
+    %nq = arith.divui %n, %c4 : index
+    %n4 = arith.muli %nq, %c4 : index
+    %nr = arith.subi %n, %n4 : index
+    %k3 = arith.addi %k, %c3 : index
+    %kq = arith.divui %k3, %c4 : index
+    %k4 = arith.muli %kq, %c4 : index
+    %hk = arith.subi %k4, %k : index
+    %nk4 = arith.muli %n, %k4 : index
+    %wp = tensor.pad %wt low[0, 0] high[0, %hk] {
+    ^bb0(%i0: index, %i1: index):
+      tensor.yield %zero8 : i8
+    } : tensor<?x?xi8> to tensor<?x?xi8>
+    %full = tensor.extract_slice %wp[0, 0] [%n4, %k4] [1, 1] : tensor<?x?xi8> to tensor<?x?xi8>
+    %rest = tensor.extract_slice %wp[%n4, 0] [%nr, %k4] [1, 1] : tensor<?x?xi8> to tensor<?x?xi8>
+    %we = tensor.expand_shape %full [[0, 1], [2, 3]] output_shape [%nq, 4, %kq, 4] : tensor<?x?xi8> into tensor<?x4x?x4xi8>
+    %eg = tensor.empty(%nq, %kq) : tensor<?x?x4x4xi8>
+    %wg = linalg.transpose ins(%we : tensor<?x4x?x4xi8>) outs(%eg : tensor<?x?x4x4xi8>) permutation = [0, 2, 1, 3]
+    %groups = tensor.collapse_shape %wg [[0, 1, 2, 3]] : tensor<?x?x4x4xi8> into tensor<?xi8>
+    %tail = tensor.collapse_shape %rest [[0, 1]] : tensor<?x?xi8> into tensor<?xi8>
+    %gsize = arith.muli %n4, %k4 : index
+    %tsize = arith.muli %nr, %k4 : index
+    %ek = tensor.empty(%nk4) : tensor<?xi8>
+    %wg0 = tensor.insert_slice %groups into %ek[0] [%gsize] [1] : tensor<?xi8> into tensor<?xi8>
+    %wk = tensor.insert_slice %tail into %wg0[%gsize] [%tsize] [1] : tensor<?xi8> into tensor<?xi8>
+    %em = tensor.empty(%n) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_fc_pc::@ireegen_i8_fc_pc(%x, %wk, %b, %mult, %m, %n, %k, %zxi, %zyi)
+      : (tensor<?x?xi8>{%m, %k}, tensor<?xi8>{%nk4}, tensor<?xi32>{%n}, tensor<?xf32>{%n}, index, index, index, i32, i32)
+      -> tensor<?x?xi8>{%m, %n}
+    util.return %y : tensor<?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p0000_s1_zxy_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 0 : index
+    %pl = arith.constant 0 : index
+    %pb = arith.constant 0 : index
+    %pr = arith.constant 0 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_conv_pc::@ireegen_i8_conv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p0000_s2_zxy_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 0 : index
+    %pl = arith.constant 0 : index
+    %pb = arith.constant 0 : index
+    %pr = arith.constant 0 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_conv_pc::@ireegen_i8_conv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p1111_s1_zxy_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 1 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 1 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_conv_pc::@ireegen_i8_conv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p1111_s2_zxy_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 1 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 1 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_conv_pc::@ireegen_i8_conv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p0011_s1_zxy_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 0 : index
+    %pl = arith.constant 0 : index
+    %pb = arith.constant 1 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_conv_pc::@ireegen_i8_conv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p0011_s2_zxy_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 0 : index
+    %pl = arith.constant 0 : index
+    %pb = arith.constant 1 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_conv_pc::@ireegen_i8_conv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p1100_s1_zxy_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 1 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 0 : index
+    %pr = arith.constant 0 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_conv_pc::@ireegen_i8_conv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p1100_s2_zxy_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 1 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 0 : index
+    %pr = arith.constant 0 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_conv_pc::@ireegen_i8_conv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p2222_s1_zxy_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 2 : index
+    %pl = arith.constant 2 : index
+    %pb = arith.constant 2 : index
+    %pr = arith.constant 2 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_conv_pc::@ireegen_i8_conv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p2222_s2_zxy_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 2 : index
+    %pl = arith.constant 2 : index
+    %pb = arith.constant 2 : index
+    %pr = arith.constant 2 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_conv_pc::@ireegen_i8_conv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p4151_s1_zxy_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 4 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 5 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_conv_pc::@ireegen_i8_conv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p4151_s2_zxy_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 4 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 5 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_conv_pc::@ireegen_i8_conv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p0000_s1_zx_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 0 : index
+    %pl = arith.constant 0 : index
+    %pb = arith.constant 0 : index
+    %pr = arith.constant 0 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_conv_pc::@ireegen_i8_conv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p0000_s2_zx_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 0 : index
+    %pl = arith.constant 0 : index
+    %pb = arith.constant 0 : index
+    %pr = arith.constant 0 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_conv_pc::@ireegen_i8_conv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p1111_s1_zx_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 1 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 1 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_conv_pc::@ireegen_i8_conv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p1111_s2_zx_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 1 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 1 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_conv_pc::@ireegen_i8_conv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p0011_s1_zx_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 0 : index
+    %pl = arith.constant 0 : index
+    %pb = arith.constant 1 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_conv_pc::@ireegen_i8_conv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p0011_s2_zx_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 0 : index
+    %pl = arith.constant 0 : index
+    %pb = arith.constant 1 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_conv_pc::@ireegen_i8_conv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p1100_s1_zx_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 1 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 0 : index
+    %pr = arith.constant 0 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_conv_pc::@ireegen_i8_conv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p1100_s2_zx_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 1 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 0 : index
+    %pr = arith.constant 0 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_conv_pc::@ireegen_i8_conv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p2222_s1_zx_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 2 : index
+    %pl = arith.constant 2 : index
+    %pb = arith.constant 2 : index
+    %pr = arith.constant 2 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_conv_pc::@ireegen_i8_conv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p2222_s2_zx_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 2 : index
+    %pl = arith.constant 2 : index
+    %pb = arith.constant 2 : index
+    %pr = arith.constant 2 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_conv_pc::@ireegen_i8_conv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p4151_s1_zx_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 4 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 5 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_conv_pc::@ireegen_i8_conv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p4151_s2_zx_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 4 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 5 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_conv_pc::@ireegen_i8_conv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p0000_s1_zy_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 0 : index
+    %pl = arith.constant 0 : index
+    %pb = arith.constant 0 : index
+    %pr = arith.constant 0 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_conv_pc::@ireegen_i8_conv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p0000_s2_zy_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 0 : index
+    %pl = arith.constant 0 : index
+    %pb = arith.constant 0 : index
+    %pr = arith.constant 0 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_conv_pc::@ireegen_i8_conv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p1111_s1_zy_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 1 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 1 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_conv_pc::@ireegen_i8_conv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p1111_s2_zy_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 1 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 1 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_conv_pc::@ireegen_i8_conv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p0011_s1_zy_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 0 : index
+    %pl = arith.constant 0 : index
+    %pb = arith.constant 1 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_conv_pc::@ireegen_i8_conv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p0011_s2_zy_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 0 : index
+    %pl = arith.constant 0 : index
+    %pb = arith.constant 1 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_conv_pc::@ireegen_i8_conv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p1100_s1_zy_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 1 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 0 : index
+    %pr = arith.constant 0 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_conv_pc::@ireegen_i8_conv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p1100_s2_zy_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 1 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 0 : index
+    %pr = arith.constant 0 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_conv_pc::@ireegen_i8_conv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p2222_s1_zy_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 2 : index
+    %pl = arith.constant 2 : index
+    %pb = arith.constant 2 : index
+    %pr = arith.constant 2 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_conv_pc::@ireegen_i8_conv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p2222_s2_zy_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 2 : index
+    %pl = arith.constant 2 : index
+    %pb = arith.constant 2 : index
+    %pr = arith.constant 2 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_conv_pc::@ireegen_i8_conv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p4151_s1_zy_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 4 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 5 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_conv_pc::@ireegen_i8_conv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p4151_s2_zy_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 4 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 5 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_conv_pc::@ireegen_i8_conv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p0000_s1_znone_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 0 : index
+    %pl = arith.constant 0 : index
+    %pb = arith.constant 0 : index
+    %pr = arith.constant 0 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_conv_pc::@ireegen_i8_conv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p0000_s2_znone_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 0 : index
+    %pl = arith.constant 0 : index
+    %pb = arith.constant 0 : index
+    %pr = arith.constant 0 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_conv_pc::@ireegen_i8_conv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p1111_s1_znone_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 1 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 1 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_conv_pc::@ireegen_i8_conv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p1111_s2_znone_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 1 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 1 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_conv_pc::@ireegen_i8_conv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p0011_s1_znone_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 0 : index
+    %pl = arith.constant 0 : index
+    %pb = arith.constant 1 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_conv_pc::@ireegen_i8_conv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p0011_s2_znone_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 0 : index
+    %pl = arith.constant 0 : index
+    %pb = arith.constant 1 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_conv_pc::@ireegen_i8_conv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p1100_s1_znone_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 1 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 0 : index
+    %pr = arith.constant 0 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_conv_pc::@ireegen_i8_conv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p1100_s2_znone_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 1 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 0 : index
+    %pr = arith.constant 0 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_conv_pc::@ireegen_i8_conv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p2222_s1_znone_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 2 : index
+    %pl = arith.constant 2 : index
+    %pb = arith.constant 2 : index
+    %pr = arith.constant 2 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_conv_pc::@ireegen_i8_conv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p2222_s2_znone_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 2 : index
+    %pl = arith.constant 2 : index
+    %pb = arith.constant 2 : index
+    %pr = arith.constant 2 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_conv_pc::@ireegen_i8_conv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p4151_s1_znone_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 4 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 5 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_conv_pc::@ireegen_i8_conv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_conv_p4151_s2_znone_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 4 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 5 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_conv_pc::@ireegen_i8_conv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p0000_s1_zxy_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 0 : index
+    %pl = arith.constant 0 : index
+    %pb = arith.constant 0 : index
+    %pr = arith.constant 0 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_dwconv_pc::@ireegen_i8_dwconv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p0000_s2_zxy_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 0 : index
+    %pl = arith.constant 0 : index
+    %pb = arith.constant 0 : index
+    %pr = arith.constant 0 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_dwconv_pc::@ireegen_i8_dwconv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p1111_s1_zxy_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 1 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 1 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_dwconv_pc::@ireegen_i8_dwconv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p1111_s2_zxy_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 1 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 1 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_dwconv_pc::@ireegen_i8_dwconv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p0011_s1_zxy_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 0 : index
+    %pl = arith.constant 0 : index
+    %pb = arith.constant 1 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_dwconv_pc::@ireegen_i8_dwconv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p0011_s2_zxy_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 0 : index
+    %pl = arith.constant 0 : index
+    %pb = arith.constant 1 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_dwconv_pc::@ireegen_i8_dwconv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p1100_s1_zxy_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 1 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 0 : index
+    %pr = arith.constant 0 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_dwconv_pc::@ireegen_i8_dwconv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p1100_s2_zxy_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 1 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 0 : index
+    %pr = arith.constant 0 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_dwconv_pc::@ireegen_i8_dwconv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p2222_s1_zxy_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 2 : index
+    %pl = arith.constant 2 : index
+    %pb = arith.constant 2 : index
+    %pr = arith.constant 2 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_dwconv_pc::@ireegen_i8_dwconv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p2222_s2_zxy_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 2 : index
+    %pl = arith.constant 2 : index
+    %pb = arith.constant 2 : index
+    %pr = arith.constant 2 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_dwconv_pc::@ireegen_i8_dwconv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p4151_s1_zxy_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 4 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 5 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_dwconv_pc::@ireegen_i8_dwconv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p4151_s2_zxy_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 4 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 5 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_dwconv_pc::@ireegen_i8_dwconv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p0000_s1_zx_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 0 : index
+    %pl = arith.constant 0 : index
+    %pb = arith.constant 0 : index
+    %pr = arith.constant 0 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_dwconv_pc::@ireegen_i8_dwconv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p0000_s2_zx_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 0 : index
+    %pl = arith.constant 0 : index
+    %pb = arith.constant 0 : index
+    %pr = arith.constant 0 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_dwconv_pc::@ireegen_i8_dwconv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p1111_s1_zx_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 1 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 1 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_dwconv_pc::@ireegen_i8_dwconv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p1111_s2_zx_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 1 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 1 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_dwconv_pc::@ireegen_i8_dwconv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p0011_s1_zx_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 0 : index
+    %pl = arith.constant 0 : index
+    %pb = arith.constant 1 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_dwconv_pc::@ireegen_i8_dwconv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p0011_s2_zx_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 0 : index
+    %pl = arith.constant 0 : index
+    %pb = arith.constant 1 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_dwconv_pc::@ireegen_i8_dwconv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p1100_s1_zx_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 1 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 0 : index
+    %pr = arith.constant 0 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_dwconv_pc::@ireegen_i8_dwconv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p1100_s2_zx_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 1 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 0 : index
+    %pr = arith.constant 0 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_dwconv_pc::@ireegen_i8_dwconv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p2222_s1_zx_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 2 : index
+    %pl = arith.constant 2 : index
+    %pb = arith.constant 2 : index
+    %pr = arith.constant 2 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_dwconv_pc::@ireegen_i8_dwconv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p2222_s2_zx_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 2 : index
+    %pl = arith.constant 2 : index
+    %pb = arith.constant 2 : index
+    %pr = arith.constant 2 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_dwconv_pc::@ireegen_i8_dwconv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p4151_s1_zx_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 4 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 5 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_dwconv_pc::@ireegen_i8_dwconv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p4151_s2_zx_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.trunci %zx : i64 to i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 4 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 5 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_dwconv_pc::@ireegen_i8_dwconv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p0000_s1_zy_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 0 : index
+    %pl = arith.constant 0 : index
+    %pb = arith.constant 0 : index
+    %pr = arith.constant 0 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_dwconv_pc::@ireegen_i8_dwconv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p0000_s2_zy_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 0 : index
+    %pl = arith.constant 0 : index
+    %pb = arith.constant 0 : index
+    %pr = arith.constant 0 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_dwconv_pc::@ireegen_i8_dwconv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p1111_s1_zy_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 1 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 1 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_dwconv_pc::@ireegen_i8_dwconv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p1111_s2_zy_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 1 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 1 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_dwconv_pc::@ireegen_i8_dwconv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p0011_s1_zy_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 0 : index
+    %pl = arith.constant 0 : index
+    %pb = arith.constant 1 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_dwconv_pc::@ireegen_i8_dwconv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p0011_s2_zy_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 0 : index
+    %pl = arith.constant 0 : index
+    %pb = arith.constant 1 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_dwconv_pc::@ireegen_i8_dwconv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p1100_s1_zy_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 1 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 0 : index
+    %pr = arith.constant 0 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_dwconv_pc::@ireegen_i8_dwconv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p1100_s2_zy_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 1 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 0 : index
+    %pr = arith.constant 0 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_dwconv_pc::@ireegen_i8_dwconv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p2222_s1_zy_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 2 : index
+    %pl = arith.constant 2 : index
+    %pb = arith.constant 2 : index
+    %pr = arith.constant 2 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_dwconv_pc::@ireegen_i8_dwconv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p2222_s2_zy_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 2 : index
+    %pl = arith.constant 2 : index
+    %pb = arith.constant 2 : index
+    %pr = arith.constant 2 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_dwconv_pc::@ireegen_i8_dwconv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p4151_s1_zy_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 4 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 5 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_dwconv_pc::@ireegen_i8_dwconv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p4151_s2_zy_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 4 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 5 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_dwconv_pc::@ireegen_i8_dwconv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p0000_s1_znone_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 0 : index
+    %pl = arith.constant 0 : index
+    %pb = arith.constant 0 : index
+    %pr = arith.constant 0 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_dwconv_pc::@ireegen_i8_dwconv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p0000_s2_znone_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 0 : index
+    %pl = arith.constant 0 : index
+    %pb = arith.constant 0 : index
+    %pr = arith.constant 0 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_dwconv_pc::@ireegen_i8_dwconv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p1111_s1_znone_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 1 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 1 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_dwconv_pc::@ireegen_i8_dwconv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p1111_s2_znone_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 1 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 1 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_dwconv_pc::@ireegen_i8_dwconv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p0011_s1_znone_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 0 : index
+    %pl = arith.constant 0 : index
+    %pb = arith.constant 1 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_dwconv_pc::@ireegen_i8_dwconv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p0011_s2_znone_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 0 : index
+    %pl = arith.constant 0 : index
+    %pb = arith.constant 1 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_dwconv_pc::@ireegen_i8_dwconv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p1100_s1_znone_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 1 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 0 : index
+    %pr = arith.constant 0 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_dwconv_pc::@ireegen_i8_dwconv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p1100_s2_znone_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 1 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 0 : index
+    %pr = arith.constant 0 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_dwconv_pc::@ireegen_i8_dwconv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p2222_s1_znone_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 2 : index
+    %pl = arith.constant 2 : index
+    %pb = arith.constant 2 : index
+    %pr = arith.constant 2 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_dwconv_pc::@ireegen_i8_dwconv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p2222_s2_znone_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 2 : index
+    %pl = arith.constant 2 : index
+    %pb = arith.constant 2 : index
+    %pr = arith.constant 2 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_dwconv_pc::@ireegen_i8_dwconv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p4151_s1_znone_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 4 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 5 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 1 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_dwconv_pc::@ireegen_i8_dwconv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
+      -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
+    util.return %y : tensor<?x?x?x?xi8>
+  }
+  util.func private @ireegen_call_dwconv_p4151_s2_znone_pc(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32) -> tensor<?x?x?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zxi = arith.constant 0 : i32
+    %zyi = arith.constant 0 : i32
+    %n = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+    %ci = tensor.dim %x, %c1 : tensor<?x?x?x?xi8>
+    %h = tensor.dim %x, %c2 : tensor<?x?x?x?xi8>
+    %wd = tensor.dim %x, %c3 : tensor<?x?x?x?xi8>
+    %f = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+    %wc = tensor.dim %w, %c1 : tensor<?x?x?x?xi8>
+    %kh = tensor.dim %w, %c2 : tensor<?x?x?x?xi8>
+    %kw = tensor.dim %w, %c3 : tensor<?x?x?x?xi8>
+    %pt = arith.constant 4 : index
+    %pl = arith.constant 1 : index
+    %pb = arith.constant 5 : index
+    %pr = arith.constant 1 : index
+    %s = arith.constant 2 : index
+    %hp0 = arith.addi %h, %pt : index
+    %hp = arith.addi %hp0, %pb : index
+    %hk = arith.subi %hp, %kh : index
+    %hs = arith.divui %hk, %s : index
+    %oh = arith.addi %hs, %c1 : index
+    %wp0 = arith.addi %wd, %pl : index
+    %wp = arith.addi %wp0, %pr : index
+    %wk = arith.subi %wp, %kw : index
+    %ws = arith.divui %wk, %s : index
+    %ow = arith.addi %ws, %c1 : index
+    %em = tensor.empty(%f) : tensor<?xf32>
+    %mult = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sw : tensor<?xf32>) outs(%em : tensor<?xf32>) {
+    ^bb0(%swc: f32, %unused: f32):
+      %xw = arith.mulf %sx, %swc : f32
+      %mc = arith.divf %xw, %sy : f32
+      linalg.yield %mc : f32
+    } -> tensor<?xf32>
+    %y = flow.dispatch @ireegen_i8_dwconv_pc::@ireegen_i8_dwconv_pc(%x, %w, %b, %mult, %n, %ci, %h, %wd, %f, %kh, %kw, %oh, %ow, %s, %pt, %pl, %zxi, %zyi)
+      : (tensor<?x?x?x?xi8>{%n, %ci, %h, %wd}, tensor<?x?x?x?xi8>{%f, %wc, %kh, %kw}, tensor<?xi32>{%f}, tensor<?xf32>{%f},
+         index, index, index, index, index, index, index, index, index, index, index, index, i32, i32)
       -> tensor<?x?x?x?xi8>{%n, %f, %oh, %ow}
     util.return %y : tensor<?x?x?x?xi8>
   }
@@ -8360,6 +12971,4174 @@ module attributes {transform.with_named_sequence} {
     } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
+  transform.named_sequence @match_fc_zxy_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
+    %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%x: tensor<?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %c1 = arith.constant 1 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %m = tensor.dim %x, %c0 : tensor<?x?xi8>
+        %k = tensor.dim %x, %c1 : tensor<?x?xi8>
+        %n = tensor.dim %w, %c0 : tensor<?x?xi8>
+        %eb = tensor.empty(%n) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%eb : tensor<?xf32>) -> tensor<?xf32>
+        %ew = tensor.empty(%n, %k) {"match.operation_name_only"} : tensor<?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?xi8>, tensor<?xf32>) outs(%ew : tensor<?x?xf32>) -> tensor<?x?xf32>
+        %ex = tensor.empty(%m, %k) {"match.operation_name_only"} : tensor<?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?xi8>, f32, i64) outs(%ex : tensor<?x?xf32>) -> tensor<?x?xf32>
+        %et = tensor.empty(%k, %n) {"match.operation_name_only"} : tensor<?x?xf32>
+        %wt = linalg.transpose ins(%wf : tensor<?x?xf32>) outs(%et : tensor<?x?xf32>) permutation = [1, 0]
+        %eo = tensor.empty(%m, %n) {"match.operation_name_only"} : tensor<?x?xf32>
+        %fill = linalg.fill ins(%zero : f32) outs(%eo : tensor<?x?xf32>) -> tensor<?x?xf32>
+        %mm = linalg.matmul ins(%xf, %wt : tensor<?x?xf32>, tensor<?x?xf32>) outs(%fill : tensor<?x?xf32>) -> tensor<?x?xf32>
+        %biased = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%mm, %bf : tensor<?x?xf32>, tensor<?xf32>) outs(%eo : tensor<?x?xf32>) {
+        ^bb1(%in: f32, %in_b: f32, %out: f32):
+          %s = arith.addf %in, %in_b : f32
+          linalg.yield %s : f32
+        } -> tensor<?x?xf32>
+        %eq = tensor.empty(%m, %n) {"match.operation_name_only"} : tensor<?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>], quant_min = -128, quant_max = 127> ins(%biased, %sy, %zy : tensor<?x?xf32>, f32, i64) outs(%eq : tensor<?x?xi8>) -> tensor<?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %ins, %outs : !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_fc_zxy_pc(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_fc_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_fc_zxy_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_fc_zx_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
+    %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%x: tensor<?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %c1 = arith.constant 1 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %m = tensor.dim %x, %c0 : tensor<?x?xi8>
+        %k = tensor.dim %x, %c1 : tensor<?x?xi8>
+        %n = tensor.dim %w, %c0 : tensor<?x?xi8>
+        %eb = tensor.empty(%n) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%eb : tensor<?xf32>) -> tensor<?xf32>
+        %ew = tensor.empty(%n, %k) {"match.operation_name_only"} : tensor<?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?xi8>, tensor<?xf32>) outs(%ew : tensor<?x?xf32>) -> tensor<?x?xf32>
+        %ex = tensor.empty(%m, %k) {"match.operation_name_only"} : tensor<?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?xi8>, f32, i64) outs(%ex : tensor<?x?xf32>) -> tensor<?x?xf32>
+        %et = tensor.empty(%k, %n) {"match.operation_name_only"} : tensor<?x?xf32>
+        %wt = linalg.transpose ins(%wf : tensor<?x?xf32>) outs(%et : tensor<?x?xf32>) permutation = [1, 0]
+        %eo = tensor.empty(%m, %n) {"match.operation_name_only"} : tensor<?x?xf32>
+        %fill = linalg.fill ins(%zero : f32) outs(%eo : tensor<?x?xf32>) -> tensor<?x?xf32>
+        %mm = linalg.matmul ins(%xf, %wt : tensor<?x?xf32>, tensor<?x?xf32>) outs(%fill : tensor<?x?xf32>) -> tensor<?x?xf32>
+        %biased = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%mm, %bf : tensor<?x?xf32>, tensor<?xf32>) outs(%eo : tensor<?x?xf32>) {
+        ^bb1(%in: f32, %in_b: f32, %out: f32):
+          %s = arith.addf %in, %in_b : f32
+          linalg.yield %s : f32
+        } -> tensor<?x?xf32>
+        %eq = tensor.empty(%m, %n) {"match.operation_name_only"} : tensor<?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>], quant_min = -128, quant_max = 127> ins(%biased, %sy : tensor<?x?xf32>, f32) outs(%eq : tensor<?x?xi8>) -> tensor<?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %ins, %outs : !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_fc_zx_pc(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_fc_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_fc_zx_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_fc_zy_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
+    %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%x: tensor<?x?xi8>, %sx: f32, %w: tensor<?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %c1 = arith.constant 1 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %m = tensor.dim %x, %c0 : tensor<?x?xi8>
+        %k = tensor.dim %x, %c1 : tensor<?x?xi8>
+        %n = tensor.dim %w, %c0 : tensor<?x?xi8>
+        %eb = tensor.empty(%n) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%eb : tensor<?xf32>) -> tensor<?xf32>
+        %ew = tensor.empty(%n, %k) {"match.operation_name_only"} : tensor<?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?xi8>, tensor<?xf32>) outs(%ew : tensor<?x?xf32>) -> tensor<?x?xf32>
+        %ex = tensor.empty(%m, %k) {"match.operation_name_only"} : tensor<?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?xi8>, f32) outs(%ex : tensor<?x?xf32>) -> tensor<?x?xf32>
+        %et = tensor.empty(%k, %n) {"match.operation_name_only"} : tensor<?x?xf32>
+        %wt = linalg.transpose ins(%wf : tensor<?x?xf32>) outs(%et : tensor<?x?xf32>) permutation = [1, 0]
+        %eo = tensor.empty(%m, %n) {"match.operation_name_only"} : tensor<?x?xf32>
+        %fill = linalg.fill ins(%zero : f32) outs(%eo : tensor<?x?xf32>) -> tensor<?x?xf32>
+        %mm = linalg.matmul ins(%xf, %wt : tensor<?x?xf32>, tensor<?x?xf32>) outs(%fill : tensor<?x?xf32>) -> tensor<?x?xf32>
+        %biased = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%mm, %bf : tensor<?x?xf32>, tensor<?xf32>) outs(%eo : tensor<?x?xf32>) {
+        ^bb1(%in: f32, %in_b: f32, %out: f32):
+          %s = arith.addf %in, %in_b : f32
+          linalg.yield %s : f32
+        } -> tensor<?x?xf32>
+        %eq = tensor.empty(%m, %n) {"match.operation_name_only"} : tensor<?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>], quant_min = -128, quant_max = 127> ins(%biased, %sy, %zy : tensor<?x?xf32>, f32, i64) outs(%eq : tensor<?x?xi8>) -> tensor<?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %ins, %outs : !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_fc_zy_pc(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_fc_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_fc_zy_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_fc_znone_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
+    %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%x: tensor<?x?xi8>, %sx: f32, %w: tensor<?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %c1 = arith.constant 1 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %m = tensor.dim %x, %c0 : tensor<?x?xi8>
+        %k = tensor.dim %x, %c1 : tensor<?x?xi8>
+        %n = tensor.dim %w, %c0 : tensor<?x?xi8>
+        %eb = tensor.empty(%n) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%eb : tensor<?xf32>) -> tensor<?xf32>
+        %ew = tensor.empty(%n, %k) {"match.operation_name_only"} : tensor<?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?xi8>, tensor<?xf32>) outs(%ew : tensor<?x?xf32>) -> tensor<?x?xf32>
+        %ex = tensor.empty(%m, %k) {"match.operation_name_only"} : tensor<?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?xi8>, f32) outs(%ex : tensor<?x?xf32>) -> tensor<?x?xf32>
+        %et = tensor.empty(%k, %n) {"match.operation_name_only"} : tensor<?x?xf32>
+        %wt = linalg.transpose ins(%wf : tensor<?x?xf32>) outs(%et : tensor<?x?xf32>) permutation = [1, 0]
+        %eo = tensor.empty(%m, %n) {"match.operation_name_only"} : tensor<?x?xf32>
+        %fill = linalg.fill ins(%zero : f32) outs(%eo : tensor<?x?xf32>) -> tensor<?x?xf32>
+        %mm = linalg.matmul ins(%xf, %wt : tensor<?x?xf32>, tensor<?x?xf32>) outs(%fill : tensor<?x?xf32>) -> tensor<?x?xf32>
+        %biased = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%mm, %bf : tensor<?x?xf32>, tensor<?xf32>) outs(%eo : tensor<?x?xf32>) {
+        ^bb1(%in: f32, %in_b: f32, %out: f32):
+          %s = arith.addf %in, %in_b : f32
+          linalg.yield %s : f32
+        } -> tensor<?x?xf32>
+        %eq = tensor.empty(%m, %n) {"match.operation_name_only"} : tensor<?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>], quant_min = -128, quant_max = 127> ins(%biased, %sy : tensor<?x?xf32>, f32) outs(%eq : tensor<?x?xi8>) -> tensor<?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %ins, %outs : !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_fc_znone_pc(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_fc_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_fc_znone_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_fckn_zxy_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
+    %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%x: tensor<?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %c1 = arith.constant 1 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %m = tensor.dim %x, %c0 : tensor<?x?xi8>
+        %k = tensor.dim %x, %c1 : tensor<?x?xi8>
+        %n = tensor.dim %w, %c0 : tensor<?x?xi8>
+        %eb = tensor.empty(%n) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%eb : tensor<?xf32>) -> tensor<?xf32>
+        %ew = tensor.empty(%n, %k) {"match.operation_name_only"} : tensor<?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?xi8>, tensor<?xf32>) outs(%ew : tensor<?x?xf32>) -> tensor<?x?xf32>
+        %ex = tensor.empty(%m, %k) {"match.operation_name_only"} : tensor<?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?xi8>, f32, i64) outs(%ex : tensor<?x?xf32>) -> tensor<?x?xf32>
+        %eo = tensor.empty(%m, %n) {"match.operation_name_only"} : tensor<?x?xf32>
+        %fill = linalg.fill ins(%zero : f32) outs(%eo : tensor<?x?xf32>) -> tensor<?x?xf32>
+        %mm = linalg.matmul ins(%xf, %wf : tensor<?x?xf32>, tensor<?x?xf32>) outs(%fill : tensor<?x?xf32>) -> tensor<?x?xf32>
+        %biased = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%mm, %bf : tensor<?x?xf32>, tensor<?xf32>) outs(%eo : tensor<?x?xf32>) {
+        ^bb1(%in: f32, %in_b: f32, %out: f32):
+          %s = arith.addf %in, %in_b : f32
+          linalg.yield %s : f32
+        } -> tensor<?x?xf32>
+        %eq = tensor.empty(%m, %n) {"match.operation_name_only"} : tensor<?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>], quant_min = -128, quant_max = 127> ins(%biased, %sy, %zy : tensor<?x?xf32>, f32, i64) outs(%eq : tensor<?x?xi8>) -> tensor<?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %ins, %outs : !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_fckn_zxy_pc(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_fc_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_fckn_zxy_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_fckn_zx_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
+    %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%x: tensor<?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %c1 = arith.constant 1 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %m = tensor.dim %x, %c0 : tensor<?x?xi8>
+        %k = tensor.dim %x, %c1 : tensor<?x?xi8>
+        %n = tensor.dim %w, %c0 : tensor<?x?xi8>
+        %eb = tensor.empty(%n) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%eb : tensor<?xf32>) -> tensor<?xf32>
+        %ew = tensor.empty(%n, %k) {"match.operation_name_only"} : tensor<?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?xi8>, tensor<?xf32>) outs(%ew : tensor<?x?xf32>) -> tensor<?x?xf32>
+        %ex = tensor.empty(%m, %k) {"match.operation_name_only"} : tensor<?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?xi8>, f32, i64) outs(%ex : tensor<?x?xf32>) -> tensor<?x?xf32>
+        %eo = tensor.empty(%m, %n) {"match.operation_name_only"} : tensor<?x?xf32>
+        %fill = linalg.fill ins(%zero : f32) outs(%eo : tensor<?x?xf32>) -> tensor<?x?xf32>
+        %mm = linalg.matmul ins(%xf, %wf : tensor<?x?xf32>, tensor<?x?xf32>) outs(%fill : tensor<?x?xf32>) -> tensor<?x?xf32>
+        %biased = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%mm, %bf : tensor<?x?xf32>, tensor<?xf32>) outs(%eo : tensor<?x?xf32>) {
+        ^bb1(%in: f32, %in_b: f32, %out: f32):
+          %s = arith.addf %in, %in_b : f32
+          linalg.yield %s : f32
+        } -> tensor<?x?xf32>
+        %eq = tensor.empty(%m, %n) {"match.operation_name_only"} : tensor<?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>], quant_min = -128, quant_max = 127> ins(%biased, %sy : tensor<?x?xf32>, f32) outs(%eq : tensor<?x?xi8>) -> tensor<?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %ins, %outs : !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_fckn_zx_pc(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_fc_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_fckn_zx_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_fckn_zy_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
+    %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%x: tensor<?x?xi8>, %sx: f32, %w: tensor<?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %c1 = arith.constant 1 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %m = tensor.dim %x, %c0 : tensor<?x?xi8>
+        %k = tensor.dim %x, %c1 : tensor<?x?xi8>
+        %n = tensor.dim %w, %c0 : tensor<?x?xi8>
+        %eb = tensor.empty(%n) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%eb : tensor<?xf32>) -> tensor<?xf32>
+        %ew = tensor.empty(%n, %k) {"match.operation_name_only"} : tensor<?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?xi8>, tensor<?xf32>) outs(%ew : tensor<?x?xf32>) -> tensor<?x?xf32>
+        %ex = tensor.empty(%m, %k) {"match.operation_name_only"} : tensor<?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?xi8>, f32) outs(%ex : tensor<?x?xf32>) -> tensor<?x?xf32>
+        %eo = tensor.empty(%m, %n) {"match.operation_name_only"} : tensor<?x?xf32>
+        %fill = linalg.fill ins(%zero : f32) outs(%eo : tensor<?x?xf32>) -> tensor<?x?xf32>
+        %mm = linalg.matmul ins(%xf, %wf : tensor<?x?xf32>, tensor<?x?xf32>) outs(%fill : tensor<?x?xf32>) -> tensor<?x?xf32>
+        %biased = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%mm, %bf : tensor<?x?xf32>, tensor<?xf32>) outs(%eo : tensor<?x?xf32>) {
+        ^bb1(%in: f32, %in_b: f32, %out: f32):
+          %s = arith.addf %in, %in_b : f32
+          linalg.yield %s : f32
+        } -> tensor<?x?xf32>
+        %eq = tensor.empty(%m, %n) {"match.operation_name_only"} : tensor<?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>], quant_min = -128, quant_max = 127> ins(%biased, %sy, %zy : tensor<?x?xf32>, f32, i64) outs(%eq : tensor<?x?xi8>) -> tensor<?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %ins, %outs : !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_fckn_zy_pc(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_fc_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_fckn_zy_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_fckn_znone_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
+    %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%x: tensor<?x?xi8>, %sx: f32, %w: tensor<?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %c1 = arith.constant 1 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %m = tensor.dim %x, %c0 : tensor<?x?xi8>
+        %k = tensor.dim %x, %c1 : tensor<?x?xi8>
+        %n = tensor.dim %w, %c0 : tensor<?x?xi8>
+        %eb = tensor.empty(%n) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%eb : tensor<?xf32>) -> tensor<?xf32>
+        %ew = tensor.empty(%n, %k) {"match.operation_name_only"} : tensor<?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?xi8>, tensor<?xf32>) outs(%ew : tensor<?x?xf32>) -> tensor<?x?xf32>
+        %ex = tensor.empty(%m, %k) {"match.operation_name_only"} : tensor<?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?xi8>, f32) outs(%ex : tensor<?x?xf32>) -> tensor<?x?xf32>
+        %eo = tensor.empty(%m, %n) {"match.operation_name_only"} : tensor<?x?xf32>
+        %fill = linalg.fill ins(%zero : f32) outs(%eo : tensor<?x?xf32>) -> tensor<?x?xf32>
+        %mm = linalg.matmul ins(%xf, %wf : tensor<?x?xf32>, tensor<?x?xf32>) outs(%fill : tensor<?x?xf32>) -> tensor<?x?xf32>
+        %biased = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%mm, %bf : tensor<?x?xf32>, tensor<?xf32>) outs(%eo : tensor<?x?xf32>) {
+        ^bb1(%in: f32, %in_b: f32, %out: f32):
+          %s = arith.addf %in, %in_b : f32
+          linalg.yield %s : f32
+        } -> tensor<?x?xf32>
+        %eq = tensor.empty(%m, %n) {"match.operation_name_only"} : tensor<?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>], quant_min = -128, quant_max = 127> ins(%biased, %sy : tensor<?x?xf32>, f32) outs(%eq : tensor<?x?xi8>) -> tensor<?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %ins, %outs : !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_fckn_znone_pc(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_fc_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_fckn_znone_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p0000_s1_zxy_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
+    %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%xf, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %ins, %outs : !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p0000_s1_zxy_pc(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p0000_s1_zxy_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p0000_s2_zxy_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
+    %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>} ins(%xf, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %ins, %outs : !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p0000_s2_zxy_pc(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p0000_s2_zxy_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p1111_s1_zxy_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 1, 1] high[0, 0, 1, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>, ireegen_i8_padded_1_1_1_1} ins(%padded, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p1111_s1_zxy_pc(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p1111_s1_zxy_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p1111_s2_zxy_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 1, 1] high[0, 0, 1, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>, ireegen_i8_padded_1_1_1_1} ins(%padded, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p1111_s2_zxy_pc(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p1111_s2_zxy_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p0011_s1_zxy_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 0, 0] high[0, 0, 1, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>, ireegen_i8_padded_0_0_1_1} ins(%padded, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p0011_s1_zxy_pc(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p0011_s1_zxy_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p0011_s2_zxy_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 0, 0] high[0, 0, 1, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>, ireegen_i8_padded_0_0_1_1} ins(%padded, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p0011_s2_zxy_pc(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p0011_s2_zxy_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p1100_s1_zxy_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 1, 1] high[0, 0, 0, 0] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>, ireegen_i8_padded_1_1_0_0} ins(%padded, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p1100_s1_zxy_pc(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p1100_s1_zxy_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p1100_s2_zxy_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 1, 1] high[0, 0, 0, 0] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>, ireegen_i8_padded_1_1_0_0} ins(%padded, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p1100_s2_zxy_pc(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p1100_s2_zxy_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p2222_s1_zxy_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 2, 2] high[0, 0, 2, 2] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>, ireegen_i8_padded_2_2_2_2} ins(%padded, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p2222_s1_zxy_pc(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p2222_s1_zxy_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p2222_s2_zxy_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 2, 2] high[0, 0, 2, 2] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>, ireegen_i8_padded_2_2_2_2} ins(%padded, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p2222_s2_zxy_pc(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p2222_s2_zxy_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p4151_s1_zxy_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 4, 1] high[0, 0, 5, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>, ireegen_i8_padded_4_1_5_1} ins(%padded, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p4151_s1_zxy_pc(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p4151_s1_zxy_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p4151_s2_zxy_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 4, 1] high[0, 0, 5, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>, ireegen_i8_padded_4_1_5_1} ins(%padded, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p4151_s2_zxy_pc(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p4151_s2_zxy_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p0000_s1_zx_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
+    %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%xf, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %ins, %outs : !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p0000_s1_zx_pc(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p0000_s1_zx_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p0000_s2_zx_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
+    %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>} ins(%xf, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %ins, %outs : !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p0000_s2_zx_pc(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p0000_s2_zx_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p1111_s1_zx_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 1, 1] high[0, 0, 1, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>, ireegen_i8_padded_1_1_1_1} ins(%padded, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p1111_s1_zx_pc(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p1111_s1_zx_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p1111_s2_zx_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 1, 1] high[0, 0, 1, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>, ireegen_i8_padded_1_1_1_1} ins(%padded, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p1111_s2_zx_pc(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p1111_s2_zx_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p0011_s1_zx_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 0, 0] high[0, 0, 1, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>, ireegen_i8_padded_0_0_1_1} ins(%padded, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p0011_s1_zx_pc(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p0011_s1_zx_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p0011_s2_zx_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 0, 0] high[0, 0, 1, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>, ireegen_i8_padded_0_0_1_1} ins(%padded, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p0011_s2_zx_pc(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p0011_s2_zx_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p1100_s1_zx_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 1, 1] high[0, 0, 0, 0] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>, ireegen_i8_padded_1_1_0_0} ins(%padded, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p1100_s1_zx_pc(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p1100_s1_zx_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p1100_s2_zx_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 1, 1] high[0, 0, 0, 0] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>, ireegen_i8_padded_1_1_0_0} ins(%padded, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p1100_s2_zx_pc(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p1100_s2_zx_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p2222_s1_zx_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 2, 2] high[0, 0, 2, 2] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>, ireegen_i8_padded_2_2_2_2} ins(%padded, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p2222_s1_zx_pc(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p2222_s1_zx_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p2222_s2_zx_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 2, 2] high[0, 0, 2, 2] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>, ireegen_i8_padded_2_2_2_2} ins(%padded, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p2222_s2_zx_pc(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p2222_s2_zx_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p4151_s1_zx_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 4, 1] high[0, 0, 5, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>, ireegen_i8_padded_4_1_5_1} ins(%padded, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p4151_s1_zx_pc(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p4151_s1_zx_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p4151_s2_zx_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 4, 1] high[0, 0, 5, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>, ireegen_i8_padded_4_1_5_1} ins(%padded, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p4151_s2_zx_pc(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p4151_s2_zx_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p0000_s1_zy_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
+    %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%xf, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %ins, %outs : !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p0000_s1_zy_pc(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p0000_s1_zy_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p0000_s2_zy_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
+    %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>} ins(%xf, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %ins, %outs : !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p0000_s2_zy_pc(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p0000_s2_zy_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p1111_s1_zy_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 1, 1] high[0, 0, 1, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>, ireegen_i8_padded_1_1_1_1} ins(%padded, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p1111_s1_zy_pc(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p1111_s1_zy_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p1111_s2_zy_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 1, 1] high[0, 0, 1, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>, ireegen_i8_padded_1_1_1_1} ins(%padded, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p1111_s2_zy_pc(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p1111_s2_zy_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p0011_s1_zy_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 0, 0] high[0, 0, 1, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>, ireegen_i8_padded_0_0_1_1} ins(%padded, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p0011_s1_zy_pc(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p0011_s1_zy_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p0011_s2_zy_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 0, 0] high[0, 0, 1, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>, ireegen_i8_padded_0_0_1_1} ins(%padded, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p0011_s2_zy_pc(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p0011_s2_zy_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p1100_s1_zy_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 1, 1] high[0, 0, 0, 0] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>, ireegen_i8_padded_1_1_0_0} ins(%padded, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p1100_s1_zy_pc(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p1100_s1_zy_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p1100_s2_zy_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 1, 1] high[0, 0, 0, 0] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>, ireegen_i8_padded_1_1_0_0} ins(%padded, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p1100_s2_zy_pc(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p1100_s2_zy_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p2222_s1_zy_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 2, 2] high[0, 0, 2, 2] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>, ireegen_i8_padded_2_2_2_2} ins(%padded, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p2222_s1_zy_pc(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p2222_s1_zy_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p2222_s2_zy_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 2, 2] high[0, 0, 2, 2] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>, ireegen_i8_padded_2_2_2_2} ins(%padded, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p2222_s2_zy_pc(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p2222_s2_zy_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p4151_s1_zy_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 4, 1] high[0, 0, 5, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>, ireegen_i8_padded_4_1_5_1} ins(%padded, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p4151_s1_zy_pc(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p4151_s1_zy_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p4151_s2_zy_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 4, 1] high[0, 0, 5, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>, ireegen_i8_padded_4_1_5_1} ins(%padded, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p4151_s2_zy_pc(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p4151_s2_zy_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p0000_s1_znone_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
+    %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%xf, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %ins, %outs : !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p0000_s1_znone_pc(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p0000_s1_znone_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p0000_s2_znone_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
+    %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>} ins(%xf, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %ins, %outs : !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p0000_s2_znone_pc(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p0000_s2_znone_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p1111_s1_znone_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 1, 1] high[0, 0, 1, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>, ireegen_i8_padded_1_1_1_1} ins(%padded, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p1111_s1_znone_pc(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p1111_s1_znone_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p1111_s2_znone_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 1, 1] high[0, 0, 1, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>, ireegen_i8_padded_1_1_1_1} ins(%padded, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p1111_s2_znone_pc(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p1111_s2_znone_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p0011_s1_znone_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 0, 0] high[0, 0, 1, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>, ireegen_i8_padded_0_0_1_1} ins(%padded, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p0011_s1_znone_pc(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p0011_s1_znone_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p0011_s2_znone_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 0, 0] high[0, 0, 1, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>, ireegen_i8_padded_0_0_1_1} ins(%padded, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p0011_s2_znone_pc(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p0011_s2_znone_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p1100_s1_znone_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 1, 1] high[0, 0, 0, 0] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>, ireegen_i8_padded_1_1_0_0} ins(%padded, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p1100_s1_znone_pc(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p1100_s1_znone_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p1100_s2_znone_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 1, 1] high[0, 0, 0, 0] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>, ireegen_i8_padded_1_1_0_0} ins(%padded, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p1100_s2_znone_pc(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p1100_s2_znone_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p2222_s1_znone_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 2, 2] high[0, 0, 2, 2] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>, ireegen_i8_padded_2_2_2_2} ins(%padded, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p2222_s1_znone_pc(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p2222_s1_znone_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p2222_s2_znone_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 2, 2] high[0, 0, 2, 2] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>, ireegen_i8_padded_2_2_2_2} ins(%padded, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p2222_s2_znone_pc(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p2222_s2_znone_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p4151_s1_znone_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 4, 1] high[0, 0, 5, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>, ireegen_i8_padded_4_1_5_1} ins(%padded, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p4151_s1_znone_pc(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p4151_s1_znone_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_conv_p4151_s2_znone_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 4, 1] high[0, 0, 5, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>, ireegen_i8_padded_4_1_5_1} ins(%padded, %wf : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_conv_p4151_s2_znone_pc(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_conv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_conv_p4151_s2_znone_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p0000_s1_zxy_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
+    %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%xf, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %ins, %outs : !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p0000_s1_zxy_pc(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p0000_s1_zxy_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p0000_s2_zxy_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
+    %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>} ins(%xf, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %ins, %outs : !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p0000_s2_zxy_pc(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p0000_s2_zxy_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p1111_s1_zxy_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 1, 1] high[0, 0, 1, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>, ireegen_i8_padded_1_1_1_1} ins(%padded, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p1111_s1_zxy_pc(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p1111_s1_zxy_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p1111_s2_zxy_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 1, 1] high[0, 0, 1, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>, ireegen_i8_padded_1_1_1_1} ins(%padded, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p1111_s2_zxy_pc(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p1111_s2_zxy_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p0011_s1_zxy_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 0, 0] high[0, 0, 1, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>, ireegen_i8_padded_0_0_1_1} ins(%padded, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p0011_s1_zxy_pc(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p0011_s1_zxy_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p0011_s2_zxy_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 0, 0] high[0, 0, 1, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>, ireegen_i8_padded_0_0_1_1} ins(%padded, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p0011_s2_zxy_pc(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p0011_s2_zxy_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p1100_s1_zxy_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 1, 1] high[0, 0, 0, 0] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>, ireegen_i8_padded_1_1_0_0} ins(%padded, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p1100_s1_zxy_pc(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p1100_s1_zxy_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p1100_s2_zxy_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 1, 1] high[0, 0, 0, 0] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>, ireegen_i8_padded_1_1_0_0} ins(%padded, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p1100_s2_zxy_pc(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p1100_s2_zxy_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p2222_s1_zxy_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 2, 2] high[0, 0, 2, 2] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>, ireegen_i8_padded_2_2_2_2} ins(%padded, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p2222_s1_zxy_pc(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p2222_s1_zxy_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p2222_s2_zxy_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 2, 2] high[0, 0, 2, 2] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>, ireegen_i8_padded_2_2_2_2} ins(%padded, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p2222_s2_zxy_pc(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p2222_s2_zxy_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p4151_s1_zxy_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 4, 1] high[0, 0, 5, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>, ireegen_i8_padded_4_1_5_1} ins(%padded, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p4151_s1_zxy_pc(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p4151_s1_zxy_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p4151_s2_zxy_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 4, 1] high[0, 0, 5, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>, ireegen_i8_padded_4_1_5_1} ins(%padded, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p4151_s2_zxy_pc(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p4151_s2_zxy_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p0000_s1_zx_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
+    %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%xf, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %ins, %outs : !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p0000_s1_zx_pc(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p0000_s1_zx_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p0000_s2_zx_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
+    %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>} ins(%xf, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %ins, %outs : !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p0000_s2_zx_pc(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p0000_s2_zx_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p1111_s1_zx_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 1, 1] high[0, 0, 1, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>, ireegen_i8_padded_1_1_1_1} ins(%padded, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p1111_s1_zx_pc(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p1111_s1_zx_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p1111_s2_zx_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 1, 1] high[0, 0, 1, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>, ireegen_i8_padded_1_1_1_1} ins(%padded, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p1111_s2_zx_pc(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p1111_s2_zx_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p0011_s1_zx_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 0, 0] high[0, 0, 1, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>, ireegen_i8_padded_0_0_1_1} ins(%padded, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p0011_s1_zx_pc(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p0011_s1_zx_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p0011_s2_zx_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 0, 0] high[0, 0, 1, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>, ireegen_i8_padded_0_0_1_1} ins(%padded, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p0011_s2_zx_pc(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p0011_s2_zx_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p1100_s1_zx_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 1, 1] high[0, 0, 0, 0] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>, ireegen_i8_padded_1_1_0_0} ins(%padded, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p1100_s1_zx_pc(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p1100_s1_zx_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p1100_s2_zx_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 1, 1] high[0, 0, 0, 0] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>, ireegen_i8_padded_1_1_0_0} ins(%padded, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p1100_s2_zx_pc(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p1100_s2_zx_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p2222_s1_zx_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 2, 2] high[0, 0, 2, 2] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>, ireegen_i8_padded_2_2_2_2} ins(%padded, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p2222_s1_zx_pc(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p2222_s1_zx_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p2222_s2_zx_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 2, 2] high[0, 0, 2, 2] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>, ireegen_i8_padded_2_2_2_2} ins(%padded, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p2222_s2_zx_pc(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p2222_s2_zx_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p4151_s1_zx_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 4, 1] high[0, 0, 5, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>, ireegen_i8_padded_4_1_5_1} ins(%padded, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p4151_s1_zx_pc(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p4151_s1_zx_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p4151_s2_zx_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 4, 1] high[0, 0, 5, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>, ireegen_i8_padded_4_1_5_1} ins(%padded, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %zx: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?x?x?xi8>, f32, i64) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p4151_s2_zx_pc(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p4151_s2_zx_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p0000_s1_zy_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
+    %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%xf, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %ins, %outs : !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p0000_s1_zy_pc(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p0000_s1_zy_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p0000_s2_zy_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
+    %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>} ins(%xf, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %ins, %outs : !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p0000_s2_zy_pc(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p0000_s2_zy_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p1111_s1_zy_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 1, 1] high[0, 0, 1, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>, ireegen_i8_padded_1_1_1_1} ins(%padded, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p1111_s1_zy_pc(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p1111_s1_zy_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p1111_s2_zy_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 1, 1] high[0, 0, 1, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>, ireegen_i8_padded_1_1_1_1} ins(%padded, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p1111_s2_zy_pc(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p1111_s2_zy_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p0011_s1_zy_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 0, 0] high[0, 0, 1, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>, ireegen_i8_padded_0_0_1_1} ins(%padded, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p0011_s1_zy_pc(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p0011_s1_zy_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p0011_s2_zy_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 0, 0] high[0, 0, 1, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>, ireegen_i8_padded_0_0_1_1} ins(%padded, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p0011_s2_zy_pc(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p0011_s2_zy_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p1100_s1_zy_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 1, 1] high[0, 0, 0, 0] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>, ireegen_i8_padded_1_1_0_0} ins(%padded, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p1100_s1_zy_pc(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p1100_s1_zy_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p1100_s2_zy_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 1, 1] high[0, 0, 0, 0] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>, ireegen_i8_padded_1_1_0_0} ins(%padded, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p1100_s2_zy_pc(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p1100_s2_zy_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p2222_s1_zy_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 2, 2] high[0, 0, 2, 2] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>, ireegen_i8_padded_2_2_2_2} ins(%padded, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p2222_s1_zy_pc(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p2222_s1_zy_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p2222_s2_zy_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 2, 2] high[0, 0, 2, 2] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>, ireegen_i8_padded_2_2_2_2} ins(%padded, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p2222_s2_zy_pc(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p2222_s2_zy_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p4151_s1_zy_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 4, 1] high[0, 0, 5, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>, ireegen_i8_padded_4_1_5_1} ins(%padded, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p4151_s1_zy_pc(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p4151_s1_zy_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p4151_s2_zy_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 4, 1] high[0, 0, 5, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>, ireegen_i8_padded_4_1_5_1} ins(%padded, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy, %zy : tensor<?x?x?x?xf32>, f32, i64) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p4151_s2_zy_pc(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p4151_s2_zy_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p0000_s1_znone_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
+    %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%xf, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %ins, %outs : !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p0000_s1_znone_pc(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p0000_s1_znone_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p0000_s2_znone_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
+    %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32, %w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>} ins(%xf, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %ins, %outs : !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p0000_s2_znone_pc(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p0000_s2_znone_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p1111_s1_znone_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 1, 1] high[0, 0, 1, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>, ireegen_i8_padded_1_1_1_1} ins(%padded, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p1111_s1_znone_pc(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p1111_s1_znone_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p1111_s2_znone_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 1, 1] high[0, 0, 1, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>, ireegen_i8_padded_1_1_1_1} ins(%padded, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p1111_s2_znone_pc(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p1111_s2_znone_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p0011_s1_znone_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 0, 0] high[0, 0, 1, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>, ireegen_i8_padded_0_0_1_1} ins(%padded, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p0011_s1_znone_pc(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p0011_s1_znone_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p0011_s2_znone_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 0, 0] high[0, 0, 1, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>, ireegen_i8_padded_0_0_1_1} ins(%padded, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p0011_s2_znone_pc(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p0011_s2_znone_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p1100_s1_znone_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 1, 1] high[0, 0, 0, 0] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>, ireegen_i8_padded_1_1_0_0} ins(%padded, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p1100_s1_znone_pc(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p1100_s1_znone_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p1100_s2_znone_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 1, 1] high[0, 0, 0, 0] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>, ireegen_i8_padded_1_1_0_0} ins(%padded, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p1100_s2_znone_pc(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p1100_s2_znone_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p2222_s1_znone_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 2, 2] high[0, 0, 2, 2] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>, ireegen_i8_padded_2_2_2_2} ins(%padded, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p2222_s1_znone_pc(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p2222_s1_znone_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p2222_s2_znone_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 2, 2] high[0, 0, 2, 2] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>, ireegen_i8_padded_2_2_2_2} ins(%padded, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p2222_s2_znone_pc(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p2222_s2_znone_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p4151_s1_znone_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 4, 1] high[0, 0, 5, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>, ireegen_i8_padded_4_1_5_1} ins(%padded, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p4151_s1_znone_pc(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p4151_s1_znone_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @match_dwconv_p4151_s2_znone_pc(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value, !transform.any_value) {
+    %op_ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%w: tensor<?x?x?x?xi8>, %sw: tensor<?xf32>, %b: tensor<?xi32>, %sb: tensor<?xf32>, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %zero = arith.constant 0.000000e+00 : f32
+        %d = tensor.dim %w, %c0 : tensor<?x?x?x?xi8>
+        %e1 = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %bf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], quant_min = -2147483648, quant_max = 2147483647> ins(%b, %sb : tensor<?xi32>, tensor<?xf32>) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %wf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%w, %sw : tensor<?x?x?x?xi8>, tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %padded = tensor.pad %e4 low[0, 0, 4, 1] high[0, 0, 5, 1] {
+        ^bb1(%i0: index, %i1: index, %i2: index, %i3: index):
+          tensor.yield %zero : f32
+        } {"match.operation_name_only"} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>
+        %bcast = linalg.broadcast ins(%bf : tensor<?xf32>) outs(%e4 : tensor<?x?x?x?xf32>) dimensions = [0, 2, 3]
+        %wc = tensor.collapse_shape %wf [[0, 1], [2], [3]] : tensor<?x?x?x?xf32> into tensor<?x?x?xf32>
+        %conv = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>, ireegen_i8_padded_4_1_5_1} ins(%padded, %wc : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) outs(%bcast : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+        %e8 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xi8>
+        %q = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%conv, %sy : tensor<?x?x?x?xf32>, f32) outs(%e8 : tensor<?x?x?x?xi8>) -> tensor<?x?x?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    %conv = transform.get_producer_of_operand %root[0] : (!transform.any_op) -> !transform.any_op
+    %pad = transform.get_producer_of_operand %conv[0] : (!transform.any_op) -> !transform.any_op
+    %dq = transform.get_producer_of_operand %pad[0] : (!transform.any_op) -> !transform.any_op
+    %x_ins, %x_outs = transform.iree.match.cast_compatible_dag_from_root %dq {
+      ^bb0(%x: tensor<?x?x?x?xi8>, %sx: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?x?x?xi8>
+        %e4 = tensor.empty(%d, %d, %d, %d) {"match.operation_name_only"} : tensor<?x?x?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?x?x?xi8>, f32) outs(%e4 : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %x_ins, %op_ins, %outs : !transform.any_value, !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_dwconv_p4151_s2_znone_pc(%x_ins: !transform.any_value {transform.readonly}, %op_ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %ins = transform.merge_handles %x_ins, %op_ins : !transform.any_value
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_dwconv_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_dwconv_p4151_s2_znone_pc into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
   stream.executable private @ireegen_i8_quantize_r2_zy {
     stream.executable.export public @ireegen_i8_quantize_r2_zy workgroups() -> (index, index, index) {
       %c1 = arith.constant 1 : index
@@ -11441,7 +20220,7 @@ module attributes {transform.with_named_sequence} {
             }
           }
         }
-        transform.foreach_match in %func @match_fc_zxy -> @call_fc_zxy, @match_fc_zx -> @call_fc_zx, @match_fc_zy -> @call_fc_zy, @match_fc_znone -> @call_fc_znone, @match_fckn_zxy -> @call_fckn_zxy, @match_fckn_zx -> @call_fckn_zx, @match_fckn_zy -> @call_fckn_zy, @match_fckn_znone -> @call_fckn_znone, @match_conv_p0000_s1_zxy -> @call_conv_p0000_s1_zxy, @match_conv_p0000_s2_zxy -> @call_conv_p0000_s2_zxy, @match_conv_p1111_s1_zxy -> @call_conv_p1111_s1_zxy, @match_conv_p1111_s2_zxy -> @call_conv_p1111_s2_zxy, @match_conv_p0011_s1_zxy -> @call_conv_p0011_s1_zxy, @match_conv_p0011_s2_zxy -> @call_conv_p0011_s2_zxy, @match_conv_p1100_s1_zxy -> @call_conv_p1100_s1_zxy, @match_conv_p1100_s2_zxy -> @call_conv_p1100_s2_zxy, @match_conv_p2222_s1_zxy -> @call_conv_p2222_s1_zxy, @match_conv_p2222_s2_zxy -> @call_conv_p2222_s2_zxy, @match_conv_p4151_s1_zxy -> @call_conv_p4151_s1_zxy, @match_conv_p4151_s2_zxy -> @call_conv_p4151_s2_zxy, @match_conv_p0000_s1_zx -> @call_conv_p0000_s1_zx, @match_conv_p0000_s2_zx -> @call_conv_p0000_s2_zx, @match_conv_p1111_s1_zx -> @call_conv_p1111_s1_zx, @match_conv_p1111_s2_zx -> @call_conv_p1111_s2_zx, @match_conv_p0011_s1_zx -> @call_conv_p0011_s1_zx, @match_conv_p0011_s2_zx -> @call_conv_p0011_s2_zx, @match_conv_p1100_s1_zx -> @call_conv_p1100_s1_zx, @match_conv_p1100_s2_zx -> @call_conv_p1100_s2_zx, @match_conv_p2222_s1_zx -> @call_conv_p2222_s1_zx, @match_conv_p2222_s2_zx -> @call_conv_p2222_s2_zx, @match_conv_p4151_s1_zx -> @call_conv_p4151_s1_zx, @match_conv_p4151_s2_zx -> @call_conv_p4151_s2_zx, @match_conv_p0000_s1_zy -> @call_conv_p0000_s1_zy, @match_conv_p0000_s2_zy -> @call_conv_p0000_s2_zy, @match_conv_p1111_s1_zy -> @call_conv_p1111_s1_zy, @match_conv_p1111_s2_zy -> @call_conv_p1111_s2_zy, @match_conv_p0011_s1_zy -> @call_conv_p0011_s1_zy, @match_conv_p0011_s2_zy -> @call_conv_p0011_s2_zy, @match_conv_p1100_s1_zy -> @call_conv_p1100_s1_zy, @match_conv_p1100_s2_zy -> @call_conv_p1100_s2_zy, @match_conv_p2222_s1_zy -> @call_conv_p2222_s1_zy, @match_conv_p2222_s2_zy -> @call_conv_p2222_s2_zy, @match_conv_p4151_s1_zy -> @call_conv_p4151_s1_zy, @match_conv_p4151_s2_zy -> @call_conv_p4151_s2_zy, @match_conv_p0000_s1_znone -> @call_conv_p0000_s1_znone, @match_conv_p0000_s2_znone -> @call_conv_p0000_s2_znone, @match_conv_p1111_s1_znone -> @call_conv_p1111_s1_znone, @match_conv_p1111_s2_znone -> @call_conv_p1111_s2_znone, @match_conv_p0011_s1_znone -> @call_conv_p0011_s1_znone, @match_conv_p0011_s2_znone -> @call_conv_p0011_s2_znone, @match_conv_p1100_s1_znone -> @call_conv_p1100_s1_znone, @match_conv_p1100_s2_znone -> @call_conv_p1100_s2_znone, @match_conv_p2222_s1_znone -> @call_conv_p2222_s1_znone, @match_conv_p2222_s2_znone -> @call_conv_p2222_s2_znone, @match_conv_p4151_s1_znone -> @call_conv_p4151_s1_znone, @match_conv_p4151_s2_znone -> @call_conv_p4151_s2_znone, @match_dwconv_p0000_s1_zxy -> @call_dwconv_p0000_s1_zxy, @match_dwconv_p0000_s2_zxy -> @call_dwconv_p0000_s2_zxy, @match_dwconv_p1111_s1_zxy -> @call_dwconv_p1111_s1_zxy, @match_dwconv_p1111_s2_zxy -> @call_dwconv_p1111_s2_zxy, @match_dwconv_p0011_s1_zxy -> @call_dwconv_p0011_s1_zxy, @match_dwconv_p0011_s2_zxy -> @call_dwconv_p0011_s2_zxy, @match_dwconv_p1100_s1_zxy -> @call_dwconv_p1100_s1_zxy, @match_dwconv_p1100_s2_zxy -> @call_dwconv_p1100_s2_zxy, @match_dwconv_p2222_s1_zxy -> @call_dwconv_p2222_s1_zxy, @match_dwconv_p2222_s2_zxy -> @call_dwconv_p2222_s2_zxy, @match_dwconv_p4151_s1_zxy -> @call_dwconv_p4151_s1_zxy, @match_dwconv_p4151_s2_zxy -> @call_dwconv_p4151_s2_zxy, @match_dwconv_p0000_s1_zx -> @call_dwconv_p0000_s1_zx, @match_dwconv_p0000_s2_zx -> @call_dwconv_p0000_s2_zx, @match_dwconv_p1111_s1_zx -> @call_dwconv_p1111_s1_zx, @match_dwconv_p1111_s2_zx -> @call_dwconv_p1111_s2_zx, @match_dwconv_p0011_s1_zx -> @call_dwconv_p0011_s1_zx, @match_dwconv_p0011_s2_zx -> @call_dwconv_p0011_s2_zx, @match_dwconv_p1100_s1_zx -> @call_dwconv_p1100_s1_zx, @match_dwconv_p1100_s2_zx -> @call_dwconv_p1100_s2_zx, @match_dwconv_p2222_s1_zx -> @call_dwconv_p2222_s1_zx, @match_dwconv_p2222_s2_zx -> @call_dwconv_p2222_s2_zx, @match_dwconv_p4151_s1_zx -> @call_dwconv_p4151_s1_zx, @match_dwconv_p4151_s2_zx -> @call_dwconv_p4151_s2_zx, @match_dwconv_p0000_s1_zy -> @call_dwconv_p0000_s1_zy, @match_dwconv_p0000_s2_zy -> @call_dwconv_p0000_s2_zy, @match_dwconv_p1111_s1_zy -> @call_dwconv_p1111_s1_zy, @match_dwconv_p1111_s2_zy -> @call_dwconv_p1111_s2_zy, @match_dwconv_p0011_s1_zy -> @call_dwconv_p0011_s1_zy, @match_dwconv_p0011_s2_zy -> @call_dwconv_p0011_s2_zy, @match_dwconv_p1100_s1_zy -> @call_dwconv_p1100_s1_zy, @match_dwconv_p1100_s2_zy -> @call_dwconv_p1100_s2_zy, @match_dwconv_p2222_s1_zy -> @call_dwconv_p2222_s1_zy, @match_dwconv_p2222_s2_zy -> @call_dwconv_p2222_s2_zy, @match_dwconv_p4151_s1_zy -> @call_dwconv_p4151_s1_zy, @match_dwconv_p4151_s2_zy -> @call_dwconv_p4151_s2_zy, @match_dwconv_p0000_s1_znone -> @call_dwconv_p0000_s1_znone, @match_dwconv_p0000_s2_znone -> @call_dwconv_p0000_s2_znone, @match_dwconv_p1111_s1_znone -> @call_dwconv_p1111_s1_znone, @match_dwconv_p1111_s2_znone -> @call_dwconv_p1111_s2_znone, @match_dwconv_p0011_s1_znone -> @call_dwconv_p0011_s1_znone, @match_dwconv_p0011_s2_znone -> @call_dwconv_p0011_s2_znone, @match_dwconv_p1100_s1_znone -> @call_dwconv_p1100_s1_znone, @match_dwconv_p1100_s2_znone -> @call_dwconv_p1100_s2_znone, @match_dwconv_p2222_s1_znone -> @call_dwconv_p2222_s1_znone, @match_dwconv_p2222_s2_znone -> @call_dwconv_p2222_s2_znone, @match_dwconv_p4151_s1_znone -> @call_dwconv_p4151_s1_znone, @match_dwconv_p4151_s2_znone -> @call_dwconv_p4151_s2_znone, @match_quantize_r2_zy -> @call_quantize_r2_zy, @match_quantize_r2_zy_reshaped -> @call_quantize_r2_zy_reshaped, @match_quantize_r2_znone -> @call_quantize_r2_znone, @match_quantize_r2_znone_reshaped -> @call_quantize_r2_znone_reshaped, @match_quantize_r3_zy -> @call_quantize_r3_zy, @match_quantize_r3_zy_reshaped -> @call_quantize_r3_zy_reshaped, @match_quantize_r3_znone -> @call_quantize_r3_znone, @match_quantize_r3_znone_reshaped -> @call_quantize_r3_znone_reshaped, @match_quantize_r4_zy -> @call_quantize_r4_zy, @match_quantize_r4_zy_reshaped -> @call_quantize_r4_zy_reshaped, @match_quantize_r4_znone -> @call_quantize_r4_znone, @match_quantize_r4_znone_reshaped -> @call_quantize_r4_znone_reshaped, @match_add_r1_zaby -> @call_add_r1_zaby, @match_add_r1_zab -> @call_add_r1_zab, @match_add_r1_zay -> @call_add_r1_zay, @match_add_r1_za -> @call_add_r1_za, @match_add_r1_zby -> @call_add_r1_zby, @match_add_r1_zb -> @call_add_r1_zb, @match_add_r1_zy -> @call_add_r1_zy, @match_add_r1_znone -> @call_add_r1_znone, @match_add_r2_zaby -> @call_add_r2_zaby, @match_add_r2_zab -> @call_add_r2_zab, @match_add_r2_zay -> @call_add_r2_zay, @match_add_r2_za -> @call_add_r2_za, @match_add_r2_zby -> @call_add_r2_zby, @match_add_r2_zb -> @call_add_r2_zb, @match_add_r2_zy -> @call_add_r2_zy, @match_add_r2_znone -> @call_add_r2_znone, @match_add_r3_zaby -> @call_add_r3_zaby, @match_add_r3_zab -> @call_add_r3_zab, @match_add_r3_zay -> @call_add_r3_zay, @match_add_r3_za -> @call_add_r3_za, @match_add_r3_zby -> @call_add_r3_zby, @match_add_r3_zb -> @call_add_r3_zb, @match_add_r3_zy -> @call_add_r3_zy, @match_add_r3_znone -> @call_add_r3_znone, @match_add_r4_zaby -> @call_add_r4_zaby, @match_add_r4_zab -> @call_add_r4_zab, @match_add_r4_zay -> @call_add_r4_zay, @match_add_r4_za -> @call_add_r4_za, @match_add_r4_zby -> @call_add_r4_zby, @match_add_r4_zb -> @call_add_r4_zb, @match_add_r4_zy -> @call_add_r4_zy, @match_add_r4_znone -> @call_add_r4_znone, @match_avgpool_s1_zxy -> @call_avgpool_s1_zxy, @match_avgpool_s1_zx -> @call_avgpool_s1_zx, @match_avgpool_s1_zy -> @call_avgpool_s1_zy, @match_avgpool_s1_znone -> @call_avgpool_s1_znone, @match_avgpool_s2_zxy -> @call_avgpool_s2_zxy, @match_avgpool_s2_zx -> @call_avgpool_s2_zx, @match_avgpool_s2_zy -> @call_avgpool_s2_zy, @match_avgpool_s2_znone -> @call_avgpool_s2_znone, @match_softmax_zxy -> @call_softmax_zxy, @match_softmax_zx -> @call_softmax_zx, @match_softmax_zy -> @call_softmax_zy, @match_softmax_znone -> @call_softmax_znone : (!transform.any_op) -> (!transform.any_op)
+        transform.foreach_match in %func @match_fc_zxy -> @call_fc_zxy, @match_fc_zx -> @call_fc_zx, @match_fc_zy -> @call_fc_zy, @match_fc_znone -> @call_fc_znone, @match_fckn_zxy -> @call_fckn_zxy, @match_fckn_zx -> @call_fckn_zx, @match_fckn_zy -> @call_fckn_zy, @match_fckn_znone -> @call_fckn_znone, @match_conv_p0000_s1_zxy -> @call_conv_p0000_s1_zxy, @match_conv_p0000_s2_zxy -> @call_conv_p0000_s2_zxy, @match_conv_p1111_s1_zxy -> @call_conv_p1111_s1_zxy, @match_conv_p1111_s2_zxy -> @call_conv_p1111_s2_zxy, @match_conv_p0011_s1_zxy -> @call_conv_p0011_s1_zxy, @match_conv_p0011_s2_zxy -> @call_conv_p0011_s2_zxy, @match_conv_p1100_s1_zxy -> @call_conv_p1100_s1_zxy, @match_conv_p1100_s2_zxy -> @call_conv_p1100_s2_zxy, @match_conv_p2222_s1_zxy -> @call_conv_p2222_s1_zxy, @match_conv_p2222_s2_zxy -> @call_conv_p2222_s2_zxy, @match_conv_p4151_s1_zxy -> @call_conv_p4151_s1_zxy, @match_conv_p4151_s2_zxy -> @call_conv_p4151_s2_zxy, @match_conv_p0000_s1_zx -> @call_conv_p0000_s1_zx, @match_conv_p0000_s2_zx -> @call_conv_p0000_s2_zx, @match_conv_p1111_s1_zx -> @call_conv_p1111_s1_zx, @match_conv_p1111_s2_zx -> @call_conv_p1111_s2_zx, @match_conv_p0011_s1_zx -> @call_conv_p0011_s1_zx, @match_conv_p0011_s2_zx -> @call_conv_p0011_s2_zx, @match_conv_p1100_s1_zx -> @call_conv_p1100_s1_zx, @match_conv_p1100_s2_zx -> @call_conv_p1100_s2_zx, @match_conv_p2222_s1_zx -> @call_conv_p2222_s1_zx, @match_conv_p2222_s2_zx -> @call_conv_p2222_s2_zx, @match_conv_p4151_s1_zx -> @call_conv_p4151_s1_zx, @match_conv_p4151_s2_zx -> @call_conv_p4151_s2_zx, @match_conv_p0000_s1_zy -> @call_conv_p0000_s1_zy, @match_conv_p0000_s2_zy -> @call_conv_p0000_s2_zy, @match_conv_p1111_s1_zy -> @call_conv_p1111_s1_zy, @match_conv_p1111_s2_zy -> @call_conv_p1111_s2_zy, @match_conv_p0011_s1_zy -> @call_conv_p0011_s1_zy, @match_conv_p0011_s2_zy -> @call_conv_p0011_s2_zy, @match_conv_p1100_s1_zy -> @call_conv_p1100_s1_zy, @match_conv_p1100_s2_zy -> @call_conv_p1100_s2_zy, @match_conv_p2222_s1_zy -> @call_conv_p2222_s1_zy, @match_conv_p2222_s2_zy -> @call_conv_p2222_s2_zy, @match_conv_p4151_s1_zy -> @call_conv_p4151_s1_zy, @match_conv_p4151_s2_zy -> @call_conv_p4151_s2_zy, @match_conv_p0000_s1_znone -> @call_conv_p0000_s1_znone, @match_conv_p0000_s2_znone -> @call_conv_p0000_s2_znone, @match_conv_p1111_s1_znone -> @call_conv_p1111_s1_znone, @match_conv_p1111_s2_znone -> @call_conv_p1111_s2_znone, @match_conv_p0011_s1_znone -> @call_conv_p0011_s1_znone, @match_conv_p0011_s2_znone -> @call_conv_p0011_s2_znone, @match_conv_p1100_s1_znone -> @call_conv_p1100_s1_znone, @match_conv_p1100_s2_znone -> @call_conv_p1100_s2_znone, @match_conv_p2222_s1_znone -> @call_conv_p2222_s1_znone, @match_conv_p2222_s2_znone -> @call_conv_p2222_s2_znone, @match_conv_p4151_s1_znone -> @call_conv_p4151_s1_znone, @match_conv_p4151_s2_znone -> @call_conv_p4151_s2_znone, @match_dwconv_p0000_s1_zxy -> @call_dwconv_p0000_s1_zxy, @match_dwconv_p0000_s2_zxy -> @call_dwconv_p0000_s2_zxy, @match_dwconv_p1111_s1_zxy -> @call_dwconv_p1111_s1_zxy, @match_dwconv_p1111_s2_zxy -> @call_dwconv_p1111_s2_zxy, @match_dwconv_p0011_s1_zxy -> @call_dwconv_p0011_s1_zxy, @match_dwconv_p0011_s2_zxy -> @call_dwconv_p0011_s2_zxy, @match_dwconv_p1100_s1_zxy -> @call_dwconv_p1100_s1_zxy, @match_dwconv_p1100_s2_zxy -> @call_dwconv_p1100_s2_zxy, @match_dwconv_p2222_s1_zxy -> @call_dwconv_p2222_s1_zxy, @match_dwconv_p2222_s2_zxy -> @call_dwconv_p2222_s2_zxy, @match_dwconv_p4151_s1_zxy -> @call_dwconv_p4151_s1_zxy, @match_dwconv_p4151_s2_zxy -> @call_dwconv_p4151_s2_zxy, @match_dwconv_p0000_s1_zx -> @call_dwconv_p0000_s1_zx, @match_dwconv_p0000_s2_zx -> @call_dwconv_p0000_s2_zx, @match_dwconv_p1111_s1_zx -> @call_dwconv_p1111_s1_zx, @match_dwconv_p1111_s2_zx -> @call_dwconv_p1111_s2_zx, @match_dwconv_p0011_s1_zx -> @call_dwconv_p0011_s1_zx, @match_dwconv_p0011_s2_zx -> @call_dwconv_p0011_s2_zx, @match_dwconv_p1100_s1_zx -> @call_dwconv_p1100_s1_zx, @match_dwconv_p1100_s2_zx -> @call_dwconv_p1100_s2_zx, @match_dwconv_p2222_s1_zx -> @call_dwconv_p2222_s1_zx, @match_dwconv_p2222_s2_zx -> @call_dwconv_p2222_s2_zx, @match_dwconv_p4151_s1_zx -> @call_dwconv_p4151_s1_zx, @match_dwconv_p4151_s2_zx -> @call_dwconv_p4151_s2_zx, @match_dwconv_p0000_s1_zy -> @call_dwconv_p0000_s1_zy, @match_dwconv_p0000_s2_zy -> @call_dwconv_p0000_s2_zy, @match_dwconv_p1111_s1_zy -> @call_dwconv_p1111_s1_zy, @match_dwconv_p1111_s2_zy -> @call_dwconv_p1111_s2_zy, @match_dwconv_p0011_s1_zy -> @call_dwconv_p0011_s1_zy, @match_dwconv_p0011_s2_zy -> @call_dwconv_p0011_s2_zy, @match_dwconv_p1100_s1_zy -> @call_dwconv_p1100_s1_zy, @match_dwconv_p1100_s2_zy -> @call_dwconv_p1100_s2_zy, @match_dwconv_p2222_s1_zy -> @call_dwconv_p2222_s1_zy, @match_dwconv_p2222_s2_zy -> @call_dwconv_p2222_s2_zy, @match_dwconv_p4151_s1_zy -> @call_dwconv_p4151_s1_zy, @match_dwconv_p4151_s2_zy -> @call_dwconv_p4151_s2_zy, @match_dwconv_p0000_s1_znone -> @call_dwconv_p0000_s1_znone, @match_dwconv_p0000_s2_znone -> @call_dwconv_p0000_s2_znone, @match_dwconv_p1111_s1_znone -> @call_dwconv_p1111_s1_znone, @match_dwconv_p1111_s2_znone -> @call_dwconv_p1111_s2_znone, @match_dwconv_p0011_s1_znone -> @call_dwconv_p0011_s1_znone, @match_dwconv_p0011_s2_znone -> @call_dwconv_p0011_s2_znone, @match_dwconv_p1100_s1_znone -> @call_dwconv_p1100_s1_znone, @match_dwconv_p1100_s2_znone -> @call_dwconv_p1100_s2_znone, @match_dwconv_p2222_s1_znone -> @call_dwconv_p2222_s1_znone, @match_dwconv_p2222_s2_znone -> @call_dwconv_p2222_s2_znone, @match_dwconv_p4151_s1_znone -> @call_dwconv_p4151_s1_znone, @match_dwconv_p4151_s2_znone -> @call_dwconv_p4151_s2_znone, @match_fc_zxy_pc -> @call_fc_zxy_pc, @match_fc_zx_pc -> @call_fc_zx_pc, @match_fc_zy_pc -> @call_fc_zy_pc, @match_fc_znone_pc -> @call_fc_znone_pc, @match_fckn_zxy_pc -> @call_fckn_zxy_pc, @match_fckn_zx_pc -> @call_fckn_zx_pc, @match_fckn_zy_pc -> @call_fckn_zy_pc, @match_fckn_znone_pc -> @call_fckn_znone_pc, @match_conv_p0000_s1_zxy_pc -> @call_conv_p0000_s1_zxy_pc, @match_conv_p0000_s2_zxy_pc -> @call_conv_p0000_s2_zxy_pc, @match_conv_p1111_s1_zxy_pc -> @call_conv_p1111_s1_zxy_pc, @match_conv_p1111_s2_zxy_pc -> @call_conv_p1111_s2_zxy_pc, @match_conv_p0011_s1_zxy_pc -> @call_conv_p0011_s1_zxy_pc, @match_conv_p0011_s2_zxy_pc -> @call_conv_p0011_s2_zxy_pc, @match_conv_p1100_s1_zxy_pc -> @call_conv_p1100_s1_zxy_pc, @match_conv_p1100_s2_zxy_pc -> @call_conv_p1100_s2_zxy_pc, @match_conv_p2222_s1_zxy_pc -> @call_conv_p2222_s1_zxy_pc, @match_conv_p2222_s2_zxy_pc -> @call_conv_p2222_s2_zxy_pc, @match_conv_p4151_s1_zxy_pc -> @call_conv_p4151_s1_zxy_pc, @match_conv_p4151_s2_zxy_pc -> @call_conv_p4151_s2_zxy_pc, @match_conv_p0000_s1_zx_pc -> @call_conv_p0000_s1_zx_pc, @match_conv_p0000_s2_zx_pc -> @call_conv_p0000_s2_zx_pc, @match_conv_p1111_s1_zx_pc -> @call_conv_p1111_s1_zx_pc, @match_conv_p1111_s2_zx_pc -> @call_conv_p1111_s2_zx_pc, @match_conv_p0011_s1_zx_pc -> @call_conv_p0011_s1_zx_pc, @match_conv_p0011_s2_zx_pc -> @call_conv_p0011_s2_zx_pc, @match_conv_p1100_s1_zx_pc -> @call_conv_p1100_s1_zx_pc, @match_conv_p1100_s2_zx_pc -> @call_conv_p1100_s2_zx_pc, @match_conv_p2222_s1_zx_pc -> @call_conv_p2222_s1_zx_pc, @match_conv_p2222_s2_zx_pc -> @call_conv_p2222_s2_zx_pc, @match_conv_p4151_s1_zx_pc -> @call_conv_p4151_s1_zx_pc, @match_conv_p4151_s2_zx_pc -> @call_conv_p4151_s2_zx_pc, @match_conv_p0000_s1_zy_pc -> @call_conv_p0000_s1_zy_pc, @match_conv_p0000_s2_zy_pc -> @call_conv_p0000_s2_zy_pc, @match_conv_p1111_s1_zy_pc -> @call_conv_p1111_s1_zy_pc, @match_conv_p1111_s2_zy_pc -> @call_conv_p1111_s2_zy_pc, @match_conv_p0011_s1_zy_pc -> @call_conv_p0011_s1_zy_pc, @match_conv_p0011_s2_zy_pc -> @call_conv_p0011_s2_zy_pc, @match_conv_p1100_s1_zy_pc -> @call_conv_p1100_s1_zy_pc, @match_conv_p1100_s2_zy_pc -> @call_conv_p1100_s2_zy_pc, @match_conv_p2222_s1_zy_pc -> @call_conv_p2222_s1_zy_pc, @match_conv_p2222_s2_zy_pc -> @call_conv_p2222_s2_zy_pc, @match_conv_p4151_s1_zy_pc -> @call_conv_p4151_s1_zy_pc, @match_conv_p4151_s2_zy_pc -> @call_conv_p4151_s2_zy_pc, @match_conv_p0000_s1_znone_pc -> @call_conv_p0000_s1_znone_pc, @match_conv_p0000_s2_znone_pc -> @call_conv_p0000_s2_znone_pc, @match_conv_p1111_s1_znone_pc -> @call_conv_p1111_s1_znone_pc, @match_conv_p1111_s2_znone_pc -> @call_conv_p1111_s2_znone_pc, @match_conv_p0011_s1_znone_pc -> @call_conv_p0011_s1_znone_pc, @match_conv_p0011_s2_znone_pc -> @call_conv_p0011_s2_znone_pc, @match_conv_p1100_s1_znone_pc -> @call_conv_p1100_s1_znone_pc, @match_conv_p1100_s2_znone_pc -> @call_conv_p1100_s2_znone_pc, @match_conv_p2222_s1_znone_pc -> @call_conv_p2222_s1_znone_pc, @match_conv_p2222_s2_znone_pc -> @call_conv_p2222_s2_znone_pc, @match_conv_p4151_s1_znone_pc -> @call_conv_p4151_s1_znone_pc, @match_conv_p4151_s2_znone_pc -> @call_conv_p4151_s2_znone_pc, @match_dwconv_p0000_s1_zxy_pc -> @call_dwconv_p0000_s1_zxy_pc, @match_dwconv_p0000_s2_zxy_pc -> @call_dwconv_p0000_s2_zxy_pc, @match_dwconv_p1111_s1_zxy_pc -> @call_dwconv_p1111_s1_zxy_pc, @match_dwconv_p1111_s2_zxy_pc -> @call_dwconv_p1111_s2_zxy_pc, @match_dwconv_p0011_s1_zxy_pc -> @call_dwconv_p0011_s1_zxy_pc, @match_dwconv_p0011_s2_zxy_pc -> @call_dwconv_p0011_s2_zxy_pc, @match_dwconv_p1100_s1_zxy_pc -> @call_dwconv_p1100_s1_zxy_pc, @match_dwconv_p1100_s2_zxy_pc -> @call_dwconv_p1100_s2_zxy_pc, @match_dwconv_p2222_s1_zxy_pc -> @call_dwconv_p2222_s1_zxy_pc, @match_dwconv_p2222_s2_zxy_pc -> @call_dwconv_p2222_s2_zxy_pc, @match_dwconv_p4151_s1_zxy_pc -> @call_dwconv_p4151_s1_zxy_pc, @match_dwconv_p4151_s2_zxy_pc -> @call_dwconv_p4151_s2_zxy_pc, @match_dwconv_p0000_s1_zx_pc -> @call_dwconv_p0000_s1_zx_pc, @match_dwconv_p0000_s2_zx_pc -> @call_dwconv_p0000_s2_zx_pc, @match_dwconv_p1111_s1_zx_pc -> @call_dwconv_p1111_s1_zx_pc, @match_dwconv_p1111_s2_zx_pc -> @call_dwconv_p1111_s2_zx_pc, @match_dwconv_p0011_s1_zx_pc -> @call_dwconv_p0011_s1_zx_pc, @match_dwconv_p0011_s2_zx_pc -> @call_dwconv_p0011_s2_zx_pc, @match_dwconv_p1100_s1_zx_pc -> @call_dwconv_p1100_s1_zx_pc, @match_dwconv_p1100_s2_zx_pc -> @call_dwconv_p1100_s2_zx_pc, @match_dwconv_p2222_s1_zx_pc -> @call_dwconv_p2222_s1_zx_pc, @match_dwconv_p2222_s2_zx_pc -> @call_dwconv_p2222_s2_zx_pc, @match_dwconv_p4151_s1_zx_pc -> @call_dwconv_p4151_s1_zx_pc, @match_dwconv_p4151_s2_zx_pc -> @call_dwconv_p4151_s2_zx_pc, @match_dwconv_p0000_s1_zy_pc -> @call_dwconv_p0000_s1_zy_pc, @match_dwconv_p0000_s2_zy_pc -> @call_dwconv_p0000_s2_zy_pc, @match_dwconv_p1111_s1_zy_pc -> @call_dwconv_p1111_s1_zy_pc, @match_dwconv_p1111_s2_zy_pc -> @call_dwconv_p1111_s2_zy_pc, @match_dwconv_p0011_s1_zy_pc -> @call_dwconv_p0011_s1_zy_pc, @match_dwconv_p0011_s2_zy_pc -> @call_dwconv_p0011_s2_zy_pc, @match_dwconv_p1100_s1_zy_pc -> @call_dwconv_p1100_s1_zy_pc, @match_dwconv_p1100_s2_zy_pc -> @call_dwconv_p1100_s2_zy_pc, @match_dwconv_p2222_s1_zy_pc -> @call_dwconv_p2222_s1_zy_pc, @match_dwconv_p2222_s2_zy_pc -> @call_dwconv_p2222_s2_zy_pc, @match_dwconv_p4151_s1_zy_pc -> @call_dwconv_p4151_s1_zy_pc, @match_dwconv_p4151_s2_zy_pc -> @call_dwconv_p4151_s2_zy_pc, @match_dwconv_p0000_s1_znone_pc -> @call_dwconv_p0000_s1_znone_pc, @match_dwconv_p0000_s2_znone_pc -> @call_dwconv_p0000_s2_znone_pc, @match_dwconv_p1111_s1_znone_pc -> @call_dwconv_p1111_s1_znone_pc, @match_dwconv_p1111_s2_znone_pc -> @call_dwconv_p1111_s2_znone_pc, @match_dwconv_p0011_s1_znone_pc -> @call_dwconv_p0011_s1_znone_pc, @match_dwconv_p0011_s2_znone_pc -> @call_dwconv_p0011_s2_znone_pc, @match_dwconv_p1100_s1_znone_pc -> @call_dwconv_p1100_s1_znone_pc, @match_dwconv_p1100_s2_znone_pc -> @call_dwconv_p1100_s2_znone_pc, @match_dwconv_p2222_s1_znone_pc -> @call_dwconv_p2222_s1_znone_pc, @match_dwconv_p2222_s2_znone_pc -> @call_dwconv_p2222_s2_znone_pc, @match_dwconv_p4151_s1_znone_pc -> @call_dwconv_p4151_s1_znone_pc, @match_dwconv_p4151_s2_znone_pc -> @call_dwconv_p4151_s2_znone_pc, @match_quantize_r2_zy -> @call_quantize_r2_zy, @match_quantize_r2_zy_reshaped -> @call_quantize_r2_zy_reshaped, @match_quantize_r2_znone -> @call_quantize_r2_znone, @match_quantize_r2_znone_reshaped -> @call_quantize_r2_znone_reshaped, @match_quantize_r3_zy -> @call_quantize_r3_zy, @match_quantize_r3_zy_reshaped -> @call_quantize_r3_zy_reshaped, @match_quantize_r3_znone -> @call_quantize_r3_znone, @match_quantize_r3_znone_reshaped -> @call_quantize_r3_znone_reshaped, @match_quantize_r4_zy -> @call_quantize_r4_zy, @match_quantize_r4_zy_reshaped -> @call_quantize_r4_zy_reshaped, @match_quantize_r4_znone -> @call_quantize_r4_znone, @match_quantize_r4_znone_reshaped -> @call_quantize_r4_znone_reshaped, @match_add_r1_zaby -> @call_add_r1_zaby, @match_add_r1_zab -> @call_add_r1_zab, @match_add_r1_zay -> @call_add_r1_zay, @match_add_r1_za -> @call_add_r1_za, @match_add_r1_zby -> @call_add_r1_zby, @match_add_r1_zb -> @call_add_r1_zb, @match_add_r1_zy -> @call_add_r1_zy, @match_add_r1_znone -> @call_add_r1_znone, @match_add_r2_zaby -> @call_add_r2_zaby, @match_add_r2_zab -> @call_add_r2_zab, @match_add_r2_zay -> @call_add_r2_zay, @match_add_r2_za -> @call_add_r2_za, @match_add_r2_zby -> @call_add_r2_zby, @match_add_r2_zb -> @call_add_r2_zb, @match_add_r2_zy -> @call_add_r2_zy, @match_add_r2_znone -> @call_add_r2_znone, @match_add_r3_zaby -> @call_add_r3_zaby, @match_add_r3_zab -> @call_add_r3_zab, @match_add_r3_zay -> @call_add_r3_zay, @match_add_r3_za -> @call_add_r3_za, @match_add_r3_zby -> @call_add_r3_zby, @match_add_r3_zb -> @call_add_r3_zb, @match_add_r3_zy -> @call_add_r3_zy, @match_add_r3_znone -> @call_add_r3_znone, @match_add_r4_zaby -> @call_add_r4_zaby, @match_add_r4_zab -> @call_add_r4_zab, @match_add_r4_zay -> @call_add_r4_zay, @match_add_r4_za -> @call_add_r4_za, @match_add_r4_zby -> @call_add_r4_zby, @match_add_r4_zb -> @call_add_r4_zb, @match_add_r4_zy -> @call_add_r4_zy, @match_add_r4_znone -> @call_add_r4_znone, @match_avgpool_s1_zxy -> @call_avgpool_s1_zxy, @match_avgpool_s1_zx -> @call_avgpool_s1_zx, @match_avgpool_s1_zy -> @call_avgpool_s1_zy, @match_avgpool_s1_znone -> @call_avgpool_s1_znone, @match_avgpool_s2_zxy -> @call_avgpool_s2_zxy, @match_avgpool_s2_zx -> @call_avgpool_s2_zx, @match_avgpool_s2_zy -> @call_avgpool_s2_zy, @match_avgpool_s2_znone -> @call_avgpool_s2_znone, @match_softmax_zxy -> @call_softmax_zxy, @match_softmax_zx -> @call_softmax_zx, @match_softmax_zy -> @call_softmax_zy, @match_softmax_znone -> @call_softmax_znone : (!transform.any_op) -> (!transform.any_op)
     }
     transform.apply_dce to %module : !transform.any_op
     transform.yield

@@ -54,6 +54,31 @@ void ireegen_i8_depthwise_conv(
     uint32_t x_scale, int32_t x_zero, uint32_t w_scale, uint32_t y_scale,
     int32_t y_zero);
 
+// Per-channel weights (ONNX Runtime's QLinearConv and QGemm with a weight
+// scale per output channel): the same three operations, with the output
+// multiplier of each output channel o, multipliers[o] =
+// x_scale * w_scale[o] / y_scale in float as ONNX Runtime computes it (the
+// match spec computes the table at compile time).
+void ireegen_i8_fully_connected_per_channel(
+    const int8_t* x, size_t x_offset, const int8_t* w, size_t w_offset,
+    const int32_t* bias, size_t bias_offset, const float* multipliers,
+    size_t multipliers_offset, int8_t* y, size_t y_offset, size_t m, size_t n,
+    size_t k, int32_t x_zero, int32_t y_zero);
+void ireegen_i8_convolution_per_channel(
+    const int8_t* x, size_t x_offset, const int8_t* w, size_t w_offset,
+    const int32_t* bias, size_t bias_offset, const float* multipliers,
+    size_t multipliers_offset, int8_t* y, size_t y_offset, size_t n, size_t c,
+    size_t h, size_t wd, size_t f, size_t kh, size_t kw, size_t oh, size_t ow,
+    size_t stride, size_t pad_top, size_t pad_left, int32_t x_zero,
+    int32_t y_zero);
+void ireegen_i8_depthwise_conv_per_channel(
+    const int8_t* x, size_t x_offset, const int8_t* w, size_t w_offset,
+    const int32_t* bias, size_t bias_offset, const float* multipliers,
+    size_t multipliers_offset, int8_t* y, size_t y_offset, size_t n, size_t c,
+    size_t h, size_t wd, size_t f, size_t kh, size_t kw, size_t oh, size_t ow,
+    size_t stride, size_t pad_top, size_t pad_left, int32_t x_zero,
+    int32_t y_zero);
+
 // y[i] = saturate(round_half_even(x[i] / scale) + zero) for i < count: ONNX
 // Runtime's QuantizeLinear (MLAS divides, then rounds half to even).
 void ireegen_i8_quantize(const float* x, size_t x_offset, int8_t* y,

@@ -1,0 +1,64 @@
+"""The padding and stride of each 2-D convolution of an ONNX model.
+
+The int8 match spec (compile/int8_match.py) matches a convolution's padding
+and stride exactly, one matcher per form; the committed spec holds the
+common forms, and emit adds the forms a model needs that it lacks.  This
+reads those forms off the model's Conv nodes: (top, left, bottom, right)
+padding and one stride for both axes.  A Conv the kernels do not take
+(a stride per axis, a dilation) is left out: IREE's own code computes it.
+So is auto_pad SAME_UPPER / SAME_LOWER: IREE's import writes that padding
+as a fill and a copy, not as the `tensor.pad` the spec matches (measured
+with IREE 3.13), so no matcher would apply.
+
+The model is data: only the attributes' integer values are read, checked to
+be small non-negative numbers, and nothing of them becomes text but those
+integers.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+# Forms past these bounds are left to IREE's code: a padding or a stride
+# this large is not a convolution the kernels were tested on.
+MAX_PAD = 16
+MAX_STRIDE = 8
+
+
+def _ints(node, name: str, default: list) -> list:
+    for a in node.attribute:
+        if a.name == name:
+            return list(a.ints)
+    return default
+
+
+def _string(node, name: str, default: str) -> str:
+    for a in node.attribute:
+        if a.name == name:
+            return a.s.decode("utf-8", "replace")
+    return default
+
+
+def conv_geometries(model_path: Path) -> list:
+    """Sorted [(pads (top, left, bottom, right), stride)] of the model's 2-D
+    Convs with one stride for both axes and no dilation."""
+    import onnx
+
+    model = onnx.load(str(model_path), load_external_data=False)
+    out = set()
+    for node in model.graph.node:
+        if node.op_type != "Conv" or node.domain not in ("", "ai.onnx"):
+            continue
+        strides = _ints(node, "strides", [1, 1])
+        dilations = _ints(node, "dilations", [1, 1])
+        if len(strides) != 2 or strides[0] != strides[1] or any(d != 1 for d in dilations):
+            continue
+        stride = strides[0]
+        auto_pad = _string(node, "auto_pad", "NOTSET")
+        if auto_pad not in ("NOTSET", "VALID"):
+            continue
+        pads = _ints(node, "pads", [0, 0, 0, 0]) if auto_pad == "NOTSET" else [0, 0, 0, 0]
+        if len(pads) != 4 or not 1 <= stride <= MAX_STRIDE or not all(0 <= p <= MAX_PAD for p in pads):
+            continue
+        out.add((tuple(int(p) for p in pads), int(stride)))
+    return sorted(out)

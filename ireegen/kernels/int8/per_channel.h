@@ -1,0 +1,40 @@
+// Included first by convolution_per_channel.c and
+// fully_connected_per_channel.c, which compile convolution.c and
+// fully_connected.c a second time for per-channel weights.  It renames every
+// static function of those sources and of their headers: -ffunction-sections
+// names a function's section after it, a relocatable link (the kernels'
+// object, cbuild/kernels.py) merges sections of one name, and a firmware's
+// --gc-sections could then not drop the per-channel copy of a function
+// without the per-tensor one.  A new static function belongs here too
+// (tests/test_int8_kernels.py checks that no name is defined by both).
+#ifndef IREEGEN_INT8_PER_CHANNEL_H_
+#define IREEGEN_INT8_PER_CHANNEL_H_
+
+#define IREEGEN_I8_PER_CHANNEL 1
+
+#define ireegen_i8_taps ireegen_i8_pc_taps
+#define ireegen_i8_offsets ireegen_i8_pc_offsets
+#define ireegen_i8_field ireegen_i8_pc_field
+#define ireegen_i8_gather_inside ireegen_i8_pc_gather_inside
+#define ireegen_i8_gather ireegen_i8_pc_gather
+#define ireegen_i8_pair_filters ireegen_i8_pc_pair_filters
+#define ireegen_i8_conv ireegen_i8_pc_conv
+#define ireegen_i8_depthwise_plane3x3 ireegen_i8_pc_depthwise_plane3x3
+#define ireegen_i8_depthwise ireegen_i8_pc_depthwise
+#define ireegen_i8_round4 ireegen_i8_pc_round4
+#define ireegen_i8_dot4_packed ireegen_i8_pc_dot4_packed
+#define ireegen_i8_fc ireegen_i8_pc_fc
+#define ireegen_i8_column_interleave ireegen_i8_pc_column_interleave
+#define ireegen_i8_load32 ireegen_i8_pc_load32
+#define ireegen_i8_sxtb16_ror8 ireegen_i8_pc_sxtb16_ror8
+#define ireegen_i8_dot4 ireegen_i8_pc_dot4
+#define ireegen_i8_dot ireegen_i8_pc_dot
+#define ireegen_i8_filters ireegen_i8_pc_filters
+#define ireegen_i8_pair_chunks ireegen_i8_pc_pair_chunks
+#define ireegen_i8_dot_pair ireegen_i8_pc_dot_pair
+#define ireegen_i8_float ireegen_i8_pc_float
+#define ireegen_i8_multiplier ireegen_i8_pc_multiplier
+#define ireegen_i8_round_clamp ireegen_i8_pc_round_clamp
+#define ireegen_i8_requantize ireegen_i8_pc_requantize
+
+#endif  // IREEGEN_INT8_PER_CHANNEL_H_
