@@ -1,5 +1,5 @@
-"""ireegen's int8 kernels on Cortex-M4F: instructions per inference, flash
-and equality with ONNX Runtime, with and without the kernels.
+"""ireegen's int8 kernels on Cortex-M4F (or --cpu): instructions per
+inference, flash and equality with ONNX Runtime, with and without the kernels.
 
 Builds small QDQ int8 models of one operator each (onnxruntime's
 quantize_static, per tensor, QInt8 activations and weights, a seeded
@@ -10,7 +10,7 @@ the int8 kernels (on by default), runs both under qemu-system-arm
 reports flash and stack from `ireegen size`, and compares the outputs with
 ONNX Runtime's on seeded random inputs.
 
-    python benchmarks/int8_kernels.py [--repeat 4] [--inputs 8] [MODEL_int8.onnx ...]
+    python benchmarks/int8_kernels.py [--repeat 4] [--inputs 8] [--cpu cortex-m55] [MODEL_int8.onnx ...]
 """
 
 from __future__ import annotations
@@ -67,6 +67,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=4)
     parser.add_argument("--inputs", type=int, default=8, help="random inputs compared with ONNX Runtime")
+    parser.add_argument("--cpu", default="cortex-m4", help="the --target-cpu (a Cortex-M with a qemu board)")
     parser.add_argument(
         "models", nargs="*", type=Path, help="QDQ int8 ONNX models to measure instead of the built ones"
     )
@@ -94,7 +95,7 @@ def main() -> int:
             out = work / f"{model.stem}-{variant}"
             cmd = [sys.executable, "-m", "ireegen", "emit", str(model), "-o", str(out), "--name", "m"]
             # --tune off: the kernels' effect alone, on IREE's default configuration.
-            cmd += ["--execution-model", "runtimeless", "--target-cpu", "cortex-m4", "--tune", "off", *extra]
+            cmd += ["--execution-model", "runtimeless", "--target-cpu", args.cpu, "--tune", "off", *extra]
             subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
             size_json = work / f"{model.stem}-{variant}-size.json"
             subprocess.run(

@@ -168,7 +168,7 @@ def test_fully_connected_equals_onnxruntime(lib):
         assert np.array_equal(y, expected), f"case {case}: m={m} n={n} k={k} per_channel={per_channel}"
 
 
-def _conv_case(rng, depthwise: bool, case: int):
+def _conv_case(rng, depthwise: bool, case: int, image=None, channels=None, filters=None, per_channel=None):
     """A random QLinearConv: (sizes, pads, x, w, b, quantization, ONNX
     Runtime's output).  Odd channel and filter counts, kernels 1x1 to 5x5
     (3x3 half the time), strides 1 to 4, any padding, batch 1-2; every
@@ -176,7 +176,8 @@ def _conv_case(rng, depthwise: bool, case: int):
     int16), every 10th (of the full convolution) a column past the pair
     column (640: the kernel's plain loop), every 10th (of the depthwise) a
     7x7 kernel; every odd case per-channel weights (the weight scale `sw` an
-    array of one scale per output channel)."""
+    array of one scale per output channel), unless `per_channel` says.
+    `image` (h, w), `channels` and `filters` replace what was drawn."""
     n, c = int(rng.integers(1, 3)), int(rng.integers(1, 9))
     f = c if depthwise else int(rng.integers(1, 9))
     h, wd = int(rng.integers(1, 12)), int(rng.integers(1, 12))
@@ -184,6 +185,9 @@ def _conv_case(rng, depthwise: bool, case: int):
         h, wd = 40, 37
     if case % 10 == 5 and not depthwise:  # 73 * 3 * 3 > 640
         c, h, wd = 73, int(rng.integers(3, 6)), int(rng.integers(3, 6))
+    h, wd = image or (h, wd)
+    c = channels or c
+    f = c if depthwise else filters or f
     # 3x3 half the time (the depthwise kernel's fast path), else 1 to 5.
     kh = 3 if h >= 3 and rng.random() < 0.5 else int(rng.integers(1, min(h, 5) + 1))
     kw = 3 if wd >= 3 and kh == 3 else int(rng.integers(1, min(wd, 5) + 1))
@@ -194,7 +198,7 @@ def _conv_case(rng, depthwise: bool, case: int):
     pb, pr = int(rng.integers(0, kh)), int(rng.integers(0, kw))
     oh, ow = (h + pt + pb - kh) // stride + 1, (wd + pl + pr - kw) // stride + 1
     sx, zx, sw, sy, zy = _qparams(rng)
-    if case % 2 == 1:
+    if (case % 2 == 1) if per_channel is None else per_channel:
         sw = rng.uniform(0.001, 0.05, f).astype(np.float32)
     x = rng.integers(-128, 128, (n, c, h, wd), dtype=np.int8)
     w = rng.integers(-128, 128, (f, 1 if depthwise else c, kh, kw), dtype=np.int8)
@@ -628,13 +632,15 @@ def _qdq_residual_block(path: Path, x_shape=(2, 8, 6, 5), classes=7, per_channel
 
 
 @pytest.mark.parametrize(
-    "cpu,per_channel", [("cortex-m4", False), ("cortex-m0plus", False), ("host", False), ("cortex-m4", True)]
+    "cpu,per_channel",
+    [("cortex-m4", False), ("cortex-m0plus", False), ("cortex-m55", False), ("host", False), ("cortex-m4", True)],
 )
 def test_qdq_residual_block_equals_onnxruntime(tmp_path, cpu, per_channel):
     """Convolution, residual Add, GlobalAveragePool and Gemm all in the
-    kernels: on the M4 (on by default, the DSP path, under qemu) and on the
-    host (--kernels, the portable path); every output equal to ORT's.
-    Quantized per channel (as most CNNs ship), the per-channel kernels."""
+    kernels: on the M4 (on by default, the DSP path, under qemu), the M55
+    (the MVE path) and on the host (--kernels, the portable path); every
+    output equal to ORT's.  Quantized per channel (as most CNNs ship), the
+    per-channel kernels."""
     from ireegen.cbuild.int8_kernels import spec_path
     from ireegen.config.modes import make_config
     from ireegen.emit import emit
@@ -890,3 +896,89 @@ def test_odd_padding_and_stride_per_channel_equal_onnxruntime(tmp_path, cpu, per
     for executable, calls in (("conv", 2), ("dwconv", 1), ("fc", 1)):
         assert steps.count(f"ireegen_i8_{executable}{suffix}") == calls, steps
     _check_against_onnxruntime(model, tmp_path / "out", runs=3)
+
+
+# --- the MVE (Helium) loops: the kernels on a Cortex-M55 under qemu --------
+
+
+def _fc_case(rng):
+    """A random fully connected case: the kernel's parameters, x, the
+    packed w, the bias and ORT's QGemm output."""
+    m, n, k = int(rng.integers(1, 4)), int(rng.integers(1, 40)), int(rng.choice([rng.integers(1, 300), 1100]))
+    sx, zx, sw, sy, zy = _qparams(rng)
+    x = rng.integers(-128, 128, (m, k), dtype=np.int8)
+    w = rng.integers(-128, 128, (n, k), dtype=np.int8)
+    b = rng.integers(-20000, 20000, n).astype(np.int32)
+    node = helper.make_node(
+        "QGemm", ["x", "sx", "zx", "w", "sw", "zw", "b", "sy", "zy"], ["y"], domain="com.microsoft", transB=1
+    )
+    params = {k2: np.array(v) for k2, v in {"sx": sx, "zx": zx, "sw": sw, "zw": np.int8(0), "sy": sy, "zy": zy}.items()}
+    expected = _session(node, {"x": x, "w": w, "b": b, **params}, (m, n), "com.microsoft").run(None, {"x": x})[0]
+    sizes = [m, n, k, _bits(sx), int(zx), _bits(sw), _bits(sy), int(zy)]
+    return sizes, x, _pack_fc_weights(w), b, expected
+
+
+@pytest.mark.skipif(
+    not (shutil.which("arm-none-eabi-gcc") and shutil.which("qemu-system-arm")), reason="no Arm bare-metal toolchain"
+)
+def test_kernels_on_cortex_m55_equal_onnxruntime(tmp_path):
+    """The MVE loops (fully_connected_mve.h, convolution_mve.h,
+    depthwise_mve.h, add_mve.h): the kernels built for the Cortex-M55 as emit builds
+    them, run by tests/c/int8_kernels_driver.c under qemu-system-arm
+    (mps3-an547) on random shapes, weights at every byte alignment (the
+    fully connected kernel's gathers when they are not on a word), every
+    output equal to ONNX Runtime's."""
+    from ireegen.cbuild import baremetal
+    from ireegen.cbuild.toolchains import toolchain_for
+
+    rng = np.random.default_rng(55)
+    cases = [(0, *_fc_case(rng)) for _ in range(40)]
+    # (depthwise, what replaces the random draw): past the 64 filters whose
+    # bases the MVE convolution tables at once, columns past its 640 values
+    # (convolution.c's SMLAD loops, which the M55 runs as the M4 does); the
+    # depthwise kernel's band of the plane several times down a tall image,
+    # and a row too wide for one (the plain loops).
+    conv = [(False, {"filters": 300, "image": (6, 6), "channels": 2}), (False, {"image": (5, 6), "channels": 80})]
+    conv += [(False, {"image": (5, 6), "channels": 130})] + [(False, {})] * 22
+    depthwise = [(True, {})] * 21 + [(True, {"image": (150, 33), "channels": 3})] * 2
+    depthwise += [(True, {"image": (3, 900), "channels": 3})] * 2
+    for i, (dw, special) in enumerate(conv + depthwise):
+        sizes, _, x, w, b, (sx, zx, sw, sy, zy), y = _conv_case(rng, dw, i, per_channel=False, **special)
+        cases.append((1 + dw, [*sizes, _bits(sx), int(zx), _bits(sw), _bits(sy), int(zy)], x, w, b, y))
+    # Adds (add_mve.h): random lengths, and every pair of int8 values, once
+    # with scales that are powers of two, so that many sums are halves
+    # (rounded to even).
+    grid = np.arange(-128, 128, dtype=np.int8)
+    pairs = [v.ravel().copy() for v in np.meshgrid(grid, grid)]
+    for i in range(12):
+        a, b = pairs if i < 2 else rng.integers(-128, 128, (2, int(rng.integers(1, 300))), dtype=np.int8)
+        sa, sb, sy = (np.float32(rng.uniform(0.002, 0.3)) for _ in range(3))
+        za, zb, zy = (np.int8(rng.integers(-128, 128)) for _ in range(3))
+        if i == 0:
+            sa, sb, sy = np.float32(0.25), np.float32(0.125), np.float32(0.5)
+        quant = [_bits(sa), int(za), _bits(sb), int(zb), _bits(sy), int(zy)]
+        expected = _qlinear_add(a, b, sa, za, sb, zb, sy, zy)
+        cases.append((3, [a.size, *quant], a, b, np.zeros(0, np.int32), expected))
+    with open(tmp_path / "cases.bin", "wb") as f:
+        for i, (kind, sizes, x, w, b, y) in enumerate(cases):
+            counts = [x.size, w.size, b.nbytes, y.size, i % 4]  # weights at offsets 0 to 3
+            f.write(np.array([kind, *sizes, *[0] * (20 - len(sizes)), *counts], np.int64).astype(np.uint32).tobytes())
+            f.write(x.tobytes() + w.tobytes() + b.tobytes())
+    toolchain = toolchain_for("thumbv8.1m.main-none-eabihf", cpu="cortex-m55")
+    sources, link_flags = baremetal.support_files(toolchain.core, tmp_path)
+    kernel_sources = [KERNELS / s for s in ("fully_connected.c", "convolution.c", "add.c")]
+    driver = Path(__file__).resolve().parent / "c" / "int8_kernels_driver.c"
+    flags = [*toolchain.cflags, "-O2", "-std=c11", "-Wall", "-Wextra", "-Werror", f"-I{KERNELS}"]
+    program = tmp_path / "driver.elf"
+    subprocess.run(
+        [toolchain.cc, *flags, driver, *kernel_sources, *sources, *link_flags, "-lm", "-o", program], check=True
+    )
+    run = subprocess.run(toolchain.run_command(program, ["cases.bin", "out.bin"]), cwd=tmp_path, timeout=120)
+    assert run.returncode == 0
+    got = (tmp_path / "out.bin").read_bytes()
+    at = 0
+    for i, (kind, sizes, *_, expected) in enumerate(cases):
+        y = np.frombuffer(got[at : at + expected.size], np.int8).reshape(expected.shape)
+        at += expected.size
+        assert np.array_equal(y, expected), f"case {i} (kernel {kind}): {sizes}"
+    assert at == len(got)

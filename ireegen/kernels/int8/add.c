@@ -10,6 +10,7 @@
 // Every step is one IEEE single operation, so the result is the same on a
 // core with an FPU and on one without.  docs/kernels-int8.md lists where
 // ONNX Runtime's other paths agree with this and where they differ.
+#include "add_mve.h"
 #include "ireegen_int8.h"
 #include "requantize.h"
 
@@ -37,6 +38,10 @@ void ireegen_i8_add(const int8_t* a, size_t a_offset, const int8_t* b,
   const float rb = ireegen_i8_float(b_scale) / ireegen_i8_float(y_scale);
   const float fixed =
       (float)y_zero - fused_multiply_add(ra, (float)a_zero, rb * (float)b_zero);
+#if IREEGEN_I8_MVE_FLOAT
+  ireegen_i8_add_mve(a, b, y, count, fixed, ra, rb);
+  return;
+#endif
   for (size_t i = 0; i < count; ++i) {
     const float v = (fixed + (float)a[i] * ra) + (float)b[i] * rb;
     y[i] = ireegen_i8_round_clamp(v, 0);

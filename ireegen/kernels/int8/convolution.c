@@ -6,6 +6,8 @@
 // ones (a multiplier per output channel).  The bodies are the same.
 #include <string.h>
 
+#include "convolution_mve.h"
+#include "depthwise_mve.h"
 #include "dot.h"
 #include "dot_pair.h"
 #include "ireegen_int8.h"
@@ -160,6 +162,12 @@ IREEGEN_I8_BODY void ireegen_i8_conv(
     size_t c, size_t h, size_t wd, size_t f, size_t kh, size_t kw, size_t oh,
     size_t ow, size_t stride, size_t pad_top, size_t pad_left, int32_t x_zero,
     float multiplier, const float* per_channel, int32_t y_zero) {
+#if IREEGEN_I8_MVE_FLOAT && !defined(IREEGEN_I8_PER_CHANNEL)
+  if (ireegen_i8_convolution_mve(x, w, bias, y, n, c, h, wd, f, kh, kw, oh, ow,
+                                 stride, pad_top, pad_left, x_zero, multiplier,
+                                 y_zero))
+    return;
+#endif
   const size_t length = c * kh * kw;
   const size_t pixels = oh * ow;
   // The pair column, or one column when it is longer (word-aligned), and
@@ -310,6 +318,12 @@ IREEGEN_I8_BODY void ireegen_i8_depthwise(
     size_t c, size_t h, size_t wd, size_t kh, size_t kw, size_t oh, size_t ow,
     size_t stride, size_t pad_top, size_t pad_left, int32_t x_zero,
     float tensor_multiplier, const float* per_channel, int32_t y_zero) {
+#if IREEGEN_I8_MVE_FLOAT && !defined(IREEGEN_I8_PER_CHANNEL)
+  if (ireegen_i8_depthwise_conv_mve(x, w, bias, y, n, c, h, wd, kh, kw, oh, ow,
+                                    stride, pad_top, pad_left, x_zero,
+                                    tensor_multiplier, y_zero))
+    return;
+#endif
   const int is3x3 = kh == 3 && kw == 3;
   for (size_t b = 0; b < n; ++b) {
     for (size_t ch = 0; ch < c; ++ch) {

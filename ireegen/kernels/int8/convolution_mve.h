@@ -1,0 +1,186 @@
+// Convolution on MVE (Helium: the Cortex-M55), in convolution.c's order (a
+// column per output pixel in the weights' (c, kh, kw) order, two pixels by
+// two filters at a time), with two differences:
+// - The column holds x itself, int8, x_zero where the field lies in the
+//   padding: sum (x - x_zero) * w = sum x * w - x_zero * sum w, so the dot
+//   products are VMLADAVA.S8, sixteen multiplies each, and each filter's
+//   bias - x_zero * sum w is tabled once per call.
+// - The column is gathered eight values at a time: the offsets of a pixel's
+//   receptive field from its first value are the same for every pixel, so
+//   they are tabled once per call, and a pixel whose field lies inside the
+//   image takes one VLDRB gather and one narrowing store per eight values.
+//   A pixel whose field reaches into the padding is filled value by value.
+#ifndef IREEGEN_INT8_CONVOLUTION_MVE_H_
+#define IREEGEN_INT8_CONVOLUTION_MVE_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mve.h"
+#include "requantize_mve.h"
+
+#if IREEGEN_I8_MVE_FLOAT
+
+// The longest column taken here (two columns and the offsets: 2.5 KiB of
+// stack), and the filters whose bases are tabled at once (256 B; the
+// columns are gathered again for each further 64 filters, a small cost
+// next to the filters' dot products).
+#define IREEGEN_I8_MVE_COLUMN_MAX 640
+#define IREEGEN_I8_MVE_FILTERS 64
+
+// The column of output pixel (oy, ox) at `column` (length c * kh * kw).
+static inline void ireegen_i8_gather_column(
+    int8_t* column, const int8_t* image, const uint16_t* offsets, size_t length,
+    size_t c, size_t h, size_t wd, size_t kh, size_t kw, size_t oy, size_t ox,
+    size_t stride, size_t pad_top, size_t pad_left, int32_t x_zero) {
+  const ptrdiff_t iy0 = (ptrdiff_t)(oy * stride) - (ptrdiff_t)pad_top;
+  const ptrdiff_t ix0 = (ptrdiff_t)(ox * stride) - (ptrdiff_t)pad_left;
+  if (iy0 >= 0 && ix0 >= 0 && (size_t)iy0 + kh <= h && (size_t)ix0 + kw <= wd) {
+    const int8_t* origin = image + (size_t)iy0 * wd + (size_t)ix0;
+    size_t e = 0;
+    for (; e + 8 <= length; e += 8)
+      vstrbq_s16(column + e,
+                 vldrbq_gather_offset_s16(origin, vldrhq_u16(offsets + e)));
+    if (e < length) {
+      const mve_pred16_t p = vctp16q((uint32_t)(length - e));
+      vstrbq_p_s16(
+          column + e,
+          vldrbq_gather_offset_z_s16(origin, vldrhq_z_u16(offsets + e, p), p),
+          p);
+    }
+    return;
+  }
+  for (size_t ci = 0; ci < c; ++ci) {
+    const int8_t* plane = image + ci * h * wd;
+    for (size_t ky = 0; ky < kh; ++ky) {
+      const ptrdiff_t iy = iy0 + (ptrdiff_t)ky;
+      for (size_t kx = 0; kx < kw; ++kx, ++column) {
+        const ptrdiff_t ix = ix0 + (ptrdiff_t)kx;
+        *column = iy >= 0 && iy < (ptrdiff_t)h && ix >= 0 && ix < (ptrdiff_t)wd
+                      ? plane[(size_t)iy * wd + (size_t)ix]
+                      : (int8_t)x_zero;
+      }
+    }
+  }
+}
+
+// Two pixels' columns c0, c1 by the filters w0, w1 (all `length` long):
+// {b0 + c0 . w0, b0 + c1 . w0, b1 + c0 . w1, b1 + c1 . w1}.
+static inline int32x4_t ireegen_i8_dot2x2_s8(const int8_t* c0, const int8_t* c1,
+                                             const int8_t* w0, const int8_t* w1,
+                                             size_t length, int32_t b0,
+                                             int32_t b1) {
+  int32_t a00 = b0, a10 = b0, a01 = b1, a11 = b1;
+  // Pointers stepped, not indexed: gcc then uses post-incrementing loads.
+  const int8_t* const end = c0 + (length & ~(size_t)15);
+  for (; c0 != end; c0 += 16, c1 += 16, w0 += 16, w1 += 16) {
+    const int8x16_t x0 = vldrbq_s8(c0), x1 = vldrbq_s8(c1);
+    const int8x16_t v0 = vldrbq_s8(w0), v1 = vldrbq_s8(w1);
+    a00 = vmladavaq_s8(a00, x0, v0);
+    a10 = vmladavaq_s8(a10, x1, v0);
+    a01 = vmladavaq_s8(a01, x0, v1);
+    a11 = vmladavaq_s8(a11, x1, v1);
+  }
+  if (length & 15) {
+    const mve_pred16_t p = vctp8q((uint32_t)(length & 15));
+    const int8x16_t x0 = vldrbq_z_s8(c0, p), x1 = vldrbq_z_s8(c1, p);
+    const int8x16_t v0 = vldrbq_z_s8(w0, p), v1 = vldrbq_z_s8(w1, p);
+    a00 = vmladavaq_s8(a00, x0, v0);
+    a10 = vmladavaq_s8(a10, x1, v0);
+    a01 = vmladavaq_s8(a01, x0, v1);
+    a11 = vmladavaq_s8(a11, x1, v1);
+  }
+  int32x4_t acc = vdupq_n_s32(a00);
+  acc = vsetq_lane_s32(a10, acc, 1);
+  acc = vsetq_lane_s32(a01, acc, 2);
+  return vsetq_lane_s32(a11, acc, 3);
+}
+
+// bias[o] - x_zero * sum of filter o's weights, for f filters.
+static inline void ireegen_i8_filter_bases(const int8_t* w, size_t length,
+                                           size_t f, const int32_t* bias,
+                                           int32_t x_zero, int32_t* base) {
+  for (size_t o = 0; o < f; ++o, w += length) {
+    int32_t sum = 0;
+    for (size_t i = 0; i < length; i += 16)
+      sum =
+          vaddvaq_p_s8(sum, vldrbq_z_s8(w + i, vctp8q((uint32_t)(length - i))),
+                       vctp8q((uint32_t)(length - i)));
+    base[o] = bias[o] - x_zero * sum;
+  }
+}
+
+// ireegen_i8_convolution (convolution.c) on MVE, pointers already offset; 0
+// when a column is longer than IREEGEN_I8_MVE_COLUMN_MAX or a field spans
+// more than 16-bit offsets reach (the caller's loops then do it).
+static inline int ireegen_i8_convolution_mve(
+    const int8_t* x, const int8_t* w, const int32_t* bias, int8_t* y, size_t n,
+    size_t c, size_t h, size_t wd, size_t f, size_t kh, size_t kw, size_t oh,
+    size_t ow, size_t stride, size_t pad_top, size_t pad_left, int32_t x_zero,
+    float multiplier, int32_t y_zero) {
+  const size_t length = c * kh * kw;
+  if (length > IREEGEN_I8_MVE_COLUMN_MAX ||
+      (c - 1) * h * wd + (kh - 1) * wd + (kw - 1) > UINT16_MAX)
+    return 0;
+  uint16_t offsets[IREEGEN_I8_MVE_COLUMN_MAX];
+  size_t e = 0;
+  for (size_t ci = 0; ci < c; ++ci)
+    for (size_t ky = 0; ky < kh; ++ky)
+      for (size_t kx = 0; kx < kw; ++kx)
+        offsets[e++] = (uint16_t)(ci * h * wd + ky * wd + kx);
+  int8_t c0[IREEGEN_I8_MVE_COLUMN_MAX], c1[IREEGEN_I8_MVE_COLUMN_MAX];
+  int32_t bases[IREEGEN_I8_MVE_FILTERS];
+  const uint32_t plane = (uint32_t)(oh * ow);
+  // Where the four results of a 2x2 block go, from the first: pixels ox and
+  // ox + 1 of filters o and o + 1.
+  const uint32x4_t block = {0, 1, plane, plane + 1};
+  // Filters in chunks of IREEGEN_I8_MVE_FILTERS, each chunk's bases first.
+  for (size_t first = 0; first < f; first += IREEGEN_I8_MVE_FILTERS) {
+    const size_t count =
+        f - first < IREEGEN_I8_MVE_FILTERS ? f - first : IREEGEN_I8_MVE_FILTERS;
+    const int8_t* filters = w + first * length;
+    ireegen_i8_filter_bases(filters, length, count, bias + first, x_zero,
+                            bases);
+    for (size_t b = 0; b < n; ++b) {
+      const int8_t* image = x + b * c * h * wd;
+      int8_t* out = y + (b * f + first) * oh * ow;
+      for (size_t oy = 0; oy < oh; ++oy) {
+        for (size_t ox = 0; ox < ow; ox += 2) {
+          // A last odd pixel goes through as a pair with itself, its second
+          // lanes not stored.
+          const size_t ox1 = ox + 1 < ow ? ox + 1 : ox;
+          ireegen_i8_gather_column(c0, image, offsets, length, c, h, wd, kh, kw,
+                                   oy, ox, stride, pad_top, pad_left, x_zero);
+          if (ox1 != ox)
+            ireegen_i8_gather_column(c1, image, offsets, length, c, h, wd, kh,
+                                     kw, oy, ox1, stride, pad_top, pad_left,
+                                     x_zero);
+          const int8_t* second = ox1 != ox ? c1 : c0;
+          // Lanes 0, 2 (pixel ox) always; 1, 3 (pixel ox + 1) when it
+          // exists; 2, 3 (filter o + 1) when it exists.
+          const mve_pred16_t pixels = ox1 != ox ? 0xFFFF : 0x0F0F;
+          int8_t* dst = out + oy * ow + ox;
+          // Filters two at a time, pointers stepped; a last odd filter
+          // goes through as a pair with itself, lanes 2 and 3 not stored.
+          const int8_t* w0 = filters;
+          const int32_t* base = bases;
+          for (size_t o = 0; o < count; o += 2, w0 += 2 * length, base += 2) {
+            const int odd = o + 1 == count;
+            const int32x4_t acc =
+                ireegen_i8_dot2x2_s8(c0, second, w0, odd ? w0 : w0 + length,
+                                     length, base[0], base[odd ? 0 : 1]);
+            vstrbq_scatter_offset_p_s32(
+                dst + o * plane, block,
+                ireegen_i8_requantize4_mve(acc, multiplier, y_zero),
+                odd ? pixels & 0x00FF : pixels);
+          }
+        }
+      }
+    }
+  }
+  return 1;
+}
+
+#endif  // IREEGEN_I8_MVE_FLOAT
+
+#endif  // IREEGEN_INT8_CONVOLUTION_MVE_H_
