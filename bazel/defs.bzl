@@ -106,6 +106,8 @@ def _emit_impl(ctx):
         args.add("--kernels", spec.path)
     if not ctx.attr.builtin_kernels:
         args.add("--no-builtin-kernels")
+    if ctx.attr.quantized_io:
+        args.add("--quantized-io")
     if not ctx.attr.verify:
         args.add("--no-verify")
     if ctx.file.verify_inputs:
@@ -162,6 +164,7 @@ ireegen_emit = rule(
         "kernels": attr.label(allow_single_file = [".json"], doc = "a --kernels spec (docs/kernels.md)"),
         "kernel_files": attr.label_list(allow_files = True, doc = "the files the kernel spec names"),
         "builtin_kernels": attr.bool(default = True),
+        "quantized_io": attr.bool(default = False),
         "_python": attr.label(default = Label("//:python")),
     },
 )
@@ -187,6 +190,7 @@ def ireegen_model(
         kernels = None,
         kernel_files = [],
         builtin_kernels = True,
+        quantized_io = False,
         constants_section = "",
         arena_section = "",
         **kwargs):
@@ -198,6 +202,7 @@ def ireegen_model(
     `kernels`: a `--kernels` spec; `kernel_files`: the sources, headers and
     match spec it names, in its directory or below (docs/kernels.md).
     `builtin_kernels = False`: `--no-builtin-kernels`.
+    `quantized_io = True`: `--quantized-io` (a QDQ model's int8 interface).
     Other keyword arguments (visibility, deps, copts, ...) go to the cc_library.
     """
     model_name = model_name or name
@@ -230,6 +235,7 @@ def ireegen_model(
         kernels = kernels,
         kernel_files = kernel_files,
         builtin_kernels = builtin_kernels,
+        quantized_io = quantized_io,
         visibility = ["//visibility:private"],
     )
     for group in ("hdrs", "srcs", "data"):

@@ -124,6 +124,8 @@ def measure_ireegen(
     runner = build_runner(out, work / "build", cflags=("-std=c11", "-Os"))
     function = runner.manifest["functions"][0]["name"]
     (y,), _ = runner.call(function, [x])
+    quantized = runner.manifest["functions"][0]["outputs"][0].get("quantization")
+    step = float(np.float32(quantized["scale"])) if quantized else None
     return {
         "flash": size["flash"]["total"],
         "flash_kernels": size["flash"]["executables"],
@@ -138,7 +140,48 @@ def measure_ireegen(
         "lower_bound": arena.get("lower_bound"),
         "instructions": instructions(runner, function, [x], repeat, lib),
         "max_error": float(np.abs(y.astype(np.float64) - expected).max()),
+        "differing": _differing(y, expected, step),
+        "outputs": int(y.size),
         "emit_seconds": round(emit_s, 1),
+    }
+
+
+def _differing(y: np.ndarray, expected: np.ndarray, step: float | None) -> int:
+    """Outputs more than half a quantization step from ONNX Runtime's (any
+    difference for a float output)."""
+    diff = np.abs(y.astype(np.float64) - expected)
+    return int(np.count_nonzero(diff > (step / 2 if step else 0)))
+
+
+def measure_int8_io(path, name, cpu, goal, flags, x, expected, work: Path, lib, repeat) -> dict:
+    """The QDQ model with `--quantized-io`: the caller quantizes the float
+    input with the header's scale and zero point and dequantizes the int8
+    output, as with TFLite Micro's int8 models, whose arena this one is
+    comparable with.  Error: against ONNX Runtime on the original model."""
+    out = work / "out-int8-io"
+    config = make_config("runtimeless", target_cpu=cpu, optimize_for=goal)
+    emit(path, out, config, name=name, extra_flags=flags, quantized_io=True)
+    size = measure(out)
+    manifest = json.loads((out / "manifest.json").read_text())
+    arena = manifest["runtimeless"]["arena"]
+    (fn,) = manifest["functions"]
+    qi, qo = fn["inputs"][0]["quantization"], fn["outputs"][0]["quantization"]
+    info = np.iinfo(qi["dtype"])
+    xq = np.clip(np.rint(x / np.float32(qi["scale"])) + qi["zero_point"], info.min, info.max).astype(qi["dtype"])
+    runner = build_runner(out, work / "build-int8-io", cflags=("-std=c11", "-Os"))
+    (yq,), _ = runner.call(fn["name"], [xq])
+    # Dequantized in float32, as a DequantizeLinear (ONNX Runtime's) does.
+    y = ((yq.astype(np.float32) - np.float32(qo["zero_point"])) * np.float32(qo["scale"])).astype(np.float64)
+    return {
+        "flash": size["flash"]["total"],
+        "ram": size["ram"]["total"],
+        "arena": size["ram"]["arena"],
+        "arena_transients": arena["size_aligned_io"],
+        "lower_bound": arena.get("lower_bound"),
+        "instructions": instructions(runner, fn["name"], [xq], repeat, lib),
+        "max_error": float(np.abs(y - expected).max()),
+        "differing": _differing(y, expected, float(np.float32(qo["scale"]))),
+        "outputs": int(y.size),
     }
 
 
@@ -244,6 +287,10 @@ def run(args) -> list:
                                         args.repeat, builtin_kernels=tool not in NO_KERNELS,
                                     )
                                 )  # fmt: skip
+                                if variant.startswith("int8") and not memory_only and tool not in NO_KERNELS:
+                                    row["int8_io"] = measure_int8_io(
+                                        path, model, cpu, goal, flags, x, reference, work, lib, args.repeat
+                                    )
                             else:
                                 row.update(measure_emx(path, cpu, x, reference, work, lib, args.repeat))
                         except Exception as e:  # a failure is a result too
@@ -273,6 +320,13 @@ def _kb(v) -> str:
     return f"{v / 1000:.1f} KB"
 
 
+def _error(r) -> str:
+    """The largest error, and for int8 how many outputs differ from ONNX Runtime's."""
+    if "differing" not in r or r.get("variant") == "float":
+        return f"{r['max_error']:.3g}"
+    return f"{r['max_error']:.3g} ({r['differing']} of {r['outputs']} differ)"
+
+
 def table(rows, cpu) -> str:
     """One markdown table of the rows of `cpu`, with the reference rows (M4F only)."""
     lines = [
@@ -294,9 +348,16 @@ def table(rows, cpu) -> str:
                 bound = f"; {_kb(r['lower_bound'])}" if r.get("lower_bound") else ""
                 ram += f" ({_kb(r['arena'])}{bound})"
             lines.append(
-                f"| {LABELS[model]} | {build} | {_kb(r['flash'])} | {ram} | {_m(r['instructions'])} | "
-                f"{r['max_error']:.3g} |"
+                f"| {LABELS[model]} | {build} | {_kb(r['flash'])} | {ram} | {_m(r['instructions'])} | {_error(r)} |"
             )
+            io = r.get("int8_io")
+            if io:
+                bound = f"; {_kb(io['lower_bound'])}" if io.get("lower_bound") else ""
+                lines.append(
+                    f"| {LABELS[model]} | {build} I/O (`--quantized-io`: comparable with TFLite Micro's arena) | "
+                    f"{_kb(io['flash'])} | {_kb(io['ram'])} ({_kb(io['arena'])}{bound}) | {_m(io['instructions'])} | "
+                    f"{_error(io)} |"
+                )
         if cpu == "cortex-m4":
             ref = REFERENCE[model]
             insns, arena = ref["tflm_cmsis_nn"]
@@ -413,12 +474,18 @@ def main() -> int:
     p.add_argument("--repeat", type=int, default=2, help="R: instructions = (count of R+1 - count of 1) / R")
     p.add_argument("--json", help="write the rows here (rewritten after each row)")
     p.add_argument("--render", metavar="JSON", help="print the tables of a JSON written before, and the charts")
-    p.add_argument("--chart-dir", default=str(ROOT / "docs"), help="where --render writes mlperf_tiny_CPU.svg")
+    p.add_argument(
+        "--chart-dir",
+        help="write mlperf_tiny_CPU.svg here (default: docs/ with --render; no chart for a measuring run without it)",
+    )
     args = p.parse_args()
     rows = json.loads(Path(args.render).read_text()) if args.render else run(args)
     for cpu in dict.fromkeys(r["cpu"] for r in rows):
         print(f"\n### {cpu}\n\n{table(rows, cpu)}\n\nArena / lower bound:\n\n{memory_table(rows, cpu)}")
-        chart(rows, cpu, Path(args.chart_dir) / f"mlperf_tiny_{cpu}.svg")
+        chart_dir = args.chart_dir or (ROOT / "docs" if args.render else None)
+        if chart_dir:
+            Path(chart_dir).mkdir(parents=True, exist_ok=True)
+            chart(rows, cpu, Path(chart_dir) / f"mlperf_tiny_{cpu}.svg")
     return 0
 
 

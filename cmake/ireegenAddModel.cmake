@@ -97,12 +97,12 @@ function(ireegen_add_model target)
   set(_one SRC NAME EXECUTION_MODEL EXECUTABLE_FORMAT MODULE_FORMAT DATA_FORMAT TARGET_TRIPLE
            TARGET_CPU TARGET_CPU_FEATURES OUTPUT_DIR CONSTANTS_SECTION ARENA_SECTION OPTIMIZE_FOR VERIFY
            VERIFY_INPUTS KERNELS TUNE)
-  cmake_parse_arguments(PARSE_ARGV 1 _ARG "GENERATE_ONLY;NO_BUILTIN_KERNELS" "${_one}" "FLAGS;INPUT_SHAPES;INPUT_VALUES")
+  cmake_parse_arguments(PARSE_ARGV 1 _ARG "GENERATE_ONLY;NO_BUILTIN_KERNELS;QUANTIZED_IO" "${_one}" "FLAGS;INPUT_SHAPES;INPUT_VALUES")
   if(_ARG_UNPARSED_ARGUMENTS)
     list(JOIN _ARG_UNPARSED_ARGUMENTS " " _unknown)
     list(JOIN _one " " _keywords)
     message(FATAL_ERROR "ireegen_add_model(${target}): unknown argument(s) ${_unknown}; "
-      "the keywords are ${_keywords} FLAGS INPUT_SHAPES INPUT_VALUES GENERATE_ONLY NO_BUILTIN_KERNELS")
+      "the keywords are ${_keywords} FLAGS INPUT_SHAPES INPUT_VALUES GENERATE_ONLY NO_BUILTIN_KERNELS QUANTIZED_IO")
   endif()
   if(_ARG_KEYWORDS_MISSING_VALUES)
     message(FATAL_ERROR "ireegen_add_model(${target}): ${_ARG_KEYWORDS_MISSING_VALUES} needs a value")
@@ -168,6 +168,10 @@ function(ireegen_add_model target)
   # not ireegen's int8 kernels (docs/kernels-int8.md).
   if(_ARG_NO_BUILTIN_KERNELS)
     list(APPEND _emit_only_args --no-builtin-kernels)
+  endif()
+  # QUANTIZED_IO: a QDQ model takes and returns its int8 tensors (docs/kernels-int8.md).
+  if(_ARG_QUANTIZED_IO)
+    list(APPEND _emit_only_args --quantized-io)
   endif()
   get_filename_component(_outdir "${_ARG_OUTPUT_DIR}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_BINARY_DIR}")
   # IREEGEN_CACHE / IREEGEN_CACHE_MODE: the shared output cache (docs/cache.md).

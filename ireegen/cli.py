@@ -233,6 +233,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_kernels_arg(emit)
     emit.add_argument(
+        "--quantized-io",
+        action="store_true",
+        help="QDQ ONNX models: take and return the int8 tensors of the model's first QuantizeLinear and "
+        "last DequantizeLinear, their scale and zero point in the header, as TFLite Micro's models do "
+        "(docs/kernels-int8.md)",
+    )
+    emit.add_argument(
         "--no-builtin-kernels",
         action="store_true",
         help="do not link ireegen's own int8 kernels, which are on by default for QDQ int8 ONNX models "
@@ -406,6 +413,7 @@ def _cmd_emit(args) -> int:
         kernels=args.kernels,
         tune=args.tune,
         builtin_kernels=not args.no_builtin_kernels,
+        quantized_io=args.quantized_io,
     )
     section = result.manifest["verification"]
     origin = f" from the cache at {cache.label}" if result.from_cache else ""

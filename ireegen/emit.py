@@ -151,6 +151,7 @@ def emit(
     candidate_flags=(),
     builtin_kernels: bool = True,
     reference_cache=None,
+    quantized_io: bool = False,
 ) -> EmitResult:
     """Compiles `model_path` for `config` and writes the C library into
     `outdir`, after checking that it computes what async computes (verify.py;
@@ -169,7 +170,9 @@ def emit(
     `candidate_flags` are a tuning candidate's: compiled into the output, but
     not into the async reference it is verified against, nor into the key;
     `reference_cache` (check/verify.py) shares that reference between the
-    candidates of one search."""
+    candidates of one search.  `quantized_io` gives a QDQ ONNX model the
+    int8 inputs and outputs its QuantizeLinear and DequantizeLinear
+    compute (frontend/quantized_io.py, docs/kernels-int8.md)."""
     if not str(outdir).strip():
         raise UsageError("-o: the output directory is an empty path")
     model_path = check_model_path(model_path)
@@ -204,6 +207,7 @@ def emit(
             input_values,
             kernel_spec,
             tune=tune,
+            quantized_io=quantized_io,
         )
 
     if cache is not None:
@@ -216,7 +220,13 @@ def emit(
     # A microcontroller keeps its memory: no rewrite that trades it for speed.
     speed_rewrites = config.target is None or not config.target.microcontroller
     model = load_model(
-        model_path, input_shapes, compiler, input_values, onnx_rewrites=apply_workarounds, speed_rewrites=speed_rewrites
+        model_path,
+        input_shapes,
+        compiler,
+        input_values,
+        onnx_rewrites=apply_workarounds,
+        speed_rewrites=speed_rewrites,
+        quantized_io=quantized_io,
     )
     check_tensor_sizes(model.functions, config, str(model_path))
     functions = build_functions(name, model.functions, str(model_path))
@@ -253,6 +263,7 @@ def emit(
                 candidate_flags=flags,
                 builtin_kernels=False,  # `kernels` is already what this emit links
                 reference_cache=references,  # one async reference for every candidate
+                quantized_io=quantized_io,
             )
 
         given = verify_inputs if verify.enabled else {}
@@ -291,6 +302,7 @@ def emit(
             tune="off",
             candidate_flags=candidate_flags,
             builtin_kernels=False,
+            quantized_io=quantized_io,
         )
 
     # The templates compile while iree-compile runs.
@@ -370,6 +382,7 @@ def emit(
             "iree_workarounds": compiled.workarounds,
             **({"tuning": tuning.section} if tuning is not None else {}),
             **({"onnx_rewrites": list(model.onnx_rewrites)} if model.onnx_rewrites else {}),
+            **({"quantized_io": True} if quantized_io else {}),
             "static_library_queries": library_queries,
             **({"kernels": {**kernels.spec.to_json(), "dispatches": compiled.kernel_calls}} if kernels else {}),
             **extra_manifest,

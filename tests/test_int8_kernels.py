@@ -361,26 +361,33 @@ def test_per_channel_sources_define_no_function_twice(tmp_path, opt):
     their per-tensor source again: every function they define has a name of
     its own (per_channel.h), else the kernels' relocatable link merges the
     two sections of one name and a firmware keeps the per-channel copy
-    whenever it calls the per-tensor one."""
+    whenever it calls the per-tensor one.  On the host, and for the
+    Cortex-M55 when its compiler is installed (the MVE loops' functions)."""
     cc = shutil.which("cc") or shutil.which("gcc")
     nm = shutil.which("nm")
     if cc is None or nm is None:
         pytest.skip("no C compiler or nm")
+    compilers = [("host", [cc], nm)]
+    if shutil.which("arm-none-eabi-gcc") and shutil.which("arm-none-eabi-nm"):
+        m55 = ["arm-none-eabi-gcc", "-mcpu=cortex-m55", "-mthumb", "-mfloat-abi=hard", "-mfpu=auto"]
+        compilers.append(("m55", m55, "arm-none-eabi-nm"))
 
-    def functions(source: str) -> set:
-        obj = tmp_path / (source + opt + ".o")
+    def functions(source: str, target: str, compiler: list, nm: str) -> set:
+        obj = tmp_path / f"{source}{opt}.{target}.o"
         subprocess.run(
-            [cc, "-std=c11", opt, "-ffunction-sections", "-Wall", "-Wextra", "-Werror", "-c", str(KERNELS / source),
-             "-o", str(obj)],
+            [*compiler, "-std=c11", opt, "-ffunction-sections", "-Wall", "-Wextra", "-Werror", "-c",
+             str(KERNELS / source), "-o", str(obj)],
             check=True,
         )  # fmt: skip
         out = subprocess.run([nm, str(obj)], check=True, stdout=subprocess.PIPE, text=True).stdout
         return {line.split()[2] for line in out.splitlines() if len(line.split()) == 3 and line.split()[1] in "tT"}
 
-    for base in ("convolution", "fully_connected"):
-        per_tensor, per_channel = functions(f"{base}.c"), functions(f"{base}_per_channel.c")
-        assert per_tensor and per_channel and not per_tensor & per_channel, per_tensor & per_channel
-        assert all(n.endswith("_per_channel") or n.startswith("ireegen_i8_pc_") for n in per_channel), per_channel
+    for target, compiler, nm in compilers:
+        for base in ("convolution", "fully_connected"):
+            per_tensor = functions(f"{base}.c", target, compiler, nm)
+            per_channel = functions(f"{base}_per_channel.c", target, compiler, nm)
+            assert per_tensor and per_channel and not per_tensor & per_channel, (target, per_tensor & per_channel)
+            assert all(n.endswith("_per_channel") or n.startswith("ireegen_i8_pc_") for n in per_channel), per_channel
 
 
 def test_quantize_equals_onnxruntime(lib):
@@ -661,7 +668,14 @@ def _qdq_residual_block(path: Path, x_shape=(2, 8, 6, 5), classes=7, per_channel
 
 @pytest.mark.parametrize(
     "cpu,per_channel",
-    [("cortex-m4", False), ("cortex-m0plus", False), ("cortex-m55", False), ("host", False), ("cortex-m4", True)],
+    [
+        ("cortex-m4", False),
+        ("cortex-m0plus", False),
+        ("cortex-m55", False),
+        ("host", False),
+        ("cortex-m4", True),
+        ("cortex-m55", True),
+    ],
 )
 def test_qdq_residual_block_equals_onnxruntime(tmp_path, cpu, per_channel):
     """Convolution, residual Add, GlobalAveragePool and Gemm all in the
@@ -938,21 +952,26 @@ def test_odd_padding_and_stride_per_channel_equal_onnxruntime(tmp_path, cpu, per
 # --- the MVE (Helium) loops: the kernels on a Cortex-M55 under qemu --------
 
 
-def _fc_case(rng):
+def _fc_case(rng, per_channel=False):
     """A random fully connected case: the kernel's parameters, x, the
-    packed w, the bias and ORT's QGemm output."""
+    packed w, the bias, the per-channel multipliers (empty per tensor) and
+    ORT's QGemm output."""
     m, n, k = int(rng.integers(1, 4)), int(rng.integers(1, 40)), int(rng.choice([rng.integers(1, 300), 1100]))
     sx, zx, sw, sy, zy = _qparams(rng)
+    if per_channel:  # a weight scale per output row
+        sw = rng.uniform(0.001, 0.05, n).astype(np.float32)
     x = rng.integers(-128, 128, (m, k), dtype=np.int8)
     w = rng.integers(-128, 128, (n, k), dtype=np.int8)
     b = rng.integers(-20000, 20000, n).astype(np.int32)
     node = helper.make_node(
         "QGemm", ["x", "sx", "zx", "w", "sw", "zw", "b", "sy", "zy"], ["y"], domain="com.microsoft", transB=1
     )
-    params = {k2: np.array(v) for k2, v in {"sx": sx, "zx": zx, "sw": sw, "zw": np.int8(0), "sy": sy, "zy": zy}.items()}
+    zw = np.zeros(n, np.int8) if per_channel else np.int8(0)
+    params = {k2: np.array(v) for k2, v in {"sx": sx, "zx": zx, "sw": sw, "zw": zw, "sy": sy, "zy": zy}.items()}
     expected = _session(node, {"x": x, "w": w, "b": b, **params}, (m, n), "com.microsoft").run(None, {"x": x})[0]
-    sizes = [m, n, k, _bits(sx), int(zx), _bits(sw), _bits(sy), int(zy)]
-    return sizes, x, _pack_fc_weights(w), b, expected
+    multipliers = _multipliers(sx, sw, sy) if per_channel else np.zeros(0, np.float32)
+    sizes = [m, n, k, _bits(sx), int(zx), 0 if per_channel else _bits(sw), _bits(sy), int(zy)]
+    return sizes, x, _pack_fc_weights(w), b, multipliers, expected
 
 
 @pytest.mark.skipif(
@@ -964,12 +983,14 @@ def test_kernels_on_cortex_m55_equal_onnxruntime(tmp_path):
     them, run by tests/c/int8_kernels_driver.c under qemu-system-arm
     (mps3-an547) on random shapes, weights at every byte alignment (the
     fully connected kernel's gathers when they are not on a word), every
-    output equal to ONNX Runtime's."""
+    output equal to ONNX Runtime's.  Every other case per channel (a
+    multiplier per output channel: the per-channel entry points, the same
+    MVE loops)."""
     from ireegen.cbuild import baremetal
     from ireegen.cbuild.toolchains import toolchain_for
 
     rng = np.random.default_rng(55)
-    cases = [(0, *_fc_case(rng)) for _ in range(40)]
+    cases = [(4 * (i % 2), *_fc_case(rng, per_channel=i % 2 == 1)) for i in range(40)]
     # (depthwise, what replaces the random draw): past the 64 filters whose
     # bases the MVE convolution tables at once, columns past its 640 values
     # (convolution.c's SMLAD loops, which the M55 runs as the M4 does); the
@@ -979,9 +1000,14 @@ def test_kernels_on_cortex_m55_equal_onnxruntime(tmp_path):
     conv += [(False, {"image": (5, 6), "channels": 130})] + [(False, {})] * 22
     depthwise = [(True, {})] * 21 + [(True, {"image": (150, 33), "channels": 3})] * 2
     depthwise += [(True, {"image": (3, 900), "channels": 3})] * 2
+    # Per channel the even cases: the 300 filters (the chunks of 64 filters'
+    # multipliers), and one of each tall and wide depthwise image.
     for i, (dw, special) in enumerate(conv + depthwise):
-        sizes, _, x, w, b, (sx, zx, sw, sy, zy), y = _conv_case(rng, dw, i, per_channel=False, **special)
-        cases.append((1 + dw, [*sizes, _bits(sx), int(zx), _bits(sw), _bits(sy), int(zy)], x, w, b, y))
+        pc = i % 2 == 0
+        sizes, _, x, w, b, (sx, zx, sw, sy, zy), y = _conv_case(rng, dw, i, per_channel=pc, **special)
+        quant = [_bits(sx), int(zx), 0 if pc else _bits(sw), _bits(sy), int(zy)]
+        multipliers = _multipliers(sx, sw, sy) if pc else np.zeros(0, np.float32)
+        cases.append((1 + dw + 4 * pc, [*sizes, *quant], x, w, b, multipliers, y))
     # Adds (add_mve.h): random lengths, and every pair of int8 values, once
     # with scales that are powers of two, so that many sums are halves
     # (rounded to even).
@@ -995,15 +1021,16 @@ def test_kernels_on_cortex_m55_equal_onnxruntime(tmp_path):
             sa, sb, sy = np.float32(0.25), np.float32(0.125), np.float32(0.5)
         quant = [_bits(sa), int(za), _bits(sb), int(zb), _bits(sy), int(zy)]
         expected = _qlinear_add(a, b, sa, za, sb, zb, sy, zy)
-        cases.append((3, [a.size, *quant], a, b, np.zeros(0, np.int32), expected))
+        cases.append((3, [a.size, *quant], a, b, np.zeros(0, np.int32), np.zeros(0, np.float32), expected))
     with open(tmp_path / "cases.bin", "wb") as f:
-        for i, (kind, sizes, x, w, b, y) in enumerate(cases):
+        for i, (kind, sizes, x, w, b, multipliers, y) in enumerate(cases):
             counts = [x.size, w.size, b.nbytes, y.size, i % 4]  # weights at offsets 0 to 3
             f.write(np.array([kind, *sizes, *[0] * (20 - len(sizes)), *counts], np.int64).astype(np.uint32).tobytes())
-            f.write(x.tobytes() + w.tobytes() + b.tobytes())
+            f.write(x.tobytes() + w.tobytes() + b.tobytes() + multipliers.tobytes())
     toolchain = toolchain_for("thumbv8.1m.main-none-eabihf", cpu="cortex-m55")
     sources, link_flags = baremetal.support_files(toolchain.core, tmp_path)
     kernel_sources = [KERNELS / s for s in ("fully_connected.c", "convolution.c", "add.c")]
+    kernel_sources += [KERNELS / s for s in ("fully_connected_per_channel.c", "convolution_per_channel.c")]
     driver = Path(__file__).resolve().parent / "c" / "int8_kernels_driver.c"
     flags = [*toolchain.cflags, "-O2", "-std=c11", "-Wall", "-Wextra", "-Werror", f"-I{KERNELS}"]
     program = tmp_path / "driver.elf"

@@ -68,7 +68,10 @@ class CValue:
 
     @property
     def note(self) -> str:
-        """What the C element type holds when C has no such type."""
+        """What the C element type holds when C has no such type, or what a
+        quantized interface tensor's integers mean."""
+        if self.quantization_defines:
+            return "quantized: real value = SCALE * (q - ZERO_POINT)"
         return _C_TYPE_NOTES.get(self.value.dtype, "")
 
     @property
@@ -84,7 +87,17 @@ class CValue:
             (f"{self.macro}_ELEMENT_COUNT", str(v.element_count)),
             (f"{self.macro}_SIZE_BYTES", str(v.byte_size)),
         ]
-        return out
+        return out + self.quantization_defines
+
+    @property
+    def quantization_defines(self) -> list:
+        """`_SCALE` and `_ZERO_POINT` of a quantized interface tensor
+        (--quantized-io): real value = SCALE * (q - ZERO_POINT)."""
+        q = self.value.quantization
+        if q is None or self.value.dtype != q.dtype:
+            return []
+        zero = str(q.zero_point) if q.zero_point >= 0 else f"({q.zero_point})"
+        return [(f"{self.macro}_SCALE", c_float(q.scale)), (f"{self.macro}_ZERO_POINT", zero)]
 
 
 @dataclass
@@ -147,6 +160,17 @@ def build_functions(prefix: str, functions, source: str) -> list:
         )
     check_macros(macros, source)
     return out
+
+
+def c_float(value: float) -> str:
+    """A float32 value as the shortest C float literal that reads back as it
+    (`0.00392156886f`)."""
+    import numpy as np
+
+    text = np.format_float_positional(np.float32(value), unique=True, trim="0")
+    if "e" not in text and len(text) > 12:
+        text = np.format_float_scientific(np.float32(value), unique=True, trim="0")
+    return f"{text}f" if any(c in text for c in ".e") else f"{text}.0f"
 
 
 def c_byte_block(data: bytes, per_row: int = 16, indent: str = "    ") -> str:

@@ -36,6 +36,21 @@ def _errors(got: np.ndarray, want: np.ndarray, atol: float = 0.0):
     return abs_err, rel_err
 
 
+# Slack on one step of a float output: its values are (q - zero) * scale in
+# float32, so two neighbours differ by the scale within a float32 rounding.
+STEP_SLACK = 1e-3
+
+
+def _within_one_step(got: np.ndarray, want: np.ndarray, step: float) -> bool:
+    """Every element at most one quantization step from the reference (NaN
+    nowhere but where the reference has it)."""
+    g, w = got.astype(np.float64), want.astype(np.float64)
+    if not np.array_equal(np.isnan(g), np.isnan(w)):
+        return False
+    ok = np.isnan(g) | (np.abs(g - w) <= step * (1 + STEP_SLACK))
+    return bool(ok.all())
+
+
 def value_range(x) -> list | None:
     a = np.asarray(x)
     if a.size == 0 or a.dtype.kind not in "iufb":
@@ -57,12 +72,15 @@ def compare(
     atol: float,
     against: str = REFERENCE,
     scale_atol: bool = False,
+    step: float | None = None,
 ) -> Row:
     """One output against its reference.  With `scale_atol`, `atol` is
     relative to the reference's largest magnitude (at least 1): float
     results of a different vectorization or FMA contraction differ by a few
     ulps of the largest value, which a fixed atol mistakes for an error
-    near zero."""
+    near zero.  With `step` (a quantized output's one quantization step, in
+    its own units), the output agrees when no element is more than one step
+    away, and `rtol`/`atol` do not apply (docs/kernels-int8.md)."""
     got = np.asarray(got)
     described = dict(dtype=str(got.dtype), shape=list(got.shape), value_range=value_range(got))
     if want is None:
@@ -84,7 +102,9 @@ def compare(
         finite = np.abs(want[np.isfinite(want)])
         atol *= max(1.0, float(finite.max()) if finite.size else 1.0)
     abs_err, rel_err = _errors(got, want, atol)
-    if want.dtype.kind in "iub" and got.dtype.kind in "iub":
+    if step is not None:
+        same = _within_one_step(got, want, step)
+    elif want.dtype.kind in "iub" and got.dtype.kind in "iub":
         same = np.array_equal(got.astype(np.int64), want.astype(np.int64))
     else:
         same = np.allclose(got.astype(np.float64), want.astype(np.float64), rtol=rtol, atol=atol, equal_nan=True)
@@ -102,12 +122,15 @@ def run_subjects(
     expected: dict | None = None,
     extra_reference=None,
     scale_atol: bool = False,
+    quantized_steps: bool = False,
 ) -> Report:
     """Runs every subject on every function and adds the rows.  `subjects`
     maps each mode to its Subject (the reference, async, first); modes
     missing from it were reported as compile or ireegen errors already.
     `expected` (function -> outputs) and `extra_reference` (a Subject, e.g.
-    ONNX Runtime) are further references every mode is compared with."""
+    ONNX Runtime) are further references every mode is compared with.
+    With `quantized_steps`, a quantized output (Value.step) is compared
+    with the reference within one quantization step (emit's verification)."""
     expected = dict(expected or {})
     reference = subjects.get(REFERENCE)
     for f in functions:
@@ -171,8 +194,9 @@ def run_subjects(
                     )
                 else:
                     want = ref_out[i] if ref_out is not None and i < len(ref_out) else None
+                    step = v.step if quantized_steps else None
                     report.rows.append(
-                        compare(f.name, v.name, mode, results[i], want, rtol, atol, scale_atol=scale_atol)
+                        compare(f.name, v.name, mode, results[i], want, rtol, atol, scale_atol=scale_atol, step=step)
                     )
                 for against, outputs in others:
                     if results is not None:

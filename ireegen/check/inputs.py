@@ -90,7 +90,14 @@ def draw_value(v: Value, dist: Distribution, rng: np.random.Generator):
         out = bfloat16_from_float32(np.asarray(dist.floats(v, rng, shape, np.float32), np.float32))
         return out if v.is_tensor else out.reshape(())[()]
     dtype = np.dtype(v.dtype)
-    if dtype.kind == "f":
+    q = v.quantization
+    if q is not None and q.dtype == v.dtype:
+        # A quantized input (--quantized-io): the distribution's real values,
+        # quantized as the caller would.
+        real = dist.floats(v, rng, shape, np.float32)
+        info = np.iinfo(dtype)
+        out = np.clip(np.rint(real / np.float32(q.scale)) + q.zero_point, info.min, info.max).astype(dtype)
+    elif dtype.kind == "f":
         out = dist.floats(v, rng, shape, dtype)
     elif dtype.kind == "b":
         out = rng.integers(0, 2, shape).astype(bool)

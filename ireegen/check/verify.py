@@ -182,6 +182,13 @@ def _built_runner(outdir, build_dir):
         raise VerificationError(f"cannot verify the emitted C: building it failed:\n{e}") from None
 
 
+def _tolerance(function, output: str) -> dict:
+    """A quantized output's tolerance as the manifest records it: one
+    quantization step, in the output's units (check/compare.py)."""
+    v = next((v for v in function.outputs if v.name == output), None)
+    return {"tolerance": {"quantization_steps": 1, "atol": v.step}} if v is not None and v.step else {}
+
+
 def not_exercised(report: Report, functions) -> dict:
     """{function name: why} for the functions whose outputs never moved
     across the inputs tried (degenerate outputs): the emitted code agreeing
@@ -281,6 +288,7 @@ def verify(
             options.rtol,
             options.atol,
             scale_atol=True,
+            quantized_steps=True,
         )
     if not report.agrees:
         why = (
@@ -319,6 +327,7 @@ def verify(
                         "max_abs_error": r.max_abs_error,
                         "max_rel_error": r.max_rel_error,
                         "range": r.value_range,
+                        **_tolerance(f.function, r.output),
                     }
                     for r in report.rows
                     if r.function == f.name and r.mode == row

@@ -24,6 +24,7 @@ import itertools
 from dataclasses import dataclass
 
 from ireegen.compile.int8_match_ops import call_sequence, spec_parts
+from ireegen.compile.int8_match_softmax import spec_parts as softmax_parts
 
 # The convolutions matched: padding (top, left, bottom, right) none, "same" for 3x3 and 5x5, "same"
 # of a stride-2 3x3 (TensorFlow style, one-sided) and of DS-CNN's 10x4
@@ -719,11 +720,13 @@ def spec(fs: list | None = None) -> str:
     for form in _quantize_forms():
         parts.append(_quantize(*form))
     ops_text, ops_pairs = spec_parts()
-    parts.append(ops_text)
+    softmax_text, softmax_pairs = softmax_parts()
+    parts += [ops_text, softmax_text]
     pairs = ", ".join(
         [f"@match_{f.name} -> @call_{f.name}" for f in fs]
         + [f"@match_{_quantize_name(*q)} -> @call_{_quantize_name(*q)}" for q in _quantize_forms()]
         + ops_pairs
+        + softmax_pairs
     )
     parts.append(
         f"""\

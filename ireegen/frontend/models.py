@@ -101,6 +101,7 @@ def load_model(
     input_values: dict | None = None,
     onnx_rewrites: bool = True,
     speed_rewrites: bool = True,
+    quantized_io: bool = False,
 ) -> LoadedModel:
     """Parses (for ONNX: imports and lowers) the model and reads its public
     functions.  Parse errors become a UsageError carrying MLIR's own
@@ -110,13 +111,17 @@ def load_model(
     inputs constants; `speed_rewrites=False` leaves out the rewrites that
     trade memory for speed (a microcontroller's); `onnx_rewrites=False` leaves out the ONNX graph rewrites
     around IREE bugs (frontend/onnx_rewrites.py, for --no-workarounds); `compiler`
-    (a compile.compiler.Compiler) lowers ONNX; an ONNX model needs one."""
+    (a compile.compiler.Compiler) lowers ONNX; an ONNX model needs one;
+    `quantized_io` (`--quantized-io`) gives a QDQ ONNX model int8 inputs and
+    outputs (quantized_io.py)."""
     path = check_model_path(path)
     size = path.stat().st_size
     if size == 0 or (size < 4096 and not path.read_bytes().strip()):
         raise UsageError(f"{path}: the model file is empty")
     if path.suffix == ".onnx":
-        return _load_onnx(path, input_shapes, compiler, input_values, onnx_rewrites, speed_rewrites)
+        return _load_onnx(path, input_shapes, compiler, input_values, onnx_rewrites, speed_rewrites, quantized_io)
+    if quantized_io:
+        raise UsageError(f"--quantized-io: applies to QDQ .onnx models; {path} is MLIR, whose types are its own")
     if input_shapes:
         raise UsageError(f"--input-shape: applies to .onnx models; {path} is MLIR, whose shapes are its own")
     if input_values:
@@ -140,7 +145,7 @@ def load_model(
 
 
 def _load_onnx(
-    path: Path, input_shapes, compiler, input_values=None, onnx_rewrites=True, speed_rewrites=True
+    path: Path, input_shapes, compiler, input_values=None, onnx_rewrites=True, speed_rewrites=True, quantized_io=False
 ) -> LoadedModel:
     from iree.compiler import ir
 
@@ -148,7 +153,7 @@ def _load_onnx(
 
     if compiler is None:
         raise TypeError("load_model: an ONNX model needs the compiler that lowers it")
-    text, onnx_sig = lower_onnx(path, input_shapes, compiler, input_values, onnx_rewrites, speed_rewrites)
+    text, onnx_sig = lower_onnx(path, input_shapes, compiler, input_values, onnx_rewrites, speed_rewrites, quantized_io)
     context = ir.Context()
     try:
         module = ir.Module.parse(text, context)
@@ -166,8 +171,10 @@ def _load_onnx(
         ):
             f = Function(
                 f.name,
-                tuple(with_source_types(v, s.name, s.dtype) for v, s in zip(f.inputs, onnx_sig.inputs)),
-                tuple(with_source_types(v, s.name, s.dtype) for v, s in zip(f.outputs, onnx_sig.outputs)),
+                tuple(with_source_types(v, s.name, s.dtype, s.quantization) for v, s in zip(f.inputs, onnx_sig.inputs)),
+                tuple(
+                    with_source_types(v, s.name, s.dtype, s.quantization) for v, s in zip(f.outputs, onnx_sig.outputs)
+                ),
             )
         functions.append(f)
     if not functions:

@@ -37,6 +37,7 @@ from .mlir_text import mlir_escaped
 from .onnx_fold import fold_known, if_hint, needs_folding
 from .onnx_ml_rewrites import unrewritten_ml_node
 from .onnx_rewrites import apply_rewrites
+from .quantized_io import cut_quantized_io, dequantized_outputs
 
 # Oldest default-domain opset whose ops IREE's ONNX lowering (torch-mlir)
 # covers; an older model that IREE cannot take as it is is upgraded to it
@@ -84,6 +85,7 @@ _ONNX_TO_NUMPY = {
 class OnnxValue:
     name: str  # the ONNX graph's name of the input or output
     dtype: str | None  # numpy dtype string; None for a type the C API does not know
+    quantization: object = None  # signature.Quantization: a quantized interface tensor, or a DequantizeLinear's output
 
 
 @dataclass(frozen=True)
@@ -585,16 +587,21 @@ def lower_onnx(
     input_values: dict | None = None,
     onnx_rewrites: bool = True,
     speed_rewrites: bool = True,
+    quantized_io: bool = False,
 ) -> tuple:
     """(input-dialect MLIR text, OnnxSignature) of the ONNX model at `path`,
     lowered by `compiler` (a compile.compiler.Compiler), with `input_shapes`
-    pinned, the inputs in `input_values` made constants, and (unless
+    pinned, the inputs in `input_values` made constants, with `quantized_io`
+    its float inputs and outputs cut to their int8 tensors
+    (frontend/quantized_io.py), and (unless
     `onnx_rewrites` is False) the patterns IREE fails on rewritten, and
     (unless `speed_rewrites` is False too) those it compiles slowly."""
     path = Path(path)
     model = _load(path)
     _pin_shapes(model, dict(input_shapes or {}), path)
     fix_input_values(model, dict(input_values or {}), path)
+    quantization = cut_quantized_io(model, path, _effective_inputs(model)) if quantized_io else {}
+    quantization = {**dequantized_outputs(model), **quantization}
     if needs_folding(model, input_values, input_shapes):
         fold_known(model)
     rewrites = apply_rewrites(model, speed_rewrites) if onnx_rewrites else []
@@ -602,7 +609,7 @@ def lower_onnx(
     if left:
         raise ImportFailure(f"{path}: {left}")
     try:
-        return _lower(model, path, compiler, rewrites)
+        return _lower(model, path, compiler, rewrites, quantization)
     except ImportFailure as e:
         version = _opset(model)
         if version is None or version >= MIN_OPSET:
@@ -613,19 +620,22 @@ def lower_onnx(
     if onnx_rewrites:  # a model below opset 13 is rewritten once upgraded
         rewrites = [*rewrites, *apply_rewrites(upgraded, speed_rewrites)]
     try:
-        return _lower(upgraded, path, compiler, rewrites)
+        return _lower(upgraded, path, compiler, rewrites, quantization)
     except ImportFailure as e:
         # Say what fails in the model as the user wrote it (the upgrade may add or renumber nodes).
         raise ImportFailure(f"{failure}; also after upgrading the model to opset {MIN_OPSET}") from e
 
 
-def _lower(model, path: Path, compiler, rewrites=()) -> tuple:
-    """Shape inference, IREE's import and the lowering of `model`: (MLIR text, OnnxSignature)."""
+def _lower(model, path: Path, compiler, rewrites=(), quantization=None) -> tuple:
+    """Shape inference, IREE's import and the lowering of `model`: (MLIR
+    text, OnnxSignature); `quantization` ({name: signature.Quantization})
+    goes into the signature."""
     model = _infer_shapes(model, path)
+    quantization = quantization or {}
     signature = OnnxSignature(
         model.graph.name,
-        tuple(OnnxValue(i.name, _dtype(i)) for i in _effective_inputs(model)),
-        tuple(OnnxValue(o.name, _dtype(o)) for o in model.graph.output),
+        tuple(OnnxValue(i.name, _dtype(i), quantization.get(i.name)) for i in _effective_inputs(model)),
+        tuple(OnnxValue(o.name, _dtype(o), quantization.get(o.name)) for o in model.graph.output),
         tuple(rewrites),
     )
     torch_mlir = _import_to_torch(model, path)

@@ -59,6 +59,23 @@ _TENSOR_RE = re.compile(r"^tensor<(?P<body>.*)>$")
 
 
 @dataclass(frozen=True)
+class Quantization:
+    """A quantized tensor's meaning: real value = scale * (q - zero_point),
+    per tensor (frontend/quantized_io.py)."""
+
+    scale: float  # a float32's value
+    zero_point: int
+    dtype: str  # int8 or uint8: the quantized element type
+
+    def to_json(self) -> dict:
+        return {"scale": self.scale, "zero_point": self.zero_point, "dtype": self.dtype}
+
+    @staticmethod
+    def from_json(d: dict) -> Quantization:
+        return Quantization(float(d["scale"]), int(d["zero_point"]), str(d["dtype"]))
+
+
+@dataclass(frozen=True)
 class Value:
     """One input or output: a tensor, or a scalar when `shape == ()` and not `is_tensor`."""
 
@@ -70,6 +87,18 @@ class Value:
     # `dtype`: lowering makes integers signless, so an ONNX uint8 input is an
     # int8 buffer view to IREE (same bytes).  None: the same as `dtype`.
     abi_dtype: str | None = None
+    # An int8/uint8 value of a quantized interface (--quantized-io): what its
+    # integers mean.  A float output: the quantization of the
+    # DequantizeLinear that computes it (verification's one-step tolerance).
+    quantization: Quantization | None = None
+
+    @property
+    def step(self) -> float | None:
+        """One quantization step of this value in its own units (1 for an
+        integer, the scale for a float output of a DequantizeLinear)."""
+        if self.quantization is None:
+            return None
+        return 1.0 if self.dtype == self.quantization.dtype else self.quantization.scale
 
     @property
     def module_dtype(self) -> str:
@@ -115,12 +144,20 @@ class Value:
         }
         if self.abi_dtype:
             out["module_dtype"] = self.abi_dtype
+        if self.quantization is not None:
+            out["quantization"] = self.quantization.to_json()
         return out
 
     @staticmethod
     def from_json(d: dict) -> Value:
+        q = d.get("quantization")
         return Value(
-            d["name"], d["dtype"], tuple(d["shape"]), d.get("kind", "tensor") == "tensor", d.get("module_dtype")
+            d["name"],
+            d["dtype"],
+            tuple(d["shape"]),
+            d.get("kind", "tensor") == "tensor",
+            d.get("module_dtype"),
+            Quantization.from_json(q) if q else None,
         )
 
 
@@ -186,9 +223,10 @@ def function_from_types(name: str, input_types, result_types, where: str, input_
     )
 
 
-def with_source_types(value: Value, name: str, dtype: str | None) -> Value:
+def with_source_types(value: Value, name: str, dtype: str | None, quantization: Quantization | None = None) -> Value:
     """`value` as the source model declares it: its own name, and its dtype
-    where lowering only dropped the signedness (ui8 -> i8: same bytes)."""
+    where lowering only dropped the signedness (ui8 -> i8: same bytes);
+    `quantization` what its values mean (Value.quantization)."""
     if dtype and dtype != value.dtype:
         same_bytes = (
             dtype in NUMPY_TO_C
@@ -196,8 +234,8 @@ def with_source_types(value: Value, name: str, dtype: str | None) -> Value:
             and dtype.lstrip("u") == value.dtype.lstrip("u")
         )
         if same_bytes:
-            return Value(name, dtype, value.shape, value.is_tensor, value.dtype)
-    return Value(name, value.dtype, value.shape, value.is_tensor, value.abi_dtype)
+            return Value(name, dtype, value.shape, value.is_tensor, value.dtype, quantization)
+    return Value(name, value.dtype, value.shape, value.is_tensor, value.abi_dtype, quantization)
 
 
 _DECL_RE = re.compile(r"func @(?P<name>[\w.$-]+)\((?P<ins>.*)\) -> \((?P<outs>.*)\)$")

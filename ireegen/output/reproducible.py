@@ -68,6 +68,7 @@ def content_key_inputs(
     input_values: dict | None = None,
     kernels: dict | None = None,
     tune: str = "off",
+    quantized_io: bool = False,
 ) -> dict:
     # --kernels: SPEC and every file it names, by content (absent without
     # --kernels, so that other keys stay what they were).  --tune enters
@@ -76,6 +77,8 @@ def content_key_inputs(
     extra = {"kernels": kernels} if kernels else {}
     if tune != "off":
         extra["tune"] = tune
+    if quantized_io:  # absent without it, as --kernels and --tune
+        extra["quantized_io"] = True
     return {
         **extra,
         "schema": KEY_SCHEMA,
@@ -110,6 +113,7 @@ def content_key(
     input_values=None,
     kernels: dict | None = None,
     tune: str = "off",
+    quantized_io: bool = False,
 ) -> str:
     """sha256 over the canonical JSON of content_key_inputs(); `source` is
     source_json()'s description of the model, when the caller has it."""
@@ -127,6 +131,7 @@ def content_key(
         input_values,
         kernels,
         tune,
+        quantized_io,
     )
     text = json.dumps(inputs, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()

@@ -3,10 +3,11 @@
 // outputs with ONNX Runtime's): `driver CASES OUT`, over semihosting.
 //
 // Each case: the kernel (0 fully connected, 1 convolution, 2 depthwise, 3
-// add), 20 uint32 parameters (the kernel's sizes, then the scales' bits and
-// zero points), the byte counts of x, w, bias and y, the weights' element
-// offset, then x, w and the int32 bias (an Add's two inputs are x and w).
-// The y of each case is appended to OUT.
+// add; 4, 5, 6 the first three per channel), 20 uint32 parameters (the
+// kernel's sizes, then the scales' bits and zero points), the byte counts of
+// x, w, bias and y, the weights' element offset, then x, w and the int32
+// bias (an Add's two inputs are x and w), and per channel one float
+// multiplier per output channel.  The y of each case is appended to OUT.
 #include <stdint.h>
 #include <stdio.h>
 
@@ -17,6 +18,7 @@
 static int8_t x[BUFFER] __attribute__((aligned(16)));
 static int8_t w[BUFFER] __attribute__((aligned(16)));
 static int32_t bias[BUFFER / 4];
+static float multipliers[BUFFER / 4];
 static int8_t y[BUFFER];
 
 static int read_all(FILE* f, void* p, size_t n) {
@@ -40,7 +42,22 @@ int main(int argc, char** argv) {
     if (!read_all(in, x, count[0]) || !read_all(in, w + offset, count[1]) ||
         !read_all(in, bias, count[2]))
       return 6;
-    if (kind == 0) {
+    // Per channel: a multiplier per output (the FC's n, a convolution's f).
+    const uint32_t outputs = kind == 4 ? p[1] : kind > 4 ? p[4] : 0;
+    if (outputs > BUFFER / 4 ||
+        !read_all(in, multipliers, outputs * sizeof multipliers[0]))
+      return 6;
+    if (kind == 4) {
+      ireegen_i8_fully_connected_per_channel(
+          x, 0, w, offset, bias, 0, multipliers, 0, y, 0, p[0], p[1], p[2],
+          (int32_t)p[4], (int32_t)p[7]);
+    } else if (kind >= 5) {
+      (kind == 5 ? ireegen_i8_convolution_per_channel
+                 : ireegen_i8_depthwise_conv_per_channel)(
+          x, 0, w, offset, bias, 0, multipliers, 0, y, 0, p[0], p[1], p[2],
+          p[3], p[4], p[5], p[6], p[7], p[8], p[9], p[10], p[11],
+          (int32_t)p[13], (int32_t)p[16]);
+    } else if (kind == 0) {
       ireegen_i8_fully_connected(x, 0, w, offset, bias, 0, y, 0, p[0], p[1],
                                  p[2], p[3], (int32_t)p[4], p[5], p[6],
                                  (int32_t)p[7]);

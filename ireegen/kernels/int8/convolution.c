@@ -162,10 +162,10 @@ IREEGEN_I8_BODY void ireegen_i8_conv(
     size_t c, size_t h, size_t wd, size_t f, size_t kh, size_t kw, size_t oh,
     size_t ow, size_t stride, size_t pad_top, size_t pad_left, int32_t x_zero,
     float multiplier, const float* per_channel, int32_t y_zero) {
-#if IREEGEN_I8_MVE_FLOAT && !defined(IREEGEN_I8_PER_CHANNEL)
+#if IREEGEN_I8_MVE_FLOAT
   if (ireegen_i8_convolution_mve(x, w, bias, y, n, c, h, wd, f, kh, kw, oh, ow,
                                  stride, pad_top, pad_left, x_zero, multiplier,
-                                 y_zero))
+                                 per_channel, y_zero))
     return;
 #endif
   const size_t length = c * kh * kw;
@@ -318,10 +318,10 @@ IREEGEN_I8_BODY void ireegen_i8_depthwise(
     size_t c, size_t h, size_t wd, size_t kh, size_t kw, size_t oh, size_t ow,
     size_t stride, size_t pad_top, size_t pad_left, int32_t x_zero,
     float tensor_multiplier, const float* per_channel, int32_t y_zero) {
-#if IREEGEN_I8_MVE_FLOAT && !defined(IREEGEN_I8_PER_CHANNEL)
+#if IREEGEN_I8_MVE_FLOAT
   if (ireegen_i8_depthwise_conv_mve(x, w, bias, y, n, c, h, wd, kh, kw, oh, ow,
                                     stride, pad_top, pad_left, x_zero,
-                                    tensor_multiplier, y_zero))
+                                    tensor_multiplier, per_channel, y_zero))
     return;
 #endif
   const int is3x3 = kh == 3 && kw == 3;

@@ -112,12 +112,21 @@ static inline void ireegen_i8_filter_bases(const int8_t* w, size_t length,
 
 // ireegen_i8_convolution (convolution.c) on MVE, pointers already offset; 0
 // when a column is longer than IREEGEN_I8_MVE_COLUMN_MAX or a field spans
-// more than 16-bit offsets reach (the caller's loops then do it).
+// more than 16-bit offsets reach (the caller's loops then do it).  One
+// multiplier, or with IREEGEN_I8_PER_CHANNEL filter o's per_channel[o].
 static inline int ireegen_i8_convolution_mve(
     const int8_t* x, const int8_t* w, const int32_t* bias, int8_t* y, size_t n,
     size_t c, size_t h, size_t wd, size_t f, size_t kh, size_t kw, size_t oh,
     size_t ow, size_t stride, size_t pad_top, size_t pad_left, int32_t x_zero,
-    float multiplier, int32_t y_zero) {
+    float multiplier, const float* per_channel, int32_t y_zero) {
+#if defined(IREEGEN_I8_PER_CHANNEL)
+  // A 2x2 block's multipliers, gathered from filter o's: lanes 0, 1 filter
+  // o's, 2, 3 filter o + 1's (o's again for a last odd filter).
+  const uint32x4_t pair_lanes = {0, 0, 1, 1};
+  (void)multiplier;
+#else
+  (void)per_channel;
+#endif
   const size_t length = c * kh * kw;
   if (length > IREEGEN_I8_MVE_COLUMN_MAX ||
       (c - 1) * h * wd + (kh - 1) * wd + (kw - 1) > UINT16_MAX)
@@ -169,10 +178,18 @@ static inline int ireegen_i8_convolution_mve(
             const int32x4_t acc =
                 ireegen_i8_dot2x2_s8(c0, second, w0, odd ? w0 : w0 + length,
                                      length, base[0], base[odd ? 0 : 1]);
-            vstrbq_scatter_offset_p_s32(
-                dst + o * plane, block,
-                ireegen_i8_requantize4_mve(acc, multiplier, y_zero),
-                odd ? pixels & 0x00FF : pixels);
+#if defined(IREEGEN_I8_PER_CHANNEL)
+            const int32x4_t q = ireegen_i8_requantize4v_mve(
+                acc,
+                vldrwq_gather_shifted_offset_f32(
+                    per_channel + first + o, odd ? vdupq_n_u32(0) : pair_lanes),
+                y_zero);
+#else
+            const int32x4_t q =
+                ireegen_i8_requantize4_mve(acc, multiplier, y_zero);
+#endif
+            vstrbq_scatter_offset_p_s32(dst + o * plane, block, q,
+                                        odd ? pixels & 0x00FF : pixels);
           }
         }
       }

@@ -146,13 +146,14 @@ IREEGEN_I8_DEPTHWISE_BAND(ireegen_i8_depthwise_band_3x3s2, 2, 3, 3)
 IREEGEN_I8_DEPTHWISE_BAND(ireegen_i8_depthwise_band_any, stride, kh, kw)
 
 // ireegen_i8_depthwise_conv (convolution.c) on MVE, pointers already
-// offset; 0 when a band of kh rows does not fit or the stride is past 4
-// (the caller's loops then do it).
+// offset; channel ch's multiplier is tensor_multiplier, or with
+// IREEGEN_I8_PER_CHANNEL per_channel[ch]; 0 when a band of kh rows does not fit
+// or the stride is past 4 (the caller's loops then do it).
 static inline int ireegen_i8_depthwise_conv_mve(
     const int8_t* x, const int8_t* w, const int32_t* bias, int8_t* y, size_t n,
     size_t c, size_t h, size_t wd, size_t kh, size_t kw, size_t oh, size_t ow,
     size_t stride, size_t pad_top, size_t pad_left, int32_t x_zero,
-    float multiplier, int32_t y_zero) {
+    float tensor_multiplier, const float* per_channel, int32_t y_zero) {
   const size_t wp = (ow - 1) * stride + kw;  // the columns read
   if (stride > 4 || wp * kh > IREEGEN_I8_BAND_MAX ||
       kh * kw > IREEGEN_I8_TAPS_MAX)
@@ -165,6 +166,13 @@ static inline int ireegen_i8_depthwise_conv_mve(
       const int8_t* plane = x + (b * c + ch) * h * wd;
       const int8_t* taps = w + ch * kh * kw;
       int8_t* out = y + (b * c + ch) * oh * ow;
+#if defined(IREEGEN_I8_PER_CHANNEL)
+      const float multiplier = per_channel[ch];
+      (void)tensor_multiplier;
+#else
+      const float multiplier = tensor_multiplier;
+      (void)per_channel;
+#endif
       // The taps as int32 in a local copy: the int8 output may alias the
       // int8 weights as far as C knows, which would reload them per pixel.
       int32_t t[IREEGEN_I8_TAPS_MAX], tap_sum = 0;

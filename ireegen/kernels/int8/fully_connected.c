@@ -60,9 +60,9 @@ IREEGEN_I8_BODY void ireegen_i8_fc(const int8_t* x, const int8_t* w,
                                    size_t n, size_t k, int32_t x_zero,
                                    float multiplier, const float* per_channel,
                                    int32_t y_zero) {
-#if IREEGEN_I8_MVE && !defined(IREEGEN_I8_PER_CHANNEL)
-  ireegen_i8_fully_connected_mve(x, w, bias, y, m, n, k, multiplier, x_zero,
-                                 y_zero);
+#if IREEGEN_I8_MVE
+  ireegen_i8_fully_connected_mve(x, w, bias, y, m, n, k, multiplier,
+                                 per_channel, x_zero, y_zero);
   return;
 #endif
   const size_t k4 = ireegen_i8_round4(k);

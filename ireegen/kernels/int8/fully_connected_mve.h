@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dot.h"
 #include "mve.h"
 #include "requantize.h"
 #include "requantize_mve.h"
@@ -108,10 +109,11 @@ static inline int32_t ireegen_i8_fc_row_mve(const int8_t* x, const int8_t* w,
 }
 
 // ireegen_i8_fully_connected (fully_connected.c) on MVE, pointers already
-// offset.
+// offset; output o's multiplier is IREEGEN_I8_MULTIPLIER(o) (dot.h).
 static inline void ireegen_i8_fully_connected_mve(
     const int8_t* x, const int8_t* w, const int32_t* bias, int8_t* y, size_t m,
-    size_t n, size_t k, float multiplier, int32_t x_zero, int32_t y_zero) {
+    size_t n, size_t k, float multiplier, const float* per_channel,
+    int32_t x_zero, int32_t y_zero) {
   const size_t k4 = (k + 3) & ~(size_t)3;
   const size_t groups = n & ~(size_t)3;
   // Group by group: the group's sums once, then its dot product with every
@@ -121,18 +123,26 @@ static inline void ireegen_i8_fully_connected_mve(
     int32_t base[4];
     ireegen_i8_fc_group_mve(x, g, k, 1, base);
     for (size_t r = 0; r < 4; ++r) base[r] = bias[o + r] - x_zero * base[r];
+#if IREEGEN_I8_MVE_FLOAT && defined(IREEGEN_I8_PER_CHANNEL)
+    // The group's four multipliers, one per lane.
+    const float32x4_t scales = vldrwq_f32(per_channel + o);
+#endif
     for (size_t i = 0; i < m; ++i) {
       int32_t dot[4];
       ireegen_i8_fc_group_mve(x + i * k, g, k, 0, dot);
 #if IREEGEN_I8_MVE_FLOAT
+      const int32x4_t acc = vaddq_s32(vldrwq_s32(base), vldrwq_s32(dot));
+#if defined(IREEGEN_I8_PER_CHANNEL)
       vstrbq_s32(y + i * n + o,
-                 ireegen_i8_requantize4_mve(
-                     vaddq_s32(vldrwq_s32(base), vldrwq_s32(dot)), multiplier,
-                     y_zero));
+                 ireegen_i8_requantize4v_mve(acc, scales, y_zero));
+#else
+      vstrbq_s32(y + i * n + o,
+                 ireegen_i8_requantize4_mve(acc, multiplier, y_zero));
+#endif
 #else
       for (size_t r = 0; r < 4; ++r)
-        y[i * n + o + r] =
-            ireegen_i8_requantize(base[r] + dot[r], multiplier, y_zero);
+        y[i * n + o + r] = ireegen_i8_requantize(
+            base[r] + dot[r], IREEGEN_I8_MULTIPLIER(o + r), y_zero);
 #endif
     }
   }
@@ -140,7 +150,7 @@ static inline void ireegen_i8_fully_connected_mve(
     for (size_t o = groups; o < n; ++o)
       y[i * n + o] = ireegen_i8_requantize(
           ireegen_i8_fc_row_mve(x + i * k, w + o * k4, k, bias[o], x_zero),
-          multiplier, y_zero);
+          IREEGEN_I8_MULTIPLIER(o), y_zero);
 }
 
 #endif  // IREEGEN_I8_MVE

@@ -19843,6 +19843,316 @@ module attributes {transform.with_named_sequence} {
     } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
     transform.yield
   }
+  stream.executable private @ireegen_i8_softmax_r2 {
+    stream.executable.export public @ireegen_i8_softmax_r2 workgroups() -> (index, index, index) {
+      %c1 = arith.constant 1 : index
+      stream.return %c1, %c1, %c1 : index, index, index
+    }
+    builtin.module {
+      func.func private @ireegen_i8_softmax(memref<i8>, index, memref<i8>, index, index, index, i32, i32, i32) attributes {hal.import.static, llvm.bareptr = true}
+      func.func @ireegen_i8_softmax_r2(%bx: !stream.binding, %by: !stream.binding, %rows: index, %d: index, %sx: i32, %sy: i32, %zy: i32) {
+        %c0 = arith.constant 0 : index
+        %mx = stream.binding.subspan %bx[%c0] : !stream.binding -> memref<?x?xi8>{%rows, %d}
+        %my = stream.binding.subspan %by[%c0] : !stream.binding -> memref<?x?xi8>{%rows, %d}
+        %base_x, %off_x, %mdx:4 = iree_codegen.extract_strided_metadata %mx : memref<?x?xi8> -> memref<i8>, index, index, index, index, index
+        %base_y, %off_y, %mdy:4 = iree_codegen.extract_strided_metadata %my : memref<?x?xi8> -> memref<i8>, index, index, index, index, index
+        func.call @ireegen_i8_softmax(%base_x, %off_x, %base_y, %off_y, %rows, %d, %sx, %sy, %zy) : (memref<i8>, index, memref<i8>, index, index, index, i32, i32, i32) -> ()
+        return
+      }
+    }
+  }
+  util.func private @ireegen_call_softmax_zxy(%x: tensor<?x?xi8>, %sx: f32, %zx: i64, %sy: f32, %zy: i64) -> tensor<?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %rows = tensor.dim %x, %c0 : tensor<?x?xi8>
+    %d = tensor.dim %x, %c1 : tensor<?x?xi8>
+    %sxi = arith.bitcast %sx : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %y = flow.dispatch @ireegen_i8_softmax_r2::@ireegen_i8_softmax_r2(%x, %rows, %d, %sxi, %syi, %zyi)
+      : (tensor<?x?xi8>{%rows, %d}, index, index, i32, i32, i32) -> tensor<?x?xi8>{%rows, %d}
+    util.return %y : tensor<?x?xi8>
+  }
+  transform.named_sequence @match_softmax_zxy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
+    %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%x: tensor<?x?xi8>, %sx: f32, %zx: i64, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?xi8>
+        %ninf = arith.constant 0xFF800000 : f32
+        %fzero = arith.constant 0.000000e+00 : f32
+        %izero = arith.constant 0 : i64
+        %ef = tensor.empty(%d, %d) {"match.operation_name_only"} : tensor<?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?xi8>, f32, i64) outs(%ef : tensor<?x?xf32>) -> tensor<?x?xf32>
+        %ei = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xi64>
+        %fi = linalg.fill ins(%izero : i64) outs(%ei : tensor<?xi64>) -> tensor<?xi64>
+        %em = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %fm = linalg.fill ins(%ninf : f32) outs(%em : tensor<?xf32>) -> tensor<?xf32>
+        %max:2 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%xf : tensor<?x?xf32>) outs(%fm, %fi : tensor<?xf32>, tensor<?xi64>) {
+        ^bb1(%in: f32, %out: f32, %out_i: i64):
+          %j = linalg.index 1 : index
+          %ji = arith.index_cast %j : index to i64
+          %m = arith.maximumf %in, %out : f32
+          %gt = arith.cmpf ogt, %in, %out : f32
+          %arg = arith.select %gt, %ji, %out_i : i64
+          linalg.yield %m, %arg : f32, i64
+        } -> (tensor<?xf32>, tensor<?xi64>)
+        %mx = tensor.expand_shape %max#0 [[0, 1]] output_shape [%d, 1] {"match.operation_name_only"} : tensor<?xf32> into tensor<?x1xf32>
+        %sub = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, 0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%xf, %mx : tensor<?x?xf32>, tensor<?x1xf32>) outs(%ef : tensor<?x?xf32>) {
+        ^bb1(%in: f32, %in_m: f32, %out: f32):
+          %s = arith.subf %in, %in_m : f32
+          linalg.yield %s : f32
+        } -> tensor<?x?xf32>
+        %exp = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%sub : tensor<?x?xf32>) outs(%ef : tensor<?x?xf32>) {
+        ^bb1(%in: f32, %out: f32):
+          %e = math.exp %in : f32
+          linalg.yield %e : f32
+        } -> tensor<?x?xf32>
+        %es = tensor.empty(%d) {"match.operation_name_only"} : tensor<?x1xf32>
+        %fs = linalg.fill ins(%fzero : f32) outs(%es : tensor<?x1xf32>) -> tensor<?x1xf32>
+        %sum = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, 0)>], iterator_types = ["parallel", "reduction"]} ins(%exp : tensor<?x?xf32>) outs(%fs : tensor<?x1xf32>) {
+        ^bb1(%in: f32, %out: f32):
+          %a = arith.addf %in, %out : f32
+          linalg.yield %a : f32
+        } -> tensor<?x1xf32>
+        %div = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, 0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%exp, %sum : tensor<?x?xf32>, tensor<?x1xf32>) outs(%ef : tensor<?x?xf32>) {
+        ^bb1(%in: f32, %in_s: f32, %out: f32):
+          %q = arith.divf %in, %in_s : f32
+          linalg.yield %q : f32
+        } -> tensor<?x?xf32>
+        %eo = tensor.empty(%d, %d) {"match.operation_name_only"} : tensor<?x?xi8>
+        %y = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>], quant_min = -128, quant_max = 127> ins(%div, %sy, %zy : tensor<?x?xf32>, f32, i64) outs(%eo : tensor<?x?xi8>) -> tensor<?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %ins, %outs : !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_softmax_zxy(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_softmax_r2 into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_softmax_zxy into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  util.func private @ireegen_call_softmax_zx(%x: tensor<?x?xi8>, %sx: f32, %zx: i64, %sy: f32) -> tensor<?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %rows = tensor.dim %x, %c0 : tensor<?x?xi8>
+    %d = tensor.dim %x, %c1 : tensor<?x?xi8>
+    %sxi = arith.bitcast %sx : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zyi = arith.constant 0 : i32
+    %y = flow.dispatch @ireegen_i8_softmax_r2::@ireegen_i8_softmax_r2(%x, %rows, %d, %sxi, %syi, %zyi)
+      : (tensor<?x?xi8>{%rows, %d}, index, index, i32, i32, i32) -> tensor<?x?xi8>{%rows, %d}
+    util.return %y : tensor<?x?xi8>
+  }
+  transform.named_sequence @match_softmax_zx(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
+    %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%x: tensor<?x?xi8>, %sx: f32, %zx: i64, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?xi8>
+        %ninf = arith.constant 0xFF800000 : f32
+        %fzero = arith.constant 0.000000e+00 : f32
+        %izero = arith.constant 0 : i64
+        %ef = tensor.empty(%d, %d) {"match.operation_name_only"} : tensor<?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>], quant_min = -128, quant_max = 127> ins(%x, %sx, %zx : tensor<?x?xi8>, f32, i64) outs(%ef : tensor<?x?xf32>) -> tensor<?x?xf32>
+        %ei = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xi64>
+        %fi = linalg.fill ins(%izero : i64) outs(%ei : tensor<?xi64>) -> tensor<?xi64>
+        %em = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %fm = linalg.fill ins(%ninf : f32) outs(%em : tensor<?xf32>) -> tensor<?xf32>
+        %max:2 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%xf : tensor<?x?xf32>) outs(%fm, %fi : tensor<?xf32>, tensor<?xi64>) {
+        ^bb1(%in: f32, %out: f32, %out_i: i64):
+          %j = linalg.index 1 : index
+          %ji = arith.index_cast %j : index to i64
+          %m = arith.maximumf %in, %out : f32
+          %gt = arith.cmpf ogt, %in, %out : f32
+          %arg = arith.select %gt, %ji, %out_i : i64
+          linalg.yield %m, %arg : f32, i64
+        } -> (tensor<?xf32>, tensor<?xi64>)
+        %mx = tensor.expand_shape %max#0 [[0, 1]] output_shape [%d, 1] {"match.operation_name_only"} : tensor<?xf32> into tensor<?x1xf32>
+        %sub = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, 0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%xf, %mx : tensor<?x?xf32>, tensor<?x1xf32>) outs(%ef : tensor<?x?xf32>) {
+        ^bb1(%in: f32, %in_m: f32, %out: f32):
+          %s = arith.subf %in, %in_m : f32
+          linalg.yield %s : f32
+        } -> tensor<?x?xf32>
+        %exp = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%sub : tensor<?x?xf32>) outs(%ef : tensor<?x?xf32>) {
+        ^bb1(%in: f32, %out: f32):
+          %e = math.exp %in : f32
+          linalg.yield %e : f32
+        } -> tensor<?x?xf32>
+        %es = tensor.empty(%d) {"match.operation_name_only"} : tensor<?x1xf32>
+        %fs = linalg.fill ins(%fzero : f32) outs(%es : tensor<?x1xf32>) -> tensor<?x1xf32>
+        %sum = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, 0)>], iterator_types = ["parallel", "reduction"]} ins(%exp : tensor<?x?xf32>) outs(%fs : tensor<?x1xf32>) {
+        ^bb1(%in: f32, %out: f32):
+          %a = arith.addf %in, %out : f32
+          linalg.yield %a : f32
+        } -> tensor<?x1xf32>
+        %div = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, 0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%exp, %sum : tensor<?x?xf32>, tensor<?x1xf32>) outs(%ef : tensor<?x?xf32>) {
+        ^bb1(%in: f32, %in_s: f32, %out: f32):
+          %q = arith.divf %in, %in_s : f32
+          linalg.yield %q : f32
+        } -> tensor<?x?xf32>
+        %eo = tensor.empty(%d, %d) {"match.operation_name_only"} : tensor<?x?xi8>
+        %y = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>], quant_min = -128, quant_max = 127> ins(%div, %sy : tensor<?x?xf32>, f32) outs(%eo : tensor<?x?xi8>) -> tensor<?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %ins, %outs : !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_softmax_zx(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_softmax_r2 into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_softmax_zx into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  util.func private @ireegen_call_softmax_zy(%x: tensor<?x?xi8>, %sx: f32, %sy: f32, %zy: i64) -> tensor<?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %rows = tensor.dim %x, %c0 : tensor<?x?xi8>
+    %d = tensor.dim %x, %c1 : tensor<?x?xi8>
+    %sxi = arith.bitcast %sx : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zyi = arith.trunci %zy : i64 to i32
+    %y = flow.dispatch @ireegen_i8_softmax_r2::@ireegen_i8_softmax_r2(%x, %rows, %d, %sxi, %syi, %zyi)
+      : (tensor<?x?xi8>{%rows, %d}, index, index, i32, i32, i32) -> tensor<?x?xi8>{%rows, %d}
+    util.return %y : tensor<?x?xi8>
+  }
+  transform.named_sequence @match_softmax_zy(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
+    %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%x: tensor<?x?xi8>, %sx: f32, %sy: f32, %zy: i64):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?xi8>
+        %ninf = arith.constant 0xFF800000 : f32
+        %fzero = arith.constant 0.000000e+00 : f32
+        %izero = arith.constant 0 : i64
+        %ef = tensor.empty(%d, %d) {"match.operation_name_only"} : tensor<?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?xi8>, f32) outs(%ef : tensor<?x?xf32>) -> tensor<?x?xf32>
+        %ei = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xi64>
+        %fi = linalg.fill ins(%izero : i64) outs(%ei : tensor<?xi64>) -> tensor<?xi64>
+        %em = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %fm = linalg.fill ins(%ninf : f32) outs(%em : tensor<?xf32>) -> tensor<?xf32>
+        %max:2 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%xf : tensor<?x?xf32>) outs(%fm, %fi : tensor<?xf32>, tensor<?xi64>) {
+        ^bb1(%in: f32, %out: f32, %out_i: i64):
+          %j = linalg.index 1 : index
+          %ji = arith.index_cast %j : index to i64
+          %m = arith.maximumf %in, %out : f32
+          %gt = arith.cmpf ogt, %in, %out : f32
+          %arg = arith.select %gt, %ji, %out_i : i64
+          linalg.yield %m, %arg : f32, i64
+        } -> (tensor<?xf32>, tensor<?xi64>)
+        %mx = tensor.expand_shape %max#0 [[0, 1]] output_shape [%d, 1] {"match.operation_name_only"} : tensor<?xf32> into tensor<?x1xf32>
+        %sub = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, 0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%xf, %mx : tensor<?x?xf32>, tensor<?x1xf32>) outs(%ef : tensor<?x?xf32>) {
+        ^bb1(%in: f32, %in_m: f32, %out: f32):
+          %s = arith.subf %in, %in_m : f32
+          linalg.yield %s : f32
+        } -> tensor<?x?xf32>
+        %exp = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%sub : tensor<?x?xf32>) outs(%ef : tensor<?x?xf32>) {
+        ^bb1(%in: f32, %out: f32):
+          %e = math.exp %in : f32
+          linalg.yield %e : f32
+        } -> tensor<?x?xf32>
+        %es = tensor.empty(%d) {"match.operation_name_only"} : tensor<?x1xf32>
+        %fs = linalg.fill ins(%fzero : f32) outs(%es : tensor<?x1xf32>) -> tensor<?x1xf32>
+        %sum = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, 0)>], iterator_types = ["parallel", "reduction"]} ins(%exp : tensor<?x?xf32>) outs(%fs : tensor<?x1xf32>) {
+        ^bb1(%in: f32, %out: f32):
+          %a = arith.addf %in, %out : f32
+          linalg.yield %a : f32
+        } -> tensor<?x1xf32>
+        %div = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, 0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%exp, %sum : tensor<?x?xf32>, tensor<?x1xf32>) outs(%ef : tensor<?x?xf32>) {
+        ^bb1(%in: f32, %in_s: f32, %out: f32):
+          %q = arith.divf %in, %in_s : f32
+          linalg.yield %q : f32
+        } -> tensor<?x?xf32>
+        %eo = tensor.empty(%d, %d) {"match.operation_name_only"} : tensor<?x?xi8>
+        %y = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>], quant_min = -128, quant_max = 127> ins(%div, %sy, %zy : tensor<?x?xf32>, f32, i64) outs(%eo : tensor<?x?xi8>) -> tensor<?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %ins, %outs : !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_softmax_zy(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_softmax_r2 into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_softmax_zy into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+  util.func private @ireegen_call_softmax_znone(%x: tensor<?x?xi8>, %sx: f32, %sy: f32) -> tensor<?x?xi8> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %rows = tensor.dim %x, %c0 : tensor<?x?xi8>
+    %d = tensor.dim %x, %c1 : tensor<?x?xi8>
+    %sxi = arith.bitcast %sx : f32 to i32
+    %syi = arith.bitcast %sy : f32 to i32
+    %zyi = arith.constant 0 : i32
+    %y = flow.dispatch @ireegen_i8_softmax_r2::@ireegen_i8_softmax_r2(%x, %rows, %d, %sxi, %syi, %zyi)
+      : (tensor<?x?xi8>{%rows, %d}, index, index, i32, i32, i32) -> tensor<?x?xi8>{%rows, %d}
+    util.return %y : tensor<?x?xi8>
+  }
+  transform.named_sequence @match_softmax_znone(%root: !transform.any_op {transform.readonly}) -> (!transform.any_value, !transform.any_value) {
+    %ins, %outs = transform.iree.match.cast_compatible_dag_from_root %root {
+      ^bb0(%x: tensor<?x?xi8>, %sx: f32, %sy: f32):
+        %c0 = arith.constant 0 : index
+        %d = tensor.dim %x, %c0 : tensor<?x?xi8>
+        %ninf = arith.constant 0xFF800000 : f32
+        %fzero = arith.constant 0.000000e+00 : f32
+        %izero = arith.constant 0 : i64
+        %ef = tensor.empty(%d, %d) {"match.operation_name_only"} : tensor<?x?xf32>
+        %xf = iree_linalg_ext.dequantize_affine <indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>], quant_min = -128, quant_max = 127> ins(%x, %sx : tensor<?x?xi8>, f32) outs(%ef : tensor<?x?xf32>) -> tensor<?x?xf32>
+        %ei = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xi64>
+        %fi = linalg.fill ins(%izero : i64) outs(%ei : tensor<?xi64>) -> tensor<?xi64>
+        %em = tensor.empty(%d) {"match.operation_name_only"} : tensor<?xf32>
+        %fm = linalg.fill ins(%ninf : f32) outs(%em : tensor<?xf32>) -> tensor<?xf32>
+        %max:2 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%xf : tensor<?x?xf32>) outs(%fm, %fi : tensor<?xf32>, tensor<?xi64>) {
+        ^bb1(%in: f32, %out: f32, %out_i: i64):
+          %j = linalg.index 1 : index
+          %ji = arith.index_cast %j : index to i64
+          %m = arith.maximumf %in, %out : f32
+          %gt = arith.cmpf ogt, %in, %out : f32
+          %arg = arith.select %gt, %ji, %out_i : i64
+          linalg.yield %m, %arg : f32, i64
+        } -> (tensor<?xf32>, tensor<?xi64>)
+        %mx = tensor.expand_shape %max#0 [[0, 1]] output_shape [%d, 1] {"match.operation_name_only"} : tensor<?xf32> into tensor<?x1xf32>
+        %sub = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, 0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%xf, %mx : tensor<?x?xf32>, tensor<?x1xf32>) outs(%ef : tensor<?x?xf32>) {
+        ^bb1(%in: f32, %in_m: f32, %out: f32):
+          %s = arith.subf %in, %in_m : f32
+          linalg.yield %s : f32
+        } -> tensor<?x?xf32>
+        %exp = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%sub : tensor<?x?xf32>) outs(%ef : tensor<?x?xf32>) {
+        ^bb1(%in: f32, %out: f32):
+          %e = math.exp %in : f32
+          linalg.yield %e : f32
+        } -> tensor<?x?xf32>
+        %es = tensor.empty(%d) {"match.operation_name_only"} : tensor<?x1xf32>
+        %fs = linalg.fill ins(%fzero : f32) outs(%es : tensor<?x1xf32>) -> tensor<?x1xf32>
+        %sum = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, 0)>], iterator_types = ["parallel", "reduction"]} ins(%exp : tensor<?x?xf32>) outs(%fs : tensor<?x1xf32>) {
+        ^bb1(%in: f32, %out: f32):
+          %a = arith.addf %in, %out : f32
+          linalg.yield %a : f32
+        } -> tensor<?x1xf32>
+        %div = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, 0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%exp, %sum : tensor<?x?xf32>, tensor<?x1xf32>) outs(%ef : tensor<?x?xf32>) {
+        ^bb1(%in: f32, %in_s: f32, %out: f32):
+          %q = arith.divf %in, %in_s : f32
+          linalg.yield %q : f32
+        } -> tensor<?x?xf32>
+        %eo = tensor.empty(%d, %d) {"match.operation_name_only"} : tensor<?x?xi8>
+        %y = iree_linalg_ext.quantize_affine <indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>], quant_min = -128, quant_max = 127> ins(%div, %sy : tensor<?x?xf32>, f32) outs(%eo : tensor<?x?xi8>) -> tensor<?x?xi8>
+    } : (!transform.any_op) -> (!transform.any_value, !transform.any_value)
+    transform.yield %ins, %outs : !transform.any_value, !transform.any_value
+  }
+  transform.named_sequence @call_softmax_znone(%ins: !transform.any_value {transform.readonly}, %out: !transform.any_value {transform.readonly}) {
+    %root = transform.get_defining_op %out : (!transform.any_value) -> !transform.any_op
+    %module = transform.util.get_nearest_symbol_table %root : (!transform.any_op) -> !transform.any_op
+    %exe = transform.util.import_symbol @ireegen_i8_softmax_r2 into %module if undefined : (!transform.any_op) -> !transform.any_op
+    %func = transform.util.import_symbol @ireegen_call_softmax_znone into %module if undefined : (!transform.any_op) -> !transform.any_op
+    transform.util.cast_and_call inline_call %func(%ins) -> %out after %root {
+      transform.type_conversion.tensor.cast_shape_dynamic_dims
+    } : (!transform.any_op, !transform.any_value, !transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
   transform.named_sequence @__transform_main(%module: !transform.any_op) {
     %funcs = transform.structured.match ops{["util.func"]} in %module : (!transform.any_op) -> !transform.any_op
     transform.foreach %funcs : !transform.any_op {
@@ -19910,7 +20220,7 @@ module attributes {transform.with_named_sequence} {
             }
           }
         }
-        transform.foreach_match in %func @match_fc_zxy -> @call_fc_zxy, @match_fc_zx -> @call_fc_zx, @match_fc_zy -> @call_fc_zy, @match_fc_znone -> @call_fc_znone, @match_fckn_zxy -> @call_fckn_zxy, @match_fckn_zx -> @call_fckn_zx, @match_fckn_zy -> @call_fckn_zy, @match_fckn_znone -> @call_fckn_znone, @match_conv_p0000_s1_zxy -> @call_conv_p0000_s1_zxy, @match_conv_p0000_s2_zxy -> @call_conv_p0000_s2_zxy, @match_conv_p1111_s1_zxy -> @call_conv_p1111_s1_zxy, @match_conv_p1111_s2_zxy -> @call_conv_p1111_s2_zxy, @match_conv_p0011_s1_zxy -> @call_conv_p0011_s1_zxy, @match_conv_p0011_s2_zxy -> @call_conv_p0011_s2_zxy, @match_conv_p1100_s1_zxy -> @call_conv_p1100_s1_zxy, @match_conv_p1100_s2_zxy -> @call_conv_p1100_s2_zxy, @match_conv_p2222_s1_zxy -> @call_conv_p2222_s1_zxy, @match_conv_p2222_s2_zxy -> @call_conv_p2222_s2_zxy, @match_conv_p4151_s1_zxy -> @call_conv_p4151_s1_zxy, @match_conv_p4151_s2_zxy -> @call_conv_p4151_s2_zxy, @match_conv_p0000_s1_zx -> @call_conv_p0000_s1_zx, @match_conv_p0000_s2_zx -> @call_conv_p0000_s2_zx, @match_conv_p1111_s1_zx -> @call_conv_p1111_s1_zx, @match_conv_p1111_s2_zx -> @call_conv_p1111_s2_zx, @match_conv_p0011_s1_zx -> @call_conv_p0011_s1_zx, @match_conv_p0011_s2_zx -> @call_conv_p0011_s2_zx, @match_conv_p1100_s1_zx -> @call_conv_p1100_s1_zx, @match_conv_p1100_s2_zx -> @call_conv_p1100_s2_zx, @match_conv_p2222_s1_zx -> @call_conv_p2222_s1_zx, @match_conv_p2222_s2_zx -> @call_conv_p2222_s2_zx, @match_conv_p4151_s1_zx -> @call_conv_p4151_s1_zx, @match_conv_p4151_s2_zx -> @call_conv_p4151_s2_zx, @match_conv_p0000_s1_zy -> @call_conv_p0000_s1_zy, @match_conv_p0000_s2_zy -> @call_conv_p0000_s2_zy, @match_conv_p1111_s1_zy -> @call_conv_p1111_s1_zy, @match_conv_p1111_s2_zy -> @call_conv_p1111_s2_zy, @match_conv_p0011_s1_zy -> @call_conv_p0011_s1_zy, @match_conv_p0011_s2_zy -> @call_conv_p0011_s2_zy, @match_conv_p1100_s1_zy -> @call_conv_p1100_s1_zy, @match_conv_p1100_s2_zy -> @call_conv_p1100_s2_zy, @match_conv_p2222_s1_zy -> @call_conv_p2222_s1_zy, @match_conv_p2222_s2_zy -> @call_conv_p2222_s2_zy, @match_conv_p4151_s1_zy -> @call_conv_p4151_s1_zy, @match_conv_p4151_s2_zy -> @call_conv_p4151_s2_zy, @match_conv_p0000_s1_znone -> @call_conv_p0000_s1_znone, @match_conv_p0000_s2_znone -> @call_conv_p0000_s2_znone, @match_conv_p1111_s1_znone -> @call_conv_p1111_s1_znone, @match_conv_p1111_s2_znone -> @call_conv_p1111_s2_znone, @match_conv_p0011_s1_znone -> @call_conv_p0011_s1_znone, @match_conv_p0011_s2_znone -> @call_conv_p0011_s2_znone, @match_conv_p1100_s1_znone -> @call_conv_p1100_s1_znone, @match_conv_p1100_s2_znone -> @call_conv_p1100_s2_znone, @match_conv_p2222_s1_znone -> @call_conv_p2222_s1_znone, @match_conv_p2222_s2_znone -> @call_conv_p2222_s2_znone, @match_conv_p4151_s1_znone -> @call_conv_p4151_s1_znone, @match_conv_p4151_s2_znone -> @call_conv_p4151_s2_znone, @match_dwconv_p0000_s1_zxy -> @call_dwconv_p0000_s1_zxy, @match_dwconv_p0000_s2_zxy -> @call_dwconv_p0000_s2_zxy, @match_dwconv_p1111_s1_zxy -> @call_dwconv_p1111_s1_zxy, @match_dwconv_p1111_s2_zxy -> @call_dwconv_p1111_s2_zxy, @match_dwconv_p0011_s1_zxy -> @call_dwconv_p0011_s1_zxy, @match_dwconv_p0011_s2_zxy -> @call_dwconv_p0011_s2_zxy, @match_dwconv_p1100_s1_zxy -> @call_dwconv_p1100_s1_zxy, @match_dwconv_p1100_s2_zxy -> @call_dwconv_p1100_s2_zxy, @match_dwconv_p2222_s1_zxy -> @call_dwconv_p2222_s1_zxy, @match_dwconv_p2222_s2_zxy -> @call_dwconv_p2222_s2_zxy, @match_dwconv_p4151_s1_zxy -> @call_dwconv_p4151_s1_zxy, @match_dwconv_p4151_s2_zxy -> @call_dwconv_p4151_s2_zxy, @match_dwconv_p0000_s1_zx -> @call_dwconv_p0000_s1_zx, @match_dwconv_p0000_s2_zx -> @call_dwconv_p0000_s2_zx, @match_dwconv_p1111_s1_zx -> @call_dwconv_p1111_s1_zx, @match_dwconv_p1111_s2_zx -> @call_dwconv_p1111_s2_zx, @match_dwconv_p0011_s1_zx -> @call_dwconv_p0011_s1_zx, @match_dwconv_p0011_s2_zx -> @call_dwconv_p0011_s2_zx, @match_dwconv_p1100_s1_zx -> @call_dwconv_p1100_s1_zx, @match_dwconv_p1100_s2_zx -> @call_dwconv_p1100_s2_zx, @match_dwconv_p2222_s1_zx -> @call_dwconv_p2222_s1_zx, @match_dwconv_p2222_s2_zx -> @call_dwconv_p2222_s2_zx, @match_dwconv_p4151_s1_zx -> @call_dwconv_p4151_s1_zx, @match_dwconv_p4151_s2_zx -> @call_dwconv_p4151_s2_zx, @match_dwconv_p0000_s1_zy -> @call_dwconv_p0000_s1_zy, @match_dwconv_p0000_s2_zy -> @call_dwconv_p0000_s2_zy, @match_dwconv_p1111_s1_zy -> @call_dwconv_p1111_s1_zy, @match_dwconv_p1111_s2_zy -> @call_dwconv_p1111_s2_zy, @match_dwconv_p0011_s1_zy -> @call_dwconv_p0011_s1_zy, @match_dwconv_p0011_s2_zy -> @call_dwconv_p0011_s2_zy, @match_dwconv_p1100_s1_zy -> @call_dwconv_p1100_s1_zy, @match_dwconv_p1100_s2_zy -> @call_dwconv_p1100_s2_zy, @match_dwconv_p2222_s1_zy -> @call_dwconv_p2222_s1_zy, @match_dwconv_p2222_s2_zy -> @call_dwconv_p2222_s2_zy, @match_dwconv_p4151_s1_zy -> @call_dwconv_p4151_s1_zy, @match_dwconv_p4151_s2_zy -> @call_dwconv_p4151_s2_zy, @match_dwconv_p0000_s1_znone -> @call_dwconv_p0000_s1_znone, @match_dwconv_p0000_s2_znone -> @call_dwconv_p0000_s2_znone, @match_dwconv_p1111_s1_znone -> @call_dwconv_p1111_s1_znone, @match_dwconv_p1111_s2_znone -> @call_dwconv_p1111_s2_znone, @match_dwconv_p0011_s1_znone -> @call_dwconv_p0011_s1_znone, @match_dwconv_p0011_s2_znone -> @call_dwconv_p0011_s2_znone, @match_dwconv_p1100_s1_znone -> @call_dwconv_p1100_s1_znone, @match_dwconv_p1100_s2_znone -> @call_dwconv_p1100_s2_znone, @match_dwconv_p2222_s1_znone -> @call_dwconv_p2222_s1_znone, @match_dwconv_p2222_s2_znone -> @call_dwconv_p2222_s2_znone, @match_dwconv_p4151_s1_znone -> @call_dwconv_p4151_s1_znone, @match_dwconv_p4151_s2_znone -> @call_dwconv_p4151_s2_znone, @match_fc_zxy_pc -> @call_fc_zxy_pc, @match_fc_zx_pc -> @call_fc_zx_pc, @match_fc_zy_pc -> @call_fc_zy_pc, @match_fc_znone_pc -> @call_fc_znone_pc, @match_fckn_zxy_pc -> @call_fckn_zxy_pc, @match_fckn_zx_pc -> @call_fckn_zx_pc, @match_fckn_zy_pc -> @call_fckn_zy_pc, @match_fckn_znone_pc -> @call_fckn_znone_pc, @match_conv_p0000_s1_zxy_pc -> @call_conv_p0000_s1_zxy_pc, @match_conv_p0000_s2_zxy_pc -> @call_conv_p0000_s2_zxy_pc, @match_conv_p1111_s1_zxy_pc -> @call_conv_p1111_s1_zxy_pc, @match_conv_p1111_s2_zxy_pc -> @call_conv_p1111_s2_zxy_pc, @match_conv_p0011_s1_zxy_pc -> @call_conv_p0011_s1_zxy_pc, @match_conv_p0011_s2_zxy_pc -> @call_conv_p0011_s2_zxy_pc, @match_conv_p1100_s1_zxy_pc -> @call_conv_p1100_s1_zxy_pc, @match_conv_p1100_s2_zxy_pc -> @call_conv_p1100_s2_zxy_pc, @match_conv_p2222_s1_zxy_pc -> @call_conv_p2222_s1_zxy_pc, @match_conv_p2222_s2_zxy_pc -> @call_conv_p2222_s2_zxy_pc, @match_conv_p4151_s1_zxy_pc -> @call_conv_p4151_s1_zxy_pc, @match_conv_p4151_s2_zxy_pc -> @call_conv_p4151_s2_zxy_pc, @match_conv_p0000_s1_zx_pc -> @call_conv_p0000_s1_zx_pc, @match_conv_p0000_s2_zx_pc -> @call_conv_p0000_s2_zx_pc, @match_conv_p1111_s1_zx_pc -> @call_conv_p1111_s1_zx_pc, @match_conv_p1111_s2_zx_pc -> @call_conv_p1111_s2_zx_pc, @match_conv_p0011_s1_zx_pc -> @call_conv_p0011_s1_zx_pc, @match_conv_p0011_s2_zx_pc -> @call_conv_p0011_s2_zx_pc, @match_conv_p1100_s1_zx_pc -> @call_conv_p1100_s1_zx_pc, @match_conv_p1100_s2_zx_pc -> @call_conv_p1100_s2_zx_pc, @match_conv_p2222_s1_zx_pc -> @call_conv_p2222_s1_zx_pc, @match_conv_p2222_s2_zx_pc -> @call_conv_p2222_s2_zx_pc, @match_conv_p4151_s1_zx_pc -> @call_conv_p4151_s1_zx_pc, @match_conv_p4151_s2_zx_pc -> @call_conv_p4151_s2_zx_pc, @match_conv_p0000_s1_zy_pc -> @call_conv_p0000_s1_zy_pc, @match_conv_p0000_s2_zy_pc -> @call_conv_p0000_s2_zy_pc, @match_conv_p1111_s1_zy_pc -> @call_conv_p1111_s1_zy_pc, @match_conv_p1111_s2_zy_pc -> @call_conv_p1111_s2_zy_pc, @match_conv_p0011_s1_zy_pc -> @call_conv_p0011_s1_zy_pc, @match_conv_p0011_s2_zy_pc -> @call_conv_p0011_s2_zy_pc, @match_conv_p1100_s1_zy_pc -> @call_conv_p1100_s1_zy_pc, @match_conv_p1100_s2_zy_pc -> @call_conv_p1100_s2_zy_pc, @match_conv_p2222_s1_zy_pc -> @call_conv_p2222_s1_zy_pc, @match_conv_p2222_s2_zy_pc -> @call_conv_p2222_s2_zy_pc, @match_conv_p4151_s1_zy_pc -> @call_conv_p4151_s1_zy_pc, @match_conv_p4151_s2_zy_pc -> @call_conv_p4151_s2_zy_pc, @match_conv_p0000_s1_znone_pc -> @call_conv_p0000_s1_znone_pc, @match_conv_p0000_s2_znone_pc -> @call_conv_p0000_s2_znone_pc, @match_conv_p1111_s1_znone_pc -> @call_conv_p1111_s1_znone_pc, @match_conv_p1111_s2_znone_pc -> @call_conv_p1111_s2_znone_pc, @match_conv_p0011_s1_znone_pc -> @call_conv_p0011_s1_znone_pc, @match_conv_p0011_s2_znone_pc -> @call_conv_p0011_s2_znone_pc, @match_conv_p1100_s1_znone_pc -> @call_conv_p1100_s1_znone_pc, @match_conv_p1100_s2_znone_pc -> @call_conv_p1100_s2_znone_pc, @match_conv_p2222_s1_znone_pc -> @call_conv_p2222_s1_znone_pc, @match_conv_p2222_s2_znone_pc -> @call_conv_p2222_s2_znone_pc, @match_conv_p4151_s1_znone_pc -> @call_conv_p4151_s1_znone_pc, @match_conv_p4151_s2_znone_pc -> @call_conv_p4151_s2_znone_pc, @match_dwconv_p0000_s1_zxy_pc -> @call_dwconv_p0000_s1_zxy_pc, @match_dwconv_p0000_s2_zxy_pc -> @call_dwconv_p0000_s2_zxy_pc, @match_dwconv_p1111_s1_zxy_pc -> @call_dwconv_p1111_s1_zxy_pc, @match_dwconv_p1111_s2_zxy_pc -> @call_dwconv_p1111_s2_zxy_pc, @match_dwconv_p0011_s1_zxy_pc -> @call_dwconv_p0011_s1_zxy_pc, @match_dwconv_p0011_s2_zxy_pc -> @call_dwconv_p0011_s2_zxy_pc, @match_dwconv_p1100_s1_zxy_pc -> @call_dwconv_p1100_s1_zxy_pc, @match_dwconv_p1100_s2_zxy_pc -> @call_dwconv_p1100_s2_zxy_pc, @match_dwconv_p2222_s1_zxy_pc -> @call_dwconv_p2222_s1_zxy_pc, @match_dwconv_p2222_s2_zxy_pc -> @call_dwconv_p2222_s2_zxy_pc, @match_dwconv_p4151_s1_zxy_pc -> @call_dwconv_p4151_s1_zxy_pc, @match_dwconv_p4151_s2_zxy_pc -> @call_dwconv_p4151_s2_zxy_pc, @match_dwconv_p0000_s1_zx_pc -> @call_dwconv_p0000_s1_zx_pc, @match_dwconv_p0000_s2_zx_pc -> @call_dwconv_p0000_s2_zx_pc, @match_dwconv_p1111_s1_zx_pc -> @call_dwconv_p1111_s1_zx_pc, @match_dwconv_p1111_s2_zx_pc -> @call_dwconv_p1111_s2_zx_pc, @match_dwconv_p0011_s1_zx_pc -> @call_dwconv_p0011_s1_zx_pc, @match_dwconv_p0011_s2_zx_pc -> @call_dwconv_p0011_s2_zx_pc, @match_dwconv_p1100_s1_zx_pc -> @call_dwconv_p1100_s1_zx_pc, @match_dwconv_p1100_s2_zx_pc -> @call_dwconv_p1100_s2_zx_pc, @match_dwconv_p2222_s1_zx_pc -> @call_dwconv_p2222_s1_zx_pc, @match_dwconv_p2222_s2_zx_pc -> @call_dwconv_p2222_s2_zx_pc, @match_dwconv_p4151_s1_zx_pc -> @call_dwconv_p4151_s1_zx_pc, @match_dwconv_p4151_s2_zx_pc -> @call_dwconv_p4151_s2_zx_pc, @match_dwconv_p0000_s1_zy_pc -> @call_dwconv_p0000_s1_zy_pc, @match_dwconv_p0000_s2_zy_pc -> @call_dwconv_p0000_s2_zy_pc, @match_dwconv_p1111_s1_zy_pc -> @call_dwconv_p1111_s1_zy_pc, @match_dwconv_p1111_s2_zy_pc -> @call_dwconv_p1111_s2_zy_pc, @match_dwconv_p0011_s1_zy_pc -> @call_dwconv_p0011_s1_zy_pc, @match_dwconv_p0011_s2_zy_pc -> @call_dwconv_p0011_s2_zy_pc, @match_dwconv_p1100_s1_zy_pc -> @call_dwconv_p1100_s1_zy_pc, @match_dwconv_p1100_s2_zy_pc -> @call_dwconv_p1100_s2_zy_pc, @match_dwconv_p2222_s1_zy_pc -> @call_dwconv_p2222_s1_zy_pc, @match_dwconv_p2222_s2_zy_pc -> @call_dwconv_p2222_s2_zy_pc, @match_dwconv_p4151_s1_zy_pc -> @call_dwconv_p4151_s1_zy_pc, @match_dwconv_p4151_s2_zy_pc -> @call_dwconv_p4151_s2_zy_pc, @match_dwconv_p0000_s1_znone_pc -> @call_dwconv_p0000_s1_znone_pc, @match_dwconv_p0000_s2_znone_pc -> @call_dwconv_p0000_s2_znone_pc, @match_dwconv_p1111_s1_znone_pc -> @call_dwconv_p1111_s1_znone_pc, @match_dwconv_p1111_s2_znone_pc -> @call_dwconv_p1111_s2_znone_pc, @match_dwconv_p0011_s1_znone_pc -> @call_dwconv_p0011_s1_znone_pc, @match_dwconv_p0011_s2_znone_pc -> @call_dwconv_p0011_s2_znone_pc, @match_dwconv_p1100_s1_znone_pc -> @call_dwconv_p1100_s1_znone_pc, @match_dwconv_p1100_s2_znone_pc -> @call_dwconv_p1100_s2_znone_pc, @match_dwconv_p2222_s1_znone_pc -> @call_dwconv_p2222_s1_znone_pc, @match_dwconv_p2222_s2_znone_pc -> @call_dwconv_p2222_s2_znone_pc, @match_dwconv_p4151_s1_znone_pc -> @call_dwconv_p4151_s1_znone_pc, @match_dwconv_p4151_s2_znone_pc -> @call_dwconv_p4151_s2_znone_pc, @match_quantize_r2_zy -> @call_quantize_r2_zy, @match_quantize_r2_zy_reshaped -> @call_quantize_r2_zy_reshaped, @match_quantize_r2_znone -> @call_quantize_r2_znone, @match_quantize_r2_znone_reshaped -> @call_quantize_r2_znone_reshaped, @match_quantize_r3_zy -> @call_quantize_r3_zy, @match_quantize_r3_zy_reshaped -> @call_quantize_r3_zy_reshaped, @match_quantize_r3_znone -> @call_quantize_r3_znone, @match_quantize_r3_znone_reshaped -> @call_quantize_r3_znone_reshaped, @match_quantize_r4_zy -> @call_quantize_r4_zy, @match_quantize_r4_zy_reshaped -> @call_quantize_r4_zy_reshaped, @match_quantize_r4_znone -> @call_quantize_r4_znone, @match_quantize_r4_znone_reshaped -> @call_quantize_r4_znone_reshaped, @match_add_r1_zaby -> @call_add_r1_zaby, @match_add_r1_zab -> @call_add_r1_zab, @match_add_r1_zay -> @call_add_r1_zay, @match_add_r1_za -> @call_add_r1_za, @match_add_r1_zby -> @call_add_r1_zby, @match_add_r1_zb -> @call_add_r1_zb, @match_add_r1_zy -> @call_add_r1_zy, @match_add_r1_znone -> @call_add_r1_znone, @match_add_r2_zaby -> @call_add_r2_zaby, @match_add_r2_zab -> @call_add_r2_zab, @match_add_r2_zay -> @call_add_r2_zay, @match_add_r2_za -> @call_add_r2_za, @match_add_r2_zby -> @call_add_r2_zby, @match_add_r2_zb -> @call_add_r2_zb, @match_add_r2_zy -> @call_add_r2_zy, @match_add_r2_znone -> @call_add_r2_znone, @match_add_r3_zaby -> @call_add_r3_zaby, @match_add_r3_zab -> @call_add_r3_zab, @match_add_r3_zay -> @call_add_r3_zay, @match_add_r3_za -> @call_add_r3_za, @match_add_r3_zby -> @call_add_r3_zby, @match_add_r3_zb -> @call_add_r3_zb, @match_add_r3_zy -> @call_add_r3_zy, @match_add_r3_znone -> @call_add_r3_znone, @match_add_r4_zaby -> @call_add_r4_zaby, @match_add_r4_zab -> @call_add_r4_zab, @match_add_r4_zay -> @call_add_r4_zay, @match_add_r4_za -> @call_add_r4_za, @match_add_r4_zby -> @call_add_r4_zby, @match_add_r4_zb -> @call_add_r4_zb, @match_add_r4_zy -> @call_add_r4_zy, @match_add_r4_znone -> @call_add_r4_znone, @match_avgpool_s1_zxy -> @call_avgpool_s1_zxy, @match_avgpool_s1_zx -> @call_avgpool_s1_zx, @match_avgpool_s1_zy -> @call_avgpool_s1_zy, @match_avgpool_s1_znone -> @call_avgpool_s1_znone, @match_avgpool_s2_zxy -> @call_avgpool_s2_zxy, @match_avgpool_s2_zx -> @call_avgpool_s2_zx, @match_avgpool_s2_zy -> @call_avgpool_s2_zy, @match_avgpool_s2_znone -> @call_avgpool_s2_znone : (!transform.any_op) -> (!transform.any_op)
+        transform.foreach_match in %func @match_fc_zxy -> @call_fc_zxy, @match_fc_zx -> @call_fc_zx, @match_fc_zy -> @call_fc_zy, @match_fc_znone -> @call_fc_znone, @match_fckn_zxy -> @call_fckn_zxy, @match_fckn_zx -> @call_fckn_zx, @match_fckn_zy -> @call_fckn_zy, @match_fckn_znone -> @call_fckn_znone, @match_conv_p0000_s1_zxy -> @call_conv_p0000_s1_zxy, @match_conv_p0000_s2_zxy -> @call_conv_p0000_s2_zxy, @match_conv_p1111_s1_zxy -> @call_conv_p1111_s1_zxy, @match_conv_p1111_s2_zxy -> @call_conv_p1111_s2_zxy, @match_conv_p0011_s1_zxy -> @call_conv_p0011_s1_zxy, @match_conv_p0011_s2_zxy -> @call_conv_p0011_s2_zxy, @match_conv_p1100_s1_zxy -> @call_conv_p1100_s1_zxy, @match_conv_p1100_s2_zxy -> @call_conv_p1100_s2_zxy, @match_conv_p2222_s1_zxy -> @call_conv_p2222_s1_zxy, @match_conv_p2222_s2_zxy -> @call_conv_p2222_s2_zxy, @match_conv_p4151_s1_zxy -> @call_conv_p4151_s1_zxy, @match_conv_p4151_s2_zxy -> @call_conv_p4151_s2_zxy, @match_conv_p0000_s1_zx -> @call_conv_p0000_s1_zx, @match_conv_p0000_s2_zx -> @call_conv_p0000_s2_zx, @match_conv_p1111_s1_zx -> @call_conv_p1111_s1_zx, @match_conv_p1111_s2_zx -> @call_conv_p1111_s2_zx, @match_conv_p0011_s1_zx -> @call_conv_p0011_s1_zx, @match_conv_p0011_s2_zx -> @call_conv_p0011_s2_zx, @match_conv_p1100_s1_zx -> @call_conv_p1100_s1_zx, @match_conv_p1100_s2_zx -> @call_conv_p1100_s2_zx, @match_conv_p2222_s1_zx -> @call_conv_p2222_s1_zx, @match_conv_p2222_s2_zx -> @call_conv_p2222_s2_zx, @match_conv_p4151_s1_zx -> @call_conv_p4151_s1_zx, @match_conv_p4151_s2_zx -> @call_conv_p4151_s2_zx, @match_conv_p0000_s1_zy -> @call_conv_p0000_s1_zy, @match_conv_p0000_s2_zy -> @call_conv_p0000_s2_zy, @match_conv_p1111_s1_zy -> @call_conv_p1111_s1_zy, @match_conv_p1111_s2_zy -> @call_conv_p1111_s2_zy, @match_conv_p0011_s1_zy -> @call_conv_p0011_s1_zy, @match_conv_p0011_s2_zy -> @call_conv_p0011_s2_zy, @match_conv_p1100_s1_zy -> @call_conv_p1100_s1_zy, @match_conv_p1100_s2_zy -> @call_conv_p1100_s2_zy, @match_conv_p2222_s1_zy -> @call_conv_p2222_s1_zy, @match_conv_p2222_s2_zy -> @call_conv_p2222_s2_zy, @match_conv_p4151_s1_zy -> @call_conv_p4151_s1_zy, @match_conv_p4151_s2_zy -> @call_conv_p4151_s2_zy, @match_conv_p0000_s1_znone -> @call_conv_p0000_s1_znone, @match_conv_p0000_s2_znone -> @call_conv_p0000_s2_znone, @match_conv_p1111_s1_znone -> @call_conv_p1111_s1_znone, @match_conv_p1111_s2_znone -> @call_conv_p1111_s2_znone, @match_conv_p0011_s1_znone -> @call_conv_p0011_s1_znone, @match_conv_p0011_s2_znone -> @call_conv_p0011_s2_znone, @match_conv_p1100_s1_znone -> @call_conv_p1100_s1_znone, @match_conv_p1100_s2_znone -> @call_conv_p1100_s2_znone, @match_conv_p2222_s1_znone -> @call_conv_p2222_s1_znone, @match_conv_p2222_s2_znone -> @call_conv_p2222_s2_znone, @match_conv_p4151_s1_znone -> @call_conv_p4151_s1_znone, @match_conv_p4151_s2_znone -> @call_conv_p4151_s2_znone, @match_dwconv_p0000_s1_zxy -> @call_dwconv_p0000_s1_zxy, @match_dwconv_p0000_s2_zxy -> @call_dwconv_p0000_s2_zxy, @match_dwconv_p1111_s1_zxy -> @call_dwconv_p1111_s1_zxy, @match_dwconv_p1111_s2_zxy -> @call_dwconv_p1111_s2_zxy, @match_dwconv_p0011_s1_zxy -> @call_dwconv_p0011_s1_zxy, @match_dwconv_p0011_s2_zxy -> @call_dwconv_p0011_s2_zxy, @match_dwconv_p1100_s1_zxy -> @call_dwconv_p1100_s1_zxy, @match_dwconv_p1100_s2_zxy -> @call_dwconv_p1100_s2_zxy, @match_dwconv_p2222_s1_zxy -> @call_dwconv_p2222_s1_zxy, @match_dwconv_p2222_s2_zxy -> @call_dwconv_p2222_s2_zxy, @match_dwconv_p4151_s1_zxy -> @call_dwconv_p4151_s1_zxy, @match_dwconv_p4151_s2_zxy -> @call_dwconv_p4151_s2_zxy, @match_dwconv_p0000_s1_zx -> @call_dwconv_p0000_s1_zx, @match_dwconv_p0000_s2_zx -> @call_dwconv_p0000_s2_zx, @match_dwconv_p1111_s1_zx -> @call_dwconv_p1111_s1_zx, @match_dwconv_p1111_s2_zx -> @call_dwconv_p1111_s2_zx, @match_dwconv_p0011_s1_zx -> @call_dwconv_p0011_s1_zx, @match_dwconv_p0011_s2_zx -> @call_dwconv_p0011_s2_zx, @match_dwconv_p1100_s1_zx -> @call_dwconv_p1100_s1_zx, @match_dwconv_p1100_s2_zx -> @call_dwconv_p1100_s2_zx, @match_dwconv_p2222_s1_zx -> @call_dwconv_p2222_s1_zx, @match_dwconv_p2222_s2_zx -> @call_dwconv_p2222_s2_zx, @match_dwconv_p4151_s1_zx -> @call_dwconv_p4151_s1_zx, @match_dwconv_p4151_s2_zx -> @call_dwconv_p4151_s2_zx, @match_dwconv_p0000_s1_zy -> @call_dwconv_p0000_s1_zy, @match_dwconv_p0000_s2_zy -> @call_dwconv_p0000_s2_zy, @match_dwconv_p1111_s1_zy -> @call_dwconv_p1111_s1_zy, @match_dwconv_p1111_s2_zy -> @call_dwconv_p1111_s2_zy, @match_dwconv_p0011_s1_zy -> @call_dwconv_p0011_s1_zy, @match_dwconv_p0011_s2_zy -> @call_dwconv_p0011_s2_zy, @match_dwconv_p1100_s1_zy -> @call_dwconv_p1100_s1_zy, @match_dwconv_p1100_s2_zy -> @call_dwconv_p1100_s2_zy, @match_dwconv_p2222_s1_zy -> @call_dwconv_p2222_s1_zy, @match_dwconv_p2222_s2_zy -> @call_dwconv_p2222_s2_zy, @match_dwconv_p4151_s1_zy -> @call_dwconv_p4151_s1_zy, @match_dwconv_p4151_s2_zy -> @call_dwconv_p4151_s2_zy, @match_dwconv_p0000_s1_znone -> @call_dwconv_p0000_s1_znone, @match_dwconv_p0000_s2_znone -> @call_dwconv_p0000_s2_znone, @match_dwconv_p1111_s1_znone -> @call_dwconv_p1111_s1_znone, @match_dwconv_p1111_s2_znone -> @call_dwconv_p1111_s2_znone, @match_dwconv_p0011_s1_znone -> @call_dwconv_p0011_s1_znone, @match_dwconv_p0011_s2_znone -> @call_dwconv_p0011_s2_znone, @match_dwconv_p1100_s1_znone -> @call_dwconv_p1100_s1_znone, @match_dwconv_p1100_s2_znone -> @call_dwconv_p1100_s2_znone, @match_dwconv_p2222_s1_znone -> @call_dwconv_p2222_s1_znone, @match_dwconv_p2222_s2_znone -> @call_dwconv_p2222_s2_znone, @match_dwconv_p4151_s1_znone -> @call_dwconv_p4151_s1_znone, @match_dwconv_p4151_s2_znone -> @call_dwconv_p4151_s2_znone, @match_fc_zxy_pc -> @call_fc_zxy_pc, @match_fc_zx_pc -> @call_fc_zx_pc, @match_fc_zy_pc -> @call_fc_zy_pc, @match_fc_znone_pc -> @call_fc_znone_pc, @match_fckn_zxy_pc -> @call_fckn_zxy_pc, @match_fckn_zx_pc -> @call_fckn_zx_pc, @match_fckn_zy_pc -> @call_fckn_zy_pc, @match_fckn_znone_pc -> @call_fckn_znone_pc, @match_conv_p0000_s1_zxy_pc -> @call_conv_p0000_s1_zxy_pc, @match_conv_p0000_s2_zxy_pc -> @call_conv_p0000_s2_zxy_pc, @match_conv_p1111_s1_zxy_pc -> @call_conv_p1111_s1_zxy_pc, @match_conv_p1111_s2_zxy_pc -> @call_conv_p1111_s2_zxy_pc, @match_conv_p0011_s1_zxy_pc -> @call_conv_p0011_s1_zxy_pc, @match_conv_p0011_s2_zxy_pc -> @call_conv_p0011_s2_zxy_pc, @match_conv_p1100_s1_zxy_pc -> @call_conv_p1100_s1_zxy_pc, @match_conv_p1100_s2_zxy_pc -> @call_conv_p1100_s2_zxy_pc, @match_conv_p2222_s1_zxy_pc -> @call_conv_p2222_s1_zxy_pc, @match_conv_p2222_s2_zxy_pc -> @call_conv_p2222_s2_zxy_pc, @match_conv_p4151_s1_zxy_pc -> @call_conv_p4151_s1_zxy_pc, @match_conv_p4151_s2_zxy_pc -> @call_conv_p4151_s2_zxy_pc, @match_conv_p0000_s1_zx_pc -> @call_conv_p0000_s1_zx_pc, @match_conv_p0000_s2_zx_pc -> @call_conv_p0000_s2_zx_pc, @match_conv_p1111_s1_zx_pc -> @call_conv_p1111_s1_zx_pc, @match_conv_p1111_s2_zx_pc -> @call_conv_p1111_s2_zx_pc, @match_conv_p0011_s1_zx_pc -> @call_conv_p0011_s1_zx_pc, @match_conv_p0011_s2_zx_pc -> @call_conv_p0011_s2_zx_pc, @match_conv_p1100_s1_zx_pc -> @call_conv_p1100_s1_zx_pc, @match_conv_p1100_s2_zx_pc -> @call_conv_p1100_s2_zx_pc, @match_conv_p2222_s1_zx_pc -> @call_conv_p2222_s1_zx_pc, @match_conv_p2222_s2_zx_pc -> @call_conv_p2222_s2_zx_pc, @match_conv_p4151_s1_zx_pc -> @call_conv_p4151_s1_zx_pc, @match_conv_p4151_s2_zx_pc -> @call_conv_p4151_s2_zx_pc, @match_conv_p0000_s1_zy_pc -> @call_conv_p0000_s1_zy_pc, @match_conv_p0000_s2_zy_pc -> @call_conv_p0000_s2_zy_pc, @match_conv_p1111_s1_zy_pc -> @call_conv_p1111_s1_zy_pc, @match_conv_p1111_s2_zy_pc -> @call_conv_p1111_s2_zy_pc, @match_conv_p0011_s1_zy_pc -> @call_conv_p0011_s1_zy_pc, @match_conv_p0011_s2_zy_pc -> @call_conv_p0011_s2_zy_pc, @match_conv_p1100_s1_zy_pc -> @call_conv_p1100_s1_zy_pc, @match_conv_p1100_s2_zy_pc -> @call_conv_p1100_s2_zy_pc, @match_conv_p2222_s1_zy_pc -> @call_conv_p2222_s1_zy_pc, @match_conv_p2222_s2_zy_pc -> @call_conv_p2222_s2_zy_pc, @match_conv_p4151_s1_zy_pc -> @call_conv_p4151_s1_zy_pc, @match_conv_p4151_s2_zy_pc -> @call_conv_p4151_s2_zy_pc, @match_conv_p0000_s1_znone_pc -> @call_conv_p0000_s1_znone_pc, @match_conv_p0000_s2_znone_pc -> @call_conv_p0000_s2_znone_pc, @match_conv_p1111_s1_znone_pc -> @call_conv_p1111_s1_znone_pc, @match_conv_p1111_s2_znone_pc -> @call_conv_p1111_s2_znone_pc, @match_conv_p0011_s1_znone_pc -> @call_conv_p0011_s1_znone_pc, @match_conv_p0011_s2_znone_pc -> @call_conv_p0011_s2_znone_pc, @match_conv_p1100_s1_znone_pc -> @call_conv_p1100_s1_znone_pc, @match_conv_p1100_s2_znone_pc -> @call_conv_p1100_s2_znone_pc, @match_conv_p2222_s1_znone_pc -> @call_conv_p2222_s1_znone_pc, @match_conv_p2222_s2_znone_pc -> @call_conv_p2222_s2_znone_pc, @match_conv_p4151_s1_znone_pc -> @call_conv_p4151_s1_znone_pc, @match_conv_p4151_s2_znone_pc -> @call_conv_p4151_s2_znone_pc, @match_dwconv_p0000_s1_zxy_pc -> @call_dwconv_p0000_s1_zxy_pc, @match_dwconv_p0000_s2_zxy_pc -> @call_dwconv_p0000_s2_zxy_pc, @match_dwconv_p1111_s1_zxy_pc -> @call_dwconv_p1111_s1_zxy_pc, @match_dwconv_p1111_s2_zxy_pc -> @call_dwconv_p1111_s2_zxy_pc, @match_dwconv_p0011_s1_zxy_pc -> @call_dwconv_p0011_s1_zxy_pc, @match_dwconv_p0011_s2_zxy_pc -> @call_dwconv_p0011_s2_zxy_pc, @match_dwconv_p1100_s1_zxy_pc -> @call_dwconv_p1100_s1_zxy_pc, @match_dwconv_p1100_s2_zxy_pc -> @call_dwconv_p1100_s2_zxy_pc, @match_dwconv_p2222_s1_zxy_pc -> @call_dwconv_p2222_s1_zxy_pc, @match_dwconv_p2222_s2_zxy_pc -> @call_dwconv_p2222_s2_zxy_pc, @match_dwconv_p4151_s1_zxy_pc -> @call_dwconv_p4151_s1_zxy_pc, @match_dwconv_p4151_s2_zxy_pc -> @call_dwconv_p4151_s2_zxy_pc, @match_dwconv_p0000_s1_zx_pc -> @call_dwconv_p0000_s1_zx_pc, @match_dwconv_p0000_s2_zx_pc -> @call_dwconv_p0000_s2_zx_pc, @match_dwconv_p1111_s1_zx_pc -> @call_dwconv_p1111_s1_zx_pc, @match_dwconv_p1111_s2_zx_pc -> @call_dwconv_p1111_s2_zx_pc, @match_dwconv_p0011_s1_zx_pc -> @call_dwconv_p0011_s1_zx_pc, @match_dwconv_p0011_s2_zx_pc -> @call_dwconv_p0011_s2_zx_pc, @match_dwconv_p1100_s1_zx_pc -> @call_dwconv_p1100_s1_zx_pc, @match_dwconv_p1100_s2_zx_pc -> @call_dwconv_p1100_s2_zx_pc, @match_dwconv_p2222_s1_zx_pc -> @call_dwconv_p2222_s1_zx_pc, @match_dwconv_p2222_s2_zx_pc -> @call_dwconv_p2222_s2_zx_pc, @match_dwconv_p4151_s1_zx_pc -> @call_dwconv_p4151_s1_zx_pc, @match_dwconv_p4151_s2_zx_pc -> @call_dwconv_p4151_s2_zx_pc, @match_dwconv_p0000_s1_zy_pc -> @call_dwconv_p0000_s1_zy_pc, @match_dwconv_p0000_s2_zy_pc -> @call_dwconv_p0000_s2_zy_pc, @match_dwconv_p1111_s1_zy_pc -> @call_dwconv_p1111_s1_zy_pc, @match_dwconv_p1111_s2_zy_pc -> @call_dwconv_p1111_s2_zy_pc, @match_dwconv_p0011_s1_zy_pc -> @call_dwconv_p0011_s1_zy_pc, @match_dwconv_p0011_s2_zy_pc -> @call_dwconv_p0011_s2_zy_pc, @match_dwconv_p1100_s1_zy_pc -> @call_dwconv_p1100_s1_zy_pc, @match_dwconv_p1100_s2_zy_pc -> @call_dwconv_p1100_s2_zy_pc, @match_dwconv_p2222_s1_zy_pc -> @call_dwconv_p2222_s1_zy_pc, @match_dwconv_p2222_s2_zy_pc -> @call_dwconv_p2222_s2_zy_pc, @match_dwconv_p4151_s1_zy_pc -> @call_dwconv_p4151_s1_zy_pc, @match_dwconv_p4151_s2_zy_pc -> @call_dwconv_p4151_s2_zy_pc, @match_dwconv_p0000_s1_znone_pc -> @call_dwconv_p0000_s1_znone_pc, @match_dwconv_p0000_s2_znone_pc -> @call_dwconv_p0000_s2_znone_pc, @match_dwconv_p1111_s1_znone_pc -> @call_dwconv_p1111_s1_znone_pc, @match_dwconv_p1111_s2_znone_pc -> @call_dwconv_p1111_s2_znone_pc, @match_dwconv_p0011_s1_znone_pc -> @call_dwconv_p0011_s1_znone_pc, @match_dwconv_p0011_s2_znone_pc -> @call_dwconv_p0011_s2_znone_pc, @match_dwconv_p1100_s1_znone_pc -> @call_dwconv_p1100_s1_znone_pc, @match_dwconv_p1100_s2_znone_pc -> @call_dwconv_p1100_s2_znone_pc, @match_dwconv_p2222_s1_znone_pc -> @call_dwconv_p2222_s1_znone_pc, @match_dwconv_p2222_s2_znone_pc -> @call_dwconv_p2222_s2_znone_pc, @match_dwconv_p4151_s1_znone_pc -> @call_dwconv_p4151_s1_znone_pc, @match_dwconv_p4151_s2_znone_pc -> @call_dwconv_p4151_s2_znone_pc, @match_quantize_r2_zy -> @call_quantize_r2_zy, @match_quantize_r2_zy_reshaped -> @call_quantize_r2_zy_reshaped, @match_quantize_r2_znone -> @call_quantize_r2_znone, @match_quantize_r2_znone_reshaped -> @call_quantize_r2_znone_reshaped, @match_quantize_r3_zy -> @call_quantize_r3_zy, @match_quantize_r3_zy_reshaped -> @call_quantize_r3_zy_reshaped, @match_quantize_r3_znone -> @call_quantize_r3_znone, @match_quantize_r3_znone_reshaped -> @call_quantize_r3_znone_reshaped, @match_quantize_r4_zy -> @call_quantize_r4_zy, @match_quantize_r4_zy_reshaped -> @call_quantize_r4_zy_reshaped, @match_quantize_r4_znone -> @call_quantize_r4_znone, @match_quantize_r4_znone_reshaped -> @call_quantize_r4_znone_reshaped, @match_add_r1_zaby -> @call_add_r1_zaby, @match_add_r1_zab -> @call_add_r1_zab, @match_add_r1_zay -> @call_add_r1_zay, @match_add_r1_za -> @call_add_r1_za, @match_add_r1_zby -> @call_add_r1_zby, @match_add_r1_zb -> @call_add_r1_zb, @match_add_r1_zy -> @call_add_r1_zy, @match_add_r1_znone -> @call_add_r1_znone, @match_add_r2_zaby -> @call_add_r2_zaby, @match_add_r2_zab -> @call_add_r2_zab, @match_add_r2_zay -> @call_add_r2_zay, @match_add_r2_za -> @call_add_r2_za, @match_add_r2_zby -> @call_add_r2_zby, @match_add_r2_zb -> @call_add_r2_zb, @match_add_r2_zy -> @call_add_r2_zy, @match_add_r2_znone -> @call_add_r2_znone, @match_add_r3_zaby -> @call_add_r3_zaby, @match_add_r3_zab -> @call_add_r3_zab, @match_add_r3_zay -> @call_add_r3_zay, @match_add_r3_za -> @call_add_r3_za, @match_add_r3_zby -> @call_add_r3_zby, @match_add_r3_zb -> @call_add_r3_zb, @match_add_r3_zy -> @call_add_r3_zy, @match_add_r3_znone -> @call_add_r3_znone, @match_add_r4_zaby -> @call_add_r4_zaby, @match_add_r4_zab -> @call_add_r4_zab, @match_add_r4_zay -> @call_add_r4_zay, @match_add_r4_za -> @call_add_r4_za, @match_add_r4_zby -> @call_add_r4_zby, @match_add_r4_zb -> @call_add_r4_zb, @match_add_r4_zy -> @call_add_r4_zy, @match_add_r4_znone -> @call_add_r4_znone, @match_avgpool_s1_zxy -> @call_avgpool_s1_zxy, @match_avgpool_s1_zx -> @call_avgpool_s1_zx, @match_avgpool_s1_zy -> @call_avgpool_s1_zy, @match_avgpool_s1_znone -> @call_avgpool_s1_znone, @match_avgpool_s2_zxy -> @call_avgpool_s2_zxy, @match_avgpool_s2_zx -> @call_avgpool_s2_zx, @match_avgpool_s2_zy -> @call_avgpool_s2_zy, @match_avgpool_s2_znone -> @call_avgpool_s2_znone, @match_softmax_zxy -> @call_softmax_zxy, @match_softmax_zx -> @call_softmax_zx, @match_softmax_zy -> @call_softmax_zy, @match_softmax_znone -> @call_softmax_znone : (!transform.any_op) -> (!transform.any_op)
     }
     transform.apply_dce to %module : !transform.any_op
     transform.yield

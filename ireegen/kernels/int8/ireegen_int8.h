@@ -102,9 +102,7 @@ void ireegen_i8_average_pool(const int8_t* x, size_t x_offset, int8_t* y,
                              int32_t x_zero, uint32_t y_scale, int32_t y_zero);
 
 // Softmax over the last axis of a (rows, d) int8 tensor: ONNX Runtime's
-// QLinearSoftmax (softmax.c).  The input's zero point cancels out.  Not in
-// the spec yet: its rounding differs from IREE's float softmax, which emit's
-// verification compares against (docs/kernels-int8.md).
+// QLinearSoftmax (softmax.c).  The input's zero point cancels out.
 void ireegen_i8_softmax(const int8_t* x, size_t x_offset, int8_t* y,
                         size_t y_offset, size_t rows, size_t d,
                         uint32_t x_scale, uint32_t y_scale, int32_t y_zero);

@@ -37,4 +37,24 @@
 #define ireegen_i8_round_clamp ireegen_i8_pc_round_clamp
 #define ireegen_i8_requantize ireegen_i8_pc_requantize
 
+// The MVE loops (fully_connected_mve.h, convolution_mve.h, depthwise_mve.h,
+// requantize_mve.h).
+#define ireegen_i8_fc_row_offsets ireegen_i8_pc_fc_row_offsets
+#define ireegen_i8_fc_group_mve ireegen_i8_pc_fc_group_mve
+#define ireegen_i8_fc_row_mve ireegen_i8_pc_fc_row_mve
+#define ireegen_i8_fully_connected_mve ireegen_i8_pc_fully_connected_mve
+#define ireegen_i8_requantize4_mve ireegen_i8_pc_requantize4_mve
+#define ireegen_i8_requantize4v_mve ireegen_i8_pc_requantize4v_mve
+#define ireegen_i8_gather_column ireegen_i8_pc_gather_column
+#define ireegen_i8_dot2x2_s8 ireegen_i8_pc_dot2x2_s8
+#define ireegen_i8_filter_bases ireegen_i8_pc_filter_bases
+#define ireegen_i8_convolution_mve ireegen_i8_pc_convolution_mve
+#define ireegen_i8_fill_band ireegen_i8_pc_fill_band
+#define ireegen_i8_depthwise_pass3x3s1 ireegen_i8_pc_depthwise_pass3x3s1
+#define ireegen_i8_depthwise_band ireegen_i8_pc_depthwise_band
+#define ireegen_i8_depthwise_band_3x3s1 ireegen_i8_pc_depthwise_band_3x3s1
+#define ireegen_i8_depthwise_band_3x3s2 ireegen_i8_pc_depthwise_band_3x3s2
+#define ireegen_i8_depthwise_band_any ireegen_i8_pc_depthwise_band_any
+#define ireegen_i8_depthwise_conv_mve ireegen_i8_pc_depthwise_conv_mve
+
 #endif  // IREEGEN_INT8_PER_CHANNEL_H_

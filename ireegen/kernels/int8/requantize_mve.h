@@ -24,6 +24,16 @@ static inline int32x4_t ireegen_i8_requantize4_mve(int32x4_t acc,
       vcvtnq_s32_f32(vmulq_n_f32(vcvtq_f32_s32(acc), multiplier)), y_zero);
   return vmaxq_s32(vminq_s32(r, vdupq_n_s32(127)), vdupq_n_s32(-128));
 }
+
+// The same with a multiplier per lane (per-channel weights: each lane's
+// output channel's).
+static inline int32x4_t ireegen_i8_requantize4v_mve(int32x4_t acc,
+                                                    float32x4_t multipliers,
+                                                    int32_t y_zero) {
+  const int32x4_t r = vqaddq_n_s32(
+      vcvtnq_s32_f32(vmulq_f32(vcvtq_f32_s32(acc), multipliers)), y_zero);
+  return vmaxq_s32(vminq_s32(r, vdupq_n_s32(127)), vdupq_n_s32(-128));
+}
 #else
 #define IREEGEN_I8_MVE_FLOAT 0
 #endif
