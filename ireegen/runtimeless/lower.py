@@ -17,6 +17,7 @@ the dispatches write the caller's output directly.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 
 from ireegen.compile import slice_liveness
@@ -366,6 +367,24 @@ def _step(step, places, cfn, schedule, exports, prefix: str) -> dict:
     return dict(kind="copy", source=ptr(step.source), target=ptr(step.target), length=step.source.length)
 
 
+def share_lengths(steps: list, name: str) -> list:
+    """One file-scope table for the static binding lengths that several
+    dispatches bind alike (a chain of equal layers binds the same lengths
+    at each): sets each such step's `lengths_table`; returns the tables,
+    [{"name", "lengths"}], in first-use order.  A table used once stays in
+    its step."""
+    static = [tuple(s["lengths"]) for s in steps if s["kind"] == "dispatch" and s["lengths_static"]]
+    counts = Counter(static)
+    names = {}
+    for lengths in static:
+        if counts[lengths] > 1 and lengths not in names:
+            names[lengths] = f"{name}__binding_lengths_{len(names)}"
+    for s in steps:
+        if s["kind"] == "dispatch" and s["lengths_static"]:
+            s["lengths_table"] = names.get(tuple(s["lengths"]))
+    return [{"name": table, "lengths": list(lengths)} for lengths, table in names.items()]
+
+
 def write_sources(
     staging,
     name: str,
@@ -410,6 +429,7 @@ def write_sources(
     macro = name.upper()
     flat = [(k, p) for variants in lowered["plans"] for k, p in enumerate(variants)]
     all_steps = lowered["init_steps"] + [s for _, p in flat for s in p.steps]
+    shared_lengths = share_lengths(all_steps, name)
     scalar_texts = (
         [c for s in all_steps for c in s.get("constants", [])]
         + [s.get("expr", "") for s in all_steps]
@@ -437,6 +457,7 @@ def write_sources(
         direct=direct,
         plans=lowered["plans"],
         any_fill=any(s["kind"] == "fill" for s in all_steps),
+        shared_lengths=shared_lengths,
         helpers=host_scalars.helpers_used(scalar_texts),
         uses_libm=host_scalars.uses_libm(scalar_texts),
     )
