@@ -387,3 +387,37 @@ def test_address_and_undefined_behaviour_sanitizers_are_clean(tmp_path):
             out, _ = runner.call(call.function, call.inputs, misaligned=misaligned)
             for actual, expected in zip(out, call.expected):
                 corpus.compare(actual, expected, case.rtol, case.atol)
+
+
+def test_share_lengths_one_table_for_equal_static_lengths():
+    """Dispatches that bind the same static lengths share one file-scope
+    table; a table used once, and lengths known only at run time, stay in
+    their step (each dispatch step has a `lengths_table`, None for those)."""
+    from ireegen.runtimeless.lower import share_lengths
+
+    def dispatch(lengths, static=True):
+        return {"kind": "dispatch", "lengths": lengths, "lengths_static": static, "lengths_table": None}
+
+    steps = [
+        dispatch([128, 512]),
+        {"kind": "fill"},
+        dispatch([64]),
+        dispatch([128, 512]),
+        dispatch(["(size_t)n"], static=False),
+        dispatch([64]),
+        dispatch([8, 8]),
+    ]
+    tables = share_lengths(steps, "m")
+    assert tables == [
+        {"name": "m__binding_lengths_0", "lengths": [128, 512]},
+        {"name": "m__binding_lengths_1", "lengths": [64]},
+    ]
+    assert [s.get("lengths_table") for s in steps] == [
+        "m__binding_lengths_0",
+        None,
+        "m__binding_lengths_1",
+        "m__binding_lengths_0",
+        None,
+        "m__binding_lengths_1",
+        None,
+    ]

@@ -339,6 +339,7 @@ def _step(step, places, cfn, schedule, exports, prefix: str) -> dict:
             if step.lengths
             else [b.length for b in step.bindings],
             lengths_static=not step.lengths,
+            lengths_table=None,  # a shared file-scope table (share_lengths)
             places=[_place_json(places[b.alloc.id], b) for b in step.bindings],
         )
     if isinstance(step, Fill):
@@ -381,7 +382,7 @@ def share_lengths(steps: list, name: str) -> list:
             names[lengths] = f"{name}__binding_lengths_{len(names)}"
     for s in steps:
         if s["kind"] == "dispatch" and s["lengths_static"]:
-            s["lengths_table"] = names.get(tuple(s["lengths"]))
+            s["lengths_table"] = names.get(tuple(s["lengths"]))  # None: its own table
     return [{"name": table, "lengths": list(lengths)} for lengths, table in names.items()]
 
 
