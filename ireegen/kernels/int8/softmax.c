@@ -8,19 +8,108 @@
 //   y[j]  = saturate(round_half_even(e[j] * floor(1 / y_scale) / sum) + y_zero)
 //
 // The input's zero point cancels (only x - max(x) matters).  ORT builds a
-// table of the 256 possible e values; this computes the ones a row uses,
-// each once.  exp and log are the C library's: the results equal ORT's
-// unless the two libraries' doubles differ where a float rounds, which the
-// tests have not met.
+// table of the 256 possible e values; this computes each e where the row
+// needs it.
+//
+// Without double arithmetic or the C library's exp and log (on a core
+// without a double FPU they take about 5 KB of flash): since shift * x_scale
+// is log(F) - 5 with F = FLT_MAX / d in float, e for x - max(x) = -k is
+// F * exp(-(5 + k * x_scale)), and that exp is computed in 64-bit fixed
+// point (softmax_exp below) to about 2^-56, then rounded once to float.  ORT's
+// own argument carries a rounding error of about 2^-45 (it is a double near
+// 80), so the two floats can differ only where e lies that close to the
+// midpoint between two floats: about once in a million table entries, and
+// then by one float ulp, which moves a quantized output only if that lands
+// on a rounding boundary too.
 //
 // Matched by compile/int8_match_softmax.py.  It can differ from IREE's
 // float softmax by one quantization step, as ORT does; emit's verification
 // allows one step on a quantized output (docs/kernels-int8.md).
 #include <float.h>
-#include <math.h>
 
 #include "ireegen_int8.h"
 #include "requantize.h"
+
+// 1/i! in Q62, truncated, i = 0..17: the Taylor coefficients of exp(-r), r < ln 2
+// (the first term left out, r^18 / 18!, is below 2^-62).
+static const uint64_t kInverseFactorials[18] = {
+    0x4000000000000000u, 0x4000000000000000u, 0x2000000000000000u,
+    0x0AAAAAAAAAAAAAAAu, 0x02AAAAAAAAAAAAAAu, 0x0088888888888888u,
+    0x0016C16C16C16C16u, 0x0003403403403403u, 0x0000680680680680u,
+    0x00000B8EF1D2AB63u, 0x00000127E4FB7789u, 0x0000001AE64567F5u,
+    0x000000023DDB1DFFu, 0x000000002C248C27u, 0x0000000003272E95u,
+    0x000000000035CFE7u, 0x0000000000035CFEu, 0x00000000000032A5u,
+};
+// ln 2 and 1 / ln 2 in fixed point, truncated: n ln 2 never exceeds u below.
+#define LN2_Q56 0x00B17217F7D1CF79u
+#define LN2_Q64 0xB17217F7D1CF79ABu
+#define INV_LN2_Q31 0xB8AA3B29u
+
+// (a * b) >> 62 for a, b <= 2^62, from four 32x32 -> 64 multiplies.
+static uint64_t mul_q62(uint64_t a, uint64_t b) {
+  const uint64_t a1 = a >> 32, a0 = (uint32_t)a, b1 = b >> 32, b0 = (uint32_t)b;
+  const uint64_t a1b0 = a1 * b0, a0b1 = a0 * b1;
+  const uint64_t mid = ((a0 * b0) >> 32) + (uint32_t)a1b0 + (uint32_t)a0b1;
+  const uint64_t high = a1 * b1 + (a1b0 >> 32) + (a0b1 >> 32) + (mid >> 32);
+  return (high << 2) | ((uint32_t)mid >> 30);
+}
+
+// m * 2^exponent rounded to float, half to even; m > 0.  A result below
+// the smallest normal float gives 0: an e that small (F * exp(-u) < 2^-126,
+// against a sum of at least F * exp(-5) > 2^88) moves no output, not even
+// with the largest float as floor(1 / y_scale).
+static float round_to_float(uint64_t m, int exponent) {
+  while (!(m >> 63)) {
+    m <<= 1;
+    --exponent;
+  }
+  const int biased = exponent + 63 + 127;  // of a float with mantissa m / 2^63
+  if (biased < 1) return 0.0f;
+  // The top 24 bits, rounded on the 40 below them; a mantissa that rounds up
+  // to 2^24 carries into the exponent field by itself.
+  const uint64_t rest = m & ((UINT64_C(1) << 40) - 1), half = UINT64_C(1) << 39;
+  uint32_t kept = (uint32_t)(m >> 40);
+  if (rest > half || (rest == half && (kept & 1))) ++kept;
+  return ireegen_i8_float(((uint32_t)(biased - 1) << 23) + kept);
+}
+
+// F * exp(-(5 + k * x_scale)), rounded once to float: e for x - max(x) = -k.
+// scale_bits and f_bits are the bits of x_scale and F (both normal floats).
+static float softmax_exp(uint32_t k, uint32_t scale_bits, uint32_t f_bits) {
+  // u = 5 + k * x_scale in Q56, where it fits; e underflows to 0 long
+  // before: F * exp(-200) < 2^128 * 2^-288 is below every float.
+  const uint64_t scale_mantissa = (scale_bits & 0x7FFFFFu) | 0x800000u;
+  const int scale_exponent = (int)((scale_bits >> 23) & 0xFF) - 150;  // of the mantissa
+  const uint64_t product = k * scale_mantissa;  // k * x_scale = product * 2^scale_exponent
+  uint64_t u = (uint64_t)5 << 56;
+  const int shift = scale_exponent + 56;
+  if (product != 0) {
+    if (shift >= 0) {
+      if (shift > 56 || (product >> (56 - shift)) >= 195) return 0.0f;
+      u += product << shift;
+    } else if (shift > -64) {
+      u += product >> -shift;
+    }
+  }
+  // u = n ln 2 + r, 0 <= r < ln 2: n from u * (1 / ln 2), then corrected.
+  uint32_t n = (uint32_t)(((u >> 32) * INV_LN2_Q31) >> 55);
+  const uint64_t n_ln2 = (n * (LN2_Q64 >> 32) << 24) + ((n * (uint64_t)(uint32_t)LN2_Q64) >> 8);
+  uint64_t r = u - n_ln2;
+  while (r >= LN2_Q56) {
+    r -= LN2_Q56;
+    ++n;
+  }
+  // exp(-r) in Q62 by Horner: every partial sum of the alternating series
+  // is positive and at most 1.
+  r <<= 6;
+  uint64_t p = kInverseFactorials[17];
+  for (int i = 16; i >= 0; --i) p = kInverseFactorials[i] - mul_q62(r, p);
+  // F * exp(-r) * 2^-n: F's 24-bit mantissa times p, its top 64 bits.
+  const uint64_t f_mantissa = (f_bits & 0x7FFFFFu) | 0x800000u;
+  const int f_exponent = (int)((f_bits >> 23) & 0xFF) - 150;
+  const uint64_t top = (f_mantissa * (p >> 32) << 8) + ((f_mantissa * (uint32_t)p) >> 24);
+  return round_to_float(top, f_exponent + 24 - 62 - (int)n);
+}
 
 void ireegen_i8_softmax(const int8_t* x, size_t x_offset, int8_t* y,
                         size_t y_offset, size_t rows, size_t d,
@@ -28,27 +117,25 @@ void ireegen_i8_softmax(const int8_t* x, size_t x_offset, int8_t* y,
   x += x_offset;
   y += y_offset;
   if (d == 0) return;
-  const float sx = ireegen_i8_float(x_scale);
-  const double log_range = log((double)(FLT_MAX / (float)d)) - 5.0;
-  const double shift = (log_range > 0.0 ? log_range : 0.0) / (double)sx;
-  const float y_range = floorf(1.0f / ireegen_i8_float(y_scale));
-  // e for x - max(x) = -k at exps[k], computed when first needed.
-  float exps[256];
-  uint8_t known[256];
+  // log(F) - 5 > 0, so ORT's max(0, .) is the first term, for any d below
+  // 10^36.
+  const float f = FLT_MAX / (float)d;
+  uint32_t f_bits;
+  memcpy(&f_bits, &f, sizeof f_bits);
+  // floor(1 / y_scale): a float from 2^23 up is already whole.
+  const float inverse = 1.0f / ireegen_i8_float(y_scale);
+  const float y_range = inverse < 8388608.0f ? (float)(int32_t)inverse : inverse;
+  // Each e twice, in the sum and in the output: no table on the stack, and
+  // a row's exps cost a few hundred instructions each next to the model.
   for (size_t r = 0; r < rows; ++r, x += d, y += d) {
     int32_t max = -128;
     for (size_t j = 0; j < d; ++j) max = x[j] > max ? x[j] : max;
-    memset(known, 0, sizeof known);
     float sum = 0.0f;
-    for (size_t j = 0; j < d; ++j) {
-      const int32_t k = max - x[j];
-      if (!known[k]) {
-        exps[k] = (float)exp(((double)-k + shift) * (double)sx);
-        known[k] = 1;
-      }
-      sum += exps[k];
-    }
     for (size_t j = 0; j < d; ++j)
-      y[j] = ireegen_i8_round_clamp(exps[max - x[j]] * y_range / sum, y_zero);
+      sum += softmax_exp((uint32_t)(max - x[j]), x_scale, f_bits);
+    for (size_t j = 0; j < d; ++j)
+      y[j] = ireegen_i8_round_clamp(
+          softmax_exp((uint32_t)(max - x[j]), x_scale, f_bits) * y_range / sum,
+          y_zero);
   }
 }
