@@ -18,6 +18,7 @@ import numpy as np
 from . import onnx_ml_rewrites
 from .onnx_conv1d_rewrites import CONV1D_REWRITES
 from .onnx_decimate_rewrites import DECIMATE_REWRITES
+from .onnx_qdq_rewrites import identical_qdq_around_data_movement, quantize_before_data_movement
 from .onnx_nodes import (
     MIN_DEFAULT_OPSET,
     add_const,
@@ -387,11 +388,16 @@ REWRITES = (
     ("svm-regressor-as-kernels", onnx_ml_rewrites.svm_regressor_as_kernels),
     ("svm-classifier-as-votes", onnx_ml_rewrites.svm_classifier_as_votes),
     ("pointwise-conv-on-one-pixel-as-matmul", pointwise_conv_on_one_pixel_as_matmul),
+    # Not an IREE bug: an exact simplification of QDQ graphs (onnx_qdq_rewrites.py).
+    ("identical-qdq-around-data-movement", identical_qdq_around_data_movement),
+    ("quantize-before-data-movement", quantize_before_data_movement),
 )
 
 
 REWRITTEN_OPS = (
     "Conv",
+    "DequantizeLinear",
+    "QuantizeLinear",
     "ConvTranspose",
     "Pad",
     "ArrayFeatureExtractor",
