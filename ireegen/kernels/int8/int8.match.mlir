@@ -17904,13 +17904,21 @@ module attributes {transform.with_named_sequence} {
     }
     builtin.module {
       func.func private @ireegen_i8_average_pool(memref<i8>, index, memref<i8>, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32) attributes {hal.import.static, llvm.bareptr = true}
+      func.func private @ireegen_i8_global_average_pool(memref<i8>, index, memref<i8>, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32) attributes {hal.import.static, llvm.bareptr = true}
       func.func @ireegen_i8_avgpool(%bx: !stream.binding, %by: !stream.binding, %n: index, %c: index, %h: index, %w: index, %kh: index, %kw: index, %oh: index, %ow: index, %s: index, %sx: i32, %zx: i32, %sy: i32, %zy: i32) {
         %c0 = arith.constant 0 : index
         %mx = stream.binding.subspan %bx[%c0] : !stream.binding -> memref<?x?x?x?xi8>{%n, %c, %h, %w}
         %my = stream.binding.subspan %by[%c0] : !stream.binding -> memref<?x?x?x?xi8>{%n, %c, %oh, %ow}
         %base_x, %off_x, %mdx:8 = iree_codegen.extract_strided_metadata %mx : memref<?x?x?x?xi8> -> memref<i8>, index, index, index, index, index, index, index, index, index
         %base_y, %off_y, %mdy:8 = iree_codegen.extract_strided_metadata %my : memref<?x?x?x?xi8> -> memref<i8>, index, index, index, index, index, index, index, index, index
-        func.call @ireegen_i8_average_pool(%base_x, %off_x, %base_y, %off_y, %n, %c, %h, %w, %kh, %kw, %oh, %ow, %s, %sx, %zx, %sy, %zy) : (memref<i8>, index, memref<i8>, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32) -> ()
+        %whole_h = arith.cmpi eq, %h, %kh : index
+        %whole_w = arith.cmpi eq, %w, %kw : index
+        %whole = arith.andi %whole_h, %whole_w : i1
+        scf.if %whole {
+          func.call @ireegen_i8_global_average_pool(%base_x, %off_x, %base_y, %off_y, %n, %c, %h, %w, %kh, %kw, %oh, %ow, %s, %sx, %zx, %sy, %zy) : (memref<i8>, index, memref<i8>, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32) -> ()
+        } else {
+          func.call @ireegen_i8_average_pool(%base_x, %off_x, %base_y, %off_y, %n, %c, %h, %w, %kh, %kw, %oh, %ow, %s, %sx, %zx, %sy, %zy) : (memref<i8>, index, memref<i8>, index, index, index, index, index, index, index, index, index, index, i32, i32, i32, i32) -> ()
+        }
         return
       }
     }

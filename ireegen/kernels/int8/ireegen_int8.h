@@ -101,6 +101,16 @@ void ireegen_i8_average_pool(const int8_t* x, size_t x_offset, int8_t* y,
                              size_t ow, size_t stride, uint32_t x_scale,
                              int32_t x_zero, uint32_t y_scale, int32_t y_zero);
 
+// The same where the window is the image (kh == h, kw == w): the global path
+// alone, which the match spec calls when the shapes show it.
+void ireegen_i8_global_average_pool(const int8_t* x, size_t x_offset,
+                                    int8_t* y, size_t y_offset, size_t n,
+                                    size_t c, size_t h, size_t w, size_t kh,
+                                    size_t kw, size_t oh, size_t ow,
+                                    size_t stride, uint32_t x_scale,
+                                    int32_t x_zero, uint32_t y_scale,
+                                    int32_t y_zero);
+
 // Softmax over the last axis of a (rows, d) int8 tensor: ONNX Runtime's
 // QLinearSoftmax (softmax.c).  The input's zero point cancels out.
 void ireegen_i8_softmax(const int8_t* x, size_t x_offset, int8_t* y,

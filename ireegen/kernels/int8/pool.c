@@ -44,27 +44,45 @@ static int32_t window_sum(const int8_t* x, size_t width, size_t kh, size_t kw) {
   return sum;
 }
 
+// A window covering the image: ORT's global path (the matcher calls this
+// directly where the shapes say so, and the windowed code stays out of the
+// binary).
+void ireegen_i8_global_average_pool(const int8_t* x, size_t x_offset,
+                                    int8_t* y, size_t y_offset, size_t n,
+                                    size_t c, size_t h, size_t w, size_t kh,
+                                    size_t kw, size_t oh, size_t ow,
+                                    size_t stride, uint32_t x_scale,
+                                    int32_t x_zero, uint32_t y_scale,
+                                    int32_t y_zero) {
+  (void)oh, (void)ow, (void)stride;
+  x += x_offset;
+  y += y_offset;
+  const size_t count = kh * kw;
+  const float m = ireegen_i8_float(x_scale) /
+                  (ireegen_i8_float(y_scale) * (float)count);
+  const int32_t bias = -x_zero * (int32_t)count;
+  for (size_t p = 0; p < n * c; ++p)
+    y[p] = ireegen_i8_round_clamp(
+        (float)(window_sum(x + p * h * w, w, kh, kw) + bias) * m, y_zero);
+}
+
 void ireegen_i8_average_pool(const int8_t* x, size_t x_offset, int8_t* y,
                              size_t y_offset, size_t n, size_t c, size_t h,
                              size_t w, size_t kh, size_t kw, size_t oh,
                              size_t ow, size_t stride, uint32_t x_scale,
                              int32_t x_zero, uint32_t y_scale, int32_t y_zero) {
+  if (kh == h && kw == w && oh == 1 && ow == 1) {
+    ireegen_i8_global_average_pool(x, x_offset, y, y_offset, n, c, h, w, kh,
+                                   kw, oh, ow, stride, x_scale, x_zero,
+                                   y_scale, y_zero);
+    return;
+  }
   x += x_offset;
   y += y_offset;
   const float sx = ireegen_i8_float(x_scale);
   const float sy = ireegen_i8_float(y_scale);
-  const size_t count = kh * kw;
-  const float div = (float)count;
-  const size_t planes = n * c;
-  if (kh == h && kw == w && oh == 1 && ow == 1) {
-    const float m = sx / (sy * (float)count);
-    const int32_t bias = -x_zero * (int32_t)count;
-    for (size_t p = 0; p < planes; ++p)
-      y[p] = ireegen_i8_round_clamp(
-          (float)(window_sum(x + p * h * w, w, kh, kw) + bias) * m, y_zero);
-    return;
-  }
-  for (size_t p = 0; p < planes; ++p) {
+  const float div = (float)(kh * kw);
+  for (size_t p = 0; p < n * c; ++p) {
     const int8_t* plane = x + p * h * w;
     for (size_t i = 0; i < oh; ++i) {
       for (size_t j = 0; j < ow; ++j) {

@@ -133,9 +133,9 @@ void ireegen_i8_softmax(const int8_t* x, size_t x_offset, int8_t* y,
     float sum = 0.0f;
     for (size_t j = 0; j < d; ++j)
       sum += softmax_exp((uint32_t)(max - x[j]), x_scale, f_bits);
-    for (size_t j = 0; j < d; ++j)
-      y[j] = ireegen_i8_round_clamp(
-          softmax_exp((uint32_t)(max - x[j]), x_scale, f_bits) * y_range / sum,
-          y_zero);
+    for (size_t j = 0; j < d; ++j) {
+      const float e = softmax_exp((uint32_t)(max - x[j]), x_scale, f_bits);
+      y[j] = ireegen_i8_round_clamp(e * y_range / sum, y_zero);
+    }
   }
 }
