@@ -18,7 +18,6 @@ import numpy as np
 from . import onnx_ml_rewrites
 from .onnx_conv1d_rewrites import CONV1D_REWRITES
 from .onnx_decimate_rewrites import DECIMATE_REWRITES
-from .onnx_qdq_rewrites import identical_qdq_around_data_movement, quantize_before_data_movement
 from .onnx_nodes import (
     MIN_DEFAULT_OPSET,
     add_const,
@@ -28,6 +27,7 @@ from .onnx_nodes import (
     node_attrs,
     rewrite_nodes,
 )
+from .onnx_qdq_rewrites import identical_qdq_around_data_movement, quantize_before_data_movement
 from .onnx_speed_rewrites import LAYOUT_REWRITES, SPEED_REWRITES
 
 
