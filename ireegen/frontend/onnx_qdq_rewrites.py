@@ -60,6 +60,18 @@ def _forget_types(graph, changed=()) -> None:
     graph.value_info.extend(kept)
 
 
+def _uses_and_producers(graph) -> tuple:
+    """({value: how many node inputs read it, graph outputs counting 2 so
+    that they are never taken away}, {value: the node producing it})."""
+    uses: dict = {}
+    for node in graph.node:
+        for name in node.input:
+            uses[name] = uses.get(name, 0) + 1
+    for output in graph.output:
+        uses[output.name] = uses.get(output.name, 0) + 2
+    return uses, {out: node for node in graph.node for out in node.output}
+
+
 def identical_qdq_around_data_movement(model, shapes: dict, values: dict) -> int:
     """DequantizeLinear -> (Flatten, Reshape, Squeeze, Unsqueeze, Transpose
     or Identity) -> QuantizeLinear, with the same constant per-tensor scale
@@ -68,13 +80,7 @@ def identical_qdq_around_data_movement(model, shapes: dict, values: dict) -> int
     del shapes
     graph = model.graph
     known = known_arrays(graph, values)
-    uses: dict = {}
-    for node in graph.node:
-        for name in node.input:
-            uses[name] = uses.get(name, 0) + 1
-    for output in graph.output:
-        uses[output.name] = uses.get(output.name, 0) + 2  # never taken away
-    producer = {out: node for node in graph.node for out in node.output}
+    uses, producer = _uses_and_producers(graph)
     dropped, replaced = set(), {}
     for quantize in graph.node:
         if quantize.op_type != "QuantizeLinear" or not quantize.input:
@@ -120,13 +126,7 @@ def quantize_before_data_movement(model, shapes: dict, values: dict) -> int:
     del shapes
     graph = model.graph
     known = known_arrays(graph, values)
-    uses: dict = {}
-    for node in graph.node:
-        for name in node.input:
-            uses[name] = uses.get(name, 0) + 1
-    for output in graph.output:
-        uses[output.name] = uses.get(output.name, 0) + 2
-    producer = {out: node for node in graph.node for out in node.output}
+    uses, producer = _uses_and_producers(graph)
     moved = {}  # id(move) -> quantize
     for quantize in graph.node:
         if quantize.op_type != "QuantizeLinear" or not quantize.input or _quantization(quantize, known) is None:
