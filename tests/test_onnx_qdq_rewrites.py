@@ -128,7 +128,9 @@ def test_quantize_moved_before_a_move_is_exact(op):
             assert all(np.array_equal(e, g) for e, g in zip(expected, got)), f"case {case}"
 
 
-@pytest.mark.parametrize("kind", ["dq_used_twice", "move_output", "other_scale", "other_zero", "other_type"])
+@pytest.mark.parametrize(
+    "kind", ["dq_used_twice", "move_output", "other_scale", "other_zero", "other_type", "read_by_a_subgraph"]
+)
 def test_what_is_not_the_pattern_is_kept(kind):
     q = (np.float32(0.05), np.array(3, np.int8))
     other = {
@@ -137,8 +139,18 @@ def test_what_is_not_the_pattern_is_kept(kind):
         "other_type": (np.float32(0.05), np.array(3, np.uint8)),
     }.get(kind, q)
     model, _ = _model("Flatten", q, other, dq_used_twice=kind == "dq_used_twice", move_output=kind == "move_output")
+    if kind == "read_by_a_subgraph":  # an If's branch reads the float Flatten's result and the dequantized input
+        branch = helper.make_graph(
+            [helper.make_node("Add", ["moved", "xf"], ["sum"])],
+            "branch",
+            [],
+            [helper.make_tensor_value_info("sum", TensorProto.FLOAT, None)],
+        )
+        model.graph.initializer.append(numpy_helper.from_array(np.array(True), "cond"))
+        model.graph.node.append(helper.make_node("If", ["cond"], ["side"], then_branch=branch, else_branch=branch))
+        model.graph.output.append(helper.make_tensor_value_info("side", TensorProto.FLOAT, None))
     before = [n.op_type for n in model.graph.node]
     assert identical_qdq_around_data_movement(model, {}, {}) == 0
     assert [n.op_type for n in model.graph.node] == before
-    if kind == "move_output":  # the float result stays a graph output
+    if kind in ("move_output", "read_by_a_subgraph"):  # the float result stays
         assert quantize_before_data_movement(model, {}, {}) == 0

@@ -60,13 +60,32 @@ def _forget_types(graph, changed=()) -> None:
     graph.value_info.extend(kept)
 
 
+def _subgraph_reads(node) -> set:
+    """The names the subgraphs of `node` (If, Loop, Scan bodies), and
+    theirs, read: a value of the outer graph can be one of them."""
+    from onnx import AttributeProto
+
+    names = set()
+    for attribute in node.attribute:
+        graphs = [attribute.g] if attribute.type == AttributeProto.GRAPH else list(attribute.graphs)
+        for graph in graphs:
+            for inner in graph.node:
+                names.update(inner.input)
+                names |= _subgraph_reads(inner)
+            names.update(o.name for o in graph.output)
+    return names
+
+
 def _uses_and_producers(graph) -> tuple:
-    """({value: how many node inputs read it, graph outputs counting 2 so
-    that they are never taken away}, {value: the node producing it})."""
+    """({value: how many node inputs read it, graph outputs and what a
+    subgraph reads counting 2 so that they are never taken away}, {value:
+    the node producing it})."""
     uses: dict = {}
     for node in graph.node:
         for name in node.input:
             uses[name] = uses.get(name, 0) + 1
+        for name in _subgraph_reads(node):
+            uses[name] = uses.get(name, 0) + 2
     for output in graph.output:
         uses[output.name] = uses.get(output.name, 0) + 2
     return uses, {out: node for node in graph.node for out in node.output}
