@@ -81,10 +81,14 @@ def _run(model, x):
     return session.run(None, {"x": x})
 
 
+def _values(model) -> dict:
+    return {t.name: t for t in model.graph.initializer}
+
+
 def _rewrite(model, rewrite):
     rewritten = onnx.ModelProto()
     rewritten.CopyFrom(model)
-    count = rewrite(rewritten, {}, {t.name: t for t in rewritten.graph.initializer})
+    count = rewrite(rewritten, {}, _values(rewritten))
     onnx.shape_inference.infer_shapes(rewritten, strict_mode=True)
     return rewritten, count
 
@@ -118,7 +122,7 @@ def test_quantize_moved_before_a_move_is_exact(op):
         first, second = _random_quantization(rng, np.int8), _random_quantization(rng, np.int8)
         for move_first in (False, True):
             model, shape = _model(op, first, second, move_first=move_first)
-            assert identical_qdq_around_data_movement(model, {}, {}) == 0  # two quantizations
+            assert identical_qdq_around_data_movement(model, {}, _values(model)) == 0  # two quantizations
             rewritten, count = _rewrite(model, quantize_before_data_movement)
             assert count == 1
             kinds = [n.op_type for n in rewritten.graph.node]
@@ -150,7 +154,7 @@ def test_what_is_not_the_pattern_is_kept(kind):
         model.graph.node.append(helper.make_node("If", ["cond"], ["side"], then_branch=branch, else_branch=branch))
         model.graph.output.append(helper.make_tensor_value_info("side", TensorProto.FLOAT, None))
     before = [n.op_type for n in model.graph.node]
-    assert identical_qdq_around_data_movement(model, {}, {}) == 0
+    assert identical_qdq_around_data_movement(model, {}, _values(model)) == 0
     assert [n.op_type for n in model.graph.node] == before
     if kind in ("move_output", "read_by_a_subgraph"):  # the float result stays
-        assert quantize_before_data_movement(model, {}, {}) == 0
+        assert quantize_before_data_movement(model, {}, _values(model)) == 0
