@@ -243,7 +243,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-builtin-kernels",
         action="store_true",
         help="do not link ireegen's own int8 kernels, which are on by default for QDQ int8 ONNX models "
-        "on a Cortex-M (docs/kernels-int8.md)",
+        "on a Cortex-M or bare-metal RV32 (docs/kernels-int8.md)",
     )
     _add_cache_args(emit)
 

@@ -163,7 +163,7 @@ def emit(
     written instead of compiling, and a compiled one is uploaded.  `kernels`
     (a --kernels SPEC path, or the KernelLink of one) links the user's own
     kernels into the executables (docs/kernels.md); without it, ireegen's
-    own int8 kernels are linked for a QDQ int8 model on a Cortex-M, unless
+    own int8 kernels are linked for a QDQ int8 model on a Cortex-M or RV32, unless
     `builtin_kernels` is False (cbuild/int8_kernels.py).
     `tune` (off, quick, full; None: config/tuning.py's default) chooses
     among IREE configurations by timing them on the model (check/tune.py);

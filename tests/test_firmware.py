@@ -129,6 +129,29 @@ def test_rv32_runs_on_qemu_virt(tmp_path, name, features):
             corpus.compare(actual, expected, max(case.rtol, 1e-4), max(case.atol, 1e-4))
 
 
+def test_rv32_size_of_a_model_past_picolibcs_default_flash(tmp_path):
+    """`ireegen size` links without the C library's specs: picolibc's brings
+    a linker script with 64 KiB of flash, which an 80 KB model overflowed."""
+    _require_tools("riscv")
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper, numpy_helper
+
+    from ireegen.cbuild.footprint import measure
+
+    w = np.random.default_rng(5).standard_normal((160, 128)).astype(np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["y"])],
+        "big",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 160])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 128])],
+        [numpy_helper.from_array(w, "w")],
+    )
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), tmp_path / "big.onnx")
+    emit(tmp_path / "big.onnx", tmp_path / "out", make_config("runtimeless", target_triple="riscv32-unknown-elf"))
+    report = measure(tmp_path / "out")
+    assert report["flash"]["constants"] >= w.nbytes and report["flash"]["total"] > 64 * 1024, report["flash"]
+
+
 def test_failures_and_exit_status_come_back_over_semihosting(built):
     _require_tools()
     runner = built("cnn", "cortex-m4")

@@ -673,6 +673,25 @@ def test_qdq_model_on_cortex_m_equals_onnxruntime(tmp_path, cpu, name):
         _check_stack_counts_only_called_kernels(tmp_path / "out")
 
 
+@pytest.mark.parametrize("name,goal", [("conv_stride2", "speed"), ("depthwise", "size"), ("fc", "size")])
+def test_qdq_model_on_rv32_equals_onnxruntime(tmp_path, name, goal):
+    """On by default on bare-metal RV32 too (riscv32-unknown-elf, rv32imac:
+    the portable C with libgcc's soft float), run under
+    qemu-system-riscv32."""
+    missing = [t for t in ("riscv64-unknown-elf-gcc", "qemu-system-riscv32") if shutil.which(t) is None]
+    if missing:
+        pytest.skip(f"{', '.join(missing)} not installed")
+    from ireegen.config.modes import make_config
+    from ireegen.emit import emit
+
+    model = _qdq_model(tmp_path / f"{name}.onnx", *QDQ_MODELS[name])
+    config = make_config("runtimeless", target_triple="riscv32-unknown-elf", optimize_for=goal)
+    result = emit(model, tmp_path / "out", config, name="m")
+    kernels = sorted(k for c in result.manifest["kernels"]["dispatches"] for k in c["kernels"])
+    assert len(kernels) == 2 and "ireegen_i8_quantize" in kernels, kernels
+    _check_against_onnxruntime(model, tmp_path / "out", runs=3)
+
+
 def _check_stack_counts_only_called_kernels(outdir: Path) -> None:
     """`ireegen size`'s stack holds the frames of the functions the link
     keeps: the library's convolution (the largest frame in the object) is

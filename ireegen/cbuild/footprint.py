@@ -45,11 +45,15 @@ def linked_sizes(cc: str, cflags, objects: dict, roots, objdump_tool: str | None
     and with `objdump_tool` also the frames of the functions the link keeps
     (dispatch_frames of the linked program: a kernel no dispatch calls is
     not on any stack)."""
+    # No --specs: a C library's specs can bring a linker script whose memory
+    # regions a large model overflows (picolibc's on RISC-V), and this link
+    # leaves the C library out anyway.
+    link_flags = [f for f in cflags if not f.startswith("--specs=")]
     with tempfile.TemporaryDirectory(prefix="ireegen-link-") as tmp:
         mapfile, elf = Path(tmp) / "probe.map", Path(tmp) / "probe.elf"
         cmd = [
             cc,
-            *cflags,
+            *link_flags,
             "-nostdlib",
             "-nostartfiles",
             "-static",

@@ -21,7 +21,7 @@ from ireegen.frontend.kernel_spec import load_kernel_spec, target_family
 # speed the DSP kernels at -O2, for size compact plain loops at -Os
 # (convolution_small.c, fully_connected_small.c: docs/kernels-int8.md).
 SPECS = {"speed": ("kernels", "int8", "kernels.json"), "size": ("kernels", "int8", "kernels.size.json")}
-FAMILIES = ("cortex-m",)  # target families the kernels are on by default for
+FAMILIES = ("cortex-m", "riscv32")  # target families the kernels are on by default for
 
 
 def spec_path(optimize_for: str = "speed") -> Path:
