@@ -52,13 +52,64 @@ def plan(regions: list, alignment: int, base: int = 0, placed=(), order=ORDERS[0
     return max((r.offset + r.size for r in regions), default=base)
 
 
+SEARCH_NODES = 5000  # placements search() tries at most: a fraction of a second, deterministic
+SEARCH_REGIONS = 64  # search() only below this many regions (its recursion is one level per region)
+
+
+def search(regions: list, alignment: int, top: int, nodes: int = SEARCH_NODES) -> list | None:
+    """Offsets (per region) whose highest end is below `top`, or None: a
+    depth-first search over the regions, largest first, each at the aligned
+    offsets clear of the live-together regions placed before it where a
+    region placed before starts or ends (or 0), lowest first, pruned at the
+    best end found so far and stopped after `nodes` placements.  The greedy orders miss the layouts
+    where a buffer must not take the lowest free offset: a chain of equal
+    buffers through a small bottleneck, which has to swap its two halves
+    there."""
+    order = sorted(range(len(regions)), key=lambda i: ORDERS[0](regions[i]))
+    before = {
+        i: [j for j in order[:k] if regions[j].first <= regions[i].last and regions[i].first <= regions[j].last]
+        for k, i in enumerate(order)
+    }
+    offsets = [0] * len(regions)
+    best = [top, None]
+    left = [nodes]
+
+    def place(k: int, end: int) -> None:
+        if k == len(order):
+            best[0], best[1] = end, list(offsets)
+            return
+        i = order[k]
+        size = regions[i].size
+        placed = order[:k]
+        candidates = sorted(
+            {0, *(offsets[j] for j in placed), *(align_up(offsets[j] + regions[j].size, alignment) for j in placed)}
+        )
+        for offset in candidates:
+            if offset + size >= best[0] or left[0] <= 0:
+                return
+            if any(offset < offsets[j] + regions[j].size and offsets[j] < offset + size for j in before[i]):
+                continue
+            left[0] -= 1
+            offsets[i] = offset
+            place(k + 1, max(end, offset + size))
+
+    place(0, 0)
+    return best[1]
+
+
 def plan_best(regions: list, alignment: int) -> int:
-    """plan() in each of ORDERS, keeping the smallest (the first on a tie)."""
+    """plan() in each of ORDERS, keeping the smallest (the first on a tie),
+    then search() for a layout that ends lower, aligned."""
     best = None
     for k, order in enumerate(ORDERS):
         top = plan(regions, alignment, order=order)
         if best is None or top < best[0]:
             best = (top, k, [r.offset for r in regions])
+    better = None
+    if 0 < len(regions) <= SEARCH_REGIONS:
+        better = search(regions, alignment, align_up(best[0], alignment) - alignment + 1)
+    if better is not None:
+        best = (max(o + r.size for o, r in zip(better, regions)), -1, better)
     for r, offset in zip(regions, best[2]):
         r.offset = offset
     return best[0]
