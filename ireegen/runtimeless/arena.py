@@ -61,10 +61,10 @@ def search(regions: list, alignment: int, top: int, nodes: int = SEARCH_NODES) -
     depth-first search over the regions, largest first, each at the aligned
     offsets clear of the live-together regions placed before it where a
     region placed before starts or ends (or 0), lowest first, pruned at the
-    best end found so far and stopped after `nodes` placements.  The greedy orders miss the layouts
-    where a buffer must not take the lowest free offset: a chain of equal
-    buffers through a small bottleneck, which has to swap its two halves
-    there."""
+    best end found so far and stopped after `nodes` placements.  The greedy
+    orders miss the layouts where a buffer must not take the lowest free
+    offset: a chain of equal buffers through a small bottleneck, which has
+    to swap its two halves there."""
     order = sorted(range(len(regions)), key=lambda i: ORDERS[0](regions[i]))
     before = {
         i: [j for j in order[:k] if regions[j].first <= regions[i].last and regions[i].first <= regions[j].last]
