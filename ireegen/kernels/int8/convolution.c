@@ -311,29 +311,23 @@ static void ireegen_i8_depthwise_plane3x3(
   }
 }
 
-// The depthwise convolution: channel ch's multiplier is per_channel[ch], or
-// tensor_multiplier per tensor (the table NULL).
+// The depthwise convolution: channel ch's multiplier is
+// IREEGEN_I8_MULTIPLIER(ch) (dot.h).
 IREEGEN_I8_BODY void ireegen_i8_depthwise(
     const int8_t* x, const int8_t* w, const int32_t* bias, int8_t* y, size_t n,
     size_t c, size_t h, size_t wd, size_t kh, size_t kw, size_t oh, size_t ow,
     size_t stride, size_t pad_top, size_t pad_left, int32_t x_zero,
-    float tensor_multiplier, const float* per_channel, int32_t y_zero) {
+    float multiplier, const float* per_channel, int32_t y_zero) {
 #if IREEGEN_I8_MVE_FLOAT
   if (ireegen_i8_depthwise_conv_mve(x, w, bias, y, n, c, h, wd, kh, kw, oh, ow,
                                     stride, pad_top, pad_left, x_zero,
-                                    tensor_multiplier, per_channel, y_zero))
+                                    multiplier, per_channel, y_zero))
     return;
 #endif
   const int is3x3 = kh == 3 && kw == 3;
   for (size_t b = 0; b < n; ++b) {
     for (size_t ch = 0; ch < c; ++ch) {
-#if defined(IREEGEN_I8_PER_CHANNEL)
-      const float multiplier = per_channel[ch];
-      (void)tensor_multiplier;
-#else
-      const float multiplier = tensor_multiplier;
-      (void)per_channel;
-#endif
+      const float channel_multiplier = IREEGEN_I8_MULTIPLIER(ch);
       const int8_t* plane = x + (b * c + ch) * h * wd;
       const int8_t* taps = w + ch * kh * kw;
       int8_t* out = y + (b * c + ch) * oh * ow;
@@ -341,7 +335,7 @@ IREEGEN_I8_BODY void ireegen_i8_depthwise(
                        IREEGEN_I8_PLANE_MAX) {
         ireegen_i8_depthwise_plane3x3(plane, taps, bias[ch], out, h, wd, oh, ow,
                                       stride, pad_top, pad_left, x_zero,
-                                      multiplier, y_zero);
+                                      channel_multiplier, y_zero);
         continue;
       }
       // Inside the image, sum (x - x_zero) * t = sum x * t - x_zero * sum t.
@@ -378,7 +372,7 @@ IREEGEN_I8_BODY void ireegen_i8_depthwise(
                 acc = __smlad(ireegen_i8_sxtb16_ror8(v), t1[r], acc);
               }
               out[oy * ow + ox] =
-                  ireegen_i8_requantize(acc, multiplier, y_zero);
+                  ireegen_i8_requantize(acc, channel_multiplier, y_zero);
               continue;
             }
 #endif
@@ -387,7 +381,8 @@ IREEGEN_I8_BODY void ireegen_i8_depthwise(
               const int8_t* tap = taps + 3 * r;
               acc += row[0] * tap[0] + row[1] * tap[1] + row[2] * tap[2];
             }
-            out[oy * ow + ox] = ireegen_i8_requantize(acc, multiplier, y_zero);
+            out[oy * ow + ox] =
+                ireegen_i8_requantize(acc, channel_multiplier, y_zero);
             continue;
           }
           int32_t acc = bias[ch];
@@ -398,7 +393,8 @@ IREEGEN_I8_BODY void ireegen_i8_depthwise(
             for (size_t kx = 0; kx < kx1 - kx0; ++kx)
               acc += ((int32_t)row[kx] - x_zero) * tap[kx];
           }
-          out[oy * ow + ox] = ireegen_i8_requantize(acc, multiplier, y_zero);
+          out[oy * ow + ox] =
+              ireegen_i8_requantize(acc, channel_multiplier, y_zero);
         }
       }
     }

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "dot.h"
 #include "mve.h"
 #include "requantize_mve.h"
 
@@ -146,14 +147,14 @@ IREEGEN_I8_DEPTHWISE_BAND(ireegen_i8_depthwise_band_3x3s2, 2, 3, 3)
 IREEGEN_I8_DEPTHWISE_BAND(ireegen_i8_depthwise_band_any, stride, kh, kw)
 
 // ireegen_i8_depthwise_conv (convolution.c) on MVE, pointers already
-// offset; channel ch's multiplier is tensor_multiplier, or with
-// IREEGEN_I8_PER_CHANNEL per_channel[ch]; 0 when a band of kh rows does not fit
-// or the stride is past 4 (the caller's loops then do it).
+// offset; channel ch's multiplier is IREEGEN_I8_MULTIPLIER(ch) (dot.h); 0
+// when a band of kh rows does not fit or the stride is past 4 (the caller's
+// loops then do it).
 static inline int ireegen_i8_depthwise_conv_mve(
     const int8_t* x, const int8_t* w, const int32_t* bias, int8_t* y, size_t n,
     size_t c, size_t h, size_t wd, size_t kh, size_t kw, size_t oh, size_t ow,
     size_t stride, size_t pad_top, size_t pad_left, int32_t x_zero,
-    float tensor_multiplier, const float* per_channel, int32_t y_zero) {
+    float multiplier, const float* per_channel, int32_t y_zero) {
   const size_t wp = (ow - 1) * stride + kw;  // the columns read
   if (stride > 4 || wp * kh > IREEGEN_I8_BAND_MAX ||
       kh * kw > IREEGEN_I8_TAPS_MAX)
@@ -166,13 +167,7 @@ static inline int ireegen_i8_depthwise_conv_mve(
       const int8_t* plane = x + (b * c + ch) * h * wd;
       const int8_t* taps = w + ch * kh * kw;
       int8_t* out = y + (b * c + ch) * oh * ow;
-#if defined(IREEGEN_I8_PER_CHANNEL)
-      const float multiplier = per_channel[ch];
-      (void)tensor_multiplier;
-#else
-      const float multiplier = tensor_multiplier;
-      (void)per_channel;
-#endif
+      const float channel_multiplier = IREEGEN_I8_MULTIPLIER(ch);
       // The taps as int32 in a local copy: the int8 output may alias the
       // int8 weights as far as C knows, which would reload them per pixel.
       int32_t t[IREEGEN_I8_TAPS_MAX], tap_sum = 0;
@@ -186,14 +181,17 @@ static inline int ireegen_i8_depthwise_conv_mve(
 #ifndef __OPTIMIZE_SIZE__  // -Os (kernels.size.json) keeps the one loop
         if (kh == 3 && kw == 3 && stride == 1)
           ireegen_i8_depthwise_band_3x3s1(band, t, base, out + oy * ow, rows,
-                                          ow, wp, 1, 3, 3, multiplier, y_zero);
+                                          ow, wp, 1, 3, 3, channel_multiplier,
+                                          y_zero);
         else if (kh == 3 && kw == 3 && stride == 2)
           ireegen_i8_depthwise_band_3x3s2(band, t, base, out + oy * ow, rows,
-                                          ow, wp, 2, 3, 3, multiplier, y_zero);
+                                          ow, wp, 2, 3, 3, channel_multiplier,
+                                          y_zero);
         else
 #endif
           ireegen_i8_depthwise_band_any(band, t, base, out + oy * ow, rows, ow,
-                                        wp, stride, kh, kw, multiplier, y_zero);
+                                        wp, stride, kh, kw, channel_multiplier,
+                                        y_zero);
       }
     }
   }
