@@ -594,6 +594,24 @@ QDQ_MODELS = {
 }
 
 
+def _save_qdq(path: Path, nodes, inits, x_shape, y_shape, rng, per_channel=False) -> Path:
+    """`nodes` as a float model (input x, output y, opset 17) quantized by
+    onnxruntime's quantize_static (QDQ, MinMax over 4 samples from `rng`,
+    weights per tensor or `per_channel`) into `path`."""
+    graph = helper.make_graph(
+        nodes,
+        path.stem,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x_shape))],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, list(y_shape))],
+        inits,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    samples = [{"x": rng.standard_normal(x_shape).astype(np.float32)} for _ in range(4)]
+    onnx.save(quantize_qdq(model, samples, per_channel=per_channel), path)
+    return path
+
+
 def _qdq_model(path: Path, op, x_shape, w_shape, pads, stride, per_channel=False) -> Path:
     """A one-operator float model quantized by onnxruntime's quantize_static
     (QDQ, weights per tensor or per channel, int8 activations and weights,
@@ -614,18 +632,7 @@ def _qdq_model(path: Path, op, x_shape, w_shape, pads, stride, per_channel=False
         oh = (x_shape[2] + pads[0] + pads[2] - w_shape[2]) // stride + 1
         ow = (x_shape[3] + pads[1] + pads[3] - w_shape[3]) // stride + 1
         y_shape = [x_shape[0], w_shape[0], oh, ow]
-    graph = helper.make_graph(
-        [node],
-        path.stem,
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x_shape))],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, y_shape)],
-        [w, b],
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    samples = [{"x": rng.standard_normal(x_shape).astype(np.float32)} for _ in range(4)]
-    onnx.save(quantize_qdq(model, samples, per_channel=per_channel), path)
-    return path
+    return _save_qdq(path, [node], [w, b], x_shape, y_shape, rng, per_channel)
 
 
 def _check_against_onnxruntime(model: Path, outdir: Path, runs: int):
@@ -725,18 +732,7 @@ def _qdq_residual_block(path: Path, x_shape=(2, 8, 6, 5), classes=7, per_channel
         helper.make_node("Flatten", ["pool"], ["flat"]),
         helper.make_node("Gemm", ["flat", "fw", "fb"], ["y"], transB=1),
     ]
-    graph = helper.make_graph(
-        nodes,
-        path.stem,
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x_shape))],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [x_shape[0], classes])],
-        inits,
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    samples = [{"x": rng.standard_normal(x_shape).astype(np.float32)} for _ in range(4)]
-    onnx.save(quantize_qdq(model, samples, per_channel=per_channel), path)
-    return path
+    return _save_qdq(path, nodes, inits, x_shape, [x_shape[0], classes], rng, per_channel)
 
 
 @pytest.mark.parametrize(
@@ -797,17 +793,7 @@ def test_qdq_strided_pool_and_broadcast_add(tmp_path):
         helper.make_node("AveragePool", ["conv"], ["pool"], kernel_shape=[3, 3], strides=[2, 2]),
         helper.make_node("Add", ["pool", "shift"], ["y"]),
     ]
-    graph = helper.make_graph(
-        nodes,
-        "strided",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x_shape))],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 6, 4, 5])],
-        inits,
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    path = tmp_path / "strided.onnx"
-    onnx.save(quantize_qdq(model, [{"x": rng.standard_normal(x_shape).astype(np.float32)} for _ in range(4)]), path)
+    path = _save_qdq(tmp_path / "strided.onnx", nodes, inits, x_shape, [2, 6, 4, 5], rng)
     result = emit(path, tmp_path / "out", make_config("runtimeless"), name="m", kernels=spec_path())
     calls = result.manifest["kernels"]["dispatches"]
     assert [c["dispatch"] for c in calls if "ireegen_i8_average_pool" in c["kernels"]] == ["ireegen_i8_avgpool"]
@@ -831,17 +817,8 @@ def test_qdq_residual_add_of_rank_1_to_3(tmp_path, shape):
         helper.make_node("Relu", ["mm"], ["relu"]),
         helper.make_node("Add", ["relu", "x"], ["y"]),
     ]
-    graph = helper.make_graph(
-        nodes,
-        "residual",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(shape))],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, list(shape))],
-        [onnx.numpy_helper.from_array((rng.standard_normal((k, k)) * 0.3).astype(np.float32), "w")],
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    path = tmp_path / "residual.onnx"
-    onnx.save(quantize_qdq(model, [{"x": rng.standard_normal(shape).astype(np.float32)} for _ in range(4)]), path)
+    w = onnx.numpy_helper.from_array((rng.standard_normal((k, k)) * 0.3).astype(np.float32), "w")
+    path = _save_qdq(tmp_path / "residual.onnx", nodes, [w], shape, shape, rng)
     result = emit(path, tmp_path / "out", make_config("runtimeless"), name="m", kernels=spec_path())
     dispatches = [c["dispatch"] for c in result.manifest["kernels"]["dispatches"]]
     assert f"ireegen_i8_add_r{len(shape)}" in dispatches, dispatches
@@ -981,18 +958,7 @@ def _qdq_odd_convolutions(path: Path, per_channel: bool) -> Path:
         helper.make_node("Flatten", ["pool"], ["flat"]),
         helper.make_node("Gemm", ["flat", "fw", "fb"], ["y"], transB=1),
     ]
-    graph = helper.make_graph(
-        nodes,
-        path.stem,
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x_shape))],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 5])],
-        inits,
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    samples = [{"x": rng.standard_normal(x_shape).astype(np.float32)} for _ in range(4)]
-    onnx.save(quantize_qdq(model, samples, per_channel=per_channel), path)
-    return path
+    return _save_qdq(path, nodes, inits, x_shape, [1, 5], rng, per_channel)
 
 
 @pytest.mark.parametrize("cpu,per_channel", [("cortex-m4", True), ("cortex-m0plus", False)])
