@@ -74,8 +74,8 @@ EXECUTABLE_FORMATS = {
 
 # --optimize-for -> iree-compile flags for llvm-cpu executables.  "size": one
 # 32-bit lane per vector, so that codegen neither unrolls by a 16-byte vector
-# nor emits its tails; measured on Cortex-M4F (docs/firmware.md): kernels
-# 7% (elementwise) to 70% smaller, 1.1x to 3.3x the instructions per inference.
+# nor emits its tails: smaller kernels for more instructions per inference
+# (figures: docs/firmware.md).
 OPTIMIZE_FOR = {
     "speed": (),
     "size": ("--iree-llvmcpu-target-vector-width-in-bytes=4",),

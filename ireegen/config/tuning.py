@@ -41,8 +41,8 @@ _CHANNELS_LAST = (
 )
 _IM2COL = "--iree-global-opt-use-im2col-for-convs"
 _DATA_TILING = ("--iree-opt-data-tiling", "--iree-llvmcpu-enable-ukernels=all")
-# Data tiling of convolutions too (IREE tiles only matmuls by default):
-# ResNet-18's winner at --target-cpu host, 6.5x slower than that at x86-64-v3.
+# Data tiling of convolutions too (IREE tiles only matmuls by default): a
+# winner at --target-cpu host that loses at x86-64-v3 (docs/tuning.md).
 _DATA_TILING_CONVS = (
     *_DATA_TILING,
     "--iree-dispatch-creation-experimental-set-data-tiling-ops=matmul",

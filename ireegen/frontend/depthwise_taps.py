@@ -9,9 +9,9 @@ p, p + sh, ... and columns q, q + sw, ... (a Reshape to [N, C, Hq, sh, Wq,
 sw] and one Transpose to [N, C, sh, sw, Hq, Wq]), and tap (i, j) is then the
 contiguous window of phase ((i*dh) % sh, (j*dw) % sw) at offset
 ((i*dh) // sh, (j*dw) // sw).  Padding (and, where the stride skips the last
-rows, a crop) makes the padded input exactly sh*Hq x sw*Wq.  Measured on
-MobileNetV2 (--target-cpu host, im2col + data tiling): 7.9 -> 6.7 ms; taps
-as strided Slices (steps = stride) instead were slower than the Conv (8.7 ms).
+rows, a crop) makes the padded input exactly sh*Hq x sw*Wq.  Taps as
+strided Slices (steps = stride) are slower than the Conv itself
+(docs/peers.md, "Real models").
 """
 
 from __future__ import annotations

@@ -20,10 +20,9 @@ from .onnx_nodes import NodeBuilder, known_arrays, node_attrs, rewrite_nodes
 MAX_COLUMN_BYTES = 16 << 20
 # Output channels that are not a multiple of 4 are padded with zero weights
 # to a multiple of PADDED_COLUMNS, and the padding sliced off: IREE 3.13
-# tiles such a dimension badly (silero-vad's STFT, 258 channels: 18 -> 9 us;
-# 130: 27 -> 25 us; 33: 30 -> 26 us), while padding one that is a multiple
-# of 4 lost as often as it won (72, 100, 200, 300 channels: 8% to 20%
-# slower).  Not below MIN_PADDED channels, where the zeros would cost more.
+# tiles such a dimension badly, while padding one that is a multiple of 4
+# lost as often as it won (docs/peers.md, "Small models").  Not below
+# MIN_PADDED channels, where the zeros would cost more.
 PADDED_COLUMNS = 16
 MIN_PADDED = 32
 
@@ -35,9 +34,9 @@ def conv1d_as_matmul(model, shapes: dict, values: dict) -> int:
     the windows with constant indices (window t, tap k reads t*stride +
     k*dilation), then positions x (Cin*K) times (Cin*K) x Cout, the bias,
     and a Transpose back to [N, Cout, Lout].  That order (output channels as
-    the vector dimension) measured faster than weights x columns on 9 of 11
-    shapes, and the product 2x to 30x faster than the Conv on all 11
-    (docs/peers.md, "Small models")."""
+    the vector dimension) is the one that measured faster, and the product
+    faster than the Conv on every shape measured (docs/peers.md, "Small
+    models")."""
     from onnx import numpy_helper
 
     graph = model.graph

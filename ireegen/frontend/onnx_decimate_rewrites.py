@@ -17,11 +17,8 @@ import numpy as np
 from .onnx_nodes import NodeBuilder, known_arrays, rewrite_nodes, static_conv2d
 from .onnx_speed_rewrites import MAX_TAPS
 
-# The stride-1 Conv computes prod(strides) times the outputs.  Measured at
-# --target-cpu host (one Conv + Relu): strides (2, 1) 4x to 7x faster
-# (104 channels 3x96, 5x5: 155 -> 37 us; 24 channels 12x96, 3x3: 62 -> 9 us);
-# strides (2, 2), 4x the work, from 1.6x faster to 1.1x slower (MobileNetV2's
-# 96 channels at 112x112: 1.44 -> 1.56 ms), so not taken.
+# The stride-1 Conv computes prod(strides) times the outputs: twice the
+# work wins, four times does not (docs/peers.md, "Small models").
 MAX_DECIMATION = 2
 
 

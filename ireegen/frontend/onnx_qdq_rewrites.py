@@ -6,9 +6,8 @@ every tensor, also around the ops that only move data (Flatten, Reshape,
 Transpose...): DequantizeLinear -> Flatten -> QuantizeLinear with the same
 scale and zero point.  ONNX Runtime drops such pairs when it fuses the
 graph; IREE keeps them, and compiles a dequantize, the move and a quantize
-into a dispatch of its own (268 B of flash for the keyword spotting model's
-Flatten on a Cortex-M4, with calls into the C library's roundf, fminf and
-fmaxf).  The rewrite moves the op onto the int8 tensor.
+into a dispatch of its own, which calls the C library's roundf, fminf and
+fmaxf on a microcontroller.  The rewrite moves the op onto the int8 tensor.
 
 It is exact: with one scale s and zero point z, quantize(dequantize(q)) is
 q for every q, since (q - z) * s / s is within 255 * 2^-23 of the integer

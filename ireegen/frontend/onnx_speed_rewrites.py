@@ -29,8 +29,7 @@ def depthwise_conv_as_taps(model, shapes: dict, values: dict) -> int:
     IREE fuses that into one vectorized elementwise dispatch.  Strided ones
     (stride s) first split the padded input into its s x s stride phases (a
     Reshape and one Transpose), so that every tap is a contiguous slice of
-    one phase (depthwise_taps.py).  MobileNetV2 at --target-cpu host with
-    im2col: 14.3 -> 8.7 ms for the stride-1 ones."""
+    one phase (depthwise_taps.py).  Figures: docs/peers.md, "Real models"."""
     graph = model.graph
     known = known_arrays(graph, values)
 
