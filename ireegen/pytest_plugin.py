@@ -36,6 +36,8 @@ from pathlib import Path
 
 import pytest
 
+from ireegen.parity import assert_parity
+
 
 def resolve_model_path(model_path, test_file) -> Path:
     path = Path(model_path)
@@ -47,8 +49,6 @@ def resolve_model_path(model_path, test_file) -> Path:
 
 @pytest.fixture
 def ireegen_parity(request):
-    from ireegen.parity import assert_parity
-
     def check(model_path, **kwargs):
         __tracebackhide__ = True
         try:

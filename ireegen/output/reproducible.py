@@ -13,9 +13,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+from pathlib import Path
 
 from ireegen import __version__
 from ireegen.common.resources import templates_dir
+from ireegen.frontend.onnx_import import model_dependencies
+
+from .outputs import sha256_of
 
 KEY_SCHEMA = 4
 
@@ -37,15 +41,9 @@ def source_json(model_path, input_shapes=None, input_values=None) -> dict:
     """The model as the manifest describes it, and the key hashes it: its
     file name and sha256, an ONNX model's external data files (weights
     beside the .onnx), its pinned input shapes and its fixed input values."""
-    from pathlib import Path
-
-    from .outputs import sha256_of
-
     model_path = Path(model_path)
     out = {"file": model_path.name, "sha256": sha256_of(model_path)}
     if model_path.suffix == ".onnx":
-        from ireegen.frontend.onnx_import import model_dependencies
-
         data = model_dependencies(model_path)[1:]
         if data:
             out["external_data"] = [{"file": f.name, "sha256": sha256_of(f)} for f in data]
