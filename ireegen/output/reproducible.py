@@ -68,10 +68,10 @@ def content_key_inputs(
     tune: str = "off",
     quantized_io: bool = False,
 ) -> dict:
-    # --kernels: SPEC and every file it names, by content (absent without
-    # --kernels, so that other keys stay what they were).  --tune enters
-    # the key only when it is on, so that `--tune off` keeps the keys (and
-    # outputs) of emits made before tuning existed.
+    # An option at its default adds nothing to the key (--kernels absent,
+    # --tune off, --quantized-io absent): the key of an emit without it is
+    # the key of an emit that never heard of it.  --kernels enters as SPEC
+    # and every file it names, by content.
     extra = {"kernels": kernels} if kernels else {}
     if tune != "off":
         extra["tune"] = tune
