@@ -19,6 +19,7 @@ from ireegen.check.verify import Ran, built_runner, runnable_twin, runtimeless_t
 from ireegen.common.errors import UsageError
 from ireegen.compile.compile_model import CompiledModule, compile_model
 from ireegen.config.modes import Config
+from ireegen.frontend.models import LoadedModel
 from ireegen.output.layout import link_libraries, output_files
 from ireegen.output.outputs import MANIFEST, manifest_text
 from ireegen.runtimeless.lower import check_functions, write_sources
@@ -41,7 +42,7 @@ class Built:
     """An emitted output in its staging directory, before verification."""
 
     request: EmitRequest  # checked
-    model: object  # frontend.models.LoadedModel
+    model: LoadedModel
     compiled: CompiledModule
     staging: Path
     manifest: dict
