@@ -30,8 +30,11 @@ from ireegen.cgen.naming import check_name
 from ireegen.common.errors import UsageError
 from ireegen.common.resources import package_dir, templates_dir
 from ireegen.compile.compiler import find_compiler
+from ireegen.compile.kernel_link import check_config
 from ireegen.config.modes import Config
 from ireegen.frontend.containment import shown
+from ireegen.frontend.kernel_spec import load_kernel_spec
+from ireegen.frontend.onnx_import import model_dependencies
 from ireegen.output.layout import asm_sources, c_sources, data_blobs, link_libraries, output_files, runtime_targets
 from ireegen.output.outputs import MANIFEST
 
@@ -110,8 +113,6 @@ def model_files(src) -> list:
         return []
     src = Path(src)
     if src.suffix == ".onnx":
-        from ireegen.frontend.onnx_import import model_dependencies
-
         return [p.as_posix() for p in model_dependencies(src)]
     return [src.as_posix()]
 
@@ -120,9 +121,6 @@ def kernel_files(spec_path, config: Config) -> list:
     """--kernels SPEC (CMake KERNELS): SPEC and the files it names, checked as emit checks them."""
     if spec_path is None:
         return []
-    from ireegen.compile.kernel_link import check_config
-    from ireegen.frontend.kernel_spec import load_kernel_spec
-
     check_config(config)
     return [p.as_posix() for p in load_kernel_spec(spec_path).files()]
 

@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import json
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
+from ireegen.cbuild.kernels import kernel_link
 from ireegen.cbuild.native_run import build_runner
 from ireegen.check.compare import run_subjects
 from ireegen.check.given_arrays import load_expected, load_inputs
@@ -37,7 +38,9 @@ from ireegen.compile.compile_model import compile_model
 from ireegen.compile.compiler import Compiler, find_compiler
 from ireegen.config.modes import EXECUTION_MODELS, make_config
 from ireegen.emit import emit
+from ireegen.frontend.kernel_spec import load_kernel_spec
 from ireegen.frontend.models import load_model
+from ireegen.frontend.onnx_import import input_value_arrays
 
 REFERENCES = ("async", "onnxruntime")  # --reference: what every mode is also compared with
 DEFAULT_MODES = ("async", "inline-static", "inline-dynamic")
@@ -46,11 +49,13 @@ KERNELS_SUFFIX = "+kernels"
 
 __all__ = [
     "DEFAULT_MODES",
+    "ParityRequest",
     "REFERENCES",
     "Report",
     "Toolchain",
     "assert_parity",
     "parity",
+    "run_parity",
     "prepare_mode",
     "toolchain_from",
     "write_json",
@@ -89,38 +94,61 @@ def toolchain_from(iree_compile=None, iree_runtime_bin=None, iree_venv=None) -> 
     return Toolchain(find_compiler(iree_compile), runtime)
 
 
-def prepare_mode(
-    mode: str,
-    model,
-    model_path,
-    extra_flags,
-    toolchain: Toolchain,
-    workdir: Path,
-    apply_workarounds: bool,
-    runtimeless_target: dict | None = None,
-    input_shapes: dict | None = None,
-    input_values: dict | None = None,
-    kernels=None,
-) -> Subject:
-    """Compiles one mode with its default formats for the host; runtimeless
-    for `runtimeless_target` (triple, cpu, emulator; default the host).
-    `kernels` (a KernelLink) links the user's kernels (--kernels)."""
+@dataclass(frozen=True)
+class ParityRequest:
+    """One parity run; see the module docstring.  `runtimeless_target`
+    ({"triple", "cpu", "emulator"}, each optional) builds and runs the
+    runtimeless C for another target, a bare-metal board for instance; the
+    other modes run on the host.  `input_shapes` pins an ONNX model's
+    symbolic dimensions and `input_values` makes its inputs constants
+    (ONNX Runtime is fed them); `reference="onnxruntime"` also compares every mode,
+    async included, with ONNX Runtime.  `kernels` (a --kernels SPEC) links
+    the user's kernels into every mode, async too (`async+kernels`), and
+    compares them with async without them."""
+
+    model_path: Path | str
+    modes: tuple = DEFAULT_MODES
+    function: str | None = None
+    inputs_file: Path | str | None = None
+    inputs: dict | None = None
+    rtol: float = 1e-5
+    atol: float = 1e-6
+    seed: int = 0
+    toolchain: Toolchain | None = None
+    extra_flags: tuple = ()
+    apply_workarounds: bool | tuple = True
+    expected_file: Path | str | None = None
+    expected: dict | None = None
+    save_outputs: Path | str | None = None
+    runtimeless_target: dict | None = None
+    input_shapes: dict | None = None
+    reference: str = REFERENCE
+    input_values: dict | None = None
+    kernels: Path | str | None = None
+
+
+def prepare_mode(mode: str, model, request: ParityRequest, workdir: Path, kernels=None) -> Subject:
+    """Compiles one mode of `request` with its default formats for the host;
+    runtimeless for `request.runtimeless_target` (triple, cpu, emulator;
+    default the host).  `kernels` (a KernelLink) links the user's kernels
+    (--kernels).  `request.toolchain` is the one to compile with."""
     label = f"{mode}{KERNELS_SUFFIX}" if kernels is not None else mode
+    toolchain = request.toolchain
     config = make_config(mode)
     if not config.execution_model.has_vm_module:
-        target = runtimeless_target or {}
+        target = request.runtimeless_target or {}
         config = make_config(mode, target_triple=target.get("triple"), target_cpu=target.get("cpu"))
         # Parity compares the modes itself: no need for emit's own verification.
         emit(
-            model_path,
+            request.model_path,
             workdir / "out",
             config,
             name="parity",
-            extra_flags=extra_flags,
+            extra_flags=request.extra_flags,
             compiler=toolchain.compiler,
             verify=False,
-            input_shapes=input_shapes,
-            input_values=input_values,
+            input_shapes=request.input_shapes,
+            input_values=request.input_values,
             kernels=kernels,
         )
         try:
@@ -129,7 +157,7 @@ def prepare_mode(
             raise IreegenFailure(f"building the emitted C failed: {e}") from None
         return runner_subject(label, runner)
     compiled = compile_model(
-        model, "parity", config, extra_flags, toolchain.compiler, workdir, apply_workarounds, kernels
+        model, "parity", config, request.extra_flags, toolchain.compiler, workdir, request.apply_workarounds, kernels
     )
     return module_subject(label, workdir / compiled.module_file, toolchain.runtime)
 
@@ -141,37 +169,16 @@ class IreegenFailure(Exception):
 # ---------------------------------------------------------------------------
 
 
-def parity(
-    model_path,
-    modes=DEFAULT_MODES,
-    function: str | None = None,
-    inputs_file=None,
-    inputs: dict | None = None,
-    rtol: float = 1e-5,
-    atol: float = 1e-6,
-    seed: int = 0,
-    toolchain: Toolchain | None = None,
-    extra_flags=(),
-    apply_workarounds: bool = True,
-    expected_file=None,
-    expected: dict | None = None,
-    save_outputs=None,
-    runtimeless_target: dict | None = None,
-    input_shapes: dict | None = None,
-    reference: str = REFERENCE,
-    input_values: dict | None = None,
-    kernels=None,
-) -> Report:
-    """Runs the parity check; see the module docstring.  `runtimeless_target`
-    ({"triple", "cpu", "emulator"}, each optional) builds and runs the
-    runtimeless C for another target, a bare-metal board for instance; the
-    other modes run on the host.  `input_shapes` pins an ONNX model's
-    symbolic dimensions and `input_values` makes its inputs constants
-    (ONNX Runtime is fed them); `reference="onnxruntime"` also compares every mode,
-    async included, with ONNX Runtime.  `kernels` (a --kernels SPEC) links
-    the user's kernels into every mode, async too (`async+kernels`), and
-    compares them with async without them."""
-    modes = list(modes)
+def parity(model_path, **options) -> Report:
+    """Runs the parity check; see the module docstring.  `options` are
+    ParityRequest's other fields, by keyword."""
+    return run_parity(ParityRequest(model_path, **options))
+
+
+def _checked_modes(request: ParityRequest) -> list:
+    """The modes to run, the reference first; refuses a bad --reference or mode in one line."""
+    modes = list(request.modes)
+    reference, model_path = request.reference, request.model_path
     if reference not in REFERENCES:
         raise UsageError(f"--reference {reference!r}: choose from {', '.join(REFERENCES)}")
     if reference == "onnxruntime":
@@ -183,68 +190,78 @@ def parity(
             raise UsageError(f"--execution-models {m!r}: unknown; choose from {', '.join(EXECUTION_MODELS)}")
     if REFERENCE not in modes:
         modes.insert(0, REFERENCE)
-    modes = list(dict.fromkeys(modes))
-    link = None
-    if kernels is not None:
-        from ireegen.cbuild.kernels import kernel_link
-        from ireegen.frontend.kernel_spec import load_kernel_spec
+    return list(dict.fromkeys(modes))
 
-        link = kernel_link(load_kernel_spec(kernels))
-    # (row label, execution model, kernels)
+
+def _runs(request: ParityRequest, modes: list) -> list:
+    """(row label, execution model, KernelLink or None) of every row."""
+    link = kernel_link(load_kernel_spec(request.kernels)) if request.kernels is not None else None
     runs = [(m, m, None) for m in modes if link is None or m == REFERENCE]
     if link is not None:
         runs += [(f"{m}{KERNELS_SUFFIX}", m, link) for m in modes]
-    toolchain = toolchain or toolchain_from()
-    model = load_model(model_path, input_shapes, toolchain.compiler, input_values, onnx_rewrites=apply_workarounds)
+    return runs
+
+
+def _given(request: ParityRequest, everything: list) -> tuple:
+    """(inputs, expected outputs), function -> arrays: given, and read from their files."""
+    given = dict(request.inputs or {})
+    if request.inputs_file:
+        given.update(load_inputs(Path(request.inputs_file), everything))
+    wanted = dict(request.expected or {})
+    if request.expected_file:
+        wanted.update(load_expected(Path(request.expected_file), everything))
+    return given, wanted
+
+
+def run_parity(request: ParityRequest) -> Report:
+    """Runs the parity check of `request`; see the module docstring."""
+    modes = _checked_modes(request)
+    runs = _runs(request, modes)
+    request = replace(request, toolchain=request.toolchain or toolchain_from())
+    toolchain, model_path = request.toolchain, request.model_path
+    model = load_model(
+        model_path,
+        request.input_shapes,
+        toolchain.compiler,
+        request.input_values,
+        onnx_rewrites=request.apply_workarounds,
+    )
     everything = list(model.functions)
-    functions = [model.function(function)] if function else everything
-    given = dict(inputs or {})
-    if inputs_file:
-        given.update(load_inputs(Path(inputs_file), everything))
-    wanted = dict(expected or {})
-    if expected_file:
-        wanted.update(load_expected(Path(expected_file), everything))
-    if save_outputs is not None:
-        save_outputs = _check_writable_dir(Path(save_outputs))
-
+    functions = [model.function(request.function)] if request.function else everything
+    given, wanted = _given(request, everything)
+    save_outputs = _check_writable_dir(Path(request.save_outputs)) if request.save_outputs is not None else None
     labels = [label for label, _, _ in runs]
-    report = Report(str(model_path), toolchain.compiler.version, toolchain.description, labels, reference=reference)
+    report = Report(
+        str(model_path), toolchain.compiler.version, toolchain.description, labels, reference=request.reference
+    )
     with tempfile.TemporaryDirectory(prefix="ireegen-parity-") as tmp:
-        subjects = {}
-        for label, mode, with_kernels in runs:
-            workdir = Path(tmp) / label
-            workdir.mkdir()
-            progress("compiling", f"{Path(model_path).name} for {label}")
-            try:
-                subjects[label] = prepare_mode(
-                    mode,
-                    model,
-                    model_path,
-                    extra_flags,
-                    toolchain,
-                    workdir,
-                    apply_workarounds,
-                    runtimeless_target,
-                    input_shapes,
-                    input_values,
-                    with_kernels,
-                )
-            except IreegenError as e:
-                report.compile_errors[label] = str(e)
-            except IreegenFailure as e:
-                report.ireegen_errors[label] = str(e)
-            except Exception as e:  # noqa: BLE001 - ireegen's own failure: this mode's row, not the end
-                report.ireegen_errors[label] = f"{type(e).__name__}: {e}"
+        subjects = _prepare_modes(request, model, runs, report, Path(tmp))
         extra = None
-        if reference == "onnxruntime":
-            from ireegen.frontend.onnx_import import input_value_arrays
-
-            fixed = input_value_arrays(model_path, input_shapes, input_values)
+        if request.reference == "onnxruntime":
+            fixed = input_value_arrays(model_path, request.input_shapes, request.input_values)
             extra = Subject("onnxruntime", lambda f, inputs: onnxruntime_outputs(model_path, f, inputs, fixed))
-        run_subjects(report, functions, subjects, given, seed, rtol, atol, wanted, extra)
+        run_subjects(report, functions, subjects, given, request.seed, request.rtol, request.atol, wanted, extra)
     if save_outputs is not None:
         write_outputs(report, functions, save_outputs)
     return report
+
+
+def _prepare_modes(request: ParityRequest, model, runs: list, report: Report, tmp: Path) -> dict:
+    """{row label: Subject} of every row that compiled; the others' errors go into `report`."""
+    subjects = {}
+    for label, mode, with_kernels in runs:
+        workdir = tmp / label
+        workdir.mkdir()
+        progress("compiling", f"{Path(request.model_path).name} for {label}")
+        try:
+            subjects[label] = prepare_mode(mode, model, request, workdir, with_kernels)
+        except IreegenError as e:
+            report.compile_errors[label] = str(e)
+        except IreegenFailure as e:
+            report.ireegen_errors[label] = str(e)
+        except Exception as e:  # noqa: BLE001 - ireegen's own failure: this mode's row, not the end
+            report.ireegen_errors[label] = f"{type(e).__name__}: {e}"
+    return subjects
 
 
 def _check_writable_dir(path: Path) -> Path:

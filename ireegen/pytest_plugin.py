@@ -27,14 +27,14 @@ There is no `pytest11` entry point on purpose: pytest marks every module of
 a distribution with one for assertion rewriting, and an editable install's
 finder module (`_editable_skbc_ireegen`, imported at start-up) then gets a
 PytestAssertRewriteWarning in every run of every project.  Registered by
-name, only this module is marked.  (An install made before this change
-still has the entry point: `pip install -e .` again, or pytest reports the
-plugin as registered twice.)
+name, only this module is marked.
 """
 
 from pathlib import Path
 
 import pytest
+
+from ireegen.parity import assert_parity
 
 
 def resolve_model_path(model_path, test_file) -> Path:
@@ -47,8 +47,6 @@ def resolve_model_path(model_path, test_file) -> Path:
 
 @pytest.fixture
 def ireegen_parity(request):
-    from ireegen.parity import assert_parity
-
     def check(model_path, **kwargs):
         __tracebackhide__ = True
         try:

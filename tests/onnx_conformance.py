@@ -264,7 +264,7 @@ def run_modes(
     from ireegen.compile.compiler import find_compiler
     from ireegen.frontend.models import load_model
     from ireegen.frontend.onnx_import import ImportFailure
-    from ireegen.parity import IreegenFailure, Toolchain, prepare_mode
+    from ireegen.parity import IreegenFailure, ParityRequest, Toolchain, prepare_mode
 
     # Every mode runs in a child process (iree-run-module, or the runtimeless runner).
     toolchain = Toolchain(find_compiler(), find_runtime_tools())
@@ -293,7 +293,7 @@ def run_modes(
         modedir = workdir / mode
         modedir.mkdir()
         try:
-            prepared = prepare_mode(mode, model, model_path, (), toolchain, modedir, True)
+            prepared = prepare_mode(mode, model, ParityRequest(model_path, toolchain=toolchain), modedir)
         except IreegenFailure as e:  # ireegen's own C did not build
             results[mode] = ModeResult("c-build-failure", one_line(str(e).split("\n", 2)[-1]))
             continue

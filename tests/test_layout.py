@@ -1,6 +1,7 @@
 """The package reads as the pipeline: stage subpackages, each importing only
-the stages below it, and no import cycle between modules (lazy imports
-inside functions count too)."""
+the stages below it, at module level, and no import cycle between modules.
+An ireegen import inside a function is allowed only in the CLI entry
+points (LAZY_IMPORTERS); the other checks count such imports too."""
 
 from __future__ import annotations
 
@@ -12,10 +13,24 @@ import ireegen
 PACKAGE = Path(ireegen.__file__).resolve().parent
 
 # The stages, lowest first.  A module may import its own stage and the
-# stages before it, never one after it.  The top-level modules (the CLI and
-# the commands on top of the pipeline) come last.
-STAGES = ("common", "config", "frontend", "output", "cgen", "compile", "runtimeless", "cbuild", "check", "")
+# stages before it, never one after it.  The top-level modules (the emit
+# driver, the commands on top of it and the CLI) come last, in their order.
+STAGES = (
+    "common",  # errors, progress, resources
+    "config",  # the flag tables
+    "frontend",  # reading a model
+    "output",  # OUTDIR, the content key, the cache
+    "cgen",  # the C
+    "compile",  # iree-compile
+    "runtimeless",  # plain C without a runtime
+    "cbuild",  # building and running C
+    "check",  # comparing numbers, tuning
+    "driver",  # emit's stages: the request, the backends, verification
+    "",
+)
 TOP_LEVEL_ORDER = ("__init__", "emit", "parity", "cmake_resolve", "pytest_plugin", "cli", "__main__")
+# The CLI entry points: they import the command a subcommand runs when it runs.
+LAZY_IMPORTERS = ("ireegen.cli", "ireegen.__main__")
 
 
 def _module_name(path: Path) -> str:
@@ -23,12 +38,20 @@ def _module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _imports(path: Path) -> set:
-    """The ireegen modules `path` imports (absolute or relative, anywhere in the file)."""
+def _import_nodes(path: Path):
+    """(the ireegen module imported, whether the import is inside a
+    function) for every import in `path`, absolute or relative."""
     name = _module_name(path)
     package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
-    found = set()
-    for node in ast.walk(ast.parse(path.read_text())):
+    tree = ast.parse(path.read_text())
+    in_function = {
+        id(inner)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+        for inner in ast.walk(node)
+    }
+    for node in ast.walk(tree):
+        inside = id(node) in in_function
         if isinstance(node, ast.ImportFrom):
             if node.level:
                 base = package.split(".")
@@ -40,10 +63,17 @@ def _imports(path: Path) -> set:
                 continue
             for alias in node.names:  # `from ireegen.x import y` where y is a module
                 candidate = f"{target}.{alias.name}"
-                found.add(candidate if _exists(candidate) else target)
+                yield (candidate if _exists(candidate) else target), inside, node.lineno
         elif isinstance(node, ast.Import):
-            found.update(a.name for a in node.names if a.name.startswith("ireegen"))
-    found.discard(name)
+            for a in node.names:
+                if a.name.startswith("ireegen"):
+                    yield a.name, inside, node.lineno
+
+
+def _imports(path: Path) -> set:
+    """The ireegen modules `path` imports (absolute or relative, anywhere in the file)."""
+    found = {target for target, _, _ in _import_nodes(path)}
+    found.discard(_module_name(path))
     return found
 
 
@@ -92,6 +122,22 @@ def test_stages_import_only_lower_stages():
             if stage_up or top_up:
                 wrong.append(f"{module} imports {dep}")
     assert not wrong, "imports that run back up the pipeline:\n" + "\n".join(sorted(wrong))
+
+
+def test_ireegen_imports_are_at_module_level():
+    """Outside the CLI entry points, every ireegen import is at module level:
+    an import inside a function would hide a dependency from the reader
+    (and an upward one from the order)."""
+    hidden = sorted(
+        {
+            f"{path.relative_to(PACKAGE.parent)}:{line} imports {target} inside a function"
+            for path in PACKAGE.rglob("*.py")
+            if _module_name(path) not in LAZY_IMPORTERS
+            for target, inside, line in _import_nodes(path)
+            if inside
+        }
+    )
+    assert not hidden, "imports to move to module level:\n" + "\n".join(hidden)
 
 
 def test_no_import_cycle():

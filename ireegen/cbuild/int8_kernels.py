@@ -13,9 +13,13 @@ import dataclasses
 from pathlib import Path
 
 from ireegen.common.resources import package_dir
+from ireegen.compile import int8_match
 from ireegen.compile.kernel_link import KernelLink
 from ireegen.config.modes import Config
+from ireegen.frontend.conv_geometry import conv_geometries
 from ireegen.frontend.kernel_spec import load_kernel_spec, target_family
+
+from .kernels import kernel_link
 
 # The spec per --optimize-for: the same match spec and entry points; for
 # speed the DSP kernels at -O2, for size compact plain loops at -Os
@@ -51,8 +55,6 @@ def default_kernels(model_path: Path, config: Config) -> KernelLink | None:
         return None
     if not is_qdq_int8(Path(model_path)):
         return None
-    from .kernels import kernel_link
-
     link = kernel_link(load_kernel_spec(spec_path(config.optimize_for)), require_match=False)
     return with_model_forms(link, Path(model_path))
 
@@ -61,9 +63,6 @@ def with_model_forms(link: KernelLink, model_path: Path) -> KernelLink:
     """`link` with a match spec that also has the convolution forms (padding,
     stride) of the model that the committed spec lacks: the transform
     dialect matches them exactly, one matcher per form."""
-    from ireegen.compile import int8_match
-    from ireegen.frontend.conv_geometry import conv_geometries
-
     extra = int8_match.geometry_forms(conv_geometries(model_path))
     if not extra:
         return link

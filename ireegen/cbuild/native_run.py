@@ -15,13 +15,15 @@ from pathlib import Path
 import numpy as np
 
 from ireegen.cgen.c_api import build_functions
+from ireegen.cgen.naming import check_name
 from ireegen.cgen.render import banner, render
 from ireegen.common.errors import RunError, UsageError
 from ireegen.frontend.dtypes import as_signature_dtype, numpy_dtype
 from ireegen.frontend.signature import Function
 from ireegen.output.layout import c_sources
-from ireegen.output.outputs import MANIFEST
+from ireegen.output.outputs import MANIFEST, read_manifest_path
 
+from .baremetal import LinkError, link_placed
 from .toolchains import Toolchain, toolchain_for
 
 # The flags the CI proof asks for: the emitted C must be clean under them.
@@ -119,8 +121,6 @@ def check_inputs(fn: Function, inputs) -> list:
 
 
 def load_manifest(outdir) -> dict:
-    from ireegen.output.outputs import read_manifest_path
-
     outdir = Path(outdir)
     path = read_manifest_path(outdir)  # rolls back a commit a crash interrupted
     if not path.is_file():
@@ -140,8 +140,6 @@ def load_manifest(outdir) -> dict:
 def _manifest_name(manifest: dict, outdir: Path) -> str:
     """The model name the runner's C is written with: held to --name's
     rules, since a manifest is whatever sits in the directory."""
-    from ireegen.cgen.naming import check_name
-
     name = manifest.get("name")
     try:
         return check_name(name if isinstance(name, str) else "")
@@ -199,8 +197,6 @@ def build_runner(
         return None if proc.returncode == 0 else f"$ {' '.join(full)}\n{proc.stdout}"
 
     if toolchain.bare_metal:
-        from .baremetal import LinkError, link_placed
-
         semihosted = ("-DIREEGEN_RUNNER_SEMIHOSTED",)
         try:
             link_placed(

@@ -14,6 +14,8 @@ from ireegen.common.errors import UsageError
 from ireegen.config.cores import ARCH_ORDER
 from ireegen.config.modes import host_triple
 
+from . import baremetal
+
 # LLVM architecture -> (Debian cross gcc prefix, qemu-user program, Debian cross package)
 _CROSS = {
     "x86_64": ("x86_64-linux-gnu-", "qemu-x86_64", "gcc-x86-64-linux-gnu"),
@@ -38,9 +40,7 @@ class Toolchain:
 
     def run_command(self, program, args=()) -> list:
         if self.bare_metal:
-            from .baremetal import semihosting_command
-
-            return semihosting_command(self.core, self.emulator, program, args)
+            return baremetal.semihosting_command(self.core, self.emulator, program, args)
         return [*self.emulator, str(program), *map(str, args)]
 
 
@@ -89,8 +89,6 @@ def toolchain_for(
 
 
 def _bare_metal_toolchain(triple, cpu, cc, emulator, need_emulator, cpu_features) -> Toolchain:
-    from . import baremetal
-
     core = baremetal.core_for(triple, cpu, cpu_features)
     family = baremetal.FAMILIES[core.family]
     compiler = cc or family.cc

@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 from ireegen.common.errors import UsageError
+from ireegen.common.resources import templates_dir
 
 _IDENT_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -149,8 +150,6 @@ def reserved_parameters() -> frozenset:
     """Names a parameter may not take: the locals the templates' function
     bodies declare (read off the templates, so that a new local is never
     missed) and what the bodies use without declaring."""
-    from ireegen.common.resources import templates_dir
-
     declared = set()
     for template in _BODY_TEMPLATES:
         text = (templates_dir() / template).read_text()

@@ -16,8 +16,8 @@ def _errors(got: np.ndarray, want: np.ndarray, atol: float = 0.0):
     """(max abs error, max rel error).  The relative error of an element is
     |got - want| / max(|want|, floor), floor = max(atol, 1e-12 x the largest
     |want|): relative where the reference is above the absolute tolerance,
-    in units of atol where it is at or near zero (a bare |want| there made
-    1e-7 / 1e-304 print as 1e+297 beside "ok")."""
+    in units of atol where it is at or near zero (a bare |want| there would
+    turn 1e-7 / 1e-304 into 1e+297 beside "ok")."""
     if got.dtype == bool or want.dtype == bool:
         got, want = got.astype(np.int64), want.astype(np.int64)
     got64, want64 = got.astype(np.float64), want.astype(np.float64)

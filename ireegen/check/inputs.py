@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ireegen.frontend.dtypes import bfloat16_from_float32
 from ireegen.frontend.signature import Function, Value
 
 DYNAMIC_DIM = 3  # size given to each dynamic dimension of generated inputs
@@ -85,8 +86,6 @@ DISTRIBUTIONS = (
 def draw_value(v: Value, dist: Distribution, rng: np.random.Generator):
     shape = tuple(DYNAMIC_DIM if d is None else d for d in v.shape)
     if v.dtype == "bfloat16":  # numpy has none: ml_dtypes' (or bit patterns without it)
-        from ireegen.frontend.dtypes import bfloat16_from_float32
-
         out = bfloat16_from_float32(np.asarray(dist.floats(v, rng, shape, np.float32), np.float32))
         return out if v.is_tensor else out.reshape(())[()]
     dtype = np.dtype(v.dtype)

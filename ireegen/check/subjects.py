@@ -11,6 +11,7 @@ import numpy as np
 
 from ireegen.check.runners import RunError, RuntimeTools, run_with_tool
 from ireegen.common.errors import UsageError
+from ireegen.frontend.onnx_import import install_hint
 from ireegen.frontend.signature import Function
 
 
@@ -48,8 +49,6 @@ def require_onnxruntime():
     try:
         import onnxruntime
     except ImportError:
-        from ireegen.frontend.onnx_import import install_hint
-
         raise UsageError(
             f"--reference onnxruntime needs the onnxruntime package: {install_hint('onnxruntime')}"
         ) from None

@@ -27,6 +27,7 @@ from ireegen.cbuild.native_run import build_runner
 from ireegen.cbuild.timing import CPU_TIME, INSTRUCTIONS, Meter, Timer, build_plugin, this_cpu
 from ireegen.cbuild.toolchains import runs_natively, toolchain_for
 from ireegen.check.inputs import draw
+from ireegen.check.module_timing import ModuleTimer
 from ireegen.common.errors import CompileError, DiskFullError, IreegenError, RunError, UsageError
 from ireegen.common.progress import progress
 from ireegen.config.tuning import BASELINE, candidates_for, untunable
@@ -239,8 +240,6 @@ def _output_files(outdir: Path) -> dict:
 
 def _timer(outdir: Path, build_dir: Path, inputs: dict, meter: Meter):
     if meter.vm_module:
-        from .module_timing import ModuleTimer
-
         manifest = json.loads((outdir / MANIFEST).read_text())
         module = next(f["path"] for f in manifest["files"] if f["role"] == "module")
         return ModuleTimer(outdir / module, inputs)

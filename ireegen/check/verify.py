@@ -15,12 +15,14 @@ else its nearest runnable twin, and the manifest says which:
 The reference is always async with embedded-ELF executables for this
 machine, run by iree-run-module in a child process (a kernel that corrupts
 memory on the drawn inputs then fails that process, not emit).
+
+This module compares; it compiles and emits nothing.  The emit driver
+(driver/verification.py) builds the subject (a `Ran`) and compiles the
+reference, and hands both to `compare_with_reference`.
 """
 
 from __future__ import annotations
 
-import tempfile
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,13 +32,11 @@ from ireegen.cbuild.toolchains import runs_natively
 from ireegen.check.compare import run_subjects
 from ireegen.check.given_arrays import load_inputs
 from ireegen.check.report import REFERENCE, Report
-from ireegen.check.subjects import module_subject, runner_subject
+from ireegen.check.subjects import Subject
 from ireegen.common.errors import IreegenError, RunError, UsageError
-from ireegen.common.progress import progress
-from ireegen.compile.compile_model import compile_model
 from ireegen.config.baselines import missing_here
 from ireegen.config.modes import Config, make_config
-from ireegen.output.outputs import MANIFEST, manifest_text, sha256_of
+from ireegen.output.outputs import sha256_of
 
 DEFAULT_RTOL = 1e-4
 DEFAULT_ATOL = 1e-5
@@ -66,27 +66,6 @@ def load_verify_inputs(options: VerifyOptions, functions) -> dict:
     return load_inputs(options.inputs, functions, "--verify-inputs")
 
 
-class ReferenceCache:
-    """The async reference of one model, compiled once for the several
-    verifications of one emit (`--tune` verifies every candidate against
-    the same reference), in a directory the caller owns and removes."""
-
-    def __init__(self, directory: Path):
-        self.directory = Path(directory)
-        self._modules: dict = {}
-
-    def module(self, flags: list, compile_into: Callable[[Path], object]) -> Path:
-        """The reference module compiled with `flags`; `compile_into(dir)`
-        compiles it (a compile_model result) on first use."""
-        key = tuple(flags)
-        if key not in self._modules:
-            workdir = self.directory / f"reference{len(self._modules) + 1}"
-            workdir.mkdir(parents=True)
-            progress("verifying", "compiling the async reference")
-            self._modules[key] = workdir / compile_into(workdir).module_file
-        return self._modules[key]
-
-
 def describe(config: Config) -> str:
     parts = [config.execution_model.name, config.executable_format.name]
     if config.module_format:
@@ -99,15 +78,15 @@ def reference_config() -> Config:
     return make_config("async")
 
 
-def _host_runnable(config: Config) -> bool:
+def host_runnable(config: Config) -> bool:
     return config.target is None or runs_natively(config.target.triple)
 
 
-def _check_runs_here(config: Config) -> None:
+def check_runs_here(config: Config) -> None:
     """Refuses, in one line, code that needs more of the CPU than this
     machine has (the default x86-64-v3 on a CPU without AVX2): it would die
     of an illegal instruction."""
-    for target in (config.target if _host_runnable(config) else None, reference_config().target):
+    for target in (config.target if host_runnable(config) else None, reference_config().target):
         missing = missing_here(target.cpu) if target else ()
         if missing:
             raise UsageError(
@@ -126,7 +105,7 @@ def runnable_twin(config: Config) -> tuple:
     if fmt == "static-library":
         fmt = "embedded-elf"
         reasons.append("static-library executables link into a runtime: verified them as embedded ELF")
-    if not _host_runnable(config):
+    if not host_runnable(config):
         target = reference_config().target
         reasons.append(
             f"{config.target.triple} code cannot run on this machine: "
@@ -144,38 +123,12 @@ def runnable_twin(config: Config) -> tuple:
     return twin, reasons
 
 
-def _vm_subject(
-    model, name, config, staging, module_file, extra_flags, compiler, workdir, apply_workarounds, kernels
-) -> tuple:
-    twin, reasons = runnable_twin(config)
-    if twin == config:
-        return module_subject(config.execution_model.name, Path(staging) / module_file, None), twin, reasons
-    compiled = compile_model(model, name, twin, extra_flags, compiler, workdir, apply_workarounds, kernels)
-    return module_subject(config.execution_model.name, workdir / compiled.module_file, None), twin, reasons
-
-
-def _runtimeless_subject(config, staging, manifest, workdir, emit_twin) -> tuple:
-    (Path(staging) / MANIFEST).write_text(manifest_text(manifest))
-    label = config.execution_model.name
-    try:
-        return runner_subject(label, _built_runner(staging, workdir / "build")), config, []
-    except UsageError as e:  # no cross compiler or emulator for the target here
-        if _host_runnable(config) or isinstance(e, DoesNotFit):
-            raise
-        reasons = [
-            f"{config.target.triple} programs cannot run here ({e}): verified the same model emitted for this machine"
-        ]
-    twin = make_config(config.execution_model.name, optimize_for=config.optimize_for, data_format=config.data_format)
-    emit_twin(twin, workdir / "twin")
-    return runner_subject(label, _built_runner(workdir / "twin", workdir / "twin-build")), twin, reasons
-
-
 def _file_json(path) -> dict:
     """A file by name and content (never its directory: manifests are path-independent)."""
     return {"name": Path(path).name, "sha256": sha256_of(Path(path))}
 
 
-def _built_runner(outdir, build_dir):
+def built_runner(outdir, build_dir):
     try:
         return build_runner(outdir, build_dir)
     except RunError as e:
@@ -203,118 +156,128 @@ def not_exercised(report: Report, functions) -> dict:
     return out
 
 
-def verify(
-    model,
-    model_path,
-    name: str,
-    config: Config,
-    staging,
-    module_file: str,
-    manifest: dict,
-    functions,
-    extra_flags,
-    compiler,
-    options: VerifyOptions,
-    apply_workarounds=True,
-    emit_twin: Callable[[Config, Path], None] | None = None,
-    given: dict | None = None,
-    kernels=None,
-    reference_flags=None,
-    reference_cache: ReferenceCache | None = None,
-) -> dict:
-    """Runs the emitted code against async; returns the manifest's
-    `verification` section, or raises VerificationError.  `emit_twin(config,
-    outdir)` emits the same model, unverified, for another configuration:
-    runtimeless C for this machine when the target's cannot run here.
-    With `kernels` (--kernels) the subject links the user's kernels and
-    the reference does not: a kernel that computes something else than the
-    ops it replaced is refused like any other difference.
-    `reference_flags` (default `extra_flags`) are the extra iree-compile
-    flags of the async reference: a tuning candidate's flags are checked
-    against a reference compiled without them.  `reference_cache` keeps the
-    compiled reference for the next verification of the same model."""
-    reference_flags = list(extra_flags if reference_flags is None else reference_flags)
-    if not options.enabled:
-        return {"verified": False, "reason": "--no-verify"}
-    _check_runs_here(config)
-    label = config.execution_model.name
-    with tempfile.TemporaryDirectory(prefix="ireegen-verify-") as tmp:
-        tmp = Path(tmp)
-        (tmp / "subject").mkdir()
-        if config.execution_model.has_vm_module:
-            subject, ran, reasons = _vm_subject(
-                model,
-                name,
-                config,
-                staging,
-                module_file,
-                extra_flags,
-                compiler,
-                tmp / "subject",
-                apply_workarounds,
-                kernels,
-            )
-        else:
-            subject, ran, reasons = _runtimeless_subject(config, staging, manifest, tmp / "subject", emit_twin)
-        ref_config = reference_config()
-        if ran == ref_config and kernels is None and reference_flags == list(extra_flags):
-            return {
-                "verified": True,
-                "reference": describe(ref_config),
-                "ran": describe(ran),
-                "notes": reasons + ["this configuration is the reference itself: nothing to compare"],
-            }
-        cache = reference_cache or ReferenceCache(tmp)
-        try:
-            module = cache.module(
-                reference_flags, lambda d: compile_model(model, name, ref_config, reference_flags, compiler, d)
-            )
-        except IreegenError as e:
-            raise VerificationError(
-                f"{model_path}: cannot verify --execution-model {label}: the async reference does not compile "
-                f"(use --no-verify to emit unverified):\n{e}"
-            ) from None
-        reference = module_subject(REFERENCE, module, None)
-        # The subject's row: async with kernels is not the reference async.
-        row = f"{label}+kernels" if kernels is not None else label
-        report = Report(str(model_path), compiler.version, "iree-base-runtime", [REFERENCE, row])
-        subjects = {REFERENCE: reference, row: subject}
-        run_subjects(
-            report,
-            [f.function for f in functions],
-            subjects,
-            given or {},
-            options.seed,
-            options.rtol,
-            options.atol,
-            scale_atol=True,
-            quantized_steps=True,
-        )
+@dataclass(frozen=True)
+class Ran:
+    """What verification ran: the subject, the configuration it was built
+    for (the emitted one, or its runnable twin), and why they differ."""
+
+    subject: Subject
+    config: Config
+    reasons: list
+
+
+@dataclass(frozen=True)
+class Verification:
+    """What one emit's verification compares, besides the subject and the reference."""
+
+    model_path: str
+    config: Config
+    functions: list  # the C API's functions (cgen/c_api.py)
+    options: VerifyOptions
+    given: dict  # --verify-inputs, function -> inputs
+    compiler_version: str
+    kernels_spec: Path | None = None  # --kernels: the subject links them, the reference does not
+
+    @property
+    def label(self) -> str:
+        return self.config.execution_model.name
+
+
+NOT_VERIFIED = {"verified": False, "reason": "--no-verify"}
+
+
+def runtimeless_twin(config: Config, error: UsageError) -> tuple:
+    """(the configuration for this machine to emit and run instead, why),
+    when `config`'s runtimeless C cannot be built or run here (`error`);
+    raises `error` when no twin can stand in for it (code for this
+    machine, or a program that does not fit its board)."""
+    if host_runnable(config) or isinstance(error, DoesNotFit):
+        raise error
+    reasons = [
+        f"{config.target.triple} programs cannot run here ({error}): verified the same model emitted for this machine"
+    ]
+    twin = make_config(config.execution_model.name, optimize_for=config.optimize_for, data_format=config.data_format)
+    return twin, reasons
+
+
+def reference_itself(ran: Ran, compared_as_emitted: bool) -> dict | None:
+    """The verification section when what ran is the reference itself
+    (async for this machine, compiled with the reference's flags and no
+    --kernels: `compared_as_emitted`); None otherwise."""
+    ref_config = reference_config()
+    if ran.config != ref_config or not compared_as_emitted:
+        return None
+    return {
+        "verified": True,
+        "reference": describe(ref_config),
+        "ran": describe(ran.config),
+        "notes": ran.reasons + ["this configuration is the reference itself: nothing to compare"],
+    }
+
+
+def reference_failed(model_path, config: Config, error: IreegenError) -> VerificationError:
+    return VerificationError(
+        f"{model_path}: cannot verify --execution-model {config.execution_model.name}: the async reference does "
+        f"not compile (use --no-verify to emit unverified):\n{error}"
+    )
+
+
+def compare_with_reference(what: Verification, ran: Ran, reference: Subject) -> dict:
+    """Runs `ran`'s subject and the async `reference` on every function;
+    returns the manifest's `verification` section, or raises
+    VerificationError.  With --kernels the subject links the user's
+    kernels and the reference does not: a kernel that computes something
+    else than the ops it replaced is refused like any other difference."""
+    # The subject's row: async with kernels is not the reference async.
+    row = f"{what.label}+kernels" if what.kernels_spec is not None else what.label
+    report = Report(what.model_path, what.compiler_version, "iree-base-runtime", [REFERENCE, row])
+    options = what.options
+    run_subjects(
+        report,
+        [f.function for f in what.functions],
+        {REFERENCE: reference, row: ran.subject},
+        what.given or {},
+        options.seed,
+        options.rtol,
+        options.atol,
+        scale_atol=True,
+        quantized_steps=True,
+    )
+    _check_agrees(what, report)
+    return _section(what, ran, report, row)
+
+
+def _check_agrees(what: Verification, report: Report) -> None:
     if not report.agrees:
         why = (
-            f"the kernels of {kernels.spec.path} compute something else than the ops they replace, see docs/kernels.md"
-            if kernels is not None
+            f"the kernels of {what.kernels_spec} compute something else than the ops they replace, see docs/kernels.md"
+            if what.kernels_spec is not None
             else "see docs/known-iree-issues.md"
         )
         raise VerificationError(
-            f"{model_path}: --execution-model {label} ({describe(config)}) computes different numbers from "
-            f"async, so nothing was written ({why}; --no-verify skips this check):\n" + report.table()
+            f"{what.model_path}: --execution-model {what.label} ({describe(what.config)}) computes different "
+            f"numbers from async, so nothing was written ({why}; --no-verify skips this check):\n" + report.table()
         )
-    idle = not_exercised(report, functions)
-    if idle and options.strict:
+    idle = not_exercised(report, what.functions)
+    if idle and what.options.strict:
         raise VerificationError(
-            f"{model_path}: --execution-model {label}: verification proved nothing about "
+            f"{what.model_path}: --execution-model {what.label}: verification proved nothing about "
             + "; ".join(f"@{f}: {why}" for f, why in idle.items())
             + ", so nothing was written (--verify-strict; give inputs that make the outputs move with "
             "--verify-inputs)"
         )
+
+
+def _section(what: Verification, ran: Ran, report: Report, row: str) -> dict:
+    options = what.options
+    idle = not_exercised(report, what.functions)
     return {
         "verified": not idle,
         **({"reason": "not exercised", "not_exercised": idle} if idle else {}),
-        "reference": describe(ref_config) + " (iree-run-module, local-sync)",
-        "ran": describe(ran),
-        "ran_the_emitted_code": ran == config,
-        "notes": reasons + report.notes,
+        "reference": describe(reference_config()) + " (iree-run-module, local-sync)",
+        "ran": describe(ran.config),
+        "ran_the_emitted_code": ran.config == what.config,
+        "notes": ran.reasons + report.notes,
         "seed": options.seed,
         "inputs_file": _file_json(options.inputs) if options.inputs else None,
         "rtol": options.rtol,
@@ -333,6 +296,6 @@ def verify(
                     if r.function == f.name and r.mode == row
                 },
             }
-            for f in functions
+            for f in what.functions
         },
     }

@@ -7,6 +7,7 @@ import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ireegen.cgen.render import banner
 from ireegen.common.errors import CompileError, UsageError
 from ireegen.config.modes import Config
 from ireegen.frontend.models import LoadedModel
@@ -90,6 +91,31 @@ class CompiledModule:
         return self.files.get("module") or self.files.get("module-emitc") or PROGRAM_IR
 
 
+@dataclass(frozen=True)
+class _Job:
+    """One compile_model call: what its steps share."""
+
+    model: LoadedModel
+    name: str
+    config: Config
+    compiler: Compiler
+    workdir: Path
+    kernels: KernelLink | None
+    source: str = "input.mlir"
+
+    @property
+    def diagnostics_name(self) -> str:
+        return self.model.path.name
+
+
+def _selected(workarounds, apply_workarounds) -> list:
+    """The workarounds `apply_workarounds` applies: all (True), none
+    (False), or those of a collection of names."""
+    if apply_workarounds is True:
+        return list(workarounds)
+    return [w for w in workarounds if apply_workarounds and w.name in apply_workarounds]
+
+
 def compile_model(
     model: LoadedModel,
     name: str,
@@ -112,81 +138,101 @@ def compile_model(
     if apply_workarounds is True:
         check_refusals(model, str(model.path), config.execution_model.name, config.module_format)
     model.set_module_name(vm_module_name(name))
+    job = _Job(model, name, config, compiler, workdir, kernels)
     # iree-compile runs inside workdir with relative names: paths it records
     # (the static library's output path, the intermediate files of the
     # workaround) are then the same on every machine and in every OUTDIR.
-    source = "input.mlir"
-    model.write(workdir / source)
+    model.write(workdir / job.source)
     files = {r: f for r, f in output_files(name, config).items() if r in _COMPILER_OUTPUTS}
     static_object = files.get("executables-object")
     config_flags = config.compile_flags(static_object)
-    flag_workarounds = applicable_flag_workarounds(config)
-    if apply_workarounds is not True:
-        flag_workarounds = [w for w in flag_workarounds if apply_workarounds and w.name in apply_workarounds]
+    flag_workarounds = _selected(applicable_flag_workarounds(config), apply_workarounds)
     for w in flag_workarounds:  # before --iree-flag: the user's own flags still win
         config_flags = [*config_flags, *w.flags]
     if static_object and not config.execution_model.has_vm_module:  # runtimeless
         config_flags = [*config_flags, *binding_ranges.compile_flags(extra_flags)]
     flags = config_flags + list(extra_flags)
-    calls = KernelCalls()
     if kernels is not None:
         kernel_link.stage_inputs(kernels, config, workdir)
         flags += kernel_link.compile_flags()
     compiled = CompiledModule(files, flags)
-    output = compiled.module_file
-    diagnostics_name = model.path.name
-    workarounds = applicable_workarounds(config.execution_model.name, compiler.version)
-    if apply_workarounds is not True:
-        workarounds = [w for w in workarounds if apply_workarounds and w.name in apply_workarounds]
+    workarounds = _selected(applicable_workarounds(config.execution_model.name, compiler.version), apply_workarounds)
     if workarounds or flag_workarounds:
         compiled.workarounds = [w.name for w in (*flag_workarounds, *workarounds)]
+    calls = KernelCalls()
+    _run_compiler(job, compiled, workarounds, calls, len(config_flags))
+    _finish(job, compiled, calls, apply_workarounds)
+    return compiled
+
+
+def _stream_compile(job: _Job, compiled: CompiledModule, chosen_at: int):
+    """Runtimeless: the stream phase's compile, which chooses the partitioning
+    (partitioning.py) and reads the dispatches' binding access; the chosen
+    flag goes into `compiled.flags` at `chosen_at`, after the
+    configuration's flags: the later phases and the manifest name it."""
+
+    def stream_compile(source, stream, staged):
+        compiled.lower_bounds, chosen = partitioning.compile_stream(
+            job.compiler, job.workdir, job.diagnostics_name, source, stream, staged
+        )
+        compiled.binding_access = stream_access.read((job.workdir / stream).read_text(errors="replace"))
+        if chosen:
+            compiled.flags.insert(chosen_at, chosen)
+
+    return stream_compile
+
+
+def _run_compiler(job: _Job, compiled: CompiledModule, workarounds: list, calls: KernelCalls, chosen_at: int) -> None:
+    """Runs iree-compile on the staged source, through the workarounds'
+    phases and the stream rewrites when there are any."""
+    static_object = compiled.files.get("executables-object")
     # A static library's entry points are global C symbols: they get the
     # model's prefix (executable_names.py).
-    stream_rewrites = [functools.partial(prefix_executables, prefix=name)] if static_object else []
-    runtimeless = static_object and not config.execution_model.has_vm_module
-    stream_compile = None
-    if runtimeless:
-
-        def stream_compile(source, stream, staged):
-            compiled.lower_bounds, chosen = partitioning.compile_stream(
-                compiler, workdir, diagnostics_name, source, stream, staged
-            )
-            compiled.binding_access = stream_access.read((workdir / stream).read_text(errors="replace"))
-            if chosen:  # after the configuration's flags: the later phases and the manifest name it
-                compiled.flags.insert(len(config_flags), chosen)
-
-    if kernels is not None:
-        stream_rewrites.append(functools.partial(kernel_link.link_at_stream, calls=calls, config=config))
-    with kernel_link.explained_failures(kernels):
+    stream_rewrites = [functools.partial(prefix_executables, prefix=job.name)] if static_object else []
+    runtimeless = static_object and not job.config.execution_model.has_vm_module
+    stream_compile = _stream_compile(job, compiled, chosen_at) if runtimeless else None
+    if job.kernels is not None:
+        stream_rewrites.append(functools.partial(kernel_link.link_at_stream, calls=calls, config=job.config))
+    with kernel_link.explained_failures(job.kernels):
         if workarounds or stream_rewrites:
             compile_with_workarounds(
-                compiler,
-                source,
-                output,
+                job.compiler,
+                job.source,
+                compiled.module_file,
                 compiled.flags,
-                workdir,
-                diagnostics_name,
-                config.execution_model.name,
+                job.workdir,
+                job.diagnostics_name,
+                job.config.execution_model.name,
                 workarounds,
                 stream_rewrites,
                 stream_compile,
             )
         else:
-            compiler.compile(source, output, compiled.flags, diagnostics_name, cwd=workdir)
-    (workdir / source).unlink()
+            job.compiler.compile(
+                job.source, compiled.module_file, compiled.flags, job.diagnostics_name, cwd=job.workdir
+            )
+    (job.workdir / job.source).unlink()
+
+
+def _finish(job: _Job, compiled: CompiledModule, calls: KernelCalls, apply_workarounds) -> None:
+    """After iree-compile: the kernels checked and linked, a placeholder
+    for executables the program does not have, every promised file there."""
+    workdir, files, kernels = job.workdir, compiled.files, job.kernels
+    static_object = files.get("executables-object")
     if kernels is not None:
         kernel_link.cleanup(workdir)
-        kernel_link.check_matched(kernels, calls, diagnostics_name)
+        kernel_link.check_matched(kernels, calls, job.diagnostics_name)
         if static_object and calls.dispatches:
-            kernel_link.finish_static(kernels, config, workdir, static_object)
+            kernel_link.finish_static(kernels, job.config, workdir, static_object)
         compiled.kernel_calls = calls.to_json()
     if static_object and not (workdir / static_object).exists():
         compiled.has_executables = False
-        _write_unused_executables(name, config, compiler, workdir, files, model.path.name)
+        _write_unused_executables(job.name, job.config, job.compiler, workdir, files, job.diagnostics_name)
+    output = compiled.module_file
     missing = [f for f in files.values() if not (workdir / f).exists()]
     if missing or not (workdir / output).exists():
         raise CompileError(
-            f"iree-compile ({compiler.path}) exited with success for {diagnostics_name} but wrote no "
+            f"iree-compile ({job.compiler.path}) exited with success for {job.diagnostics_name} but wrote no "
             f"{', '.join(missing or [output])}"
         )
     emitc = files.get("module-emitc")
@@ -194,7 +240,6 @@ def compile_model(
         compiled.workarounds.append("emitc-ref-copy-order")
         path = workdir / emitc
         path.write_text(canonical_ref_copies(path.read_text()))
-    return compiled
 
 
 # A program that dispatches nothing gets no object from iree-compile.  The
@@ -226,8 +271,6 @@ _EMPTY_EXECUTABLES_HEADER = """\
 def _write_unused_executables(
     name: str, config: Config, compiler: Compiler, workdir: Path, files: dict, source_name: str
 ) -> None:
-    from ireegen.cgen.render import banner
-
     stub, output = "no_executables.mlir", "no_executables.out"
     (workdir / stub).write_text(_UNUSED_EXECUTABLES_MODULE.format(name=name))
     flags = config.compile_flags(files["executables-object"])

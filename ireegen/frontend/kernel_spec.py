@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ireegen.common.errors import UsageError
+from ireegen.config.cores import ARCH_ORDER
 
 from .containment import contained_file, shown
 
@@ -97,8 +98,6 @@ def _sha256(path: Path) -> str:
 
 def target_family(triple: str) -> str:
     """The key of a triple's flags in "cflags"."""
-    from ireegen.config.cores import ARCH_ORDER
-
     arch = triple.split("-", 1)[0]
     if arch in ARCH_ORDER:
         return "cortex-m"

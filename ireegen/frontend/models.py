@@ -17,6 +17,7 @@ from pathlib import Path
 from ireegen.common.errors import DiagnosticsError, UsageError
 
 from .mlir_text import mlir_escaped
+from .onnx_import import ImportFailure, lower_onnx
 from .parse_guard import check_parses
 from .signature import Function, function_from_types, with_source_types
 
@@ -148,8 +149,6 @@ def _load_onnx(
     path: Path, input_shapes, compiler, input_values=None, onnx_rewrites=True, speed_rewrites=True, quantized_io=False
 ) -> LoadedModel:
     from iree.compiler import ir
-
-    from .onnx_import import ImportFailure, lower_onnx
 
     if compiler is None:
         raise TypeError("load_model: an ONNX model needs the compiler that lowers it")

@@ -13,6 +13,7 @@ import json
 import sys
 
 from ireegen.common.errors import UsageError
+from ireegen.common.resources import bazel_dir
 from ireegen.config.modes import DATA_FORMATS, EXECUTABLE_FORMATS, EXECUTION_MODELS, MODULE_FORMATS, make_config
 
 from .layout import c_sources, link_libraries, output_files
@@ -65,8 +66,6 @@ def starlark() -> str:
 
 
 if __name__ == "__main__":
-    from ireegen.common.resources import bazel_dir
-
     path = bazel_dir() / "layout.bzl"
     path.write_text(starlark())
     print(path, file=sys.stderr)

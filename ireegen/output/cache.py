@@ -31,7 +31,7 @@ from pathlib import Path
 from ireegen.common.errors import UsageError
 from ireegen.common.progress import progress
 
-from .outputs import MANIFEST, manifest_text
+from .outputs import MANIFEST, manifest_text, sha256_of
 
 ENTRY_SCHEMA = 1
 MODES = ("readwrite", "read")
@@ -279,8 +279,6 @@ def expectation(source: dict, verify) -> dict:
     banners) and the verification options (their record is in the
     manifest).  `verify` is a check.verify.VerifyOptions.  None when the
     inputs file is unreadable: no lookup then, the emit refuses it."""
-    from .outputs import sha256_of
-
     if verify.enabled and verify.inputs and not Path(verify.inputs).is_file():
         return None
     if not verify.enabled:

@@ -13,9 +13,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+from pathlib import Path
 
 from ireegen import __version__
 from ireegen.common.resources import templates_dir
+from ireegen.frontend.onnx_import import model_dependencies
+
+from .outputs import sha256_of
 
 KEY_SCHEMA = 4
 
@@ -37,15 +41,9 @@ def source_json(model_path, input_shapes=None, input_values=None) -> dict:
     """The model as the manifest describes it, and the key hashes it: its
     file name and sha256, an ONNX model's external data files (weights
     beside the .onnx), its pinned input shapes and its fixed input values."""
-    from pathlib import Path
-
-    from .outputs import sha256_of
-
     model_path = Path(model_path)
     out = {"file": model_path.name, "sha256": sha256_of(model_path)}
     if model_path.suffix == ".onnx":
-        from ireegen.frontend.onnx_import import model_dependencies
-
         data = model_dependencies(model_path)[1:]
         if data:
             out["external_data"] = [{"file": f.name, "sha256": sha256_of(f)} for f in data]
@@ -70,10 +68,10 @@ def content_key_inputs(
     tune: str = "off",
     quantized_io: bool = False,
 ) -> dict:
-    # --kernels: SPEC and every file it names, by content (absent without
-    # --kernels, so that other keys stay what they were).  --tune enters
-    # the key only when it is on, so that `--tune off` keeps the keys (and
-    # outputs) of emits made before tuning existed.
+    # An option at its default adds nothing to the key (--kernels absent,
+    # --tune off, --quantized-io absent): the key of an emit without it is
+    # the key of an emit that never heard of it.  --kernels enters as SPEC
+    # and every file it names, by content.
     extra = {"kernels": kernels} if kernels else {}
     if tune != "off":
         extra["tune"] = tune
