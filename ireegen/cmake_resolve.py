@@ -92,7 +92,10 @@ def generator_files() -> list:
     """The files whose change means generated code may change: ireegen's own
     sources and templates."""
     files = (
-        sorted(package_dir().rglob("*.py")) + sorted(templates_dir().glob("*.j2")) + sorted(templates_dir().glob("*.h"))
+        sorted(package_dir().rglob("*.py"))
+        + sorted(templates_dir().glob("*.j2"))
+        + sorted(templates_dir().glob("*.h"))
+        + sorted(templates_dir().glob("mlir/*.jinja"))
     )
     return [p.as_posix() for p in files]
 

@@ -1,8 +1,8 @@
 """1-D convolutions as matrix products: the speed rewrite for the audio and
 sequence models' Conv1d (an STFT as a strided Conv, the encoders of speech
 models), whose direct convolution IREE 3.13 compiles at 5 to 7 GFLOP/s at
-any size.  Same shape as onnx_rewrites.REWRITES (name, function(model,
-shapes, values) -> nodes rewritten), applied with the speed rewrites and
+any size.  A row of onnx_nodes.Rewrite (name, roots, function) as
+onnx_rewrites.REWRITES, applied with the speed rewrites and
 listed in the manifest's `onnx_rewrites`; emit's verification checks the
 result, tests/test_onnx_conv1d_rewrites.py checks it against ONNX Runtime
 on random shapes.  Figures: docs/peers.md, "Small models".
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .onnx_nodes import NodeBuilder, known_arrays, node_attrs, rewrite_nodes
+from .onnx_nodes import NodeBuilder, Rewrite, known_arrays, node_attrs, rewrite_nodes
 
 # The gathered windows are Lout x Cin*K floats per batch item: K times the
 # input at stride 1.  Past this many bytes, the copy would cost more memory
@@ -118,4 +118,4 @@ def _rewrite(graph, out_nodes, node, weights, pads, stride, dilation, dims, out_
     b.op("Transpose", product, out=node.output[0], name=node.name, perm=[0, 2, 1])
 
 
-CONV1D_REWRITES = (("conv1d-as-matmul", conv1d_as_matmul),)
+CONV1D_REWRITES = (Rewrite("conv1d-as-matmul", ("Conv",), conv1d_as_matmul),)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .onnx_nodes import NodeBuilder, known_arrays, rewrite_nodes, static_conv2d
+from .onnx_nodes import NodeBuilder, Rewrite, known_arrays, rewrite_nodes, static_conv2d
 from .onnx_speed_rewrites import MAX_TAPS
 
 # The stride-1 Conv computes prod(strides) times the outputs: twice the
@@ -65,4 +65,6 @@ def strided_depthwise_conv_as_decimated_taps(model, shapes: dict, values: dict) 
     return rewrite_nodes(graph, rewrite)
 
 
-DECIMATE_REWRITES = (("strided-depthwise-conv-as-decimated-taps", strided_depthwise_conv_as_decimated_taps),)
+DECIMATE_REWRITES = (
+    Rewrite("strided-depthwise-conv-as-decimated-taps", ("Conv",), strided_depthwise_conv_as_decimated_taps),
+)

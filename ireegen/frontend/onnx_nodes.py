@@ -4,9 +4,25 @@ value names, constants as initializers, and a builder that appends nodes."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import NamedTuple
+
 import numpy as np
 
 MIN_DEFAULT_OPSET = 13  # the replacements' ops as written here
+
+
+class Rewrite(NamedTuple):
+    """A row of a graph rewrite table: its name (in the manifest's
+    `onnx_rewrites`), its roots (the op types of the nodes it replaces, as
+    an MLIR pattern names its root op) and its function, (model, shapes,
+    values) -> how many nodes it rewrote.  In a graph without a node of its
+    roots the function rewrites nothing (tests/test_onnx_rewrite_roots.py
+    checks it on every row)."""
+
+    name: str
+    roots: tuple
+    function: Callable
 
 
 def node_attrs(node) -> dict:

@@ -5,10 +5,13 @@ with the raw compiler (tests/test_iree_bugs.py) and a row in
 docs/known-iree-issues.md; the rewrites applied are listed in the manifest
 (`onnx_rewrites`), and emit's verification checks the result like any other.
 
-The table, REWRITES: (name, function).  A function takes the model, its
-static shapes ({value name: dims}, from onnx's shape inference) and its
-known values ({name: TensorProto}, the initializers) and rewrites every
-match in place; it returns how many nodes it rewrote.
+The table, REWRITES: rows of onnx_nodes.Rewrite (name, roots, function).
+A function takes the model, its static shapes ({value name: dims}, from
+onnx's shape inference) and its known values ({name: TensorProto}, the
+initializers) and rewrites every match in place; it returns how many nodes
+it rewrote.  Its roots are the op types of the nodes it replaces: the
+rewrites run while the graph holds a root of some row (REWRITTEN_OPS, read
+off the rows).
 """
 
 from __future__ import annotations
@@ -18,8 +21,10 @@ import numpy as np
 from . import onnx_ml_rewrites
 from .onnx_conv1d_rewrites import CONV1D_REWRITES
 from .onnx_decimate_rewrites import DECIMATE_REWRITES
+from .onnx_fold import declare_initializers, static_shapes
 from .onnx_nodes import (
     MIN_DEFAULT_OPSET,
+    Rewrite,
     add_const,
     default_opset,
     fresh_name,
@@ -375,77 +380,75 @@ def pointwise_conv_on_one_pixel_as_matmul(model, shapes: dict, values: dict) -> 
 
 
 REWRITES = (
-    ("strided-conv-single-window", strided_conv_single_window),
-    ("reflect-pad-as-slices", reflect_pad_as_slices),
+    Rewrite("strided-conv-single-window", ("Conv",), strided_conv_single_window),
+    Rewrite("reflect-pad-as-slices", ("Pad",), reflect_pad_as_slices),
     # Scaler first: the ml ops after it need the shape of its result.
-    ("scaler-as-arithmetic", onnx_ml_rewrites.scaler_as_arithmetic),
-    ("array-feature-extractor-as-gather", array_feature_extractor_as_gather),
-    ("linear-classifier-as-gemm", linear_classifier_as_gemm),
-    ("normalizer-as-reductions", normalizer_as_reductions),
-    ("linear-regressor-as-gemm", onnx_ml_rewrites.linear_regressor_as_gemm),
-    ("tree-ensemble-classifier-as-traversal", onnx_ml_rewrites.tree_ensemble_classifier_as_traversal),
-    ("tree-ensemble-regressor-as-traversal", onnx_ml_rewrites.tree_ensemble_regressor_as_traversal),
-    ("svm-regressor-as-kernels", onnx_ml_rewrites.svm_regressor_as_kernels),
-    ("svm-classifier-as-votes", onnx_ml_rewrites.svm_classifier_as_votes),
-    ("pointwise-conv-on-one-pixel-as-matmul", pointwise_conv_on_one_pixel_as_matmul),
+    Rewrite("scaler-as-arithmetic", ("Scaler",), onnx_ml_rewrites.scaler_as_arithmetic),
+    Rewrite("array-feature-extractor-as-gather", ("ArrayFeatureExtractor",), array_feature_extractor_as_gather),
+    Rewrite("linear-classifier-as-gemm", ("LinearClassifier",), linear_classifier_as_gemm),
+    Rewrite("normalizer-as-reductions", ("Normalizer",), normalizer_as_reductions),
+    Rewrite("linear-regressor-as-gemm", ("LinearRegressor",), onnx_ml_rewrites.linear_regressor_as_gemm),
+    Rewrite(
+        "tree-ensemble-classifier-as-traversal",
+        ("TreeEnsembleClassifier",),
+        onnx_ml_rewrites.tree_ensemble_classifier_as_traversal,
+    ),
+    Rewrite(
+        "tree-ensemble-regressor-as-traversal",
+        ("TreeEnsembleRegressor",),
+        onnx_ml_rewrites.tree_ensemble_regressor_as_traversal,
+    ),
+    Rewrite("svm-regressor-as-kernels", ("SVMRegressor",), onnx_ml_rewrites.svm_regressor_as_kernels),
+    Rewrite("svm-classifier-as-votes", ("SVMClassifier",), onnx_ml_rewrites.svm_classifier_as_votes),
+    Rewrite("pointwise-conv-on-one-pixel-as-matmul", ("Conv",), pointwise_conv_on_one_pixel_as_matmul),
     # Not an IREE bug: an exact simplification of QDQ graphs (onnx_qdq_rewrites.py).
-    ("identical-qdq-around-data-movement", identical_qdq_around_data_movement),
-    ("quantize-before-data-movement", quantize_before_data_movement),
+    Rewrite(
+        "identical-qdq-around-data-movement",
+        ("DequantizeLinear", "QuantizeLinear"),
+        identical_qdq_around_data_movement,
+    ),
+    Rewrite("quantize-before-data-movement", ("QuantizeLinear",), quantize_before_data_movement),
 )
 
+# Decimation first: it takes the depthwise Convs strided along one axis
+# (its measured choice), depthwise-conv-as-taps the rest, in the same round.
+# The NHWC layout before both: it takes a depthwise-separable CNN's Convs whole.
+SPEED_TABLES = (LAYOUT_REWRITES, DECIMATE_REWRITES, SPEED_REWRITES, CONV1D_REWRITES)
 
-REWRITTEN_OPS = (
-    "Conv",
-    "DequantizeLinear",
-    "QuantizeLinear",
-    "ConvTranspose",
-    "Pad",
-    "ArrayFeatureExtractor",
-    "LinearClassifier",
-    "Normalizer",
-    "Scaler",
-    "LinearRegressor",
-    "TreeEnsembleClassifier",
-    "TreeEnsembleRegressor",
-    "SVMRegressor",
-    "SVMClassifier",
-)
+# The op types some row replaces, with or without the speed rewrites: while
+# the graph holds none, no rewrite can match.
+REWRITTEN_OPS = frozenset(op for table in (REWRITES, *SPEED_TABLES) for row in table for op in row.roots)
 
 
 MAX_ROUNDS = 4  # a rewrite can give the next one the shape it needs (an ml op's result)
 
 
 def apply_rewrites(model, speed: bool = True) -> list:
-    """Applies the table, then (if `speed`) onnx_decimate_rewrites.DECIMATE_REWRITES,
-    onnx_speed_rewrites.SPEED_REWRITES and onnx_conv1d_rewrites.CONV1D_REWRITES, to `model` in place, again while a round rewrote
-    something (a later row's replacement can give an earlier row the static
-    shape it needs); returns [{"rewrite": name, "nodes": count}] of those
-    that matched, in the table's order."""
+    """Applies the table, then (if `speed`) SPEED_TABLES, to `model` in
+    place, again while a round rewrote something (a later row's replacement
+    can give an earlier row the static shape it needs); returns
+    [{"rewrite": name, "nodes": count}] of those that matched, in the
+    table's order."""
     from onnx import helper
-
-    from .onnx_fold import declare_initializers, static_shapes
 
     default = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), None)
     if default is not None and default < MIN_DEFAULT_OPSET:
         return []  # the replacements use the input forms of Pad, Unsqueeze and ReduceSum (opset 13)
-    # Decimation first: it takes the depthwise Convs strided along one axis
-    # (its measured choice), depthwise-conv-as-taps the rest, in the same round.
-    # The NHWC layout before both: it takes a depthwise-separable CNN's Convs whole.
-    table = (*REWRITES, *LAYOUT_REWRITES, *DECIMATE_REWRITES, *SPEED_REWRITES, *CONV1D_REWRITES) if speed else REWRITES
+    table = (*REWRITES, *(row for speed_table in SPEED_TABLES for row in speed_table)) if speed else REWRITES
     counts = {}
     shapes = None  # inferred again only after a rewrite changed the graph
     for _ in range(MAX_ROUNDS):
         before = sum(counts.values())
-        for name, rewrite in table:
+        for row in table:
             if not any(n.op_type in REWRITTEN_OPS for n in model.graph.node):
                 break
             if shapes is None:
                 shapes = static_shapes(model)
                 values = {t.name: t for t in model.graph.initializer}
-            count = rewrite(model, shapes, values)
+            count = row.function(model, shapes, values)
             if count:
                 shapes = None
-                counts[name] = counts.get(name, 0) + count
+                counts[row.name] = counts.get(row.name, 0) + count
                 if default is None:  # an ai.onnx.ml-only model: its replacements are default-domain ops
                     model.opset_import.append(helper.make_opsetid("", MIN_DEFAULT_OPSET))
                     default = MIN_DEFAULT_OPSET
@@ -453,4 +456,4 @@ def apply_rewrites(model, speed: bool = True) -> list:
             break
     if counts:
         declare_initializers(model)
-    return [{"rewrite": name, "nodes": counts[name]} for name, _ in table if name in counts]
+    return [{"rewrite": row.name, "nodes": counts[row.name]} for row in table if row.name in counts]

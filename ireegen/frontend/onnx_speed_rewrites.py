@@ -1,7 +1,7 @@
 """Graph rewrites for speed: ONNX patterns that IREE 3.13 compiles into slow
-code, replaced by an equivalent form it compiles well.  Same shape as
-onnx_rewrites.REWRITES (name, function(model, shapes, values) -> nodes
-rewritten), applied after it by onnx_rewrites.apply_rewrites and listed in
+code, replaced by an equivalent form it compiles well.  Rows of
+onnx_nodes.Rewrite (name, roots, function) as onnx_rewrites.REWRITES,
+applied after it by onnx_rewrites.apply_rewrites and listed in
 the manifest's `onnx_rewrites` alike; emit's verification checks the result,
 and tests/test_onnx_speed_rewrites.py checks each against ONNX Runtime on the
 model as written.  Each entry is here because it measured faster on every
@@ -17,7 +17,7 @@ from .conv_im2col import conv_as_im2col_matmul
 from .conv_transpose_matmul import conv_transpose_as_matmul
 from .depthwise_taps import MAX_TAPS
 from .nhwc_layout import depthwise_separable_as_nhwc
-from .onnx_nodes import NodeBuilder, known_arrays, rewrite_nodes, static_conv2d
+from .onnx_nodes import NodeBuilder, Rewrite, known_arrays, rewrite_nodes, static_conv2d
 
 
 def depthwise_conv_as_taps(model, shapes: dict, values: dict) -> int:
@@ -57,11 +57,11 @@ def depthwise_conv_as_taps(model, shapes: dict, values: dict) -> int:
 
 
 SPEED_REWRITES = (
-    ("depthwise-conv-as-taps", depthwise_conv_as_taps),
-    ("conv-as-im2col-matmul", conv_as_im2col_matmul),
-    ("conv-transpose-as-matmul", conv_transpose_as_matmul),
+    Rewrite("depthwise-conv-as-taps", ("Conv",), depthwise_conv_as_taps),
+    Rewrite("conv-as-im2col-matmul", ("Conv",), conv_as_im2col_matmul),
+    Rewrite("conv-transpose-as-matmul", ("ConvTranspose",), conv_transpose_as_matmul),
 )
 
 # Applied before the strided-depthwise decimation and SPEED_REWRITES: on a
 # depthwise-separable CNN it takes every Conv (nhwc_layout.py).
-LAYOUT_REWRITES = (("depthwise-separable-as-nhwc", depthwise_separable_as_nhwc),)
+LAYOUT_REWRITES = (Rewrite("depthwise-separable-as-nhwc", ("Conv",), depthwise_separable_as_nhwc),)
