@@ -197,3 +197,15 @@ def test_a_5000_character_graph_name_is_refused_in_one_line(tmp_path):
     model = _onnx_model(tmp_path, graph_name="g" * 5000)
     one_line(run_cli("emit", model, "-o", tmp_path / "out", "--no-verify"), "graph's name", "5,000 bytes", "rename")
     assert not (tmp_path / "out").exists()
+
+
+def test_install_hints_name_the_packages_the_extras_pin():
+    """The hint names the package as pyproject.toml's extra pins it: right
+    for a wheel and a checkout alike (ireegen is on no package index)."""
+    tomllib = pytest.importorskip("tomllib")
+    from ireegen.frontend.onnx_import import OPTIONAL_PACKAGES, install_hint
+
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    for extra, requirement in OPTIONAL_PACKAGES.items():
+        assert extras[extra] == [requirement]
+        assert install_hint(extra) == f"pip install '{requirement}'"
