@@ -96,10 +96,12 @@ macro(_ireegen_require_runtime target mode)
     find_package(Threads REQUIRED)
     find_package(IREERuntime CONFIG QUIET)
     if(NOT IREERuntime_FOUND)
+      # ireegen's docs/ is beside cmake/, in a checkout as in an installed package.
+      get_filename_component(_ireegen_docs "${_IREEGEN_CMAKE_DIR}/../docs" ABSOLUTE)
       message(FATAL_ERROR
         "ireegen_add_model(${target}): ${mode} links the IREE runtime C SDK, which "
         "find_package(IREERuntime CONFIG) did not find; add EXECUTION_MODEL runtimeless to build with a C "
-        "compiler alone, or build the SDK (ireegen's docs/iree-runtime.md) and set -DIREERuntime_DIR.")
+        "compiler alone, or build the SDK (${_ireegen_docs}/iree-runtime.md) and set -DIREERuntime_DIR.")
     endif()
   endif()
 endmacro()

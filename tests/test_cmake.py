@@ -298,7 +298,7 @@ def _error_messages(output: str) -> list:
 def test_default_mode_without_an_sdk_names_runtimeless_in_one_sentence(tmp_path, mode_args, mode_text):
     """No IREE runtime C SDK (none on any registry): ireegen_add_model()
     without EXECUTION_MODEL fails at configure time with one sentence that
-    names EXECUTION_MODEL runtimeless, and docs/iree-runtime.md for the SDK."""
+    names EXECUTION_MODEL runtimeless, and the path of docs/iree-runtime.md for the SDK."""
     p = Project(tmp_path, GENERATORS[0], {"m1": SIMPLE})
     (p.src / "CMakeLists.txt").write_text(
         "cmake_minimum_required(VERSION 3.21)\nproject(t C)\nfind_package(ireegen CONFIG REQUIRED)\n"
@@ -309,7 +309,7 @@ def test_default_mode_without_an_sdk_names_runtimeless_in_one_sentence(tmp_path,
     assert _error_messages(proc.stdout) == [
         f"ireegen_add_model(t1): {mode_text} links the IREE runtime C SDK, which find_package(IREERuntime CONFIG) "
         "did not find; add EXECUTION_MODEL runtimeless to build with a C compiler alone, or build the SDK "
-        "(ireegen's docs/iree-runtime.md) and set -DIREERuntime_DIR."
+        f"({Path(cmake_dir()).parent / 'docs' / 'iree-runtime.md'}) and set -DIREERuntime_DIR."
     ], proc.stdout
 
 
