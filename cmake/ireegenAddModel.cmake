@@ -1,5 +1,64 @@
 # ireegen_add_model(): see ireegenConfig.cmake for the signature.
+#
+# ireegen_add_model() parses its arguments, then hands them to small steps:
+#   _ireegen_check_arguments     every error about one argument, one line naming its keyword
+#   _ireegen_default_arguments   what an argument left out means
+#   _ireegen_flags               emit's command line, from the keyword-to-flag tables below
+#   _ireegen_resolve             `ireegen resolve`: the options checked with emit's tables, the outputs listed
+#   _ireegen_write_options       the file a change of any option touches
+#   _ireegen_add_generate_command, _ireegen_add_generate_target, _ireegen_add_library: the targets
+# A step reads the _ARG_* variables of the ireegen_add_model() call it runs in
+# (CMake functions see their caller's variables) and returns its results with
+# set(... PARENT_SCOPE).
 include_guard(GLOBAL)
+
+# ireegen_add_model()'s keywords, cmake_parse_arguments()'s three kinds.
+set(_IREEGEN_OPTION_KEYWORDS GENERATE_ONLY NO_BUILTIN_KERNELS QUANTIZED_IO)
+set(_IREEGEN_VALUE_KEYWORDS SRC NAME EXECUTION_MODEL EXECUTABLE_FORMAT MODULE_FORMAT DATA_FORMAT TARGET_TRIPLE
+  TARGET_CPU TARGET_CPU_FEATURES OUTPUT_DIR CONSTANTS_SECTION ARENA_SECTION OPTIMIZE_FOR VERIFY
+  VERIFY_INPUTS KERNELS TUNE)
+set(_IREEGEN_LIST_KEYWORDS FLAGS INPUT_SHAPES INPUT_VALUES)
+
+# The keyword-to-flag tables: pairs of a keyword (or an IREEGEN_* variable of
+# the build) and emit's flag, in the order of emit's command line.
+#   KEYWORD=VALUE   the flag alone, when the keyword's value is VALUE
+#   a list keyword  the flag once per value
+#   a value         the flag with the value, when the value is true to if(),
+#                   or whenever given for the keywords in _IREEGEN_GIVEN_KEYWORDS
+# A flag that ends in `=` takes the value in the same argument (--tune=quick),
+# any other in the next one (--module-format emitc).
+#
+# The options of the output: `ireegen resolve` checks them, emit takes them.
+set(_IREEGEN_OUTPUT_FLAGS
+  EXECUTION_MODEL      --execution-model
+  MODULE_FORMAT        --module-format
+  EXECUTABLE_FORMAT    --executable-format
+  DATA_FORMAT          --data-format
+  TARGET_TRIPLE        --target-triple=
+  TARGET_CPU           --target-cpu=
+  TARGET_CPU_FEATURES  --target-cpu-features=
+  OPTIMIZE_FOR         --optimize-for=
+  TUNE                 --tune=
+  FLAGS                --iree-flag=
+  INPUT_SHAPES         --input-shape=
+  INPUT_VALUES         --input-value=
+  IREEGEN_IREE_COMPILE --iree-compile=
+  KERNELS              --kernels)
+# Options only emit takes: how it verifies (docs/verification.md) and the
+# int8 code of a QDQ model (docs/kernels-int8.md).
+set(_IREEGEN_EMIT_ONLY_FLAGS
+  VERIFY=STRICT           --verify-strict
+  VERIFY=OFF              --no-verify
+  VERIFY_INPUTS           --verify-inputs
+  NO_BUILTIN_KERNELS=TRUE --no-builtin-kernels
+  QUANTIZED_IO=TRUE       --quantized-io)
+# The shared output cache (docs/cache.md): not an option of the output (not in
+# the options file), only on emit's command line.
+set(_IREEGEN_CACHE_FLAGS
+  IREEGEN_CACHE        --cache
+  IREEGEN_CACHE_MODE   --cache-mode)
+# Values passed whenever given: `off` is a value of TUNE, and false to if().
+set(_IREEGEN_GIVEN_KEYWORDS TUNE)
 
 # The default target triple: the toolchain's when cross compiling
 # (IREEGEN_TARGET_TRIPLE from ireegen's toolchain files first).
@@ -37,10 +96,12 @@ macro(_ireegen_require_runtime target mode)
     find_package(Threads REQUIRED)
     find_package(IREERuntime CONFIG QUIET)
     if(NOT IREERuntime_FOUND)
+      # ireegen's docs/ is beside cmake/, in a checkout as in an installed package.
+      get_filename_component(_ireegen_docs "${_IREEGEN_CMAKE_DIR}/../docs" ABSOLUTE)
       message(FATAL_ERROR
         "ireegen_add_model(${target}): ${mode} links the IREE runtime C SDK, which "
         "find_package(IREERuntime CONFIG) did not find; add EXECUTION_MODEL runtimeless to build with a C "
-        "compiler alone, or build the SDK (ireegen's docs/iree-runtime.md) and set -DIREERuntime_DIR.")
+        "compiler alone, or build the SDK (${_ireegen_docs}/iree-runtime.md) and set -DIREERuntime_DIR.")
     endif()
   endif()
 endmacro()
@@ -93,14 +154,16 @@ macro(_ireegen_enable_asm)
   endif()
 endmacro()
 
-function(ireegen_add_model target)
-  set(_one SRC NAME EXECUTION_MODEL EXECUTABLE_FORMAT MODULE_FORMAT DATA_FORMAT TARGET_TRIPLE
-           TARGET_CPU TARGET_CPU_FEATURES OUTPUT_DIR CONSTANTS_SECTION ARENA_SECTION OPTIMIZE_FOR VERIFY
-           VERIFY_INPUTS KERNELS TUNE)
-  cmake_parse_arguments(PARSE_ARGV 1 _ARG "GENERATE_ONLY;NO_BUILTIN_KERNELS;QUANTIZED_IO" "${_one}" "FLAGS;INPUT_SHAPES;INPUT_VALUES")
+
+# Every error about one argument, in one line naming its keyword.  Sets, in
+# the caller: _src (SRC, absolute), _mode_text (the execution model as the
+# runtime's error names it), VERIFY normalized to ON, OFF or STRICT, and
+# VERIFY_INPUTS and KERNELS made absolute (VERIFY_INPUTS also as
+# _verify_inputs, empty without one).
+function(_ireegen_check_arguments target)
   if(_ARG_UNPARSED_ARGUMENTS)
     list(JOIN _ARG_UNPARSED_ARGUMENTS " " _unknown)
-    list(JOIN _one " " _keywords)
+    list(JOIN _IREEGEN_VALUE_KEYWORDS " " _keywords)
     message(FATAL_ERROR "ireegen_add_model(${target}): unknown argument(s) ${_unknown}; "
       "the keywords are ${_keywords} FLAGS INPUT_SHAPES INPUT_VALUES GENERATE_ONLY NO_BUILTIN_KERNELS QUANTIZED_IO")
   endif()
@@ -128,31 +191,27 @@ function(ireegen_add_model target)
   if(NOT EXISTS "${_src}")
     message(FATAL_ERROR "ireegen_add_model(${target}): SRC ${_src} does not exist")
   endif()
-  if(NOT _ARG_NAME)
-    set(_ARG_NAME "${target}")
-  endif()
+  set(_src "${_src}" PARENT_SCOPE)
   # The default is the CLI's (async, what IREE runtime users expect); without
   # an IREE runtime SDK the configure step says to choose runtimeless.
-  set(_mode_text "EXECUTION_MODEL ${_ARG_EXECUTION_MODEL}")
-  if(NOT _ARG_EXECUTION_MODEL)
-    set(_ARG_EXECUTION_MODEL async)
-    set(_mode_text "EXECUTION_MODEL async (the default)")
-  endif()
-  if(NOT _ARG_OUTPUT_DIR)
-    set(_ARG_OUTPUT_DIR "${CMAKE_CURRENT_BINARY_DIR}/ireegen/${target}")
+  if(_ARG_EXECUTION_MODEL)
+    set(_mode_text "EXECUTION_MODEL ${_ARG_EXECUTION_MODEL}" PARENT_SCOPE)
+  else()
+    set(_mode_text "EXECUTION_MODEL async (the default)" PARENT_SCOPE)
   endif()
   # VERIFY (default ON): emit runs the generated code against async before
   # writing it, and the build fails if any output differs.  STRICT: it also
   # fails when a function's outputs never moved across the inputs tried
   # (verification proved nothing; otherwise a warning in the build output).
-  set(_emit_only_args "")
   if(DEFINED _ARG_VERIFY)
     if(_ARG_VERIFY MATCHES "^(STRICT|strict)$")
-      set(_emit_only_args --verify-strict)
+      set(_ARG_VERIFY STRICT PARENT_SCOPE)
     elseif(NOT _ARG_VERIFY MATCHES "^(ON|OFF|TRUE|FALSE|YES|NO|1|0|on|off|true|false|yes|no)$")
       message(FATAL_ERROR "ireegen_add_model(${target}): VERIFY ${_ARG_VERIFY}: expected ON, OFF or STRICT")
-    elseif(NOT _ARG_VERIFY)
-      set(_emit_only_args --no-verify)
+    elseif(_ARG_VERIFY)
+      set(_ARG_VERIFY ON PARENT_SCOPE)
+    else()
+      set(_ARG_VERIFY OFF PARENT_SCOPE)
     endif()
   endif()
   # VERIFY_INPUTS <x.npz>: verify on these inputs (a dependency) instead of drawn ones.
@@ -162,78 +221,12 @@ function(ireegen_add_model target)
     if(NOT EXISTS "${_verify_inputs}")
       message(FATAL_ERROR "ireegen_add_model(${target}): VERIFY_INPUTS ${_verify_inputs} does not exist")
     endif()
-    list(APPEND _emit_only_args --verify-inputs "${_verify_inputs}")
+    set(_ARG_VERIFY_INPUTS "${_verify_inputs}" PARENT_SCOPE)
   endif()
-  # NO_BUILTIN_KERNELS: IREE's own code for a QDQ int8 model on a Cortex-M,
-  # not ireegen's int8 kernels (docs/kernels-int8.md).
-  if(_ARG_NO_BUILTIN_KERNELS)
-    list(APPEND _emit_only_args --no-builtin-kernels)
-  endif()
-  # QUANTIZED_IO: a QDQ model takes and returns its int8 tensors (docs/kernels-int8.md).
-  if(_ARG_QUANTIZED_IO)
-    list(APPEND _emit_only_args --quantized-io)
-  endif()
-  get_filename_component(_outdir "${_ARG_OUTPUT_DIR}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_BINARY_DIR}")
-  # IREEGEN_CACHE / IREEGEN_CACHE_MODE: the shared output cache (docs/cache.md).
-  # Not an option of the output (not in the options file): only on the command.
-  set(_cache_args "")
-  if(IREEGEN_CACHE)
-    list(APPEND _cache_args --cache "${IREEGEN_CACHE}")
-  endif()
-  if(IREEGEN_CACHE_MODE)
-    list(APPEND _cache_args --cache-mode "${IREEGEN_CACHE_MODE}")
-  endif()
-
-  set(_args --execution-model "${_ARG_EXECUTION_MODEL}")
-  if(_ARG_MODULE_FORMAT)
-    list(APPEND _args --module-format "${_ARG_MODULE_FORMAT}")
-  endif()
-  if(_ARG_EXECUTABLE_FORMAT)
-    list(APPEND _args --executable-format "${_ARG_EXECUTABLE_FORMAT}")
-  endif()
-  if(NOT _ARG_DATA_FORMAT AND NOT _ARG_MODULE_FORMAT STREQUAL "emitc")
-    _ireegen_default_data_format(_ARG_DATA_FORMAT)
-  endif()
+  set(_verify_inputs "${_verify_inputs}" PARENT_SCOPE)
   if(_ARG_DATA_FORMAT STREQUAL "asm" AND CMAKE_C_COMPILER_FRONTEND_VARIANT STREQUAL "MSVC")
     message(FATAL_ERROR "ireegen_add_model(${target}): DATA_FORMAT asm needs a GNU-style assembler (.S with "
       ".incbin), which the MSVC-style compiler ${CMAKE_C_COMPILER_ID} has not; use DATA_FORMAT c")
-  endif()
-  if(_ARG_DATA_FORMAT)
-    list(APPEND _args --data-format "${_ARG_DATA_FORMAT}")
-  endif()
-  if(NOT _ARG_TARGET_TRIPLE AND NOT _ARG_EXECUTABLE_FORMAT STREQUAL "vmvx"
-     AND NOT _ARG_EXECUTION_MODEL STREQUAL "inline-static")
-    _ireegen_default_triple(_ARG_TARGET_TRIPLE)
-    if(NOT _ARG_TARGET_CPU AND IREEGEN_TARGET_CPU AND _ARG_TARGET_TRIPLE STREQUAL IREEGEN_TARGET_TRIPLE)
-      set(_ARG_TARGET_CPU "${IREEGEN_TARGET_CPU}")
-    endif()
-  endif()
-  foreach(_opt TARGET_TRIPLE TARGET_CPU TARGET_CPU_FEATURES)
-    if(_ARG_${_opt})
-      string(TOLOWER "${_opt}" _flag)
-      string(REPLACE "_" "-" _flag "${_flag}")
-      list(APPEND _args "--${_flag}=${_ARG_${_opt}}")
-    endif()
-  endforeach()
-  if(_ARG_OPTIMIZE_FOR)
-    list(APPEND _args "--optimize-for=${_ARG_OPTIMIZE_FOR}")
-  endif()
-  # TUNE off|quick|full: emit's per-model search of IREE configurations
-  # (docs/tuning.md); `ireegen resolve` validates it with the other options.
-  if(DEFINED _ARG_TUNE)
-    list(APPEND _args "--tune=${_ARG_TUNE}")
-  endif()
-  foreach(_flag IN LISTS _ARG_FLAGS)
-    list(APPEND _args "--iree-flag=${_flag}")
-  endforeach()
-  foreach(_shape IN LISTS _ARG_INPUT_SHAPES)
-    list(APPEND _args "--input-shape=${_shape}")
-  endforeach()
-  foreach(_value IN LISTS _ARG_INPUT_VALUES)
-    list(APPEND _args "--input-value=${_value}")
-  endforeach()
-  if(IREEGEN_IREE_COMPILE)
-    list(APPEND _args "--iree-compile=${IREEGEN_IREE_COMPILE}")
   endif()
   # KERNELS <spec.json>: your own C kernels (docs/kernels.md). `resolve`
   # checks the spec and lists its files (KERNEL_FILES), which the step
@@ -243,18 +236,91 @@ function(ireegen_add_model target)
     if(NOT EXISTS "${_kernels}" OR IS_DIRECTORY "${_kernels}")
       message(FATAL_ERROR "ireegen_add_model(${target}): KERNELS ${_kernels} is not a file")
     endif()
-    list(APPEND _args --kernels "${_kernels}")
     set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${_kernels}")
+    set(_ARG_KERNELS "${_kernels}" PARENT_SCOPE)
   endif()
+endfunction()
 
-  # Validate and learn the outputs now, with the same tables emit uses.
-  # The answer is data, read line by line; nothing of it is evaluated as
-  # CMake code (paths and external-data names come from outside).  The
-  # format is in ireegen/cmake_resolve.py.
+# What an argument left out means: NAME is the target's name, EXECUTION_MODEL
+# async, OUTPUT_DIR ireegen/<target> in the current binary directory (set,
+# absolute, as _outdir), DATA_FORMAT the compiler's, and TARGET_TRIPLE and
+# TARGET_CPU the toolchain's.
+function(_ireegen_default_arguments target)
+  if(NOT _ARG_NAME)
+    set(_ARG_NAME "${target}" PARENT_SCOPE)
+  endif()
+  if(NOT _ARG_EXECUTION_MODEL)
+    set(_ARG_EXECUTION_MODEL async)
+    set(_ARG_EXECUTION_MODEL async PARENT_SCOPE)
+  endif()
+  if(NOT _ARG_OUTPUT_DIR)
+    set(_ARG_OUTPUT_DIR "${CMAKE_CURRENT_BINARY_DIR}/ireegen/${target}")
+  endif()
+  get_filename_component(_outdir "${_ARG_OUTPUT_DIR}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_BINARY_DIR}")
+  set(_outdir "${_outdir}" PARENT_SCOPE)
+  if(NOT _ARG_DATA_FORMAT AND NOT _ARG_MODULE_FORMAT STREQUAL "emitc")
+    _ireegen_default_data_format(_data_format)
+    set(_ARG_DATA_FORMAT "${_data_format}" PARENT_SCOPE)
+  endif()
+  if(NOT _ARG_TARGET_TRIPLE AND NOT _ARG_EXECUTABLE_FORMAT STREQUAL "vmvx"
+     AND NOT _ARG_EXECUTION_MODEL STREQUAL "inline-static")
+    _ireegen_default_triple(_triple)
+    set(_ARG_TARGET_TRIPLE "${_triple}" PARENT_SCOPE)
+    if(NOT _ARG_TARGET_CPU AND IREEGEN_TARGET_CPU AND _triple STREQUAL IREEGEN_TARGET_TRIPLE)
+      set(_ARG_TARGET_CPU "${IREEGEN_TARGET_CPU}" PARENT_SCOPE)
+    endif()
+  endif()
+endfunction()
+
+# Appends flag and value to the list `list_var`: one argument when the flag
+# ends in `=`, two otherwise.
+function(_ireegen_append_flag list_var flag value)
+  if(flag MATCHES "=$")
+    list(APPEND ${list_var} "${flag}${value}")
+  else()
+    list(APPEND ${list_var} ${flag} "${value}")
+  endif()
+  set(${list_var} "${${list_var}}" PARENT_SCOPE)
+endfunction()
+
+# Sets out_var to emit's flags from the table named `table` (the rules are at
+# the tables, above).
+function(_ireegen_flags table out_var)
+  set(_flags "")
+  set(_rows "${${table}}")
+  while(_rows)
+    list(POP_FRONT _rows _name _flag)
+    if(_name MATCHES "^([A-Z_]+)=(.*)$")
+      if("${_ARG_${CMAKE_MATCH_1}}" STREQUAL "${CMAKE_MATCH_2}")
+        list(APPEND _flags ${_flag})
+      endif()
+      continue()
+    endif()
+    if(_name IN_LIST _IREEGEN_LIST_KEYWORDS)
+      foreach(_value IN LISTS _ARG_${_name})
+        _ireegen_append_flag(_flags ${_flag} "${_value}")
+      endforeach()
+    elseif(_name MATCHES "^IREEGEN_")
+      if(${_name})
+        _ireegen_append_flag(_flags ${_flag} "${${_name}}")
+      endif()
+    elseif(_ARG_${_name} OR (DEFINED _ARG_${_name} AND _name IN_LIST _IREEGEN_GIVEN_KEYWORDS))
+      _ireegen_append_flag(_flags ${_flag} "${_ARG_${_name}}")
+    endif()
+  endwhile()
+  set(${out_var} "${_flags}" PARENT_SCOPE)
+endfunction()
+
+# `ireegen resolve`: the options checked with the same tables emit uses, and
+# the outputs learnt now.  The answer is data, read line by line; nothing of
+# it is evaluated as CMake code (paths and external-data names come from
+# outside).  The format is in ireegen/cmake_resolve.py.  Sets, in the caller,
+# _IREEGEN_<KEY> for each KEY of the answer.
+function(_ireegen_resolve target args)
   set(_resolved_file "${CMAKE_CURRENT_BINARY_DIR}/ireegen/${target}.resolved")
   file(MAKE_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}/ireegen")
   execute_process(
-    COMMAND "${IREEGEN_PYTHON_EXECUTABLE}" -m ireegen resolve --name "${_ARG_NAME}" -o "${_outdir}" --src "${_src}" ${_args}
+    COMMAND "${IREEGEN_PYTHON_EXECUTABLE}" -m ireegen resolve --name "${_ARG_NAME}" -o "${_outdir}" --src "${_src}" ${args}
     WORKING_DIRECTORY "${_IREEGEN_CMAKE_DIR}"
     OUTPUT_FILE "${_resolved_file}" ERROR_VARIABLE _error RESULT_VARIABLE _rc)
   if(NOT _rc EQUAL 0)
@@ -267,6 +333,7 @@ function(ireegen_add_model target)
     message(FATAL_ERROR "ireegen_add_model(${target}): `ireegen resolve` answered in an unknown format "
       "(${IREEGEN_PYTHON_EXECUTABLE} runs another ireegen than this CMake package's?)")
   endif()
+  set(_keys "")
   foreach(_line IN LISTS _resolved_lines)
     string(FIND "${_line}" "=" _eq)
     string(SUBSTRING "${_line}" 0 ${_eq} _key)
@@ -279,20 +346,28 @@ function(ireegen_add_model target)
     string(REPLACE "%25" "%" _value "${_value}")
     if(_key MATCHES "^([A-Z_]+)\\+$")
       list(APPEND "_IREEGEN_${CMAKE_MATCH_1}" "${_value}")
+      list(APPEND _keys "${CMAKE_MATCH_1}")
     elseif(_key MATCHES "^[A-Z_]+$")
       set("_IREEGEN_${_key}" "${_value}")
+      list(APPEND _keys "${_key}")
     endif()
+  endforeach()
+  list(REMOVE_DUPLICATES _keys)
+  foreach(_key IN LISTS _keys)
+    set("_IREEGEN_${_key}" "${_IREEGEN_${_key}}" PARENT_SCOPE)
   endforeach()
   if(_src MATCHES "\\.onnx$")
     # The .onnx names its external data files: list them again when it changes.
     set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${_src}")
   endif()
+endfunction()
 
-  # Every option is in this file; it is rewritten only when they change, so
-  # changing FLAGS or any option re-runs this model (and only this model)
-  # with Makefiles too, not just with Ninja.
+# Every option is in this file; it is rewritten only when they change, so
+# changing FLAGS or any option re-runs this model (and only this model)
+# with Makefiles too, not just with Ninja.  Sets _options_file in the caller.
+function(_ireegen_write_options target options)
   set(_options_file "${CMAKE_CURRENT_BINARY_DIR}/ireegen/${target}.options")
-  string(REPLACE ";" "\n" _options_text "${_src}\n${_outdir}\n${_ARG_NAME};${_args};${_emit_only_args}\ncompiler ${_IREEGEN_COMPILER_VERSION}\n")
+  string(REPLACE ";" "\n" _options_text "${_src}\n${_outdir}\n${_ARG_NAME};${options}\ncompiler ${_IREEGEN_COMPILER_VERSION}\n")
   set(_old_options "")
   if(EXISTS "${_options_file}")
     file(READ "${_options_file}" _old_options)
@@ -300,33 +375,41 @@ function(ireegen_add_model target)
   if(NOT _old_options STREQUAL _options_text)
     file(WRITE "${_options_file}" "${_options_text}")
   endif()
+  set(_options_file "${_options_file}" PARENT_SCOPE)
+endfunction()
 
+# The build step that runs `ireegen emit` with `flags`.
+function(_ireegen_add_generate_command flags)
   add_custom_command(
     OUTPUT ${_IREEGEN_OUTPUTS}
-    COMMAND "${IREEGEN_PYTHON_EXECUTABLE}" -m ireegen emit "${_src}" -o "${_outdir}" --name "${_ARG_NAME}" ${_args}
-            ${_emit_only_args} ${_cache_args}
+    COMMAND "${IREEGEN_PYTHON_EXECUTABLE}" -m ireegen emit "${_src}" -o "${_outdir}" --name "${_ARG_NAME}" ${flags}
     DEPENDS "${_src}" ${_IREEGEN_MODEL_FILES} ${_IREEGEN_KERNEL_FILES} ${_verify_inputs} "${_options_file}" ${_IREEGEN_GENERATOR_FILES} ${_IREEGEN_COMPILER_FILES}
     WORKING_DIRECTORY "${_IREEGEN_CMAKE_DIR}"
     COMMENT "ireegen: generating ${_ARG_NAME} (${_IREEGEN_EXECUTION_MODEL}, ${_IREEGEN_EXECUTABLE_FORMAT}, ${_IREEGEN_MODULE_FORMAT}) from ${_ARG_SRC}"
     VERBATIM)
-  if(_ARG_GENERATE_ONLY)
-    # Only the sources: for projects that compile them with their own rules
-    # (and their own IREE runtime). No library, no runtime needed here.
-    add_custom_target(${target} ALL DEPENDS ${_IREEGEN_OUTPUTS})
-    set_target_properties(${target} PROPERTIES
-      IREEGEN_SOURCES "${_IREEGEN_SOURCES}"
-      IREEGEN_OBJECTS "${_IREEGEN_OBJECTS}"
-      IREEGEN_RUNTIME_TARGETS "${_IREEGEN_RUNTIME_TARGETS}"
-      IREEGEN_DATA_FORMAT "${_IREEGEN_DATA_FORMAT}"
-      IREEGEN_DATA_BLOBS "${_IREEGEN_DATA_BLOBS}"
-      IREEGEN_OUTPUT_DIR "${_outdir}")
-    return()
-  endif()
-  add_custom_target(${target}_generate DEPENDS ${_IREEGEN_OUTPUTS})
+endfunction()
 
-  if(_IREEGEN_ASM_SOURCES)
-    _ireegen_enable_asm()
-  endif()
+# GENERATE_ONLY: <target> is the generation step alone, for projects that
+# compile the sources with their own rules (and their own IREE runtime); no
+# library, no runtime needed here.
+function(_ireegen_add_generate_target target)
+  add_custom_target(${target} ALL DEPENDS ${_IREEGEN_OUTPUTS})
+  set_target_properties(${target} PROPERTIES
+    IREEGEN_SOURCES "${_IREEGEN_SOURCES}"
+    IREEGEN_OBJECTS "${_IREEGEN_OBJECTS}"
+    IREEGEN_RUNTIME_TARGETS "${_IREEGEN_RUNTIME_TARGETS}"
+    IREEGEN_DATA_FORMAT "${_IREEGEN_DATA_FORMAT}"
+    IREEGEN_DATA_BLOBS "${_IREEGEN_DATA_BLOBS}"
+    IREEGEN_OUTPUT_DIR "${_outdir}")
+endfunction()
+
+# The static library <target> of the generated sources, built after the
+# generation step <target>_generate; its include directory PUBLIC and the
+# runtime targets of its mode linked.  The ASM language, when the sources
+# have a .S, is enabled by the caller (_ireegen_enable_asm must run in
+# ireegen_add_model()'s own scope).
+function(_ireegen_add_library target)
+  add_custom_target(${target}_generate DEPENDS ${_IREEGEN_OUTPUTS})
   add_library(${target} STATIC ${_IREEGEN_SOURCES} ${_IREEGEN_OBJECTS})
   if(_IREEGEN_OBJECTS)
     set_source_files_properties(${_IREEGEN_OBJECTS} PROPERTIES EXTERNAL_OBJECT TRUE GENERATED TRUE)
@@ -376,5 +459,26 @@ function(ireegen_add_model target)
       WORKING_DIRECTORY "${_IREEGEN_CMAKE_DIR}"
       COMMAND_EXPAND_LISTS
       VERBATIM)
+  endif()
+endfunction()
+
+function(ireegen_add_model target)
+  cmake_parse_arguments(PARSE_ARGV 1 _ARG
+    "${_IREEGEN_OPTION_KEYWORDS}" "${_IREEGEN_VALUE_KEYWORDS}" "${_IREEGEN_LIST_KEYWORDS}")
+  _ireegen_check_arguments(${target})
+  _ireegen_default_arguments(${target})
+  _ireegen_flags(_IREEGEN_OUTPUT_FLAGS _args)
+  _ireegen_flags(_IREEGEN_EMIT_ONLY_FLAGS _emit_only_args)
+  _ireegen_flags(_IREEGEN_CACHE_FLAGS _cache_args)
+  _ireegen_resolve(${target} "${_args}")
+  _ireegen_write_options(${target} "${_args};${_emit_only_args}")
+  _ireegen_add_generate_command("${_args};${_emit_only_args};${_cache_args}")
+  if(_ARG_GENERATE_ONLY)
+    _ireegen_add_generate_target(${target})
+  else()
+    if(_IREEGEN_ASM_SOURCES)
+      _ireegen_enable_asm()
+    endif()
+    _ireegen_add_library(${target})
   endif()
 endfunction()

@@ -11,7 +11,9 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import SAMPLES, run_cli
+from conftest import ROOT, SAMPLES, run_cli
+
+from ireegen.cli import build_parser
 
 GENERATORS = [g for g, tool in (("Ninja", "ninja"), ("Unix Makefiles", "make")) if shutil.which(tool)]
 CMAKE = shutil.which("cmake")
@@ -209,6 +211,71 @@ def test_configure_time_validation(tmp_path, args, message, target="t1"):
     assert message in " ".join(proc.stdout.split()), proc.stdout
 
 
+ADD_MODEL = ROOT / "cmake" / "ireegenAddModel.cmake"
+
+
+def _cmake_set(text: str, name: str) -> list:
+    m = re.search(rf"^set\({name}\s+([^)]*)\)", text, re.M)
+    assert m, f"{ADD_MODEL}: set({name} ...) not found"
+    return m.group(1).split()
+
+
+def _command_options(command: str) -> set:
+    action = next(a for a in build_parser()._actions if a.dest == "command")
+    return {s for a in action.choices[command]._actions for s in a.option_strings}
+
+
+def test_flag_tables_map_keywords_to_options_of_emit_and_resolve():
+    """Each row of the keyword-to-flag tables names a keyword of
+    ireegen_add_model() (or an IREEGEN_ variable) and an option of emit; the
+    output's options are also options of `ireegen resolve`, which checks them."""
+    text = ADD_MODEL.read_text()
+    keywords = {k for kind in ("OPTION", "VALUE", "LIST") for k in _cmake_set(text, f"_IREEGEN_{kind}_KEYWORDS")}
+    assert set(_cmake_set(text, "_IREEGEN_GIVEN_KEYWORDS")) <= keywords
+    for table, command in (
+        ("_IREEGEN_OUTPUT_FLAGS", "resolve"),
+        ("_IREEGEN_EMIT_ONLY_FLAGS", "emit"),
+        ("_IREEGEN_CACHE_FLAGS", "emit"),
+    ):
+        rows = _cmake_set(text, table)
+        assert len(rows) % 2 == 0, table
+        for name, flag in zip(rows[::2], rows[1::2]):
+            keyword = name.split("=")[0]
+            assert keyword in keywords or keyword.startswith("IREEGEN_"), (table, name)
+            for options in (_command_options("emit"), _command_options(command)):
+                assert flag.rstrip("=") in options, (table, flag)
+
+
+def test_emit_command_line_of_every_keyword(tmp_path):
+    """The emit step's command line: the output's options in the order of
+    the tables, then emit's own, then the cache's."""
+    import numpy as np
+
+    p = Project(tmp_path, GENERATORS[0], {})
+    shutil.copy(SAMPLES / "digits" / "digits.onnx", p.src)
+    np.savez(p.src / "x.npz", image=np.zeros((1, 64), np.float32))
+    (p.src / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.21)\nproject(t NONE)\nfind_package(ireegen CONFIG REQUIRED)\n"
+        "ireegen_add_model(t1 SRC digits.onnx NAME alpha EXECUTION_MODEL runtimeless DATA_FORMAT c "
+        "TARGET_TRIPLE x86_64-unknown-linux-gnu TARGET_CPU x86-64-v2 TARGET_CPU_FEATURES +sse4.2 OUTPUT_DIR out "
+        "OPTIMIZE_FOR size VERIFY STRICT VERIFY_INPUTS x.npz TUNE off FLAGS --iree-opt-level=O2 --iree-opt-level=O3 "
+        "INPUT_SHAPES image=1x64 NO_BUILTIN_KERNELS QUANTIZED_IO GENERATE_ONLY)\n"
+    )
+    proc = p.configure("-DIREEGEN_CACHE=http://127.0.0.1:1", "-DIREEGEN_CACHE_MODE=read")
+    assert proc.returncode == 0, proc.stdout
+    line = next(x for x in (p.build_dir / "build.ninja").read_text().splitlines() if " -m ireegen emit " in x)
+    command = line.split(" -m ireegen emit ", 1)[1].split(" && ")[0]
+    command = command.replace(str(p.src), "SRC").replace(str(p.build_dir), "BUILD")
+    assert command.split() == [
+        "SRC/digits.onnx", "-o", "BUILD/out", "--name", "alpha",
+        "--execution-model", "runtimeless", "--data-format", "c", "--target-triple=x86_64-unknown-linux-gnu",
+        "--target-cpu=x86-64-v2", "--target-cpu-features=+sse4.2", "--optimize-for=size", "--tune=off",
+        "--iree-flag=--iree-opt-level=O2", "--iree-flag=--iree-opt-level=O3", "--input-shape=image=1x64",
+        "--verify-strict", "--verify-inputs", "SRC/x.npz", "--no-builtin-kernels", "--quantized-io",
+        "--cache", "http://127.0.0.1:1", "--cache-mode", "read",
+    ]  # fmt: skip
+
+
 def test_target_named_like_a_system_library_is_refused(tmp_path):
     test_configure_time_validation(
         tmp_path, "SRC m1.mlir EXECUTION_MODEL runtimeless", "m is the name of a system library (libm)", target="m"
@@ -231,7 +298,7 @@ def _error_messages(output: str) -> list:
 def test_default_mode_without_an_sdk_names_runtimeless_in_one_sentence(tmp_path, mode_args, mode_text):
     """No IREE runtime C SDK (none on any registry): ireegen_add_model()
     without EXECUTION_MODEL fails at configure time with one sentence that
-    names EXECUTION_MODEL runtimeless, and docs/iree-runtime.md for the SDK."""
+    names EXECUTION_MODEL runtimeless, and the path of docs/iree-runtime.md for the SDK."""
     p = Project(tmp_path, GENERATORS[0], {"m1": SIMPLE})
     (p.src / "CMakeLists.txt").write_text(
         "cmake_minimum_required(VERSION 3.21)\nproject(t C)\nfind_package(ireegen CONFIG REQUIRED)\n"
@@ -242,7 +309,7 @@ def test_default_mode_without_an_sdk_names_runtimeless_in_one_sentence(tmp_path,
     assert _error_messages(proc.stdout) == [
         f"ireegen_add_model(t1): {mode_text} links the IREE runtime C SDK, which find_package(IREERuntime CONFIG) "
         "did not find; add EXECUTION_MODEL runtimeless to build with a C compiler alone, or build the SDK "
-        "(ireegen's docs/iree-runtime.md) and set -DIREERuntime_DIR."
+        f"({Path(cmake_dir()).parent / 'docs' / 'iree-runtime.md'}) and set -DIREERuntime_DIR."
     ], proc.stdout
 
 

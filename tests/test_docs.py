@@ -100,14 +100,15 @@ def _cmake_list(text: str, var: str) -> list:
 
 
 def add_model_keywords() -> set:
-    """The keywords ireegen_add_model() parses: its `_one` list and the option
-    and multi-value lists of its cmake_parse_arguments()."""
+    """The keywords ireegen_add_model() parses: the option, value and list
+    keywords its cmake_parse_arguments() is given."""
     text = ADD_MODEL.read_text()
-    one = _cmake_list(text, "_one")
-    m = re.search(r'cmake_parse_arguments\(PARSE_ARGV 1 _ARG "([^"]*)" "\$\{_one\}" "([^"]*)"\)', text)
-    assert m, f"{ADD_MODEL}: cmake_parse_arguments(...) not in the expected form"
-    options, multi = (group.split(";") for group in m.groups())
-    return {k for k in (*one, *options, *multi) if k}
+    assert re.search(
+        r'cmake_parse_arguments\(PARSE_ARGV 1 _ARG\s+"\$\{_IREEGEN_OPTION_KEYWORDS\}" '
+        r'"\$\{_IREEGEN_VALUE_KEYWORDS\}" "\$\{_IREEGEN_LIST_KEYWORDS\}"\)',
+        text,
+    ), f"{ADD_MODEL}: cmake_parse_arguments(...) not in the expected form"
+    return {k for kind in ("OPTION", "VALUE", "LIST") for k in _cmake_list(text, f"_IREEGEN_{kind}_KEYWORDS")}
 
 
 def cache_variables() -> set:
@@ -120,6 +121,7 @@ def cache_variables() -> set:
         names |= set(re.findall(r"\b(?:if|elseif)\((?:[^)]*\s)?(IREEGEN_\w+)", text))
         names |= set(re.findall(r"(?<![\w{])(IREEGEN_\w+)\s+\S+\s+CACHE\b", text))
         names |= set(re.findall(r"find_program\((IREEGEN_\w+)", text))
+        names |= set(re.findall(r"^\s+(IREEGEN_\w+)\s+--", text, re.M))  # a row of a keyword-to-flag table
     return names
 
 

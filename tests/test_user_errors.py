@@ -36,6 +36,26 @@ def test_bad_flags(tmp_path, capsys, flags, words):
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize(
+    "flags,similar,foreign",
+    [
+        # A Cortex-M name on the host triple: ireegen's bare-metal cores, not x86's core2.
+        (["--target-cpu", "cortex-m99"], "a bare-metal core? ireegen knows cortex-m0, cortex-m0plus,", "core2"),
+        (["--target-cpu", "znver9"], "similar: znver1, znver2", "cortex"),
+        (
+            ["--target-triple", "aarch64-unknown-linux-gnu", "--target-cpu", "cortex-a99"],
+            "similar: cortex-a",
+            "cortex-m",
+        ),
+        # A family the triple lacks: no look-alike of another family.
+        (["--target-cpu", "cortex-r99"], "it knows", "similar"),
+    ],
+)
+def test_cpu_typo_is_answered_from_its_own_family(tmp_path, capsys, flags, similar, foreign):
+    status, err = run(capsys, "emit", SIMPLE, "-o", tmp_path / "out", *flags)
+    assert status == 2 and err.count("\n") == 1 and similar in err and foreign not in err.split("; ", 1)[1], err
+
+
 def test_separated_iree_flag_value_is_passed(tmp_path, capsys):
     status, err = run(capsys, "emit", SIMPLE, "-o", tmp_path / "out", "--iree-flag", "--iree-opt-level=O2")
     assert status == 0, err

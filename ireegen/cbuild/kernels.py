@@ -26,6 +26,7 @@ import subprocess
 from pathlib import Path
 
 from ireegen.common.errors import DiagnosticsError, UsageError
+from ireegen.common.resources import doc
 from ireegen.compile.kernel_link import KernelLink, check_config
 from ireegen.config.modes import Config
 from ireegen.frontend.kernel_spec import KernelSpec, target_family
@@ -129,7 +130,7 @@ def merge_static(spec: KernelSpec, config: Config, static_object: Path, kernels_
     if escaped:
         raise UsageError(
             f"{spec.path}: the kernels' symbol {escaped[0]} stayed global in {static_object.name}; "
-            "define the kernels' functions and data as ordinary C definitions (docs/kernels.md)"
+            f"define the kernels' functions and data as ordinary C definitions ({doc('kernels.md')})"
         )
 
 

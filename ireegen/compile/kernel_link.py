@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ireegen.common.errors import CompileError, UsageError
+from ireegen.common.resources import doc
 from ireegen.config.modes import Config
 from ireegen.frontend.kernel_spec import KernelSpec
 
@@ -185,7 +186,7 @@ def explained_failures(link: KernelLink | None):
         raise CompileError(
             f"{e}\n{link.spec.path}: a kernel linked into an embedded ELF may call only functions of its own "
             "sources (no C library, no libm); use --executable-format static-library, or write the function "
-            "into the kernel (docs/kernels.md)"
+            f"into the kernel ({doc('kernels.md')})"
         ) from None
 
 
@@ -193,7 +194,7 @@ def check_matched(link: KernelLink, calls: KernelCalls, source: str) -> None:
     if not calls.dispatches and link.require_match:
         raise UsageError(
             f"{link.spec.path}: its match spec ({link.spec.relative(link.spec.match)}) rewrote no op of {source} "
-            "into a kernel call; nothing would use the kernels (docs/kernels.md says how a match is written)"
+            f"into a kernel call; nothing would use the kernels ({doc('kernels.md')} says how a match is written)"
         )
 
 

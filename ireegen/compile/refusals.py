@@ -26,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ireegen.common.errors import UsageError
+from ireegen.common.resources import doc
 
 # Host-side control flow: ops that make the VM branch at run time.
 _CONTROL_FLOW = {
@@ -113,7 +114,7 @@ def check_refusals(model, model_name: str, execution_model: str, module_format: 
         if trigger:
             raise UsageError(
                 f"{model_name}: --module-format {module_format} refused: {trigger}, and {refusal.bug}; "
-                f"use {refusal.instead} (see docs/known-iree-issues.md)"
+                f"use {refusal.instead} (see {doc('known-iree-issues.md')})"
             )
 
 
@@ -137,7 +138,7 @@ def check_emitc_names(model, model_name: str, module_format: str | None) -> None
                 raise UsageError(
                     f"{model_name}: --module-format emitc refused: function {_shown(name)} is not a C identifier, "
                     f"and IREE's EmitC writes function names into C as they are; use --module-format vmfb "
-                    f"(see docs/known-iree-issues.md)"
+                    f"(see {doc('known-iree-issues.md')})"
                 )
 
 

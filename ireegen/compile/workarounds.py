@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ireegen.common.errors import UsageError
+from ireegen.common.resources import doc
 
 from .compiler import Compiler
 
@@ -286,7 +287,7 @@ def compile_with_workarounds(
     if reasons:
         raise UsageError(
             f"{model_name}: ireegen cannot make --execution-model {execution_model} correct for this model with "
-            f"IREE {compiler.version}: {'; '.join(reasons)}, see docs/known-iree-issues.md; "
+            f"IREE {compiler.version}: {'; '.join(reasons)}, see {doc('known-iree-issues.md')}; "
             f"use --execution-model async"
         )
     compiler.compile(hal, output, flags + ["--compile-from=hal"], model_name, cwd=workdir)

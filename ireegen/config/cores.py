@@ -7,6 +7,7 @@ toolchains.py, baremetal.py and the CMake toolchain files read it."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 
@@ -57,6 +58,20 @@ CORES = {
         Core("cortex-m55", "thumbv8.1m.main", "auto", "mps3-an547", True),
     )
 }
+
+
+def cpu_family(cpu: str) -> str:
+    """A CPU name's family: the name up to its first digit (cortex-m99 and
+    cortex-m0plus are cortex-m, znver4 is znver, skylak is skylak)."""
+    return re.match(r"\D*", cpu).group()
+
+
+def cores_of_family(cpu: str) -> list:
+    """The cores of CORES in `cpu`'s family: every Cortex-M for cortex-m99,
+    none for a name of another family."""
+    family = cpu_family(cpu)
+    return [name for name in CORES if family and cpu_family(name) == family]
+
 
 # Each architecture in the order of its instruction sets: a triple's code
 # runs on a core of that architecture or a later one.

@@ -5,11 +5,13 @@ ignores (so the code would be for another CPU than the user asked for)."""
 
 from __future__ import annotations
 
+import difflib
 import re
 import subprocess
 from functools import lru_cache
 
 from ireegen.common.errors import UsageError
+from ireegen.config.cores import CORES, cores_of_family, cpu_family
 
 # Triple architecture (prefix) -> LLVM target name, as --iree-llvmcpu-list-targets prints it.
 _ARCH_TO_TARGET = (
@@ -113,12 +115,25 @@ def check_target(target, compiler) -> None:
         return
     cpus = accepted_cpus(compiler.path, triple)
     if cpus and target.cpu not in cpus:
-        close = [c for c in cpus if c.startswith(target.cpu[:3])][:8]
         raise UsageError(
-            f"--target-cpu {target.cpu}: not a CPU of {triple} in iree-compile's LLVM"
-            + (
-                f"; similar: {', '.join(close)}"
-                if close
-                else f"; it knows {len(cpus)} CPUs, e.g. {', '.join(cpus[:8])}"
-            )
+            f"--target-cpu {target.cpu}: not a CPU of {triple} in iree-compile's LLVM; {similar_cpus(target.cpu, cpus)}"
         )
+
+
+def similar_cpus(cpu: str, cpus: tuple) -> str:
+    """The did-you-mean for an unknown CPU, drawn from its own family (its
+    name up to the first digit): ireegen's bare-metal cores for a Cortex-M
+    name, whatever the triple; else the triple's CPUs whose names start with
+    the family; else a few of the triple's CPUs."""
+    cores = cores_of_family(cpu)
+    if cores:
+        closest = difflib.get_close_matches(cpu, cores, n=1, cutoff=0)[0]
+        return (
+            f"a bare-metal core? ireegen knows {', '.join(cores)}, each with its own triple "
+            f"(without --target-triple, {closest} picks {CORES[closest].default_triple})"
+        )
+    family = cpu_family(cpu)
+    close = [c for c in cpus if family and c.startswith(family)][:8]
+    if close:
+        return f"similar: {', '.join(close)}"
+    return f"it knows {len(cpus)} CPUs, e.g. {', '.join(cpus[:8])}"

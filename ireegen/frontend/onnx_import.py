@@ -47,10 +47,17 @@ MIN_OPSET = 17
 LOWERING_FLAGS = ("--compile-to=input", "--iree-torch-emit-async-entry-points=false", "--mlir-print-debuginfo")
 
 
+# The optional dependencies, pinned as pyproject.toml's extras pin them
+# (tests/test_messages.py compares the two).
+OPTIONAL_PACKAGES = {"onnx": "onnx>=1.21", "onnxruntime": "onnxruntime>=1.18"}
+
+
 def install_hint(extra: str) -> str:
-    """How to install an optional dependency: ireegen is on no package index,
-    so from the checkout, with the extra that pins the version."""
-    return f"pip install -e '.[{extra}]' in the ireegen checkout"
+    """How to install an optional dependency: the package itself, which is
+    right whether ireegen was installed from a wheel or from a checkout
+    (ireegen is on no package index, so `pip install 'ireegen[onnx]'` would
+    not find it)."""
+    return f"pip install '{OPTIONAL_PACKAGES[extra]}'"
 
 
 INSTALL_HINT = install_hint("onnx")
