@@ -173,9 +173,8 @@ def differences() -> list:
         text = doc.read_text()
         for (marker, old), (_, new) in zip(regions(text), regions(render(text))):
             if old != new:
-                found.append(
-                    f"{doc.relative_to(ROOT)}: {marker} holds {old.strip()[:60]!r}, renders {new.strip()[:60]!r}"
-                )
+                was, now = next((a, b) for a, b in zip(old.split("\n") + [""], new.split("\n") + [""]) if a != b)
+                found.append(f"{doc.relative_to(ROOT)}: {marker} holds {was.strip()!r}, renders {now.strip()!r}")
     with tempfile.TemporaryDirectory() as tmp:
         for path, rendered in charts(Path(tmp)).items():
             if rendered.read_text() != (ROOT / path).read_text():
