@@ -68,13 +68,12 @@ def lookup(file: str, key: str):
 
 
 def mlperf_tiny_table(cpu: str) -> str:
-    """benchmarks/mlperf_tiny.py's table of `cpu`, the builds it measures (not one-off rows)."""
-    rows = [r for r in load(MLPERF_JSON) if r["tool"] in mlperf_tiny.TOOLS]
-    return mlperf_tiny.table(rows, cpu)
+    """benchmarks/mlperf_tiny.py's table of `cpu`."""
+    return mlperf_tiny.table(mlperf_tiny.measured(load(MLPERF_JSON)), cpu)
 
 
 def mlperf_tiny_memory(cpu: str) -> str:
-    return mlperf_tiny.memory_table(load(MLPERF_JSON), cpu)
+    return mlperf_tiny.memory_table(mlperf_tiny.measured(load(MLPERF_JSON)), cpu)
 
 
 def footprint_table() -> str:
@@ -158,7 +157,7 @@ def regions(text: str) -> list:
 
 def charts(directory: Path) -> dict:
     """The MLPerf Tiny charts rendered into `directory`: checkout path -> rendered file."""
-    rows = load(MLPERF_JSON)
+    rows = mlperf_tiny.measured(load(MLPERF_JSON))
     out = {}
     for cpu, path in MLPERF_CHARTS.items():
         mlperf_tiny.chart(rows, cpu, directory / Path(path).name)
