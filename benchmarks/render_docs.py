@@ -34,9 +34,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import mlperf_tiny  # noqa: E402
+import real_models  # noqa: E402
 
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 MLPERF_JSON = "docs/mlperf_tiny.json"
+REAL_MODELS_JSON = "docs/real_models.json"
 FOOTPRINT_JSON = "benchmarks/footprint.json"
 MLPERF_CHARTS = {"cortex-m4": "docs/mlperf_tiny_cortex-m4.svg", "cortex-m55": "docs/mlperf_tiny_cortex-m55.svg"}
 
@@ -124,12 +126,18 @@ def size_printed(cpu: str, goal: str, outdir: str) -> str:
     return f"```console\n$ python -m ireegen size {outdir}\n{printed}```"
 
 
+def real_models_section() -> str:
+    """docs/peers.md's real-model figures, as benchmarks/real_models.py --doc writes them."""
+    return real_models.doc_section(load(REAL_MODELS_JSON)).rstrip("\n")
+
+
 RENDERERS = {
     "mlperf_tiny_table": mlperf_tiny_table,
     "mlperf_tiny_memory": mlperf_tiny_memory,
     "footprint_table": footprint_table,
     "footprint_vs_emx": footprint_vs_emx,
     "size_printed": size_printed,
+    "real_models": real_models_section,
 }
 
 
