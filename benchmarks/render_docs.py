@@ -7,6 +7,7 @@ Two kinds of marked region:
   `<!-- figure: FILE#KEY.PATH FORMAT -->3,184 B<!-- /figure -->`: the value
   at KEY.PATH in the JSON file FILE (relative to the checkout), written in
   FORMAT (a key of FORMATS);
+  A KEY of `=NAME` is a figure computed from the whole file: DERIVED[NAME];
 - a block (a table, a printed output),
   `<!-- render: NAME ARG... -->` ... `<!-- /render -->` on lines of their
   own: what RENDERERS[NAME](*ARGS) returns.
@@ -48,6 +49,7 @@ BLOCK = re.compile(r"^<!-- render: (?P<args>[^\n]*?) -->\n(?P<text>.*?)^<!-- /re
 FORMATS = {
     "B": lambda v: f"{v:,} B",  # 3,184 B
     "n": lambda v: f"{v:,.0f}",  # 2,432
+    "d": lambda v: f"{v}",  # 1884
     "x": lambda v: f"{v:.1f}x",  # 1.4x
     "x2": lambda v: f"{v:.2f}x",  # 1.51x
     "KB": lambda v: f"{v / 1000:.1f} KB",  # 3.2 KB
@@ -59,7 +61,22 @@ def load(file: str):
     return json.loads((ROOT / file).read_text())
 
 
+def _onnx_passes(status: dict, *modes: str) -> int:
+    """The ONNX node tests that every one of `modes` passes."""
+    return sum(all(t[m]["status"] == "pass" for m in modes) for t in status["tests"].values())
+
+
+# Figures computed from a whole JSON file (tests/onnx_conformance_status.json).
+DERIVED = {
+    "onnx_tests": lambda status: len(status["tests"]),
+    "onnx_async_passes": lambda status: _onnx_passes(status, "async"),
+    "onnx_runtimeless_and_async_passes": lambda status: _onnx_passes(status, "async", "runtimeless"),
+}
+
+
 def lookup(file: str, key: str):
+    if key.startswith("="):
+        return DERIVED[key[1:]](load(file))
     value = load(file)
     for part in key.split("."):
         value = value[int(part)] if isinstance(value, list) else value[part]
