@@ -25,6 +25,8 @@ Markers, HTML comments on the lines right above a fence:
 - `<!-- file: PATH -->`: a block of any language written to PATH in the
   directory before the next command block runs (a config the doc's
   commands read).
+- `<!-- dir: PATH -->`: the block runs in PATH of the directory (a
+  sample's README speaks from the sample's folder).
 """
 
 from __future__ import annotations
@@ -41,11 +43,11 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), *sorted((ROOT / "samples").glob("*/README.md"))]
 SHELLS = {"sh", "bash", "shell", "console"}
 FENCE = re.compile(r"^(?P<indent> *)(?P<fence>`{3,}|~{3,})\s*(?P<lang>[^\s`]*)")
 MARKER = re.compile(r"^\s*<!--\s*(?P<key>[a-z][a-z ]*?)\s*(?::\s*(?P<value>.*?))?\s*-->\s*$")
-MARKERS = {"not run", "needs", "exit", "output checked", "file"}
+MARKERS = {"not run", "needs", "exit", "output checked", "file", "dir"}
 # benchmarks/render_docs.py's regions, which may wrap a block.
 RENDERED = {"render"}
 # Copied into the directory: the doc commands build in them.
@@ -110,7 +112,7 @@ def test_markers_are_known_and_sit_where_they_mean_something():
                 continue
             if key not in MARKERS:
                 wrong.append(f"{b.name}: unknown marker <!-- {key} -->")
-            elif key in ("not run", "needs", "exit", "file") and not value:
+            elif key in ("not run", "needs", "exit", "file", "dir") and not value:
                 wrong.append(f"{b.name}: <!-- {key}: ... --> needs a value")
             elif key != "file" and b.lang not in SHELLS:
                 wrong.append(f"{b.name}: <!-- {key} --> on a {b.lang or 'unlabelled'} block")
@@ -194,10 +196,11 @@ def test_doc_block(block, tmp_path_factory):
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(b.text)
             written.add(b.line)
+    cwd = workdir / (block.markers.get("dir") or ".")
     exits = [int(s) for s in (block.markers.get("exit") or "0").split()]
     if block.lang != "console":
         assert len(exits) == 1, f"{block.name}: one exit status for an {block.lang} block"
-        proc = _run(block.text, workdir, strict=True)
+        proc = _run(block.text, cwd, strict=True)
         assert proc.returncode == exits[0], f"{block.name}: exit {proc.returncode}\n{_tail(proc.stdout)}"
         return
     steps = _console(block.text)
@@ -205,7 +208,7 @@ def test_doc_block(block, tmp_path_factory):
         exits = [0] * len(steps)
     assert len(exits) == len(steps), f"{block.name}: {len(steps)} commands, {len(exits)} exit statuses"
     for (command, shown), want in zip(steps, exits):
-        proc = _run(command, workdir, strict=False)
+        proc = _run(command, cwd, strict=False)
         assert proc.returncode == want, f"{block.name}: `{command}` exit {proc.returncode}\n{_tail(proc.stdout)}"
         if "output checked" in block.markers:
             printed = [line.rstrip() for line in proc.stdout.rstrip("\n").split("\n")]
