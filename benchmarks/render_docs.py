@@ -137,6 +137,38 @@ def footprint_vs_emx() -> str:
     return "\n".join(lines)
 
 
+# benchmarks/firmware.py's models: the label of a model's first row, then of the others.
+FIRMWARE_LABELS = {
+    "sample-mlp": ("samples/mlp (8-16-4)", "samples/mlp"),
+    "sample-simple_mul": ("samples/simple_mul", "samples/simple_mul"),
+    "mlp": ("corpus mlp (4x16 → 4x8)", "corpus mlp"),
+    "cnn": ("corpus cnn (2x8x8x3)", "corpus cnn"),
+    "depthwise_conv": ("corpus depthwise_conv", "corpus depthwise_conv"),
+}
+FIRMWARE_CORES = {"cortex-m4": "Cortex-M4F", "cortex-m55": "Cortex-M55, MVE"}
+
+
+def firmware_table(cpu: str, columns: str) -> str:
+    """benchmarks/firmware.py's rows of `cpu` (benchmarks/firmware_CPU.json):
+    `full` with the flash of kernels, glue and constants, or `short`."""
+    rows = load(f"benchmarks/firmware_{cpu}.json")
+    full = columns == "full"
+    head = f"| model ({FIRMWARE_CORES[cpu]}) | `--optimize-for` | flash B |"
+    head += " kernels | glue | constants | RAM B (arena + instance + stack) |" if full else " RAM B |"
+    lines = [head + " instructions/inference |", "|---|---|---:|" + ("---:|" * 4 if full else "---:|") + "---:|"]
+    seen = set()
+    for r in rows:
+        label = FIRMWARE_LABELS[r["model"]][r["model"] in seen]
+        seen.add(r["model"])
+        flash = r["flash"]
+        parts = f" {flash['executables']:,} | {flash['glue']:,} | {flash['constants']:,} |" if full else ""
+        lines.append(
+            f"| {label} | {r['optimize_for']} | {flash['total']:,} |{parts} {r['ram']['total']:,} | "
+            f"{r['instructions']:,.0f} |"
+        )
+    return "\n".join(lines)
+
+
 def size_printed(cpu: str, goal: str, outdir: str) -> str:
     """`ireegen size OUTDIR` and what it prints, as a console block."""
     printed = load(FOOTPRINT_JSON)["mlp"][cpu][goal]["printed"]
@@ -155,6 +187,7 @@ RENDERERS = {
     "footprint_vs_emx": footprint_vs_emx,
     "size_printed": size_printed,
     "real_models": real_models_section,
+    "firmware_table": firmware_table,
 }
 
 
