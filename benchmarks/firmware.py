@@ -6,6 +6,9 @@ semihosting and the runner's own code cancel out.  Each model is built with
 --optimize-for speed and size, to show the trade-off.  Prints figures; asserts nothing.
 
     python benchmarks/firmware.py [--cpu cortex-m4] [--models mlp cnn] [--repeat 20] [--json out.json]
+
+docs/firmware.md's tables are benchmarks/firmware_CPU.json, written with
+--json and rendered by benchmarks/render_docs.py.
 """
 
 from __future__ import annotations

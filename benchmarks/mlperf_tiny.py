@@ -327,6 +327,12 @@ def _error(r) -> str:
     return f"{r['max_error']:.3g} ({r['differing']} of {r['outputs']} differ)"
 
 
+def measured(rows) -> list:
+    """The rows of the builds this script measures (TOOLS): a JSON may also
+    hold one-off rows of a branch, which docs/firmware.md quotes by hand."""
+    return [r for r in rows if r["tool"] in TOOLS]
+
+
 def table(rows, cpu) -> str:
     """One markdown table of the rows of `cpu`, with the reference rows (M4F only)."""
     lines = [
@@ -479,7 +485,7 @@ def main() -> int:
         help="write mlperf_tiny_CPU.svg here (default: docs/ with --render; no chart for a measuring run without it)",
     )
     args = p.parse_args()
-    rows = json.loads(Path(args.render).read_text()) if args.render else run(args)
+    rows = measured(json.loads(Path(args.render).read_text())) if args.render else run(args)
     for cpu in dict.fromkeys(r["cpu"] for r in rows):
         print(f"\n### {cpu}\n\n{table(rows, cpu)}\n\nArena / lower bound:\n\n{memory_table(rows, cpu)}")
         chart_dir = args.chart_dir or (ROOT / "docs" if args.render else None)

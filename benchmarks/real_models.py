@@ -631,7 +631,8 @@ def markdown(results: list, meta: dict, args) -> str:
     return "\n".join(lines) + "\n"
 
 
-BEGIN, END = "<!-- real_models.py: begin -->", "<!-- real_models.py: end -->"
+# The section benchmarks/render_docs.py also renders (its renderer real_models).
+BEGIN, END = "<!-- render: real_models -->", "<!-- /render -->"
 
 
 def write_doc(path: Path, text: str) -> None:
@@ -669,7 +670,7 @@ def write_chart(results: list, args, path: Path) -> None:
     fig.savefig(path, dpi=100)
 
 
-def main() -> int:
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--models", nargs="+", default=list(MODELS), choices=list(MODELS))
     parser.add_argument("--target-cpu", default="host", help="CPU of IREE's executables (default host)")
@@ -698,7 +699,19 @@ def main() -> int:
     parser.add_argument("--json", type=Path, help="write the figures here (e.g. docs/real_models.json)")
     parser.add_argument("--png", type=Path, help="write the chart here (e.g. docs/real_models.png)")
     parser.add_argument("--doc", type=Path, help="fill the marked section of this file (e.g. docs/peers.md)")
-    args = parser.parse_args()
+    return parser
+
+
+def doc_section(record: dict) -> str:
+    """The marked section of docs/peers.md from a JSON this script wrote
+    (its options read back from the recorded command)."""
+    args = build_parser().parse_args(record["command"].split()[2:])
+    meta = {k: v for k, v in record.items() if k != "models"}
+    return markdown([Result(**r) for r in record["models"]], meta, args)
+
+
+def main() -> int:
+    args = build_parser().parse_args()
     import onnx
     import onnxruntime as ort
 
