@@ -34,6 +34,7 @@ from ireegen.check.given_arrays import load_inputs
 from ireegen.check.report import REFERENCE, Report
 from ireegen.check.subjects import Subject
 from ireegen.common.errors import IreegenError, RunError, UsageError
+from ireegen.common.resources import doc
 from ireegen.config.baselines import missing_here
 from ireegen.config.modes import Config, make_config
 from ireegen.output.outputs import sha256_of
@@ -250,9 +251,10 @@ def compare_with_reference(what: Verification, ran: Ran, reference: Subject) -> 
 def _check_agrees(what: Verification, report: Report) -> None:
     if not report.agrees:
         why = (
-            f"the kernels of {what.kernels_spec} compute something else than the ops they replace, see docs/kernels.md"
+            f"the kernels of {what.kernels_spec} compute something else than the ops they replace, "
+            f"see {doc('kernels.md')}"
             if what.kernels_spec is not None
-            else "see docs/known-iree-issues.md"
+            else f"see {doc('known-iree-issues.md')}"
         )
         raise VerificationError(
             f"{what.model_path}: --execution-model {what.label} ({describe(what.config)}) computes different "

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ireegen.common.errors import UsageError
+from ireegen.common.resources import doc
 from ireegen.config.cores import ARCH_ORDER
 
 from .containment import contained_file, shown
@@ -143,7 +144,7 @@ def check_flag(spec: Path, key: str, flag) -> str:
             spec,
             key,
             f"{shown(flag)}: not a C flag ireegen passes on (it takes -O, -D/-U, -std=, -m, -f and -W options "
-            "without paths; docs/kernels.md)",
+            f"without paths; {doc('kernels.md')})",
         )
     return flag
 
