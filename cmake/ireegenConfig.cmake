@@ -48,10 +48,12 @@ cmake_minimum_required(VERSION 3.21)
 
 set(_IREEGEN_CMAKE_DIR "${CMAKE_CURRENT_LIST_DIR}")
 
-# The interpreter whose `ireegen` package is the one this file belongs to.
+# The interpreter whose `ireegen` package is the one this file belongs to,
+# with the packages ireegen needs (one that sees ireegen only through
+# PYTHONPATH may lack them).
 function(_ireegen_python_matches python out_var)
   execute_process(
-    COMMAND "${python}" -c "import ireegen.common.resources as r; print(r.cmake_dir())"
+    COMMAND "${python}" -c "import jinja2, numpy, ireegen.common.resources as r; print(r.cmake_dir())"
     # Not the caller's directory: a folder named ireegen there would shadow the package.
     WORKING_DIRECTORY "${_IREEGEN_CMAKE_DIR}"
     OUTPUT_VARIABLE _dir ERROR_QUIET RESULT_VARIABLE _rc
