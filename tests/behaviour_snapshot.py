@@ -722,7 +722,36 @@ def _numbers(rec: dict) -> dict:
     return {"runs": runs, "verification": rec.get("verification")}
 
 
-def compare_case(before: dict, after: dict) -> tuple:
+def _max_difference(paths: tuple) -> str:
+    try:
+        b, a = (np.load(p) for p in paths)
+    except (OSError, ValueError) as e:
+        return f"cannot load: {e}"
+    if b.shape != a.shape or b.dtype != a.dtype:
+        return f"{b.dtype}{list(b.shape)} -> {a.dtype}{list(a.shape)}"
+    diff = np.abs(b.astype(np.float64) - a.astype(np.float64))
+    return f"max abs difference {np.nanmax(diff) if diff.size else 0:.3g}, {int(np.count_nonzero(b != a))} elements"
+
+
+def _run_difference(function: str, before: dict | None, after: dict | None, dirs: tuple) -> str:
+    """One line on how a function's run differs: which outputs, by how much."""
+    if before is None or after is None:
+        return f"run @{function}: {before} -> {after}"
+    fields = [k for k in ("runner", "exit", "error", "not_run") if before.get(k) != after.get(k)]
+    parts = [f"{k} {before.get(k)!r} -> {after.get(k)!r}" for k in fields]
+    bo, ao = before.get("outputs") or [], after.get("outputs") or []
+    for i, (b, a) in enumerate(zip(bo, ao)):
+        if b != a:
+            paths = tuple(d / "outputs" / f"{function}.{i}.npy" for d in dirs)
+            parts.append(f"output {i} differs ({_max_difference(paths)})")
+    if len(bo) != len(ao):
+        parts.append(f"{len(bo)} outputs -> {len(ao)}")
+    if before.get("inputs") != after.get("inputs"):
+        parts.append("its inputs differ")
+    return f"run @{function}: " + "; ".join(parts)
+
+
+def compare_case(before: dict, after: dict, dirs: tuple) -> tuple:
     """(verdict, lines): verdict is identical, changed (bytes only) or differing."""
     problems, notes = [], []
     for key in ("script_error", "exit", "refusal"):
@@ -744,7 +773,7 @@ def compare_case(before: dict, after: dict) -> tuple:
         for f in sorted(set(bn["runs"]) | set(an["runs"])):
             b, a = bn["runs"].get(f), an["runs"].get(f)
             if b != a:
-                problems.append(f"run @{f}: {b} -> {a}")
+                problems.append(_run_difference(f, b, a, dirs))
         if bn["verification"] != an["verification"]:
             for k in sorted(set(bn["verification"] or {}) | set(an["verification"] or {})):
                 b, a = (bn["verification"] or {}).get(k), (an["verification"] or {}).get(k)
@@ -788,7 +817,8 @@ def compare(args) -> int:
             counts["differing"] += 1
             print(f"DIFFERING {name}: only in {'after' if name in after else 'before'}")
             continue
-        verdict, lines = compare_case(before[name], after[name])
+        dirs = (Path(args.before) / name, Path(args.after) / name)
+        verdict, lines = compare_case(before[name], after[name], dirs)
         counts[verdict] += 1
         if verdict == "changed" and not any(r.get("runner") for r in (after[name].get("runs") or {}).values()):
             only_runs += 1
