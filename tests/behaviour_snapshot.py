@@ -515,15 +515,11 @@ def choose_inputs(case: Case, function: dict, corpus_calls: dict, models: Path) 
     return [_random_input(s, seed + i) for i, s in enumerate(specs)]
 
 
-IREE_SCALARS = {"float32": "f32", "float64": "f64", "int32": "i32", "int64": "i64", "int8": "i8", "bool": "i1"}
-
-
-def _argument(array: np.ndarray, path: Path, spec: dict, runner: str, out_dir: Path) -> str:
+def _argument(array: np.ndarray, path: Path, spec: dict, out_dir: Path) -> str:
     if spec.get("kind", "tensor") == "tensor":
         return f"--input=@{path.relative_to(out_dir)}"
     value = array.item()
-    value = int(value) if isinstance(value, bool) else value
-    return f"--input={IREE_SCALARS[spec['dtype']]}={value}" if runner == "iree-run-module" else f"--input={value}"
+    return f"--input={int(value) if isinstance(value, bool) else value}"
 
 
 HOST_TRIPLE = f"{platform.machine()}-unknown-linux-gnu"
@@ -567,7 +563,7 @@ def run_function(case_dir: Path, out_dir: Path, manifest: dict, function: dict, 
     for i, (a, spec) in enumerate(zip(inputs, function["inputs"])):
         path = ins / f"{fname}.{i}.npy"
         np.save(path, a, allow_pickle=False)
-        args.append(_argument(a, path, spec, runner, out_dir))
+        args.append(_argument(a, path, spec, out_dir))
     results = [outs / f"{fname}.{i}.npy" for i in range(len(function["outputs"]))]
     for r in results:
         r.unlink(missing_ok=True)
