@@ -7,6 +7,13 @@ after a refactor) can be compared.
     python tests/behaviour_snapshot.py compare BEFORE_DIR AFTER_DIR
     python tests/behaviour_snapshot.py list [--subset ci|full]
 
+To check another tree against a baseline, run this file with that tree's
+ireegen on PYTHONPATH and the baseline's models:
+
+    PYTHONPATH=/tmp/wt-env:/work/wt-X python tests/behaviour_snapshot.py record /tmp/after-X \
+        --subset ci --models-from /tmp/corpus-before
+    python tests/behaviour_snapshot.py compare /tmp/corpus-before /tmp/after-X
+
 `record` uses only ireegen's command line (`python -m ireegen emit|run|info|size`,
 with the ireegen that PYTHONPATH finds) and IREE's `iree-run-module`, never
 ireegen's Python modules, so it runs the same on any tree.  The corpus is the
@@ -34,7 +41,10 @@ compile the same bytes.
 `compare` prints, per case, whether its files are identical, which files'
 bytes changed and whether the computed numbers (run outputs, verification
 errors) are bit-identical, and any refusal text or exit status that differs.
-It exits 1 if any number, exit status or refusal text differs, else 0.  A
+It exits 1 if any number, exit status or refusal text differs, else 0.  Only
+the cases of AFTER's subset are compared.  The manifest's content_key covers
+the sha256 of ireegen's templates, so a template edit changes manifest.json in
+every case that emits (its content_key and files keys).  A
 TUNED case whose tuner chose other flags (a choice that depends on timing) is
 reported, and its numbers are compared only when both chose the same flags.
 """
