@@ -72,6 +72,11 @@ class Dispatch:
     bindings: list  # of Buf
     lengths: list | None = None  # each binding's length when one is a run-time value (int or Sym)
 
+    @property
+    def bufs(self) -> list:
+        """The buffer ranges the step touches (every step kind has this)."""
+        return list(self.bindings)
+
 
 @dataclass
 class Fill:
@@ -79,11 +84,19 @@ class Fill:
     pattern: int
     pattern_size: int
 
+    @property
+    def bufs(self) -> list:
+        return [self.target]
+
 
 @dataclass
 class Copy:
     source: Buf
     target: Buf
+
+    @property
+    def bufs(self) -> list:
+        return [self.source, self.target]
 
 
 @dataclass
@@ -94,6 +107,10 @@ class Load:
     name: str
     c_type: str
 
+    @property
+    def bufs(self) -> list:
+        return [self.source]
+
 
 @dataclass
 class Let:
@@ -103,6 +120,10 @@ class Let:
     c_type: str
     expr: str
 
+    @property
+    def bufs(self) -> list:
+        return []
+
 
 @dataclass
 class Check:
@@ -110,6 +131,10 @@ class Check:
 
     condition: str
     message: str
+
+    @property
+    def bufs(self) -> list:
+        return []
 
 
 @dataclass

@@ -26,18 +26,6 @@ from .schedule import Alloc, Buf, Copy, Dispatch, Fill, FunctionSchedule, Load
 ALIGNMENT = 64  # a piece starts where its bytes did, modulo this: each binding keeps its alignment
 
 
-def _bufs(step) -> list:
-    if isinstance(step, Dispatch):
-        return list(step.bindings)
-    if isinstance(step, Fill):
-        return [step.target]
-    if isinstance(step, Copy):
-        return [step.source, step.target]
-    if isinstance(step, Load):
-        return [step.source]
-    return []
-
-
 def used_ranges(accesses, region_of: dict, results, end: int) -> list:
     """arena.Regions (role "used", placed) for every byte range of the
     arena's buffers a step touches, live from its first touch to its last;
@@ -83,9 +71,9 @@ def alloc_ids(schedule) -> list:
     for variants in schedule.functions.values():
         for fs in variants:
             ids += [a.id for a in fs.inputs if isinstance(a, Alloc)]
-            ids += [b.alloc.id for step in fs.steps for b in _bufs(step)]
+            ids += [b.alloc.id for step in fs.steps for b in step.bufs]
             ids += [r.alloc.id for r in fs.results if isinstance(r, Buf)]
-    ids += [b.alloc.id for step in schedule.init_steps for b in _bufs(step)]
+    ids += [b.alloc.id for step in schedule.init_steps for b in step.bufs]
     return ids
 
 
@@ -202,7 +190,7 @@ def split(fs: FunctionSchedule, binding_access: dict, next_id: int) -> tuple:
         if isinstance(r, Buf) and r.alloc.kind == "transient":
             where[("result", j)] = (r.alloc.id, len(touches.setdefault(r.alloc.id, [])))
             touches[r.alloc.id].append((end, r.offset, r.offset + r.length, True, False))
-    allocs = {b.alloc.id: b.alloc for step in fs.steps for b in _bufs(step)}
+    allocs = {b.alloc.id: b.alloc for step in fs.steps for b in step.bufs}
     allocs.update({r.alloc.id: r.alloc for r in fs.results if isinstance(r, Buf)})
     pieces = {}  # alloc id -> per touch: (piece Alloc, its start in the old allocation)
     for aid in sorted(touches):
