@@ -2,8 +2,8 @@
 the vmfb module) as a source file, in the form `--data-format` chose:
 
 - asm: NAME_....S, whose `.incbin` reads the bytes from a binary file beside
-  it when it is assembled, so the C compiler never parses them (an 8 MB
-  blob assembles in milliseconds; as a C array gcc -O2 needs ~40 s and 1 GB);
+  it when it is assembled, so the C compiler never parses them (what that
+  saves in compile time and memory: docs/weights.md);
 - c: a C array of hex literals, for toolchains without a GNU-style assembler
   step (MSVC, or by choice).
 

@@ -52,7 +52,7 @@ class Interpreter:
                         ),
                     )
                 except ValueError:
-                    pass  # not an integer: a load before a store is refused as before
+                    pass  # not an integer: a load before a store is refused
 
     # -- running regions
     def run_region(self, region, args):
