@@ -193,18 +193,7 @@ def plan_function(cfn, fs, where: str, block_places: dict, macro: str) -> tuple:
             mapped_outputs.append((cfn.outputs[place.index], staging_macro(cfn.outputs[place.index])))
             defines.append((staging_macro(cfn.outputs[place.index]), offsets[f"output{place.index}"]))
 
-    result_copies, scalar_results = [], []
-    for j, r in enumerate(fs.results):
-        v = cfn.outputs[j]
-        if isinstance(r, Buf):
-            place = places[r.alloc.id]
-            if place.kind == "output" and place.index == j:
-                continue
-            result_copies.append((v, _at(places, r, cfn)))
-        elif isinstance(r, (int, Sym)):
-            scalar_results.append((v, r))
-        else:
-            raise RuntimelessError(f"{where}: function @{fs.name}: result {v.name} is not a tensor or an integer")
+    result_copies, scalar_results = _results(cfn, fs, places, where)
     plan = CFunctionPlan(
         cfn,
         [],
@@ -223,6 +212,24 @@ def plan_function(cfn, fs, where: str, block_places: dict, macro: str) -> tuple:
     plan.regions_bound = slice_liveness.lower_bound([(r.first, r.last, r.size) for r in regions], BINDING_ALIGNMENT)
     plan.read_inputs = [cfn.inputs[i] for i, a in enumerate(fs.inputs) if isinstance(a, Alloc) and a.id in allocs]
     return plan, places
+
+
+def _results(cfn, fs, places: dict, where: str) -> tuple:
+    """(result copies, scalar results) of a call: the results not written
+    in place, as (CValue, At) and (CValue, int or Sym)."""
+    result_copies, scalar_results = [], []
+    for j, r in enumerate(fs.results):
+        v = cfn.outputs[j]
+        if isinstance(r, Buf):
+            place = places[r.alloc.id]
+            if place.kind == "output" and place.index == j:
+                continue
+            result_copies.append((v, _at(places, r, cfn)))
+        elif isinstance(r, (int, Sym)):
+            scalar_results.append((v, r))
+        else:
+            raise RuntimelessError(f"{where}: function @{fs.name}: result {v.name} is not a tensor or an integer")
+    return result_copies, scalar_results
 
 
 def _pin_hint(v, where: str) -> str:
@@ -308,7 +315,7 @@ class _Lowering:
         return LoadStep(step.name, step.c_type, at(step.source))
 
     def let(self, step: Let, at) -> LetStep:
-        return LetStep(step.name, step.c_type, step.expr)
+        return LetStep(step.name, step.c_type, step.expr, step.calls)
 
     def check(self, step: Check, at) -> CheckStep:
         return CheckStep(step.condition, step.message)
@@ -411,12 +418,6 @@ def share_lengths(steps: list, name: str) -> list:
     return [{"name": table, "lengths": list(lengths)} for lengths, table in names.items()]
 
 
-def _scalar_texts(lowered: Lowered) -> list:
-    """The C expressions of every host scalar the sources compute."""
-    texts = [c_scalar(x) for s in lowered.all_steps for x in s.scalars]
-    return texts + [c_scalar(r) for variants in lowered.plans for p in variants for _, r in p.scalar_results]
-
-
 def _read(program_ir, functions: list, where: str):
     from iree.compiler import ir
 
@@ -453,7 +454,8 @@ def write_sources(
     exports = [export for _, export in lowered.exports]
     direct = alias_exports(staging / object_file, queries, exports, name) if exports else None
     all_steps = lowered.all_steps
-    scalar_texts = _scalar_texts(lowered)
+    # Only a host scalar the call computes (a `let`) calls a function.
+    calls = [c for s in all_steps if isinstance(s, LetStep) for c in s.calls]
     common = dict(
         context,
         name=name,
@@ -477,8 +479,8 @@ def write_sources(
         any_fill=any(isinstance(s, FillStep) for s in all_steps),
         shared_lengths=share_lengths(all_steps, name),
         c_scalar=c_scalar,
-        helpers=host_scalars.helpers_used(scalar_texts),
-        uses_libm=host_scalars.uses_libm(scalar_texts),
+        helpers=host_scalars.helpers_used(calls),
+        uses_libm=host_scalars.uses_libm(calls),
     )
     (staging / files["api-header"]).write_text(render("runtimeless.h.j2", **common))
     (staging / files["runtime-source"]).write_text(render("runtimeless.c.j2", header=files["api-header"], **common))

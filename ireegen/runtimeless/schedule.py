@@ -119,6 +119,7 @@ class Let:
     name: str
     c_type: str
     expr: str
+    calls: tuple = ()  # the C functions `expr` calls (host_scalars.HELPERS, <math.h>)
 
     @property
     def bufs(self) -> list:

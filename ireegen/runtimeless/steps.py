@@ -127,10 +127,6 @@ class FillStep:
         return (self.target,)
 
     @property
-    def scalars(self) -> tuple:
-        return (self.pattern,)
-
-    @property
     def c_pattern(self) -> str:
         return c_scalar(self.pattern, "uint32_t", f"0x{{:0{2 * self.pattern_size}X}}u")
 
@@ -150,10 +146,6 @@ class CopyStep:
     def places(self) -> tuple:
         return (self.source, self.target)
 
-    @property
-    def scalars(self) -> tuple:
-        return ()
-
     def to_json(self) -> dict:
         return {"copy": self.source.length}
 
@@ -171,10 +163,6 @@ class LoadStep:
     def places(self) -> tuple:
         return (self.source,)
 
-    @property
-    def scalars(self) -> tuple:
-        return ()
-
     def to_json(self) -> dict:
         return {"load": self.name, "type": self.c_type, "from": self.source.to_json()}
 
@@ -187,14 +175,11 @@ class LetStep:
     name: str
     c_type: str
     expr: str
+    calls: tuple = ()  # the C functions `expr` calls (host_scalars.HELPERS, <math.h>)
 
     @property
     def places(self) -> tuple:
         return ()
-
-    @property
-    def scalars(self) -> tuple:
-        return (Sym(self.expr),)
 
     def to_json(self) -> dict:
         return {"let": self.name, "type": self.c_type, "expr": self.expr}
@@ -211,10 +196,6 @@ class CheckStep:
     @property
     def places(self) -> tuple:
         return ()
-
-    @property
-    def scalars(self) -> tuple:
-        return (Sym(self.condition),)
 
     def to_json(self) -> dict:
         return {"check": self.condition, "message": self.message}

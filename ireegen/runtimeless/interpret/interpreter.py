@@ -152,14 +152,15 @@ class Interpreter:
         return alloc.id in self.slots
 
     # -- host scalars only known at run time
-    def let(self, op, mlir_type: str, expr: str, bounds=hs.UNKNOWN) -> Sym:
+    def let(self, op, mlir_type: str, expr: str, bounds=hs.UNKNOWN, calls: tuple = ()) -> Sym:
         """A new local of the call, `expr`, computed where the program computes
-        it; `bounds` are what the interpreter knows of its value."""
+        it; `bounds` are what the interpreter knows of its value, `calls` the
+        C functions `expr` calls."""
         c_type = hs.c_type(mlir_type)
         if c_type is None:
             self.fail(op, f"a run-time host value of type {mlir_type}, which runtimeless C does not compute")
         name = self.new_scalar_name()
-        self.steps.append(Let(name, c_type, expr))
+        self.steps.append(Let(name, c_type, expr, calls))
         return Sym(name, mlir_type, bounds)
 
     def new_scalar_name(self) -> str:
