@@ -57,6 +57,12 @@ class Sym:
     # where unknown (host_scalars).  A buffer whose size is a run-time value
     # gets its upper bound.
     bounds: tuple = hs.UNKNOWN
+    reads: frozenset = frozenset()  # the call's scalar locals (scalarN) `expr` reads
+
+
+def reads_of(values) -> frozenset:
+    """The scalar locals that the run-time values among `values` read."""
+    return frozenset().union(*(v.reads for v in values if isinstance(v, Sym)))
 
 
 # ---------------------------------------------------------------------------
@@ -120,6 +126,7 @@ class Let:
     c_type: str
     expr: str
     calls: tuple = ()  # the C functions `expr` calls (host_scalars.HELPERS, <math.h>)
+    reads: frozenset = frozenset()  # the scalar locals `expr` reads
 
     @property
     def bufs(self) -> list:
@@ -132,6 +139,7 @@ class Check:
 
     condition: str
     message: str
+    reads: frozenset = frozenset()  # the scalar locals `condition` reads
 
     @property
     def bufs(self) -> list:
