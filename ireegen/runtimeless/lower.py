@@ -30,8 +30,7 @@ from dataclasses import dataclass, field
 
 from ireegen.cgen.data_source import DataSource, write_data_source
 from ireegen.cgen.render import render
-from ireegen.compile import slice_liveness
-from ireegen.compile.direct_exports import alias_exports
+from ireegen.compile import direct_exports, slice_liveness
 from ireegen.compile.size_limits import check_static_memory
 
 from . import arena, host_scalars, slab
@@ -452,7 +451,7 @@ def write_sources(
     # The glue calls the dispatch functions by symbol where the object says
     # which they are (direct_exports.py), else looks them up at init.
     exports = [export for _, export in lowered.exports]
-    direct = alias_exports(staging / object_file, queries, exports, name) if exports else None
+    direct = direct_exports.alias_exports(staging / object_file, queries, exports, name) if exports else None
     all_steps = lowered.all_steps
     # Only a host scalar the call computes (a `let`) calls a function.
     calls = [c for s in all_steps if isinstance(s, LetStep) for c in s.calls]
