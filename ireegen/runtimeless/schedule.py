@@ -10,7 +10,7 @@ host scalars read or computed at run time), and each function's results.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ireegen.common.errors import UsageError
 
@@ -83,6 +83,10 @@ class Dispatch:
         """The buffer ranges the step touches (every step kind has this)."""
         return list(self.bindings)
 
+    def rebound(self, bufs: list):
+        """The step with `bufs` (in the order of .bufs) in place of its own."""
+        return replace(self, bindings=list(bufs))
+
 
 @dataclass
 class Fill:
@@ -94,6 +98,12 @@ class Fill:
     def bufs(self) -> list:
         return [self.target]
 
+    # (reads, writes) of each of .bufs; a dispatch's come from the program (stream_access)
+    access = ((False, True),)
+
+    def rebound(self, bufs: list):
+        return replace(self, target=bufs[0])
+
 
 @dataclass
 class Copy:
@@ -103,6 +113,11 @@ class Copy:
     @property
     def bufs(self) -> list:
         return [self.source, self.target]
+
+    access = ((True, False), (False, True))
+
+    def rebound(self, bufs: list):
+        return replace(self, source=bufs[0], target=bufs[1])
 
 
 @dataclass
@@ -116,6 +131,11 @@ class Load:
     @property
     def bufs(self) -> list:
         return [self.source]
+
+    access = ((True, False),)
+
+    def rebound(self, bufs: list):
+        return replace(self, source=bufs[0])
 
 
 @dataclass
@@ -132,6 +152,11 @@ class Let:
     def bufs(self) -> list:
         return []
 
+    access = ()
+
+    def rebound(self, bufs: list):
+        return self
+
 
 @dataclass
 class Check:
@@ -144,6 +169,11 @@ class Check:
     @property
     def bufs(self) -> list:
         return []
+
+    access = ()
+
+    def rebound(self, bufs: list):
+        return self
 
 
 @dataclass
