@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT / "samples" / "mlp"))
 import make_mlp  # noqa: E402
 
 from ireegen.cbuild.native_run import build_runner  # noqa: E402
-from ireegen.cgen.data_source import write_data_source  # noqa: E402
+from ireegen.cgen.data_source import DataSource, write_data_source  # noqa: E402
 from ireegen.config.modes import make_config  # noqa: E402
 from ireegen.emit import emit  # noqa: E402
 from ireegen.output.layout import output_files  # noqa: E402
@@ -72,12 +72,7 @@ def write_time(blob: bytes, form: str, work: Path) -> float:
     work.mkdir(parents=True, exist_ok=True)
     context = {"banner": "// benchmark", "name": "w", "size": len(blob)}
     start = time.perf_counter()
-    write_data_source(
-        work,
-        form,
-        f"w_module_data.{'S' if form == 'asm' else 'c'}",
-        "w.bin",
-        blob,
+    spec = DataSource(
         symbol="w_module_data",
         size_symbol="w_module_size",
         alignment=64,
@@ -85,8 +80,8 @@ def write_time(blob: bytes, form: str, work: Path) -> float:
         section_macro="W_MODULE_DATA_SECTION",
         macro="W",
         c_template="module_data.c.j2",
-        context=context,
     )
+    write_data_source(work, form, f"w_module_data.{'S' if form == 'asm' else 'c'}", "w.bin", blob, spec, context)
     return time.perf_counter() - start
 
 

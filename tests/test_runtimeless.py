@@ -394,25 +394,27 @@ def test_share_lengths_one_table_for_equal_static_lengths():
     table; a table used once, and lengths known only at run time, stay in
     their step (each dispatch step has a `lengths_table`, None for those)."""
     from ireegen.runtimeless.lower import share_lengths
+    from ireegen.runtimeless.schedule import Sym
+    from ireegen.runtimeless.steps import At, DispatchStep, FillStep
 
-    def dispatch(lengths, static=True):
-        return {"kind": "dispatch", "lengths": lengths, "lengths_static": static, "lengths_table": None}
+    def dispatch(*lengths):
+        return DispatchStep("e", "q", 0, (1, 1, 1), (), (), tuple(lengths))
 
     steps = [
-        dispatch([128, 512]),
-        {"kind": "fill"},
-        dispatch([64]),
-        dispatch([128, 512]),
-        dispatch(["(size_t)n"], static=False),
-        dispatch([64]),
-        dispatch([8, 8]),
+        dispatch(128, 512),
+        FillStep(At("arena", 0, 4), 0, 4),
+        dispatch(64),
+        dispatch(128, 512),
+        dispatch(Sym("n")),
+        dispatch(64),
+        dispatch(8, 8),
     ]
     tables = share_lengths(steps, "m")
     assert tables == [
         {"name": "m__binding_lengths_0", "lengths": [128, 512]},
         {"name": "m__binding_lengths_1", "lengths": [64]},
     ]
-    assert [s.get("lengths_table") for s in steps] == [
+    assert [getattr(s, "lengths_table", None) for s in steps] == [
         "m__binding_lengths_0",
         None,
         "m__binding_lengths_1",

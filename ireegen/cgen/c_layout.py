@@ -36,6 +36,8 @@ TEMPLATE_GLOBALS = (
     "define_call",
     "if_defined",
     "section_attribute",
+    "sum_item",
+    "initializer",
 )
 CONTINUATION = 4
 _EXCESS = 1_000_000  # PenaltyExcessCharacter
@@ -65,7 +67,11 @@ def _excess(lines) -> int:
 def _pieces(item: str) -> tuple:
     """Where clang-format may break inside an argument or parameter when
     it does not fit: between a parameter's type and its name, and before
-    the `->` of a member access."""
+    the `->` of a member access, after each `+` of a sum of names and
+    numbers."""
+    if re.fullmatch(r"\w+(?: \+ \w+)+", item):
+        operands = item.split(" + ")
+        return tuple(o + " +" for o in operands[:-1]) + (operands[-1],)
     m = re.fullmatch(r"(.*[\w*])\s+(\**\w+)", item)
     if m and not item.startswith(("&", "*")) and "(" not in item:
         return m.group(1), m.group(2)
@@ -104,7 +110,7 @@ def _pack(first: str, args, tail: str, column: int) -> tuple:
             at = column if brk else width + (1 if i else 0)
             starts_line = brk or i == 0
             # An argument broken inside starts its own line.
-            for split in (False, True) if len(pieces[i]) == 2 and starts_line else (False,):
+            for split in (False, True) if len(pieces[i]) >= 2 and starts_line else (False,):
                 cost = _COMMA if brk else 0
                 literal = args[i][0] == '"' and args[i][-1] == '"' and len(args[i]) > 2
                 if literal and (brk or i == 0 and not first.strip()) and _excess_at(items[i], at):
@@ -117,10 +123,10 @@ def _pack(first: str, args, tail: str, column: int) -> tuple:
                         rest_cost, rest = best(i + 1, at + len(parts[-1]), True)
                         options.append((cost + rest_cost, brk, 2, ((brk, text),) + rest))
                 if split:
-                    inner = column + CONTINUATION
-                    cost += _SPLIT + _EXCESS * (_excess_at(pieces[i][0], at) + _excess_at(pieces[i][1], inner))
-                    text = (pieces[i][0], " " * inner + pieces[i][1])
-                    end = len(text[1])
+                    rest = _greedy(pieces[i][1:], column + CONTINUATION)
+                    cost += _SPLIT + _EXCESS * (_excess_at(pieces[i][0], at) + _excess(rest))
+                    text = (pieces[i][0], *rest)
+                    end = len(text[-1])
                 else:
                     cost += _EXCESS * _excess_at(items[i], at)
                     text = (items[i],)
@@ -140,6 +146,17 @@ def _pack(first: str, args, tail: str, column: int) -> tuple:
             lines[-1] += (" " if i else "") + text[0]
         lines += text[1:]
     return penalty, lines
+
+
+def _greedy(pieces, column: int) -> list:
+    """`pieces` on lines starting at `column`, as many on a line as fit."""
+    lines = [" " * column + pieces[0]]
+    for piece in pieces[1:]:
+        if len(f"{lines[-1]} {piece}") <= _limit[0]:
+            lines[-1] += f" {piece}"
+        else:
+            lines.append(" " * column + piece)
+    return lines
 
 
 def _layouts(indent: int, lead: str, head: str, args, tail: str, decl: bool, ret: str, opening: str = "("):
@@ -240,6 +257,9 @@ def assign(indent: int, lhs: str, rhs: str) -> str:
     more = " " * CONTINUATION
     candidates = [[f"{pad}{lhs} = {rhs};"], [f"{pad}{lhs} =", f"{pad}{more}{rhs};"]]
     declared = _pieces(lhs)
+    binary = re.fullmatch(r"(\S+ (?:\+|>=)) (\w+)", rhs)
+    if binary:  # `a + b`: broken after the operator too, the operands aligned
+        candidates.append([f"{pad}{lhs} =", f"{pad}{more}{binary.group(1)}", f"{pad}{more}{binary.group(2)};"])
     cast = re.fullmatch(r"(\([\w *]+\))(\w+)", rhs)
     if cast:
         candidates.append([f"{pad}{lhs} =", f"{pad}{more}{cast.group(1)}", f"{pad}{more * 2}{cast.group(2)};"])
@@ -262,6 +282,24 @@ def assign(indent: int, lhs: str, rhs: str) -> str:
 def variable(indent: int, specifiers: str, name: str, subscript: str, rest: str) -> str:
     """A declaration `specifiers name[subscript]rest` (rest: `;`, ` = {4};`):
     broken after the specifiers, then before the subscript, when too long."""
+    return _fewest(_variable_layouts(indent, specifiers, name, subscript, rest))
+
+
+def initializer(indent: int, specifiers: str, name: str, fields) -> str:
+    """`specifiers name = {.field = value, ...};`, one designated field a
+    line, as clang-format lays it out: the declaration broken as variable()
+    breaks it, the fields one level in from the line of the `{` and the `}`
+    under that line, whichever way overflows least over the whole."""
+    candidates = []
+    for opening in _variable_layouts(indent, specifiers, name, "", " = {"):
+        inner = len(opening[-1]) - len(opening[-1].lstrip())
+        body = [line for field, value in fields for line in assign(inner + CONTINUATION, field, value).split("\n")]
+        body = [line[:-1] + "," if line.endswith(";") else line for line in body]
+        candidates.append(opening + body + [" " * inner + "};"])
+    return _fewest(candidates)
+
+
+def _variable_layouts(indent: int, specifiers: str, name: str, subscript: str, rest: str) -> list:
     pad = " " * indent
     more = " " * CONTINUATION
     candidates = [
@@ -271,9 +309,31 @@ def variable(indent: int, specifiers: str, name: str, subscript: str, rest: str)
     if subscript:
         candidates.append([f"{pad}{specifiers} {name}", f"{pad}{more}{subscript}{rest}"])
         candidates.append([f"{pad}{specifiers}", f"{pad}{more}{name}", f"{pad}{more * 2}{subscript}{rest}"])
-    if rest.startswith(" = ") and not rest.endswith("{"):
+    if rest.startswith(" = "):
         candidates.append([f"{pad}{specifiers}", f"{pad}{more}{name}{subscript} =", f"{pad}{more * 2}{rest[3:]}"])
-    return _fewest(candidates)
+    return candidates
+
+
+def sum_item(indent: int, operands, tail: str = ",") -> str:
+    """`a + b + c` and `tail` as an element of a braced initializer: on one
+    line when it fits, else broken after a `+`, the operands bin-packed on
+    lines one continuation in."""
+    operands = list(operands)
+    pad = " " * indent
+    one = f"{pad}{' + '.join(operands)}{tail}"
+    if len(one) <= COLUMNS:
+        return one
+    lines = [f"{pad}{operands[0]}"]
+    inner = " " * (indent + CONTINUATION)
+    for k, operand in enumerate(operands[1:], 1):
+        end = tail if k == len(operands) - 1 else " +"
+        if len(f"{lines[-1]} + {operand}{end}") <= COLUMNS:
+            lines[-1] += f" + {operand}"
+        else:
+            lines[-1] += " +"
+            lines.append(f"{inner}{operand}")
+    lines[-1] += tail
+    return "\n".join(lines)
 
 
 def body_indent(text: str) -> str:

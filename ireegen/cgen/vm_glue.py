@@ -4,7 +4,7 @@ module and call its functions, and the module bytes as a data source."""
 
 from __future__ import annotations
 
-from ireegen.cgen.data_source import write_data_source
+from ireegen.cgen.data_source import DataSource, write_data_source
 from ireegen.cgen.render import banner, render
 from ireegen.cgen.symbols import check_generated
 from ireegen.output.layout import output_files
@@ -55,12 +55,7 @@ def write_vm_sources(
     (staging / files["runtime-source"]).write_text(render("runtime.c.j2", header=header, **context))
     if config.module_format == "vmfb":
         data = (staging / module_file).read_bytes()
-        write_data_source(
-            staging,
-            config.data_format,
-            files["module-data-source"],
-            files["module"],
-            data,
+        spec = DataSource(
             symbol=f"{name}_module_data",
             size_symbol=f"{name}_module_size",
             alignment=MODULE_DATA_ALIGNMENT,
@@ -68,9 +63,10 @@ def write_vm_sources(
             section_macro=f"{name.upper()}_MODULE_DATA_SECTION",
             macro=name.upper(),
             c_template="module_data.c.j2",
-            context=dict(context, size=len(data)),
             write_blob=False,
         )
+        source, blob = files["module-data-source"], files["module"]
+        write_data_source(staging, config.data_format, source, blob, data, spec, dict(context, size=len(data)))
     else:
         text = render("module_emitc.c.j2", module_header=module_file, **context)
         (staging / files["module-emitc-source"]).write_text(text)

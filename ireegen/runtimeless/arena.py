@@ -1,9 +1,22 @@
 """Static memory planning: buffers with lifetimes in, arena offsets out.
 
-Each buffer is live over an inclusive interval of step indices; two buffers
-may share bytes only if their intervals do not meet.  Placement is greedy
-by size (largest first, then earliest, then id: deterministic), each at the
-lowest aligned offset that overlaps no live-together buffer already placed.
+Each buffer (a Region) is live over an inclusive interval of step indices;
+two buffers may share bytes only if their intervals do not meet.  Offsets
+are aligned, and every rule below is deterministic (ties go by key):
+
+- plan(): greedy placement in one order, each buffer at the lowest aligned
+  offset that overlaps no live-together buffer placed before it (`placed`
+  holds buffers fixed beforehand, which staging uses to share the bytes of
+  buffers no step touches while it is live);
+- plan_best(): plan() in each of the three ORDERS (largest first, earliest
+  first, longest-lived first), keeping the lowest end (the first order on a
+  tie), then search() for a layout that ends at least one alignment step
+  lower;
+- search(): a bounded depth-first search over the buffers, largest first,
+  each tried at 0 and where a buffer placed before it starts or ends (clear
+  of the live-together ones), lowest first, pruned at the best end so far
+  and stopped after SEARCH_NODES placements; plan_best() runs it for at
+  most SEARCH_REGIONS buffers.
 """
 
 from __future__ import annotations
@@ -52,7 +65,7 @@ def plan(regions: list, alignment: int, base: int = 0, placed=(), order=ORDERS[0
     return max((r.offset + r.size for r in regions), default=base)
 
 
-SEARCH_NODES = 5000  # placements search() tries at most: a fraction of a second, deterministic
+SEARCH_NODES = 5000  # placements search() tries at most
 SEARCH_REGIONS = 64  # search() only below this many regions (its recursion is one level per region)
 
 

@@ -456,11 +456,15 @@ def c_select(condition: str, a, b, mlir_type) -> str:
     return f"({condition} ? {_plain(a, bits)} : {_plain(b, bits)})"
 
 
-def c_float_unary(name: str, a: str, mlir_type) -> str:
+def float_unary_calls(name: str, mlir_type) -> tuple:
+    """The <math.h> function that c_float_unary's C calls (none for a negation)."""
     function = _FLOAT_UNARY[name][1]
-    if function is None:
-        return f"-{a}"
-    return f"{function}{'f' if str(mlir_type) == 'f32' else ''}({a})"
+    return () if function is None else (f"{function}{'f' if str(mlir_type) == 'f32' else ''}",)
+
+
+def c_float_unary(name: str, a: str, mlir_type) -> str:
+    calls = float_unary_calls(name, mlir_type)
+    return f"{calls[0]}({a})" if calls else f"-{a}"
 
 
 def c_align(a, n) -> str:
@@ -470,9 +474,20 @@ def c_align(a, n) -> str:
     return f"({_plain(n, 64)} ? ({_u(a, 64)} + {_plain(n, 64)} - 1u) / {_plain(n, 64)} * {_plain(n, 64)} : {_plain(a, 64)})"
 
 
-def uses_libm(texts) -> bool:
-    """Whether any of `texts` calls a <math.h> function."""
-    return any(f"{f}(" in t or f"{f}f(" in t for f in MATH_FUNCTIONS for t in texts)
+# The <math.h> functions the C may call, double and float forms.
+LIBM = frozenset(f + suffix for f in MATH_FUNCTIONS for suffix in ("", "f"))
+
+
+def uses_libm(calls) -> bool:
+    """Whether any of `calls` (the functions the expressions call, as their
+    builders here record them) is a <math.h> function."""
+    return any(c in LIBM for c in calls)
+
+
+def cast_calls(name: str, source_type, result_type) -> tuple:
+    """The helper that c_cast's C calls (a bitcast between a float and an integer)."""
+    key = (str(source_type), str(result_type))
+    return (_BITCASTS[key][0],) if name == "arith.bitcast" and key in _BITCASTS else ()
 
 
 def c_cast(name: str, a: str, source_type, result_type) -> str | None:
@@ -504,9 +519,10 @@ def c_cast(name: str, a: str, source_type, result_type) -> str | None:
 HELPERS = tuple(helper for helper, _, _ in _BITCASTS.values())
 
 
-def helpers_used(texts) -> list:
-    """The HELPERS that any of `texts` calls, in a fixed order."""
-    return [name for name in HELPERS if any(f"{name}(" in t for t in texts)]
+def helpers_used(calls) -> list:
+    """The HELPERS among `calls`, in a fixed order."""
+    calls = set(calls)
+    return [name for name in HELPERS if name in calls]
 
 
 # ---------------------------------------------------------------------------

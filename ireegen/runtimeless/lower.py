@@ -1,30 +1,42 @@
 """Runtimeless C: from a program's schedule to what the templates lay out.
 
 Memory has three regions, after Glow bundles, plus the caller's tensors:
-- constants: one `const` blob (`NAME_CONSTANTS_SIZE`), so weights stay in flash;
+- constants: one `const` blob (`NAME_CONSTANTS_SIZE`), so weights stay in
+  flash; each constant's offset in it is `NAME__CONSTANTn_OFFSET`;
 - state (`NAME_STATE_SIZE`, inside each instance): every buffer the
   initializers allocate (data they compute once, and the slots of mutable
-  globals), written by NAME_initialize and kept across calls;
+  globals), written by NAME_initialize and kept across calls; each at
+  `NAME__STATEn_OFFSET`;
 - the arena (`NAME_ARENA_SIZE`): every buffer a call allocates, placed
   with liveness reuse, then staging space for caller tensors that are not
   aligned.  `NAME_ARENA_SIZE_ALIGNED_IO` is the arena without that staging,
-  for callers that promise aligned tensors;
+  for callers that promise aligned tensors.  Per function (FN = its macro
+  prefix, NAME_FN): `FN_ARENA_SIZE` the arena its call needs,
+  `FN_BUFFERn_OFFSET` each of its buffers (the manifest's region `buffern`),
+  `FN_<VALUE>_STAGING_OFFSET` the staging of a caller tensor;
 - the caller's tensors: bound in place when aligned to the binding alignment.
 A result buffer that holds exactly one output is not in the arena at all:
 the dispatches write the caller's output directly.
+
+`lower()` returns a `Lowered`: the steps as typed data (steps.py) and each
+function's `CFunctionPlan`; `write_sources()` renders them and returns the
+manifest's `runtimeless` section, built from the same data.
 """
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from ireegen.compile import slice_liveness
+from ireegen.cgen.data_source import DataSource, write_data_source
+from ireegen.cgen.render import render
+from ireegen.compile import direct_exports, slice_liveness
 from ireegen.compile.size_limits import check_static_memory
 
 from . import arena, host_scalars, slab
+from .interpret.read import read_schedule
 from .schedule import Alloc, Buf, Check, Copy, Dispatch, Fill, Let, Load, RuntimelessError, Schedule, Sym
+from .steps import TENSOR_REGIONS, At, CheckStep, CopyStep, DispatchStep, FillStep, LetStep, LoadStep, c_scalar
 
 BINDING_ALIGNMENT = 64  # IREE's buffer alignment, which executables assume
 
@@ -36,16 +48,17 @@ class Place:
     kind: str  # constant, state, arena, input, output
     offset: int = 0  # in the constants blob, the state region or the arena
     index: int = 0  # input/output position
+    macro: str = ""  # the #define of `offset` (constant, state, arena)
 
 
 @dataclass
 class CFunctionPlan:
     fn: object  # c_api.CFunction
-    steps: list  # dicts for the template
-    staged_inputs: list  # (CValue, arena offset) for inputs bound in place
-    mapped_outputs: list  # (CValue, arena offset of its staging)
-    result_copies: list  # (CValue, C source expression, bytes)
-    scalar_results: list  # (CValue, C expression)
+    steps: list  # steps.*Step, in order
+    staged_inputs: list  # (CValue, macro of its arena staging offset) for inputs bound in place
+    mapped_outputs: list  # (CValue, macro of its arena staging offset)
+    result_copies: list  # (CValue, At): results copied out of the arena, state or constants
+    scalar_results: list  # (CValue, int or Sym)
     arena_size: int  # without staging
     arena_size_staged: int  # with staging
     regions: list = field(default_factory=list)
@@ -55,45 +68,63 @@ class CFunctionPlan:
     read_inputs: list = field(default_factory=list)  # CValues of the tensor inputs the call reads
     transitions: dict = field(default_factory=dict)  # state version -> the version after the call
     symbol: str = ""  # the C function that runs this plan
+    macro: str = ""  # the prefix of its #defines (the function's, or the variant's symbol)
+    defines: list = field(default_factory=list)  # (macro, value): its arena's size and offsets
 
-    def _texts(self) -> list:
-        texts = [b for s in self.steps for b in s.get("bindings", [])]
-        texts += [s[k] for s in self.steps for k in ("target", "source") if k in s]
-        return texts + [src for _, src, _ in self.result_copies]
+    def _places(self) -> list:
+        return [at for s in self.steps for at in s.places] + [at for _, at in self.result_copies]
 
     @property
     def uses_arena(self) -> bool:
         """Whether the generated call touches the arena at all."""
         if self.staged_inputs or self.mapped_outputs:
             return True
-        return any(re.match(r"arena\b", t) for t in self._texts())
+        return any(at.region == "arena" for at in self._places())
 
     @property
     def uses_state(self) -> bool:
-        # The local `state`, not a parameter called state_arg.
-        return any(re.match(r"state\b", t) for t in self._texts())
+        return any(at.region == "state" for at in self._places())
 
 
-def _accesses(steps) -> list:
-    """(step index, Buf) for every buffer range a step touches."""
-    out = []
-    for i, step in enumerate(steps):
-        if isinstance(step, Dispatch):
-            out += [(i, b) for b in step.bindings]
-        elif isinstance(step, Fill):
-            out.append((i, step.target))
-        elif isinstance(step, Copy):
-            out += [(i, step.source), (i, step.target)]
-        elif isinstance(step, Load):
-            out.append((i, step.source))
-    return out
+@dataclass
+class Lowered:
+    """What the runtimeless sources hold, as data: the template context's
+    core and the manifest's source."""
+
+    constants_blob: bytes
+    constants: list  # Place (kind "constant") per constant, in the blob's order
+    constant_sizes: list  # bytes of each constant
+    constant_alignments: list  # alignment each constant asked for
+    state: list  # Place (kind "state") per state buffer, in the region's order
+    state_sizes: list  # bytes of each state buffer
+    state_size: int
+    state_versions: int
+    init_steps: list  # steps.*Step the initializers run
+    exports: list  # (executable index, export name) in first-use order
+    plans: list  # per function: its CFunctionPlans, one per distinct schedule over the state versions
+    arena_size: int
+    arena_size_aligned_io: int
+    binding_alignment: int = BINDING_ALIGNMENT
+
+    @property
+    def constants_json(self) -> list:
+        return [
+            {"offset": p.offset, "size": size, "alignment": alignment}
+            for p, size, alignment in zip(self.constants, self.constant_sizes, self.constant_alignments)
+        ]
+
+    @property
+    def all_steps(self) -> list:
+        return self.init_steps + [s for variants in self.plans for p in variants for s in p.steps]
 
 
-def plan_function(cfn, fs, where: str, constant_offsets: dict, state_offsets: dict) -> tuple:
-    """Places every allocation of one function; returns (CFunctionPlan, places)."""
+def plan_function(cfn, fs, where: str, block_places: dict, macro: str) -> tuple:
+    """Places every allocation of one function; returns (CFunctionPlan,
+    places).  `block_places` holds the constants' and the state's Places;
+    `macro` prefixes the #defines of this plan's arena."""
     steps = fs.steps
     end = len(steps)  # the step that copies results out
-    accesses = _accesses(steps)
+    accesses = [(i, b) for i, step in enumerate(steps) for b in step.bufs]
     uses = {}
     for i, b in accesses:
         first, last, extent = uses.get(b.alloc.id, (i, i, 0))
@@ -119,10 +150,8 @@ def plan_function(cfn, fs, where: str, constant_offsets: dict, state_offsets: di
     allocs.update({r.alloc.id: r.alloc for r in fs.results if isinstance(r, Buf)})
     region_of = {}  # alloc id -> its arena Region
     for aid, alloc in sorted(allocs.items()):
-        if alloc.kind == "constant":
-            places[aid] = Place("constant", constant_offsets[aid])
-        elif alloc.kind == "state":
-            places[aid] = Place("state", state_offsets[aid])
+        if alloc.kind in ("constant", "state"):
+            places[aid] = block_places[aid]
         elif alloc.kind == "transient" and aid not in places:
             first, last, _ = uses.get(aid, (end, end, 0))
             if aid in result_allocs:
@@ -131,7 +160,7 @@ def plan_function(cfn, fs, where: str, constant_offsets: dict, state_offsets: di
     regions = list(region_of.values())
     top = arena.align_up(arena.plan_best(regions, BINDING_ALIGNMENT), BINDING_ALIGNMENT)
     for aid, r in region_of.items():
-        places[aid] = Place("arena", r.offset)
+        places[aid] = Place("arena", r.offset, macro=f"{macro}_{r.key.upper()}_OFFSET")
 
     # Staging for caller tensors bound in place, used when they are not aligned.
     staging = []
@@ -148,25 +177,22 @@ def plan_function(cfn, fs, where: str, constant_offsets: dict, state_offsets: di
     used = slab.used_ranges(accesses, region_of, fs.results, end)
     top_staged = max(top, arena.plan(staging, BINDING_ALIGNMENT, placed=used))
     offsets = {r.key: r.offset for r in staging}
+
+    def staging_macro(v) -> str:
+        return f"{macro}{v.macro[len(cfn.macro) :]}_STAGING_OFFSET"
+
+    defines = [(f"{macro}_ARENA_SIZE", top_staged)]
+    defines += [(places[aid].macro, r.offset) for aid, r in region_of.items()]
     for i in range(len(fs.inputs)):
         if f"input{i}" in offsets:
-            staged_inputs.append((cfn.inputs[i], offsets[f"input{i}"]))
+            staged_inputs.append((cfn.inputs[i], staging_macro(cfn.inputs[i])))
+            defines.append((staging_macro(cfn.inputs[i]), offsets[f"input{i}"]))
     for place in sorted(places.values(), key=lambda p: p.index):
         if place.kind == "output":
-            mapped_outputs.append((cfn.outputs[place.index], offsets[f"output{place.index}"]))
+            mapped_outputs.append((cfn.outputs[place.index], staging_macro(cfn.outputs[place.index])))
+            defines.append((staging_macro(cfn.outputs[place.index]), offsets[f"output{place.index}"]))
 
-    result_copies, scalar_results = [], []
-    for j, r in enumerate(fs.results):
-        v = cfn.outputs[j]
-        if isinstance(r, Buf):
-            place = places[r.alloc.id]
-            if place.kind == "output" and place.index == j:
-                continue
-            result_copies.append((v, _pointer(place, r.offset, cfn, cfn.prefix), r.length))
-        elif isinstance(r, (int, Sym)):
-            scalar_results.append((v, _c_value(r)))
-        else:
-            raise RuntimelessError(f"{where}: function @{fs.name}: result {v.name} is not a tensor or an integer")
+    result_copies, scalar_results = _results(cfn, fs, places, where)
     plan = CFunctionPlan(
         cfn,
         [],
@@ -178,11 +204,31 @@ def plan_function(cfn, fs, where: str, constant_offsets: dict, state_offsets: di
         top_staged,
         regions + staging,
         sum(a.size for a in allocs.values() if a.kind == "transient"),
+        macro=macro,
+        defines=defines,
     )
     plan.used = used
     plan.regions_bound = slice_liveness.lower_bound([(r.first, r.last, r.size) for r in regions], BINDING_ALIGNMENT)
     plan.read_inputs = [cfn.inputs[i] for i, a in enumerate(fs.inputs) if isinstance(a, Alloc) and a.id in allocs]
     return plan, places
+
+
+def _results(cfn, fs, places: dict, where: str) -> tuple:
+    """(result copies, scalar results) of a call: the results not written
+    in place, as (CValue, At) and (CValue, int or Sym)."""
+    result_copies, scalar_results = [], []
+    for j, r in enumerate(fs.results):
+        v = cfn.outputs[j]
+        if isinstance(r, Buf):
+            place = places[r.alloc.id]
+            if place.kind == "output" and place.index == j:
+                continue
+            result_copies.append((v, _at(places, r, cfn)))
+        elif isinstance(r, (int, Sym)):
+            scalar_results.append((v, r))
+        else:
+            raise RuntimelessError(f"{where}: function @{fs.name}: result {v.name} is not a tensor or an integer")
+    return result_copies, scalar_results
 
 
 def _pin_hint(v, where: str) -> str:
@@ -223,149 +269,135 @@ def check_functions(functions: list, where: str) -> None:
             raise RuntimelessError(f"{where}: function @{cfn.name} has no typed C form")
 
 
-def _c_value(v) -> str:
-    return v.expr if isinstance(v, Sym) else str(v)
+def _at(places: dict, b: Buf, cfn) -> At:
+    """The place of `b`: its allocation's region and offset, and `b`'s
+    range in it."""
+    place = places[b.alloc.id]
+    if place.kind in TENSOR_REGIONS:
+        values = cfn.inputs if place.kind == "input" else cfn.outputs
+        return At(place.kind, b.offset, b.length, index=place.index, value=values[place.index].name)
+    return At(place.kind, b.offset, b.length, base=place.offset, macro=place.macro)
 
 
-def _pointer(place: Place, offset: int, cfn, prefix: str) -> str:
-    def at(base: str, at: int) -> str:
-        return f"{base} + {at}" if at else base
+class _Lowering:
+    """Turns one schedule's steps into steps.*Step, numbering the exports
+    the dispatches call in first-use order."""
 
-    suffix = f" + {offset}" if offset else ""
-    if place.kind == "constant":
-        return at(f"{prefix}__constants", place.offset + offset)
-    if place.kind == "arena":
-        return at("arena", place.offset + offset)
-    if place.kind == "state":
-        return at("state", place.offset + offset)
-    if place.kind == "input":
-        return f"{cfn.inputs[place.index].name}_data{suffix}"
-    return f"{cfn.outputs[place.index].name}_data{suffix}"
+    def __init__(self, schedule: Schedule):
+        self.executables = schedule.executables
+        self.exports = []  # (executable index, export name)
+
+    def step(self, step, places: dict, cfn):
+        return _STEP_LOWERING[type(step)](self, step, lambda b: _at(places, b, cfn))
+
+    def dispatch(self, step: Dispatch, at) -> DispatchStep:
+        key = (self.executables.index(step.executable), step.export)
+        if key not in self.exports:
+            self.exports.append(key)
+        return DispatchStep(
+            export=step.export,
+            library=f"{step.executable}_library_query",
+            export_index=self.exports.index(key),
+            workgroups=tuple(step.workgroups),
+            constants=tuple(step.constants),
+            bindings=tuple(at(b) for b in step.bindings),
+            lengths=tuple(step.lengths) if step.lengths else tuple(b.length for b in step.bindings),
+        )
+
+    def fill(self, step: Fill, at) -> FillStep:
+        return FillStep(at(step.target), step.pattern, step.pattern_size)
+
+    def copy(self, step: Copy, at) -> CopyStep:
+        return CopyStep(at(step.source), at(step.target))
+
+    def load(self, step: Load, at) -> LoadStep:
+        return LoadStep(step.name, step.c_type, at(step.source))
+
+    def let(self, step: Let, at) -> LetStep:
+        return LetStep(step.name, step.c_type, step.expr, step.calls)
+
+    def check(self, step: Check, at) -> CheckStep:
+        return CheckStep(step.condition, step.message)
 
 
-def lower(schedule: Schedule, functions: list, where: str, binding_access: dict | None = None) -> dict:
-    """The template context of the runtimeless sources."""
-    # Constants: one blob, each aligned as the program asked.
-    constant_offsets = {}
+# Each schedule step's lowering, by its class.
+_STEP_LOWERING = {
+    Dispatch: _Lowering.dispatch,
+    Fill: _Lowering.fill,
+    Copy: _Lowering.copy,
+    Load: _Lowering.load,
+    Let: _Lowering.let,
+    Check: _Lowering.check,
+}
+
+
+def _block_places(schedule: Schedule, name: str) -> tuple:
+    """The constants blob (each constant aligned as the program asked) and
+    the Places of the constants and of the state buffers (each live for the
+    instance's life): (blob, constant Places, state Places, state size)."""
+    macro = name.upper()
     blob = bytearray()
-    for c in schedule.constants:
+    constants = []
+    for k, c in enumerate(schedule.constants):
         start = arena.align_up(len(blob), max(c.alignment, 1))
         blob.extend(b"\0" * (start - len(blob)))
-        constant_offsets[c.id] = start
+        constants.append(Place("constant", start, macro=f"{macro}__CONSTANT{k}_OFFSET"))
         blob.extend(c.data)
-
-    # State: every buffer the initializers make, each live for the instance's life.
-    state_offsets = {}
+    state = []
     state_size = 0
-    for alloc in schedule.state:
+    for k, alloc in enumerate(schedule.state):
         start = arena.align_up(state_size, max(alloc.alignment, BINDING_ALIGNMENT))
-        state_offsets[alloc.id] = start
+        state.append(Place("state", start, macro=f"{macro}__STATE{k}_OFFSET"))
         state_size = start + alloc.size
+    return bytes(blob), constants, state, state_size
 
-    exports = []  # (executable index, export name) in first-use order
-    prefix = functions[0].prefix if functions else ""
-    init_places = {a.id: Place("constant", off) for a in schedule.constants for off in [constant_offsets[a.id]]}
-    init_places.update({aid: Place("state", off) for aid, off in state_offsets.items()})
-    init_steps = [_step(step, init_places, None, schedule, exports, prefix) for step in schedule.init_steps]
+
+def lower(schedule: Schedule, functions: list, where: str, name: str, binding_access: dict | None = None) -> Lowered:
+    """The runtimeless sources of `schedule` as data: every allocation
+    placed, every step typed."""
+    blob, constants, state, state_size = _block_places(schedule, name)
+    block_places = {c.id: p for c, p in zip(schedule.constants, constants)}
+    block_places.update({a.id: p for a, p in zip(schedule.state, state)})
+    lowering = _Lowering(schedule)
+    init_steps = [lowering.step(step, block_places, None) for step in schedule.init_steps]
     plans = []  # per function: its plans, one per distinct schedule over the state versions
     next_id = 1 + max(slab.alloc_ids(schedule), default=0)  # for the buffers slab.split makes
     for cfn in functions:
         variants = []
         for k, fs in enumerate(schedule.functions[cfn.name]):
-            # IREE's layout of its slab, or the slab's buffers placed here: the smaller arena.
-            split, next_id = slab.split(fs, binding_access or {}, next_id)
-            tried = [(fs, *plan_function(cfn, fs, where, constant_offsets, state_offsets))]
-            if split is not fs:
-                tried.append((split, *plan_function(cfn, split, where, constant_offsets, state_offsets)))
-            fs, plan, places = min(tried, key=lambda t: (t[1].arena_size_staged, t[1].arena_size))
-            for step in fs.steps:
-                plan.steps.append(_step(step, places, cfn, schedule, exports, cfn.prefix))
-            plan.transitions = dict(fs.transitions)
-            plan.symbol = (
+            symbol = (
                 cfn.symbol
                 if schedule.state_versions == 1
                 else f"{cfn.prefix}__{cfn.symbol[len(cfn.prefix) + 1 :]}__v{k}"
             )
+            macro = cfn.macro if schedule.state_versions == 1 else symbol.upper()
+            # IREE's layout of its slab, or the slab's buffers placed here: the smaller arena.
+            split, next_id = slab.split(fs, binding_access or {}, next_id)
+            tried = [(fs, *plan_function(cfn, fs, where, block_places, macro))]
+            if split is not fs:
+                tried.append((split, *plan_function(cfn, split, where, block_places, macro)))
+            fs, plan, places = min(tried, key=lambda t: (t[1].arena_size_staged, t[1].arena_size))
+            plan.steps = [lowering.step(step, places, cfn) for step in fs.steps]
+            plan.transitions = dict(fs.transitions)
+            plan.symbol = symbol
             variants.append(plan)
         plans.append(variants)
     flat = [p for variants in plans for p in variants]
-    return dict(
-        state_offsets=state_offsets,
+    return Lowered(
+        constants_blob=blob,
+        constants=constants,
+        constant_sizes=[c.size for c in schedule.constants],
+        constant_alignments=[c.alignment for c in schedule.constants],
+        state=state,
+        state_sizes=[a.size for a in schedule.state],
         state_size=state_size,
         state_versions=schedule.state_versions,
         init_steps=init_steps,
-        constants_blob=bytes(blob),
-        constants=[
-            {"offset": constant_offsets[c.id], "size": c.size, "alignment": c.alignment} for c in schedule.constants
-        ],
-        executables=schedule.executables,
-        exports=exports,
+        exports=lowering.exports,
         plans=plans,
         arena_size=max((p.arena_size_staged for p in flat), default=0),
         arena_size_aligned_io=max((p.arena_size for p in flat), default=0),
-        binding_alignment=BINDING_ALIGNMENT,
     )
-
-
-def _place_json(place: Place, b: Buf) -> dict:
-    """Where a binding points, for the manifest: a caller tensor (by position),
-    the constants blob or the arena (by offset)."""
-    if place.kind in ("input", "output"):
-        return {"in": place.kind, "index": place.index, "offset": b.offset, "length": b.length}
-    return {"in": place.kind, "offset": place.offset + b.offset, "length": b.length}
-
-
-def _step(step, places, cfn, schedule, exports, prefix: str) -> dict:
-    def ptr(b: Buf) -> str:
-        return _pointer(places[b.alloc.id], b.offset, cfn, prefix)
-
-    if isinstance(step, Dispatch):
-        key = (schedule.executables.index(step.executable), step.export)
-        if key not in exports:
-            exports.append(key)
-        constants = [_c_value(c) if isinstance(c, Sym) else f"{c}u" for c in step.constants]
-        return dict(
-            kind="dispatch",
-            export=step.export,
-            export_index=exports.index(key),
-            library=f"{step.executable}_library_query",
-            workgroups=[f"(uint32_t){w.expr}" if isinstance(w, Sym) else w for w in step.workgroups],
-            workgroups_json=[{"expr": w.expr} if isinstance(w, Sym) else w for w in step.workgroups],
-            constants=constants,
-            constants_json=[{"expr": c.expr} if isinstance(c, Sym) else c for c in step.constants],
-            constants_static=not any(isinstance(c, Sym) for c in step.constants),
-            bindings=[ptr(b) for b in step.bindings],
-            lengths=[f"(size_t){n.expr}" if isinstance(n, Sym) else n for n in step.lengths]
-            if step.lengths
-            else [b.length for b in step.bindings],
-            lengths_static=not step.lengths,
-            lengths_table=None,  # a shared file-scope table (share_lengths)
-            places=[_place_json(places[b.alloc.id], b) for b in step.bindings],
-        )
-    if isinstance(step, Fill):
-        return dict(
-            kind="fill",
-            target=ptr(step.target),
-            length=step.target.length,
-            pattern=f"(uint32_t){step.pattern.expr}"
-            if isinstance(step.pattern, Sym)
-            else f"0x{step.pattern:0{2 * step.pattern_size}X}u",
-            pattern_size=step.pattern_size,
-        )
-    if isinstance(step, Load):
-        return dict(
-            kind="load",
-            name=step.name,
-            c_type=step.c_type,
-            source=ptr(step.source),
-            length=step.source.length,
-            place=_place_json(places[step.source.alloc.id], step.source),
-        )
-    if isinstance(step, Let):
-        return dict(kind="let", name=step.name, c_type=step.c_type, expr=step.expr)
-    if isinstance(step, Check):
-        return dict(kind="check", condition=step.condition, message=step.message)
-    return dict(kind="copy", source=ptr(step.source), target=ptr(step.target), length=step.source.length)
 
 
 def share_lengths(steps: list, name: str) -> list:
@@ -374,16 +406,23 @@ def share_lengths(steps: list, name: str) -> list:
     at each): sets each such step's `lengths_table`; returns the tables,
     [{"name", "lengths"}], in first-use order.  A table used once stays in
     its step."""
-    static = [tuple(s["lengths"]) for s in steps if s["kind"] == "dispatch" and s["lengths_static"]]
-    counts = Counter(static)
+    dispatches = [s for s in steps if isinstance(s, DispatchStep) and s.lengths_static]
+    counts = Counter(s.lengths for s in dispatches)
     names = {}
-    for lengths in static:
-        if counts[lengths] > 1 and lengths not in names:
-            names[lengths] = f"{name}__binding_lengths_{len(names)}"
-    for s in steps:
-        if s["kind"] == "dispatch" and s["lengths_static"]:
-            s["lengths_table"] = names.get(tuple(s["lengths"]))  # None: its own table
+    for s in dispatches:
+        if counts[s.lengths] > 1 and s.lengths not in names:
+            names[s.lengths] = f"{name}__binding_lengths_{len(names)}"
+    for s in dispatches:
+        s.lengths_table = names.get(s.lengths)  # None: its own table
     return [{"name": table, "lengths": list(lengths)} for lengths, table in names.items()]
+
+
+def _read(program_ir, functions: list, where: str):
+    from iree.compiler import ir
+
+    with ir.Context():
+        module = ir.Module.parseFile(str(program_ir))
+        return read_schedule(module, {f.name: f.function for f in functions}, where)
 
 
 def write_sources(
@@ -403,69 +442,55 @@ def write_sources(
     `runtimeless` section.  `context` carries banner/summary/guard;
     `lower_bounds` each function's transient lower bound (slice_liveness);
     `binding_access` how each dispatch uses its bindings (stream_access)."""
-    from iree.compiler import ir
-
-    from ireegen.cgen.render import render
-    from ireegen.compile.direct_exports import alias_exports
-
-    from .interpret.read import read_schedule
-
     where = context["source"]
-    with ir.Context():
-        module = ir.Module.parseFile(str(program_ir))
-        schedule = read_schedule(module, {f.name: f.function for f in functions}, where)
-    lowered = lower(schedule, functions, where, binding_access)
-    check_static_memory(lowered["arena_size"], lowered["state_size"], where)
+    schedule = _read(program_ir, functions, where)
+    lowered = lower(schedule, functions, where, name, binding_access)
+    check_static_memory(lowered.arena_size, lowered.state_size, where)
     object_file = files["executables-object"]
-    header_file = files["abi-header"]
     queries = [f"{symbol}_library_query" for symbol in schedule.executables]
     # The glue calls the dispatch functions by symbol where the object says
     # which they are (direct_exports.py), else looks them up at init.
-    direct = (
-        alias_exports(staging / object_file, queries, [export for _, export in lowered["exports"]], name)
-        if lowered["exports"]
-        else None
-    )
-    blob = lowered["constants_blob"]
-    macro = name.upper()
-    flat = [(k, p) for variants in lowered["plans"] for k, p in enumerate(variants)]
-    all_steps = lowered["init_steps"] + [s for _, p in flat for s in p.steps]
-    shared_lengths = share_lengths(all_steps, name)
-    scalar_texts = (
-        [c for s in all_steps for c in s.get("constants", [])]
-        + [s.get("expr", "") for s in all_steps]
-        + [s.get("condition", "") for s in all_steps]
-        + [s.get("pattern", "") for s in all_steps]
-        + [expr for _, p in flat for _, expr in p.scalar_results]
-    )
+    exports = [export for _, export in lowered.exports]
+    direct = direct_exports.alias_exports(staging / object_file, queries, exports, name) if exports else None
+    all_steps = lowered.all_steps
+    # Only a host scalar the call computes (a `let`) calls a function.
+    calls = [c for s in all_steps if isinstance(s, LetStep) for c in s.calls]
     common = dict(
         context,
         name=name,
-        macro=macro,
+        macro=name.upper(),
         functions=functions,
         object=object_file,
         constants_source=files["constants-source"],
-        binding_alignment=lowered["binding_alignment"],
-        arena_size=lowered["arena_size"],
-        arena_size_aligned_io=lowered["arena_size_aligned_io"],
-        constants_size=len(blob),
-        state_size=lowered["state_size"],
-        state_versions=lowered["state_versions"],
-        init_steps=lowered["init_steps"],
-        export_count=len(lowered["exports"]),
-        exports=lowered["exports"],
+        lowered=lowered,
+        binding_alignment=lowered.binding_alignment,
+        arena_size=lowered.arena_size,
+        arena_size_aligned_io=lowered.arena_size_aligned_io,
+        constants_size=len(lowered.constants_blob),
+        state_size=lowered.state_size,
+        state_versions=lowered.state_versions,
+        init_steps=lowered.init_steps,
+        export_count=len(lowered.exports),
+        exports=lowered.exports,
         library_queries=queries,
         direct=direct,
-        plans=lowered["plans"],
-        any_fill=any(s["kind"] == "fill" for s in all_steps),
-        shared_lengths=shared_lengths,
-        helpers=host_scalars.helpers_used(scalar_texts),
-        uses_libm=host_scalars.uses_libm(scalar_texts),
+        plans=lowered.plans,
+        any_fill=any(isinstance(s, FillStep) for s in all_steps),
+        shared_lengths=share_lengths(all_steps, name),
+        c_scalar=c_scalar,
+        helpers=host_scalars.helpers_used(calls),
+        uses_libm=host_scalars.uses_libm(calls),
     )
     (staging / files["api-header"]).write_text(render("runtimeless.h.j2", **common))
     (staging / files["runtime-source"]).write_text(render("runtimeless.c.j2", header=files["api-header"], **common))
-    write_constants(staging, name, files, data_format, blob, lowered["constants"], common)
-    (staging / header_file).write_text(render("ireegen_executable_library.h"))
+    write_constants(staging, name, files, data_format, lowered, common)
+    (staging / files["abi-header"]).write_text(render("ireegen_executable_library.h"))
+    return _manifest(lowered, files["abi-header"], queries, direct, link_libraries, lower_bounds)
+
+
+def _manifest(lowered: Lowered, header_file: str, queries: list, direct, link_libraries: list, lower_bounds) -> dict:
+    """The manifest's `runtimeless` section."""
+    plans = lowered.plans
     return {
         "abi": {
             "header": header_file,
@@ -475,52 +500,47 @@ def write_sources(
             "direct_exports": [e["symbol"] for e in direct or []],
         },
         "link_libraries": link_libraries,
-        "constants": {"size": len(blob), "items": lowered["constants"]},
+        "constants": {"size": len(lowered.constants_blob), "items": lowered.constants_json},
         "state": {
-            "size": lowered["state_size"],
+            "size": lowered.state_size,
             "alignment": BINDING_ALIGNMENT,
-            "versions": lowered["state_versions"],
-            "buffers": [{"offset": lowered["state_offsets"][a.id], "size": a.size} for a in schedule.state],
-            "initialize": [_step_json(s) for s in lowered["init_steps"]],
+            "versions": lowered.state_versions,
+            "buffers": [{"offset": p.offset, "size": size} for p, size in zip(lowered.state, lowered.state_sizes)],
+            "initialize": [s.to_json() for s in lowered.init_steps],
             # When calls change the state's layout: each function's schedules,
             # with the state versions each runs from ("from": "to").
             "variants": {
                 variants[0].fn.name: [
                     {
                         "state_versions": {str(a): b for a, b in sorted(p.transitions.items())},
-                        "schedule": [_step_json(s) for s in p.steps],
+                        "schedule": [s.to_json() for s in p.steps],
                         "arena": _arena_json(p),
                     }
                     for p in variants
                 ]
-                for variants in lowered["plans"]
+                for variants in plans
             }
-            if lowered["state_versions"] > 1
+            if lowered.state_versions > 1
             else {},
         },
         "arena": {
-            "size": lowered["arena_size"],
-            "size_aligned_io": lowered["arena_size_aligned_io"],
+            "size": lowered.arena_size,
+            "size_aligned_io": lowered.arena_size_aligned_io,
             "alignment": BINDING_ALIGNMENT,
             # Per function, as its first call (from the initial state) runs.
-            "functions": {
-                _first_call(variants).fn.name: _arena_json(_first_call(variants)) for variants in lowered["plans"]
-            },
-            **_lower_bound_json(lower_bounds, lowered["plans"]),
+            "functions": {_first_call(variants).fn.name: _arena_json(_first_call(variants)) for variants in plans},
+            **_lower_bound_json(lower_bounds, plans),
         },
         "schedule": {
-            _first_call(variants).fn.name: [_step_json(s) for s in _first_call(variants).steps]
-            for variants in lowered["plans"]
+            _first_call(variants).fn.name: [s.to_json() for s in _first_call(variants).steps] for variants in plans
         },
     }
 
 
-def write_constants(
-    staging, name: str, files: dict, data_format: str, blob: bytes, constants: list, context: dict
-) -> None:
+def write_constants(staging, name: str, files: dict, data_format: str, lowered: Lowered, context: dict) -> None:
     """NAME_constants.S + NAME_constants.bin, or NAME_constants.c (see data_source.py)."""
-    from ireegen.cgen.data_source import write_data_source
-
+    constants = lowered.constants_json
+    blob = lowered.constants_blob
     alignment = max([c["alignment"] for c in constants] + [BINDING_ALIGNMENT])
     description = [
         f"The const weights of `{name}`: {len(constants)} constant(s) in one {len(blob)}-byte block,",
@@ -530,19 +550,17 @@ def write_constants(
         f"  [{c['offset']}, {c['offset'] + c['size']}): {c['size']} bytes, aligned to {c['alignment']}"
         for c in constants
     ]
-    write_data_source(
-        staging,
-        data_format,
-        files["constants-source"],
-        files.get("constants-blob"),
-        blob,
+    source = DataSource(
         symbol=f"{name}__constants",
         alignment=alignment,
         description=description,
         section_macro=f"{name.upper()}_CONSTANTS_SECTION",
         macro=name.upper(),
         c_template="runtimeless_constants.c.j2",
-        context=dict(context, constants=constants, alignment=alignment),
+    )
+    context = dict(context, constants=constants, alignment=alignment)
+    write_data_source(
+        staging, data_format, files["constants-source"], files.get("constants-blob"), blob, source, context
     )
 
 
@@ -551,7 +569,7 @@ def _first_call(variants: list):
     return next(p for p in variants if 0 in p.transitions)
 
 
-def _arena_json(p) -> dict:
+def _arena_json(p: CFunctionPlan) -> dict:
     return {
         "size": p.arena_size_staged,
         "size_aligned_io": p.arena_size,
@@ -581,22 +599,3 @@ def _lower_bound_json(lower_bounds: dict | None, plans: list) -> dict:
             return {}
         bounds.append(min(bound, max(p.regions_bound for p in variants)))
     return {"lower_bound": max(bounds, default=0)}
-
-
-def _step_json(s: dict) -> dict:
-    """One step for the manifest: what runs, and the bytes it touches."""
-    if s["kind"] == "dispatch":
-        return {
-            "dispatch": s["export"],
-            "library": s["library"],
-            "workgroups": s["workgroups_json"],
-            "constants": s["constants_json"],
-            "bindings": s["places"],
-        }
-    if s["kind"] == "load":
-        return {"load": s["name"], "type": s["c_type"], "from": s["place"]}
-    if s["kind"] == "let":
-        return {"let": s["name"], "type": s["c_type"], "expr": s["expr"]}
-    if s["kind"] == "check":
-        return {"check": s["condition"], "message": s["message"]}
-    return {s["kind"]: s["length"]}

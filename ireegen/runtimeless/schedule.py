@@ -10,7 +10,7 @@ host scalars read or computed at run time), and each function's results.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ireegen.common.errors import UsageError
 
@@ -57,6 +57,12 @@ class Sym:
     # where unknown (host_scalars).  A buffer whose size is a run-time value
     # gets its upper bound.
     bounds: tuple = hs.UNKNOWN
+    reads: frozenset = frozenset()  # the call's scalar locals (scalarN) `expr` reads
+
+
+def reads_of(values) -> frozenset:
+    """The scalar locals that the run-time values among `values` read."""
+    return frozenset().union(*(v.reads for v in values if isinstance(v, Sym)))
 
 
 # ---------------------------------------------------------------------------
@@ -72,6 +78,15 @@ class Dispatch:
     bindings: list  # of Buf
     lengths: list | None = None  # each binding's length when one is a run-time value (int or Sym)
 
+    @property
+    def bufs(self) -> list:
+        """The buffer ranges the step touches (every step kind has this)."""
+        return list(self.bindings)
+
+    def rebound(self, bufs: list):
+        """The step with `bufs` (in the order of .bufs) in place of its own."""
+        return replace(self, bindings=list(bufs))
+
 
 @dataclass
 class Fill:
@@ -79,11 +94,30 @@ class Fill:
     pattern: int
     pattern_size: int
 
+    @property
+    def bufs(self) -> list:
+        return [self.target]
+
+    # (reads, writes) of each of .bufs; a dispatch's come from the program (stream_access)
+    access = ((False, True),)
+
+    def rebound(self, bufs: list):
+        return replace(self, target=bufs[0])
+
 
 @dataclass
 class Copy:
     source: Buf
     target: Buf
+
+    @property
+    def bufs(self) -> list:
+        return [self.source, self.target]
+
+    access = ((True, False), (False, True))
+
+    def rebound(self, bufs: list):
+        return replace(self, source=bufs[0], target=bufs[1])
 
 
 @dataclass
@@ -94,6 +128,15 @@ class Load:
     name: str
     c_type: str
 
+    @property
+    def bufs(self) -> list:
+        return [self.source]
+
+    access = ((True, False),)
+
+    def rebound(self, bufs: list):
+        return replace(self, source=bufs[0])
+
 
 @dataclass
 class Let:
@@ -102,6 +145,17 @@ class Let:
     name: str
     c_type: str
     expr: str
+    calls: tuple = ()  # the C functions `expr` calls (host_scalars.HELPERS, <math.h>)
+    reads: frozenset = frozenset()  # the scalar locals `expr` reads
+
+    @property
+    def bufs(self) -> list:
+        return []
+
+    access = ()
+
+    def rebound(self, bufs: list):
+        return self
 
 
 @dataclass
@@ -110,6 +164,16 @@ class Check:
 
     condition: str
     message: str
+    reads: frozenset = frozenset()  # the scalar locals `condition` reads
+
+    @property
+    def bufs(self) -> list:
+        return []
+
+    access = ()
+
+    def rebound(self, bufs: list):
+        return self
 
 
 @dataclass

@@ -21,21 +21,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from . import arena
-from .schedule import Alloc, Buf, Copy, Dispatch, Fill, FunctionSchedule, Load
+from .schedule import Alloc, Buf, Dispatch, FunctionSchedule
 
 ALIGNMENT = 64  # a piece starts where its bytes did, modulo this: each binding keeps its alignment
-
-
-def _bufs(step) -> list:
-    if isinstance(step, Dispatch):
-        return list(step.bindings)
-    if isinstance(step, Fill):
-        return [step.target]
-    if isinstance(step, Copy):
-        return [step.source, step.target]
-    if isinstance(step, Load):
-        return [step.source]
-    return []
 
 
 def used_ranges(accesses, region_of: dict, results, end: int) -> list:
@@ -83,9 +71,9 @@ def alloc_ids(schedule) -> list:
     for variants in schedule.functions.values():
         for fs in variants:
             ids += [a.id for a in fs.inputs if isinstance(a, Alloc)]
-            ids += [b.alloc.id for step in fs.steps for b in _bufs(step)]
+            ids += [b.alloc.id for step in fs.steps for b in step.bufs]
             ids += [r.alloc.id for r in fs.results if isinstance(r, Buf)]
-    ids += [b.alloc.id for step in schedule.init_steps for b in _bufs(step)]
+    ids += [b.alloc.id for step in schedule.init_steps for b in step.bufs]
     return ids
 
 
@@ -181,18 +169,9 @@ def split(fs: FunctionSchedule, binding_access: dict, next_id: int) -> tuple:
     where = {}  # (step, position) -> (alloc id, index into touches[alloc id])
     dynamic = set()
     for i, step in enumerate(fs.steps):
-        if isinstance(step, Dispatch):
-            uses = list(zip(step.bindings, modes[i]))
-            if step.lengths:
-                dynamic |= {b.alloc.id for b in step.bindings}
-        elif isinstance(step, Fill):
-            uses = [(step.target, (False, True))]
-        elif isinstance(step, Copy):
-            uses = [(step.source, (True, False)), (step.target, (False, True))]
-        elif isinstance(step, Load):
-            uses = [(step.source, (True, False))]
-        else:
-            uses = []
+        uses = list(zip(step.bufs, modes[i] if isinstance(step, Dispatch) else step.access))
+        if isinstance(step, Dispatch) and step.lengths:
+            dynamic |= {b.alloc.id for b in step.bindings}
         for position, (b, (reads, writes)) in enumerate(uses):
             if b.alloc.kind == "transient":
                 where[(i, position)] = (b.alloc.id, len(touches.setdefault(b.alloc.id, [])))
@@ -202,7 +181,7 @@ def split(fs: FunctionSchedule, binding_access: dict, next_id: int) -> tuple:
         if isinstance(r, Buf) and r.alloc.kind == "transient":
             where[("result", j)] = (r.alloc.id, len(touches.setdefault(r.alloc.id, [])))
             touches[r.alloc.id].append((end, r.offset, r.offset + r.length, True, False))
-    allocs = {b.alloc.id: b.alloc for step in fs.steps for b in _bufs(step)}
+    allocs = {b.alloc.id: b.alloc for step in fs.steps for b in step.bufs}
     allocs.update({r.alloc.id: r.alloc for r in fs.results if isinstance(r, Buf)})
     pieces = {}  # alloc id -> per touch: (piece Alloc, its start in the old allocation)
     for aid in sorted(touches):
@@ -233,16 +212,6 @@ def split(fs: FunctionSchedule, binding_access: dict, next_id: int) -> tuple:
         piece, lo = pieces[aid][k]
         return Buf(piece, b.offset - lo, b.length)
 
-    steps = []
-    for i, step in enumerate(fs.steps):
-        if isinstance(step, Dispatch):
-            step = replace(step, bindings=[moved((i, p), b) for p, b in enumerate(step.bindings)])
-        elif isinstance(step, Fill):
-            step = replace(step, target=moved((i, 0), step.target))
-        elif isinstance(step, Copy):
-            step = replace(step, source=moved((i, 0), step.source), target=moved((i, 1), step.target))
-        elif isinstance(step, Load):
-            step = replace(step, source=moved((i, 0), step.source))
-        steps.append(step)
+    steps = [step.rebound([moved((i, p), b) for p, b in enumerate(step.bufs)]) for i, step in enumerate(fs.steps)]
     results = [moved(("result", j), r) if isinstance(r, Buf) else r for j, r in enumerate(fs.results)]
     return replace(fs, steps=steps, results=results), next_id

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 
 from .. import host_scalars as hs
-from ..schedule import Alloc, Buf, Check, Copy, Fill, Let, RuntimelessError, Sym
+from ..schedule import Alloc, Buf, Check, Copy, Fill, Let, RuntimelessError, Sym, reads_of
 from .attrs import symbol_name
 from .ops import OPS
 from .values import Jump, Return
@@ -35,6 +35,7 @@ class Interpreter:
         self.stored = {}  # buffer globals a call stored to: name -> Buf
         self.slots = set()  # ids of the state Allocs that mutable globals live in
         self.scalars = 0  # run-time host scalars so far (scalarN, per function)
+        self.operands = []  # the values of the operands of the op being run
         for op in module.body.operations:
             op = op.operation
             if op.name in ("util.func", "func.func"):
@@ -52,7 +53,7 @@ class Interpreter:
                         ),
                     )
                 except ValueError:
-                    pass  # not an integer: a load before a store is refused as before
+                    pass  # not an integer: a load before a store is refused
 
     # -- running regions
     def run_region(self, region, args):
@@ -83,7 +84,11 @@ class Interpreter:
     def run_op(self, op, a):
         handler = OPS.get(op.name)
         if handler is not None:
-            return handler(self, op, a)
+            outer, self.operands = self.operands, a
+            try:
+                return handler(self, op, a)
+            finally:
+                self.operands = outer
         if op.name.startswith(("scf.", "cf.")):
             self.fail(op, f"control flow `{op.name}` the schedule cannot follow")
         self.fail(op, f"`{op.name}` is not supported by runtimeless C")
@@ -130,7 +135,8 @@ class Interpreter:
                 "(dynamic shapes are not supported)",
             )
         hi = max(int(value.bounds[1]), 0)
-        self.steps.append(Check(f"{value.expr} <= {hi}u", f"a run-time size exceeds its bound of {hi}"))
+        message = f"a run-time size exceeds its bound of {hi}"
+        self.steps.append(Check(f"{value.expr} <= {hi}u", message, value.reads))
         return hi
 
     def record(self, op, steps):
@@ -152,15 +158,16 @@ class Interpreter:
         return alloc.id in self.slots
 
     # -- host scalars only known at run time
-    def let(self, op, mlir_type: str, expr: str, bounds=hs.UNKNOWN) -> Sym:
+    def let(self, op, mlir_type: str, expr: str, bounds=hs.UNKNOWN, calls: tuple = ()) -> Sym:
         """A new local of the call, `expr`, computed where the program computes
-        it; `bounds` are what the interpreter knows of its value."""
+        it from the op's operands; `bounds` are what the interpreter knows of
+        its value, `calls` the C functions `expr` calls."""
         c_type = hs.c_type(mlir_type)
         if c_type is None:
             self.fail(op, f"a run-time host value of type {mlir_type}, which runtimeless C does not compute")
         name = self.new_scalar_name()
-        self.steps.append(Let(name, c_type, expr))
-        return Sym(name, mlir_type, bounds)
+        self.steps.append(Let(name, c_type, expr, calls, reads_of(self.operands)))
+        return Sym(name, mlir_type, bounds, frozenset({name}))
 
     def new_scalar_name(self) -> str:
         """The C local of the next run-time scalar: scalar1, scalar2, ... per function."""

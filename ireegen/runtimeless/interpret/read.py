@@ -6,8 +6,6 @@ that does the same work from two versions has one schedule for both."""
 
 from __future__ import annotations
 
-import re
-
 from .. import host_scalars as hs
 from ..schedule import (
     Alloc,
@@ -22,6 +20,7 @@ from ..schedule import (
     RuntimelessError,
     Schedule,
     Sym,
+    reads_of,
 )
 from .attrs import symbol_name
 from .interpreter import Interpreter
@@ -86,25 +85,18 @@ def _fingerprint(fs: FunctionSchedule) -> tuple:
     return (tuple(steps), value(fs.results))
 
 
-_SCALAR_NAME = re.compile(r"\bscalar\d+\b")
-
-
 def _without_unused_scalars(steps: list, results: list) -> list:
     """`steps` without the run-time scalars (Load, Let) that nothing reads:
     C's -Wunused-variable would reject them."""
 
-    def names_in(x) -> set:
-        if isinstance(x, Sym):
-            return set(_SCALAR_NAME.findall(x.expr))
-        if isinstance(x, Let):
-            return set(_SCALAR_NAME.findall(x.expr))
-        if isinstance(x, Check):
-            return set(_SCALAR_NAME.findall(x.condition))
+    def names_in(x) -> frozenset:
+        if isinstance(x, (Sym, Let, Check)):
+            return x.reads
         if isinstance(x, Dispatch):
-            return set().union(*(names_in(c) for c in list(x.constants) + list(x.workgroups) + list(x.lengths or [])))
+            return reads_of(list(x.constants) + list(x.workgroups) + list(x.lengths or []))
         if isinstance(x, Fill):
-            return names_in(x.pattern)
-        return set()
+            return reads_of([x.pattern])
+        return frozenset()
 
     used = set().union(*(names_in(r) for r in results))
     kept = []

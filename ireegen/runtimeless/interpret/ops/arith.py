@@ -120,7 +120,8 @@ def cast(interp, op, a):
         expr = hs.c_cast(op.name, x.expr, source, result)
         if expr is None:
             interp.fail(op, f"`{op.name}` from {source} to {result} on a run-time value")
-        return [interp.let(op, str(result), expr, hs.bounds_cast(op.name, x.bounds, source, result))]
+        bounds = hs.bounds_cast(op.name, x.bounds, source, result)
+        return [interp.let(op, str(result), expr, bounds, hs.cast_calls(op.name, source, result))]
     try:
         return [hs.fold_cast(op.name, x, source, result)]
     except ValueError as e:

@@ -30,7 +30,7 @@ def cond_br(interp, op, a):
 def assert_(interp, op, a):
     message = string_attr(op, "msg", "assertion failed")
     if isinstance(a[0], Sym):
-        interp.steps.append(Check(a[0].expr, message))
+        interp.steps.append(Check(a[0].expr, message, a[0].reads))
     elif not a[0]:
         interp.fail(op, f"the program always fails: {message}")
     return []

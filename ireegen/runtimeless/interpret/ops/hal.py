@@ -139,7 +139,8 @@ def buffer_load(interp, op, a):
         interp.fail(op, f"a read of {size} bytes at {offset} from a buffer of {b.length}")
     name = interp.new_scalar_name()
     interp.steps.append(Load(Buf(b.alloc, b.offset + offset, size), name, c_type))
-    return [Sym(f"({name} & 1u)" if mlir_type == "i1" else name, mlir_type, hs.type_bounds(mlir_type))]
+    expr = f"({name} & 1u)" if mlir_type == "i1" else name
+    return [Sym(expr, mlir_type, hs.type_bounds(mlir_type), frozenset({name}))]
 
 
 # -- work: command buffers and queue operations

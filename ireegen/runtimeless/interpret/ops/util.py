@@ -61,7 +61,7 @@ def global_store(interp, op, a):
 def status_check_ok(interp, op, a):
     msg = string_attr(op, "message", "failed")
     if isinstance(a[0], Sym):
-        interp.steps.append(Check(f"{a[0].expr} == 0", msg))
+        interp.steps.append(Check(f"{a[0].expr} == 0", msg, a[0].reads))
     elif a[0]:
         interp.fail(op, f"the program fails when run: {msg}")
     return []
