@@ -3,9 +3,9 @@ channels (the 3-channel stem of an image model) as an explicit im2col and
 one MatMul.
 
 IREE 3.13 compiles such a Conv badly under every flag set: its reduction
-over C x kh x kw is tiled by channel, and 3 channels fill no vector (ResNet-18's
-7x7 stride-2 stem takes a fifth of the model's time at about 50 GFLOP/s with
-the data-tiled convolutions that win on the rest of it).  Written as what it
+over C x kh x kw is tiled by channel, and 3 channels fill no vector (a
+ResNet's 7x7 stride-2 stem then takes a large share of the model's time;
+docs/peers.md, "Real models").  Written as what it
 computes, the kh x kw shifted windows of the input (depthwise_taps.windows:
 contiguous slices of the stride phases) concatenated into a [N, kh*kw*C,
 Ho*Wo] matrix, times the weights reshaped to [M, kh*kw*C], it is one matrix

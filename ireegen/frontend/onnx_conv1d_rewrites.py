@@ -1,9 +1,9 @@
 """1-D convolutions as matrix products: the speed rewrite for the audio and
 sequence models' Conv1d (an STFT as a strided Conv, the encoders of speech
-models), whose direct convolution IREE 3.13 compiles at 5 to 7 GFLOP/s at
-any size.  A row of onnx_nodes.Rewrite (name, roots, function) as
-onnx_rewrites.REWRITES, applied with the speed rewrites and
-listed in the manifest's `onnx_rewrites`; emit's verification checks the
+models), whose direct convolution IREE 3.13 compiles slowly at any size.  A
+row of onnx_nodes.Rewrite (name, roots, function) as onnx_rewrites.REWRITES,
+applied with the speed rewrites and listed in the manifest's
+`onnx_rewrites`; emit's verification checks the
 result, tests/test_onnx_conv1d_rewrites.py checks it against ONNX Runtime
 on random shapes.  Figures: docs/peers.md, "Small models".
 """

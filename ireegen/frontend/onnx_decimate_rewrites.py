@@ -1,7 +1,7 @@
 """Strided depthwise convolutions as stride-1 ones plus a strided Slice: the
 speed rewrite for the small strided depthwise Convs of text and speech
 models (the PaddleOCR classifier's 3x3 and 5x5 with strides (2, 1)), which
-IREE 3.13 compiles at about 6 GFLOP/s.  A Conv with strides s computes the
+IREE 3.13 compiles slowly.  A Conv with strides s computes the
 stride-1 Conv's outputs 0, s, 2s, ... along each axis; at stride 1 the
 depthwise Conv is onnx_speed_rewrites' `depthwise-conv-as-taps`, one
 vectorized elementwise dispatch, which takes it in the next round.  Same

@@ -23,7 +23,7 @@ from .onnx_nodes import NodeBuilder, Rewrite, known_arrays, rewrite_nodes, stati
 def depthwise_conv_as_taps(model, shapes: dict, values: dict) -> int:
     """A depthwise Conv (`group` = input channels = output channels, weights
     [C, 1, kh, kw], the 3x3 of MobileNet's inverted residual blocks): IREE
-    3.13 compiles it at about 4 GFLOP/s, a tenth of its matrix products.
+    3.13 compiles it at a tenth of the speed of its matrix products.
     Rewritten as what it computes: kh x kw shifted Slices of the (padded)
     input, each times its tap's per-channel weight, summed with the bias;
     IREE fuses that into one vectorized elementwise dispatch.  Strided ones
