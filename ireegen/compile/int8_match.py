@@ -53,9 +53,9 @@ class Form:
 
     @property
     def name(self) -> str:
-        zp = ("x" if self.x_zero else "") + ("y" if self.y_zero else "")
         shape = "" if self.is_fc else "_p" + "".join(map(str, self.pads)) + f"_s{self.stride}"
-        return f"{self.op}{shape}_z{zp or 'none'}" + ("_pc" if self.per_channel else "")
+        zeros = int8_match_ops.zero_points(x=self.x_zero, y=self.y_zero)
+        return f"{self.op}{shape}_{zeros}" + ("_pc" if self.per_channel else "")
 
     @property
     def rank(self) -> int:

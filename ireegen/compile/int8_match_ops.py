@@ -23,6 +23,14 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
+
+def zero_points(**operands: bool) -> str:
+    """A form's name part for the operands whose zero point is an operand
+    (not 0), in the order given: `zero_points(x=True, y=False)` is "zx";
+    "znone" when none is."""
+    return "z" + ("".join(name for name, given in operands.items() if given) or "none")
+
+
 ADD_RANKS = (1, 2, 3, 4)
 POOL_STRIDES = (1, 2)
 
@@ -41,8 +49,7 @@ class AddForm:
 
     @property
     def name(self) -> str:
-        zp = ("a" if self.za else "") + ("b" if self.zb else "") + ("y" if self.zy else "")
-        return f"add_r{self.rank}_z{zp or 'none'}"
+        return f"add_r{self.rank}_{zero_points(a=self.za, b=self.zb, y=self.zy)}"
 
     @property
     def dims(self) -> tuple:
@@ -63,8 +70,7 @@ class PoolForm:
 
     @property
     def name(self) -> str:
-        zp = ("x" if self.zx else "") + ("y" if self.zy else "")
-        return f"avgpool_s{self.stride}_z{zp or 'none'}"
+        return f"avgpool_s{self.stride}_{zero_points(x=self.zx, y=self.zy)}"
 
 
 def pool_forms() -> list:

@@ -21,6 +21,8 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
+from ireegen.compile.int8_match_ops import zero_points
+
 
 @dataclass(frozen=True)
 class SoftmaxForm:
@@ -29,8 +31,7 @@ class SoftmaxForm:
 
     @property
     def name(self) -> str:
-        zp = ("x" if self.zx else "") + ("y" if self.zy else "")
-        return f"softmax_z{zp or 'none'}"
+        return f"softmax_{zero_points(x=self.zx, y=self.zy)}"
 
 
 def forms() -> list:

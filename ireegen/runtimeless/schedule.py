@@ -138,8 +138,21 @@ class Load:
         return replace(self, source=bufs[0])
 
 
+class _HostStep:
+    """A step of the host alone: it touches no buffer."""
+
+    access = ()
+
+    @property
+    def bufs(self) -> list:
+        return []
+
+    def rebound(self, bufs: list):
+        return self
+
+
 @dataclass
-class Let:
+class Let(_HostStep):
     """A host scalar the call computes at run time: `const c_type name = expr;`."""
 
     name: str
@@ -148,32 +161,14 @@ class Let:
     calls: tuple = ()  # the C functions `expr` calls (host_scalars.HELPERS, <math.h>)
     reads: frozenset = frozenset()  # the scalar locals `expr` reads
 
-    @property
-    def bufs(self) -> list:
-        return []
-
-    access = ()
-
-    def rebound(self, bufs: list):
-        return self
-
 
 @dataclass
-class Check:
+class Check(_HostStep):
     """The program fails unless `condition` (a C expression) holds."""
 
     condition: str
     message: str
     reads: frozenset = frozenset()  # the scalar locals `condition` reads
-
-    @property
-    def bufs(self) -> list:
-        return []
-
-    access = ()
-
-    def rebound(self, bufs: list):
-        return self
 
 
 @dataclass
