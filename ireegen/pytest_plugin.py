@@ -34,8 +34,6 @@ from pathlib import Path
 
 import pytest
 
-from ireegen.parity import assert_parity
-
 
 def resolve_model_path(model_path, test_file) -> Path:
     path = Path(model_path)
@@ -47,6 +45,10 @@ def resolve_model_path(model_path, test_file) -> Path:
 
 @pytest.fixture
 def ireegen_parity(request):
+    # Here, not at load: loading the plugin must not cost pytest's start-up
+    # the parity harness's imports (numpy, IREE) in every run.
+    from ireegen.parity import assert_parity
+
     def check(model_path, **kwargs):
         __tracebackhide__ = True
         try:

@@ -29,8 +29,10 @@ STAGES = (
     "",
 )
 TOP_LEVEL_ORDER = ("__init__", "emit", "parity", "cmake_resolve", "pytest_plugin", "cli", "__main__")
-# The CLI entry points: they import the command a subcommand runs when it runs.
-LAZY_IMPORTERS = ("ireegen.cli", "ireegen.__main__")
+# The entry points: the CLI imports the command a subcommand runs when it
+# runs; the pytest plugin, loaded at every start of a project's pytest,
+# imports the parity harness (numpy, IREE) when a test uses its fixture.
+LAZY_IMPORTERS = ("ireegen.cli", "ireegen.__main__", "ireegen.pytest_plugin")
 
 
 def _module_name(path: Path) -> str:
