@@ -180,7 +180,11 @@ def _tail(text: str, lines: int = 40) -> str:
     return "\n".join(text.rstrip().split("\n")[-lines:])
 
 
-@pytest.mark.parametrize("block", COMMANDS, ids=[b.name for b in COMMANDS])
+# One document's blocks share a directory and run in order, so under
+# pytest-xdist they stay on one worker (`--dist loadgroup`).
+@pytest.mark.parametrize(
+    "block", [pytest.param(b, id=b.name, marks=pytest.mark.xdist_group(b.doc.name)) for b in COMMANDS]
+)
 def test_doc_block(block, tmp_path_factory):
     if "not run" in block.markers:
         pytest.skip(f"not run: {block.markers['not run']}")
