@@ -480,7 +480,7 @@ def _cmd_emit(args) -> int:
     origin = f" from the cache at {cache.label}, {result.cache_check}" if result.from_cache else ""
     checked = _verification_summary(section)
     if result.from_cache and "signed" not in result.cache_check and section.get("verified"):
-        checked = "not verified here: the entry is not signed; its bytes are what this machine builds"
+        checked = "not verified here: the entry is not signed"
     print(
         printable(f"ireegen: wrote {len(result.files)} files for {result.name} to {result.outdir}{origin} ({checked})")
     )

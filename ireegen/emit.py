@@ -53,13 +53,11 @@ def emit_request(request: EmitRequest, references: ReferenceCache | None = None)
         # A signed hit is an earlier emit of exactly these inputs by a
         # writer holding the key, which passed every check below: it skips
         # them (and the model's import) too.  Any other hit is rebuilt here
-        # and installed only when the bytes are the same.
+        # (after the tuning search, which chooses the flags) and installed
+        # only when the bytes are the same.
         hit, _source = cached(request)
         if hit is not None and not needs_rebuild(request, hit):
             return write_cached(request, hit, "signed")
-        if hit is not None and request.tune != "off":
-            progress("cache", "a hit that is not signed is rebuilt only without --tune; compiling")
-            hit = None
     loaded = load(request)
     tuning = None
     if request.tune != "off":
@@ -113,7 +111,7 @@ def _build(
             if same_as_cached(hit, staging, files, manifest):
                 progress("writing", f"{request.outdir} from the cache, rebuilt here with the same bytes")
                 commit(staging, request.outdir, files, hit.manifest)
-                check = "signed, rebuilt" if hit.signed else "rebuilt"
+                check = "signed, rebuilt here with the same bytes" if hit.signed else "rebuilt here with the same bytes"
                 names = sorted(files) + [MANIFEST]
                 return EmitResult(request.outdir, request.name, names, hit.manifest, from_cache=True, cache_check=check)
             warn(

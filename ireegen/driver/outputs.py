@@ -61,7 +61,7 @@ def needs_rebuild(request: EmitRequest, hit: Hit) -> bool:
 
 def write_cached(request: EmitRequest, hit: Hit, check: str) -> EmitResult:
     """Writes OUTDIR from the checked `hit`; `check` says how it was
-    trusted ("signed", "rebuilt", "signed, rebuilt")."""
+    trusted ("signed", "rebuilt here with the same bytes", or both)."""
     outdir = request.outdir
     with staging_dir(outdir) as staging:
         names = write_hit(hit, staging)
