@@ -479,7 +479,11 @@ def _cmd_emit(args) -> int:
     section = result.manifest["verification"]
     origin = f" from the cache at {cache.label}, {result.cache_check}" if result.from_cache else ""
     checked = _verification_summary(section)
-    if result.from_cache and "signed" not in result.cache_check and section.get("verified"):
+    if (
+        result.from_cache
+        and "signed" not in result.cache_check
+        and (section.get("verified") or section.get("not_exercised"))
+    ):
         checked = "not verified here: the entry is not signed"
     print(
         printable(f"ireegen: wrote {len(result.files)} files for {result.name} to {result.outdir}{origin} ({checked})")
@@ -488,9 +492,11 @@ def _cmd_emit(args) -> int:
         print(f"ireegen: {result.tuning}")
     for function, why in section.get("not_exercised", {}).items():
         print(
-            f"ireegen: warning: {args.model}: @{function} was not exercised by verification ({why}): "
-            "the comparison with async proves nothing; give inputs that make its outputs move with "
-            "--verify-inputs (CMake VERIFY_INPUTS), or make this an error with --verify-strict (VERIFY STRICT)",
+            printable(
+                f"ireegen: warning: {args.model}: @{function} was not exercised by verification ({why}): "
+                "the comparison with async proves nothing; give inputs that make its outputs move with "
+                "--verify-inputs (CMake VERIFY_INPUTS), or make this an error with --verify-strict (VERIFY STRICT)"
+            ),
             file=sys.stderr,
         )
     return 0

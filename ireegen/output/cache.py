@@ -170,8 +170,11 @@ class Cache:
             parts = urllib.parse.urlsplit(self.url)
             port = parts.port
             hostname = parts.hostname
-        except ValueError as e:  # an unclosed [ of an IPv6 address, a port that is not a number
-            raise UsageError(f"{self.url_origin} {redact(self.url)}: not a URL ({e})") from None
+        except ValueError as e:  # its text can quote the password: not shown
+            why = "an IPv6 address without its closing ]" if "IPv6" in str(e) else "a port that is not a number"
+            raise UsageError(
+                f"{self.url_origin} {redact(self.url)}: not a URL ({why}; percent-encode @ / ? # in a password)"
+            ) from None
         if parts.scheme not in ("http", "https") or not hostname:
             raise bad
         if any(ord(c) < 0x21 or ord(c) == 0x7F for c in self.url):
