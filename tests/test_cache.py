@@ -91,10 +91,10 @@ def test_miss_uploads_then_another_checkout_hits_byte_identical(cache, compiler_
     assert second.compiles == 0 and second.stderr == ""
     assert tree(tmp_path / "a" / "out") == tree(tmp_path / "b" / "out")
     assert cache.puts() == puts  # the hit uploaded nothing
-    # Without the key the same entry is rebuilt here: one compile, no verification, and not called verified.
+    # Without the key the same entry is rebuilt here: its compile without the reference's, not called verified.
     third = emit(checkout(tmp_path / "c"), tmp_path / "c" / "out", compiler_log, *args)
     assert f"from the cache at {cache.url}, rebuilt here with the same bytes (not verified here" in third.stdout
-    assert "verified against" not in third.stdout and third.compiles == 1 and third.stderr == ""
+    assert "verified against" not in third.stdout and 0 < third.compiles < first.compiles and third.stderr == ""
     assert tree(tmp_path / "a" / "out") == tree(tmp_path / "c" / "out") and cache.puts() == puts
 
 
