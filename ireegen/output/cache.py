@@ -275,7 +275,7 @@ class Cache:
                 body = _read_at_most(response, limit)
             return response.status, body, location
         except (OSError, http.client.HTTPException, ValueError) as e:
-            if expired.is_set():
+            if expired.is_set() or isinstance(e, TimeoutError):  # the socket's timeout is the time left
                 raise _Unreachable(f"no answer within {self.deadline:g} s") from None
             raise _Unreachable(_reason(e)) from None
         finally:
