@@ -202,6 +202,12 @@ class Cache:
 
     # -- HTTP ---------------------------------------------------------------
 
+    def _authority(self) -> str:
+        """host:port as a Host header and a URL write them (an IPv6 address in brackets)."""
+        host = f"[{self._host}]" if ":" in self._host else self._host
+        default = 443 if self._scheme == "https" else 80
+        return host if self._port == default else f"{host}:{self._port}"
+
     def _request(self, method: str, path: str, data: bytes | None = None, limit: int | None = None):
         """(status, body) of one request; body None unless GET and 200.
         The whole exchange, redirects included, ends by the deadline.
@@ -222,9 +228,7 @@ class Cache:
         if not location:
             raise _Unreachable("a redirect without a Location")
         try:
-            parts = urllib.parse.urlsplit(
-                urllib.parse.urljoin(f"{self._scheme}://{self._host}:{self._port}/", location)
-            )
+            parts = urllib.parse.urlsplit(urllib.parse.urljoin(f"{self._scheme}://{self._authority()}/", location))
             port = parts.port or (443 if parts.scheme == "https" else 80)
         except ValueError:
             raise _Unreachable("a redirect to a malformed Location") from None
@@ -259,7 +263,7 @@ class Cache:
         watchdog = threading.Timer(remaining, expire)
         watchdog.daemon = True
         watchdog.start()
-        headers = {"Host": self._host if self._port in (80, 443) else f"{self._host}:{self._port}"}
+        headers = {"Host": self._authority()}
         if self._auth:
             headers["Authorization"] = self._auth
         if data is not None:
