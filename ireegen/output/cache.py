@@ -171,7 +171,11 @@ class Cache:
             port = parts.port
             hostname = parts.hostname
         except ValueError as e:  # its text can quote the password: not shown
-            why = "an IPv6 address without its closing ]" if "IPv6" in str(e) else "a port that is not a number"
+            why = (
+                "an IPv6 address without its closing ]"
+                if "IPv6" in str(e)
+                else "a port that is not a number up to 65535"
+            )
             raise UsageError(
                 f"{self.url_origin} {redact(self.url)}: not a URL ({why}; percent-encode @ / ? # in a password)"
             ) from None
@@ -212,7 +216,8 @@ class Cache:
         """(status, body) of one request; body None unless GET and 200.
         The whole exchange, redirects included, ends by the deadline.
         Raises _Unreachable when the server does not answer in time, answers
-        5xx, redirects to another origin, or sends a body over `limit`."""
+        5xx, or redirects to another origin.  A body is read up to `limit`
+        + 1 bytes, enough for the caller to tell it is too long."""
         end = time.monotonic() + self.deadline
         target = f"{self._path}/{path}"
         for _hop in range(MAX_REDIRECTS + 1):
