@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from ireegen import __version__
-from ireegen.common.errors import IreegenError, UsageError, disk_full, message_lines
+from ireegen.common.errors import IreegenError, UsageError, disk_full, message_lines, printable
 from ireegen.config.modes import DATA_FORMATS, EXECUTABLE_FORMATS, EXECUTION_MODELS, MODULE_FORMATS
 
 
@@ -110,6 +110,30 @@ def _add_cache_args(p) -> None:
         choices=("readwrite", "read"),
         help="read: use the cache but never upload, for CI consumers (default: $IREEGEN_CACHE_MODE or readwrite)",
     )
+    p.add_argument(
+        "--cache-key-file",
+        metavar="FILE",
+        help="the cache's HMAC key: uploads are signed, and a signed hit is installed without a rebuild "
+        "(default: $IREEGEN_CACHE_KEY_FILE, or the key itself in $IREEGEN_CACHE_KEY; docs/cache.md)",
+    )
+    p.add_argument(
+        "--cache-recheck",
+        action="store_true",
+        help="rebuild every hit here and install it only when the bytes are the same, signed or not "
+        "(default: $IREEGEN_CACHE_RECHECK=1; a hit that is not signed is always rebuilt)",
+    )
+    p.add_argument(
+        "--cache-timeout",
+        type=float,
+        metavar="SECONDS",
+        help="total deadline of one cache request, connect to last byte (default: $IREEGEN_CACHE_TIMEOUT or 30)",
+    )
+    p.add_argument(
+        "--cache-max-bytes",
+        type=int,
+        metavar="N",
+        help="the most bytes one cache entry's files may take together (default: $IREEGEN_CACHE_MAX_BYTES or 2^30)",
+    )
 
 
 def _cache_from_args(args):
@@ -119,15 +143,52 @@ def _cache_from_args(args):
     url = os.environ.get("IREEGEN_CACHE", "") if from_env else args.cache
     if not url:
         return None  # --cache '' turns the cache off
-    from ireegen.output.cache import Cache
+    from ireegen.output.cache import DEADLINE_SECONDS, MAX_BYTES, Cache, key_from
 
     mode = args.cache_mode or os.environ.get("IREEGEN_CACHE_MODE") or "readwrite"
+    key_file, key_origin = args.cache_key_file, "--cache-key-file"
+    if key_file is None:
+        key_file, key_origin = os.environ.get("IREEGEN_CACHE_KEY_FILE"), "IREEGEN_CACHE_KEY_FILE"
+    recheck = args.cache_recheck or _env_flag("IREEGEN_CACHE_RECHECK")
     return Cache(
         url,
         mode,
+        deadline=_cache_number(args.cache_timeout, "--cache-timeout", "IREEGEN_CACHE_TIMEOUT", float, DEADLINE_SECONDS),
+        max_bytes=_cache_number(args.cache_max_bytes, "--cache-max-bytes", "IREEGEN_CACHE_MAX_BYTES", int, MAX_BYTES),
+        key=key_from(key_origin, key_file, "IREEGEN_CACHE_KEY", os.environ.get("IREEGEN_CACHE_KEY")),
+        recheck=recheck,
         url_origin="IREEGEN_CACHE" if from_env else "--cache",
         mode_origin="--cache-mode" if args.cache_mode else "IREEGEN_CACHE_MODE",
     )
+
+
+def _env_flag(variable: str) -> bool:
+    import os
+
+    value = os.environ.get(variable, "")
+    if value not in ("", "0", "1"):
+        raise UsageError(f"{variable} {printable(value)}: expected 1 or 0")
+    return value == "1"
+
+
+def _cache_number(value, option: str, variable: str, kind, default):
+    """A positive limit of the cache from `option`, else `variable`, else `default`."""
+    import math
+    import os
+
+    origin = option
+    if value is None:
+        text = os.environ.get(variable)
+        if not text:
+            return default
+        origin = variable
+        try:
+            value = kind(text)
+        except ValueError:
+            raise UsageError(f"{variable} {printable(text)}: expected a positive number") from None
+    if not (math.isfinite(value) and value > 0):
+        raise UsageError(f"{origin} {value}: expected a positive number")
+    return value
 
 
 def _input_shapes(args) -> dict:
@@ -416,18 +477,23 @@ def _cmd_emit(args) -> int:
         quantized_io=args.quantized_io,
     )
     section = result.manifest["verification"]
-    origin = f" from the cache at {cache.label}" if result.from_cache else ""
+    origin = f" from the cache at {cache.label}, {result.cache_check}" if result.from_cache else ""
+    checked = _verification_summary(section)
+    compared = "functions" in section or section.get("not_exercised")  # the writer's record of a comparison
+    if result.from_cache and "signed" not in result.cache_check and compared:
+        checked = "not verified here: the entry is not signed"
     print(
-        f"ireegen: wrote {len(result.files)} files for {result.name} to {result.outdir}{origin} "
-        f"({_verification_summary(section)})"
+        printable(f"ireegen: wrote {len(result.files)} files for {result.name} to {result.outdir}{origin} ({checked})")
     )
     if result.tuning:
         print(f"ireegen: {result.tuning}")
     for function, why in section.get("not_exercised", {}).items():
         print(
-            f"ireegen: warning: {args.model}: @{function} was not exercised by verification ({why}): "
-            "the comparison with async proves nothing; give inputs that make its outputs move with "
-            "--verify-inputs (CMake VERIFY_INPUTS), or make this an error with --verify-strict (VERIFY STRICT)",
+            printable(
+                f"ireegen: warning: {args.model}: @{function} was not exercised by verification ({why}): "
+                "the comparison with async proves nothing; give inputs that make its outputs move with "
+                "--verify-inputs (CMake VERIFY_INPUTS), or make this an error with --verify-strict (VERIFY STRICT)"
+            ),
             file=sys.stderr,
         )
     return 0

@@ -19,11 +19,19 @@ from ireegen.common.progress import progress
 from ireegen.compile.compile_model import compile_model
 from ireegen.driver.backends import Built, backend_for
 from ireegen.driver.load import Loaded, load
-from ireegen.driver.outputs import EmitResult, from_cache, manifest_of, write_tuned
+from ireegen.driver.outputs import (
+    EmitResult,
+    cached,
+    manifest_of,
+    needs_rebuild,
+    same_as_cached,
+    write_cached,
+    write_tuned,
+)
 from ireegen.driver.request import EmitRequest, checked, twin_request
 from ireegen.driver.tuning import search
 from ireegen.driver.verification import ReferenceCache, verify_built
-from ireegen.output.cache import expectation, snapshot
+from ireegen.output.cache import Hit, expectation, snapshot, warn
 from ireegen.output.outputs import MANIFEST, commit, staging_dir
 
 __all__ = ["EmitRequest", "EmitResult", "emit", "emit_request"]
@@ -40,12 +48,16 @@ def emit_request(request: EmitRequest, references: ReferenceCache | None = None)
     """Runs one emit.  `references` (driver/verification.py) shares the
     async reference between the candidates of one tuning search."""
     request = checked(request)
+    hit = None
     if request.cache is not None:
-        # A hit is an earlier emit of exactly these inputs, which passed
-        # every check below: it skips them (and the model's import) too.
-        hit = from_cache(request)
-        if hit is not None:
-            return hit
+        # A signed hit is an earlier emit of exactly these inputs by a
+        # writer holding the key, which passed every check below: it skips
+        # them (and the model's import) too.  Any other hit is rebuilt here
+        # (after the tuning search, which chooses the flags) and installed
+        # only when the bytes are the same.
+        hit, _source = cached(request)
+        if hit is not None and not needs_rebuild(request, hit):
+            return write_cached(request, hit, "signed")
     loaded = load(request)
     tuning = None
     if request.tune != "off":
@@ -56,11 +68,16 @@ def emit_request(request: EmitRequest, references: ReferenceCache | None = None)
                 return write_tuned(request, loaded, tuning)
             finally:
                 tuning.discard()
-    return _build(request, loaded, tuning, references)
+    return _build(request, loaded, tuning, references, hit)
 
 
-def _build(request: EmitRequest, loaded: Loaded, tuning, references: ReferenceCache | None) -> EmitResult:
-    """Compiles, renders and verifies the output in a staging directory, then commits it."""
+def _build(
+    request: EmitRequest, loaded: Loaded, tuning, references: ReferenceCache | None, hit: Hit | None = None
+) -> EmitResult:
+    """Compiles, renders and verifies the output in a staging directory, then
+    commits it.  With a cache `hit` to re-check: when the compiled and
+    rendered output is byte for byte the hit's, the hit is committed
+    without verifying; otherwise it is refused and the local build goes on."""
     backend = backend_for(request.config)
     # The templates compile while iree-compile runs.
     templates = threading.Thread(target=preload, daemon=True)
@@ -89,13 +106,24 @@ def _build(request: EmitRequest, loaded: Loaded, tuning, references: ReferenceCa
         )
         fault_point("after-render")
         manifest = manifest_of(request, loaded, compiled, rendered, staging, tuning)
+        files = list(rendered.files.values())
+        if hit is not None:
+            if same_as_cached(hit, staging, files, manifest):
+                progress("writing", f"{request.outdir} from the cache, rebuilt here with the same bytes")
+                commit(staging, request.outdir, files, hit.manifest)
+                check = "signed, rebuilt here with the same bytes" if hit.signed else "rebuilt here with the same bytes"
+                names = sorted(files) + [MANIFEST]
+                return EmitResult(request.outdir, request.name, names, hit.manifest, from_cache=True, cache_check=check)
+            warn(
+                f"cache {request.cache.label}: the entry for {loaded.key[:12]} is not what this emit builds; "
+                "not installed, verifying the local build"
+            )
         built = Built(request, loaded.model, compiled, staging, manifest)
 
         def emit_twin(config, outdir) -> None:
             emit_request(twin_request(request, config, outdir))
 
         manifest["verification"] = verify_built(built, loaded.functions, loaded.verify_inputs, emit_twin, references)
-        files = list(rendered.files.values())
         upload = snapshot(staging, files, manifest) if request.cache is not None else None
         progress("writing", str(request.outdir))
         commit(staging, request.outdir, files, manifest)

@@ -15,9 +15,9 @@ from ireegen.check.tune import Tuning
 from ireegen.common.errors import UsageError
 from ireegen.common.progress import progress
 from ireegen.compile.compile_model import CompiledModule
-from ireegen.output.cache import expectation, snapshot, write_hit
+from ireegen.output.cache import Hit, expectation, snapshot, write_hit
 from ireegen.output.layout import output_files
-from ireegen.output.outputs import MANIFEST, commit, sha256_of, staging_dir
+from ireegen.output.outputs import MANIFEST, commit, manifest_text, sha256_of, staging_dir
 from ireegen.output.ownership import MARKER
 from ireegen.output.reproducible import source_json
 
@@ -33,31 +33,52 @@ class EmitResult:
     files: list = field(default_factory=list)
     manifest: dict = field(default_factory=dict)
     from_cache: bool = False
+    cache_check: str = ""  # how a cached output was trusted: signed, rebuilt
     tuning: str = ""  # the tuning's one-line summary, "" when nothing was tried
 
 
-def from_cache(request: EmitRequest) -> EmitResult | None:
-    """The EmitResult of writing OUTDIR from the checked `request`'s cache;
-    None on a miss, or when the model or a file it needs cannot be read (a
-    local emit's checks then refuse it with their one line)."""
+def cached(request: EmitRequest) -> tuple:
+    """(the cache's Hit for the checked `request` or None, the model's
+    source description or None).  None on a miss, or when the model or a
+    file it needs cannot be read (a local emit's checks then refuse it with
+    their one line); nothing is written."""
     try:
         source = source_json(request.model_path, request.input_shapes, request.input_values)
     except (OSError, UsageError):
-        return None
+        return None, None
     expect = expectation(source, request.verify)
     if expect is None:
-        return None
-    hit = request.cache.lookup(
-        key_of(request, source), list(output_files(request.name, request.config).values()), expect
-    )
-    if hit is None:
-        return None
+        return None, source
+    names = list(output_files(request.name, request.config).values())
+    return request.cache.lookup(key_of(request, source), names, expect, request.name), source
+
+
+def needs_rebuild(request: EmitRequest, hit: Hit) -> bool:
+    """Whether `hit` must be rebuilt here and compared before it is
+    installed: it is not signed with the cache key, or --cache-recheck."""
+    return request.cache.recheck or not hit.signed
+
+
+def write_cached(request: EmitRequest, hit: Hit, check: str) -> EmitResult:
+    """Writes OUTDIR from the checked `hit`; `check` says how it was
+    trusted ("signed", "rebuilt here with the same bytes", or both)."""
     outdir = request.outdir
     with staging_dir(outdir) as staging:
         names = write_hit(hit, staging)
         progress("writing", f"{outdir} from the cache")
         commit(staging, outdir, names, hit.manifest)
-    return EmitResult(outdir, request.name, names + [MANIFEST], hit.manifest, from_cache=True)
+    return EmitResult(outdir, request.name, names + [MANIFEST], hit.manifest, from_cache=True, cache_check=check)
+
+
+def same_as_cached(hit: Hit, staging: Path, files: list, manifest: dict) -> bool:
+    """Whether the output rebuilt here (`files` in `staging`, `manifest`
+    without its verification) is byte for byte the cached `hit`."""
+    if sorted(files) != sorted(n for n in hit.files if n != MANIFEST):
+        return False
+    if any((staging / name).read_bytes() != hit.files[name] for name in files):
+        return False
+    recorded = {k: v for k, v in hit.manifest.items() if k != "verification"}
+    return manifest_text(manifest) == manifest_text(recorded)
 
 
 def write_tuned(request: EmitRequest, loaded: Loaded, tuning: Tuning) -> EmitResult:
