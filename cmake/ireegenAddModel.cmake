@@ -16,7 +16,7 @@ include_guard(GLOBAL)
 set(_IREEGEN_OPTION_KEYWORDS GENERATE_ONLY NO_BUILTIN_KERNELS QUANTIZED_IO)
 set(_IREEGEN_VALUE_KEYWORDS SRC NAME EXECUTION_MODEL EXECUTABLE_FORMAT MODULE_FORMAT DATA_FORMAT TARGET_TRIPLE
   TARGET_CPU TARGET_CPU_FEATURES OUTPUT_DIR CONSTANTS_SECTION ARENA_SECTION OPTIMIZE_FOR VERIFY
-  VERIFY_INPUTS KERNELS TUNE)
+  VERIFY_INPUTS KERNELS TUNE THREADS)
 set(_IREEGEN_LIST_KEYWORDS FLAGS INPUT_SHAPES INPUT_VALUES)
 
 # The keyword-to-flag tables: pairs of a keyword (or an IREEGEN_* variable of
@@ -39,6 +39,7 @@ set(_IREEGEN_OUTPUT_FLAGS
   TARGET_CPU_FEATURES  --target-cpu-features=
   OPTIMIZE_FOR         --optimize-for=
   TUNE                 --tune=
+  THREADS              --threads=
   FLAGS                --iree-flag=
   INPUT_SHAPES         --input-shape=
   INPUT_VALUES         --input-value=
@@ -57,8 +58,9 @@ set(_IREEGEN_EMIT_ONLY_FLAGS
 set(_IREEGEN_CACHE_FLAGS
   IREEGEN_CACHE        --cache
   IREEGEN_CACHE_MODE   --cache-mode)
-# Values passed whenever given: `off` is a value of TUNE, and false to if().
-set(_IREEGEN_GIVEN_KEYWORDS TUNE)
+# Values passed whenever given: `off` is a value of TUNE, 0 of THREADS, and
+# both are false to if().
+set(_IREEGEN_GIVEN_KEYWORDS TUNE THREADS)
 
 # The default target triple: the toolchain's when cross compiling
 # (IREEGEN_TARGET_TRIPLE from ireegen's toolchain files first).

@@ -88,7 +88,10 @@ def _template_context(name, model_path, config, files, functions, module_name, d
             "iree/async/util/proactor_pool.h",
             "iree/base/threading/numa.h",
             "iree/hal/drivers/local_sync/sync_device.h",
+            "iree/hal/drivers/local_task/task_device.h",
             "iree/modules/hal/module.h",
+            "iree/task/executor.h",
+            "iree/task/topology.h",
         ]
         register_types = ["iree_hal_module_register_all_types"]
     else:
@@ -118,6 +121,7 @@ def _template_context(name, model_path, config, files, functions, module_name, d
         execution_model=em,
         executable_format=fmt,
         module_format=config.module_format,
+        threads=config.threads,
         module_data_source=files.get("module-data-source"),
         vm_module_name=module_name,
         includes=includes,

@@ -69,6 +69,8 @@ def runtime_targets(config: Config) -> list:
         targets += [
             "iree_modules_hal_hal",
             "iree_hal_drivers_local_sync_sync_driver",
+            "iree_hal_drivers_local_task_task_driver",
+            "iree_task_task",
             "iree_async_util_proactor_pool",
             "iree_async_async",
         ]
