@@ -13,7 +13,7 @@
 include_guard(GLOBAL)
 
 # ireegen_add_model()'s keywords, cmake_parse_arguments()'s three kinds.
-set(_IREEGEN_OPTION_KEYWORDS GENERATE_ONLY NO_BUILTIN_KERNELS QUANTIZED_IO)
+set(_IREEGEN_OPTION_KEYWORDS GENERATE_ONLY NO_BUILTIN_KERNELS QUANTIZED_IO PARALLEL_FOR)
 set(_IREEGEN_VALUE_KEYWORDS SRC NAME EXECUTION_MODEL EXECUTABLE_FORMAT MODULE_FORMAT DATA_FORMAT TARGET_TRIPLE
   TARGET_CPU TARGET_CPU_FEATURES OUTPUT_DIR CONSTANTS_SECTION ARENA_SECTION OPTIMIZE_FOR VERIFY
   VERIFY_INPUTS KERNELS TUNE THREADS)
@@ -167,7 +167,8 @@ function(_ireegen_check_arguments target)
     list(JOIN _ARG_UNPARSED_ARGUMENTS " " _unknown)
     list(JOIN _IREEGEN_VALUE_KEYWORDS " " _keywords)
     message(FATAL_ERROR "ireegen_add_model(${target}): unknown argument(s) ${_unknown}; "
-      "the keywords are ${_keywords} FLAGS INPUT_SHAPES INPUT_VALUES GENERATE_ONLY NO_BUILTIN_KERNELS QUANTIZED_IO")
+      "the keywords are ${_keywords} FLAGS INPUT_SHAPES INPUT_VALUES GENERATE_ONLY NO_BUILTIN_KERNELS QUANTIZED_IO "
+      "PARALLEL_FOR")
   endif()
   if(_ARG_KEYWORDS_MISSING_VALUES)
     message(FATAL_ERROR "ireegen_add_model(${target}): ${_ARG_KEYWORDS_MISSING_VALUES} needs a value")
@@ -405,12 +406,28 @@ function(_ireegen_add_generate_target target)
     IREEGEN_OUTPUT_DIR "${_outdir}")
 endfunction()
 
+# ireegen_thread_pool: the pthreads parallel-for of cmake/threads/, one
+# target for every model of the build.
+function(_ireegen_add_thread_pool)
+  if(NOT TARGET ireegen_thread_pool)
+    find_package(Threads REQUIRED)
+    add_library(ireegen_thread_pool STATIC "${_IREEGEN_CMAKE_DIR}/threads/ireegen_thread_pool.c")
+    target_include_directories(ireegen_thread_pool PUBLIC "${_IREEGEN_CMAKE_DIR}/threads")
+    target_compile_features(ireegen_thread_pool PRIVATE c_std_11)
+    target_link_libraries(ireegen_thread_pool PUBLIC Threads::Threads)
+  endif()
+endfunction()
+
 # The static library <target> of the generated sources, built after the
 # generation step <target>_generate; its include directory PUBLIC and the
 # runtime targets of its mode linked.  The ASM language, when the sources
 # have a .S, is enabled by the caller (_ireegen_enable_asm must run in
 # ireegen_add_model()'s own scope).
 function(_ireegen_add_library target)
+  if(_ARG_PARALLEL_FOR AND NOT _IREEGEN_EXECUTION_MODEL STREQUAL "runtimeless")
+    message(FATAL_ERROR "ireegen_add_model(${target}): PARALLEL_FOR is for EXECUTION_MODEL runtimeless; "
+      "${_IREEGEN_EXECUTION_MODEL} takes THREADS <n>")
+  endif()
   add_custom_target(${target}_generate DEPENDS ${_IREEGEN_OUTPUTS})
   add_library(${target} STATIC ${_IREEGEN_SOURCES} ${_IREEGEN_OBJECTS})
   if(_IREEGEN_OBJECTS)
@@ -453,6 +470,14 @@ function(_ireegen_add_library target)
       target_compile_definitions(${target} PRIVATE "${_macro}_${_place}_SECTION=\"${_ARG_${_place}_SECTION}\"")
     endif()
   endforeach()
+  # PARALLEL_FOR: <NAME>_PARALLEL_FOR for the library and its users (the
+  # instance's layout depends on it), and the pthreads pool to hand to
+  # <name>_set_parallel_for() (docs/runtimeless.md#threads).
+  if(_ARG_PARALLEL_FOR)
+    _ireegen_add_thread_pool()
+    target_compile_definitions(${target} PUBLIC "${_macro}_PARALLEL_FOR")
+    target_link_libraries(${target} PUBLIC ireegen_thread_pool)
+  endif()
   # The model's flash and RAM, printed after each build (ireegen size).
   if(IREEGEN_PRINT_FOOTPRINT AND _IREEGEN_EXECUTION_MODEL STREQUAL "runtimeless")
     add_custom_command(TARGET ${target} POST_BUILD
