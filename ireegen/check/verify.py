@@ -136,9 +136,16 @@ def _file_json(path) -> dict:
     return {"name": Path(path).name, "sha256": sha256_of(Path(path))}
 
 
+# Runtimeless C is verified with each dispatch's workgroups spread over this
+# many threads (NAME_PARALLEL_FOR and the pthreads pool) where the target has
+# an OS: the threaded build is the one checked, and one thread's output is the
+# same bits (tests/test_threads.py).
+VERIFY_THREADS = 2
+
+
 def built_runner(outdir, build_dir):
     try:
-        return build_runner(outdir, build_dir)
+        return build_runner(outdir, build_dir, threads=VERIFY_THREADS)
     except RunError as e:
         raise VerificationError(f"cannot verify the emitted C: building it failed:\n{e}") from None
 
