@@ -14,6 +14,9 @@ import numpy as np
 import pytest
 from conftest import configure_with_ireegen, run_cli
 
+from ireegen.config.modes import make_config
+from ireegen.output.layout import runtime_targets
+
 RUNTIME_DIR = os.environ.get("IREERuntime_DIR")
 M, K, N = 64, 256, 384
 
@@ -216,3 +219,10 @@ def test_threads_refused_where_nothing_runs_it(tmp_path):
 def test_async_task_executor_is_bit_identical(tmp_path):
     src = _project(tmp_path, "ireegen_add_model(wide SRC wide.mlir THREADS 2)", ASYNC_MAIN)
     _build_and_run(src, tmp_path / "build", f"-DIREERuntime_DIR={RUNTIME_DIR}")
+
+
+def test_task_executor_is_linked_only_when_emitted_with_threads():
+    task = {"iree_hal_drivers_local_task_task_driver", "iree_task_task"}
+    assert not task & set(runtime_targets(make_config("async")))
+    assert task <= set(runtime_targets(make_config("async", threads=0)))
+    assert task <= set(runtime_targets(make_config("async", threads=2)))
