@@ -56,7 +56,7 @@ RUNTIMELESS_MAIN = (
     + """
 static unsigned spread;  // calls with more than one workgroup
 
-static void counting_parallel_for(void* pool, uint32_t count, wide_workgroup_fn body, void* arg) {
+static void counting_parallel_for(void* pool, uint32_t count, wide_workgroup_fn* body, void* arg) {
   if (count > 1) ++spread;
   ireegen_thread_pool_parallel_for(pool, count, body, arg);
 }
