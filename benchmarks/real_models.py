@@ -850,6 +850,7 @@ def main() -> int:
     finally:
         if args.build_dir is None:
             shutil.rmtree(build, ignore_errors=True)
+    meta["load_average_at_end"] = [round(x, 1) for x in os.getloadavg()]  # how shared the machine was
     print_results(results, peak)
     text = markdown(results, meta, args)
     print("\n" + text)
