@@ -99,6 +99,7 @@ ASYNC_MAIN = (
 #include <stdio.h>
 #include <string.h>
 
+#include "plain.h"
 #include "wide.h"
 
 """
@@ -106,6 +107,19 @@ ASYNC_MAIN = (
     + """
 static float x[WIDE_MAIN_INPUT0_ELEMENT_COUNT], w[WIDE_MAIN_INPUT1_ELEMENT_COUNT];
 static float first[WIDE_MAIN_OUTPUT0_ELEMENT_COUNT], other[WIDE_MAIN_OUTPUT0_ELEMENT_COUNT];
+
+// The same model emitted without --threads: no task executor, 2 is refused.
+static int plain_refuses_two_workers(void) {
+  plain_options_t options;
+  plain_options_initialize(&options);
+  if (options.worker_count != 1) return 0;
+  options.worker_count = 2;
+  plain_t* model = NULL;
+  iree_status_t status = plain_create_with_options(&options, iree_allocator_system(), &model);
+  int refused = iree_status_code(status) == IREE_STATUS_UNAVAILABLE && model == NULL;
+  iree_status_free(status);
+  return refused;
+}
 
 static int run(iree_host_size_t worker_count, float* out) {
   wide_options_t options;
@@ -127,7 +141,7 @@ static int run(iree_host_size_t worker_count, float* out) {
 int main(int argc, char** argv) {
   if (argc != 2) return 2;
   fill_inputs(x, w);
-  if (WIDE_DEFAULT_WORKER_COUNT != 2) return 3;
+  if (WIDE_DEFAULT_WORKER_COUNT != 2 || !plain_refuses_two_workers()) return 3;
   if (run(1, first) != 0) return 4;
   const iree_host_size_t counts[] = {2, 0, WIDE_DEFAULT_WORKER_COUNT};
   for (int i = 0; i < 3; ++i) {
@@ -217,7 +231,10 @@ def test_threads_refused_where_nothing_runs_it(tmp_path):
 @pytest.mark.runtime
 @pytest.mark.skipif(not RUNTIME_DIR, reason="set IREERuntime_DIR to an IREE runtime's lib/cmake/IREE to run")
 def test_async_task_executor_is_bit_identical(tmp_path):
-    src = _project(tmp_path, "ireegen_add_model(wide SRC wide.mlir THREADS 2)", ASYNC_MAIN)
+    models = "ireegen_add_model(wide SRC wide.mlir THREADS 2)\nireegen_add_model(plain SRC wide.mlir NAME plain)"
+    src = _project(tmp_path, models, ASYNC_MAIN)
+    with (src / "CMakeLists.txt").open("a") as f:
+        f.write("target_link_libraries(demo PRIVATE plain)\n")
     _build_and_run(src, tmp_path / "build", f"-DIREERuntime_DIR={RUNTIME_DIR}")
 
 
