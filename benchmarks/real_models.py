@@ -27,6 +27,15 @@ executor with that many workers against ONNX Runtime with that many
 intra-op threads, both in wall time per call (CPU time would add the
 threads up).
 
+Thread counts (--thread-counts 1 2 4 8 16: those up to this machine's core
+count are timed): the generated C against ONNX Runtime at each count, wall
+time per call, for the --async-flag-sets: runtimeless through the runner
+built with NAME_PARALLEL_FOR and the pthreads pool of cmake/threads/ (its
+--repeat wall clock), async through iree-benchmark-module on the device the
+generated glue creates for that worker count (local-sync at 1, local-task
+above), ONNX Runtime with that many intra-op threads.  With --thread-counts
+the run writes only this table (--doc: the real_models_threads region).
+
 Each ireegen configuration is a CPU (--target-cpu) and a flag set (FLAG_SETS,
 --flag-sets): the IREE flags passed with --iree-flag, emitted with --tune off;
 --tune quick|full adds what `emit --tune` picks by itself.  Every output is
@@ -69,7 +78,7 @@ from peers import OnnxRuntime, _cc_version, _host_cpu, identity_model, per_call_
 from runtimeless import benchmark_module_inputs, compile_c, first_line, time_async  # noqa: E402
 
 from ireegen.cbuild.native_run import build_runner, manifest_functions  # noqa: E402
-from ireegen.check.runners import find_runtime_tools  # noqa: E402
+from ireegen.check.runners import device_flags, find_runtime_tools  # noqa: E402
 from ireegen.config.modes import make_config  # noqa: E402
 from ireegen.emit import emit  # noqa: E402
 
@@ -448,7 +457,7 @@ def benchmark(name: str, workdir: Path, args, floor_ns: float) -> Result:
             timers[one] = lambda n, vmfb=vmfb, function=function, flags=flags: time_async(
                 tool, vmfb, function, flags, n, clock="cpu_time"
             )
-            if args.threads > 1:
+            if args.threads > 1 and not args.thread_counts:
                 many = contender_name(f"async {args.threads} threads", args.target_cpu, flag_set)
                 device = ("--device=local-task", f"--task_topology_group_count={args.threads}")
                 timers[many] = lambda n, vmfb=vmfb, function=function, flags=flags, device=device: time_async(
@@ -456,10 +465,12 @@ def benchmark(name: str, workdir: Path, args, floor_ns: float) -> Result:
                 )
         except Exception as e:  # noqa: BLE001
             result.errors[contender_name("async", args.target_cpu, flag_set)] = first_line(e)
-    if args.threads > 1:
+    if args.threads > 1 and not args.thread_counts:
         threaded = OnnxRuntimeThreads(path, args.threads)
         threaded.bind(ort_inputs)
         timers[f"onnxruntime {args.threads} threads"] = threaded.time
+    for n in thread_counts(args):
+        timers.update(thread_timers(n, name, workdir, args, result, inputs, ort_inputs, path, tool))
 
     for label, timer in timers.items():
         try:
@@ -481,6 +492,44 @@ def benchmark(name: str, workdir: Path, args, floor_ns: float) -> Result:
             result.ns[label] = statistics.median(values_ns)
             result.spread[label] = [min(values_ns), max(values_ns)]
     return result
+
+
+def thread_counts(args) -> list:
+    """--thread-counts that this machine has the cores for."""
+    return [n for n in args.thread_counts if n <= (os.cpu_count() or 1)]
+
+
+def threads_label(kind: str, n: int, flag_set: str, cpu: str) -> str:
+    return contender_name(f"{kind} {n} threads", cpu, flag_set)
+
+
+def thread_timers(n: int, name: str, workdir: Path, args, result: Result, inputs, ort_inputs, path, tool) -> dict:
+    """Wall-time timers at `n` threads: ONNX Runtime, and the generated C of
+    each --async-flag-sets (runtimeless emitted above; async's module)."""
+    ort_n = OnnxRuntimeThreads(path, n)
+    ort_n.bind(ort_inputs)
+    timers = {f"onnxruntime {n} threads": ort_n.time}
+    cpu = args.target_cpu
+    for flag_set in result.async_flag_sets:
+        label = threads_label("runtimeless", n, flag_set, cpu)
+        outdir = workdir / f"rl-{cpu}-{flag_set}"
+        try:
+            runner = build_runner(outdir, workdir / f"runner-{cpu}-{flag_set}-{n}", threads=n)
+            function = first_function(outdir)
+            got, _ = runner.call(function, inputs)
+            if max_error(got, ort_n.run(ort_inputs)) > TOLERANCE:
+                raise RuntimeError("outputs differ from ONNX Runtime's")
+            timers[label] = lambda k, runner=runner, function=function: runner.call(function, inputs, repeat=k)[1]
+        except Exception as e:  # noqa: BLE001 - reported in the table
+            result.errors[label] = first_line(e)
+        vmfb = workdir / f"async-{flag_set}" / f"{name}.vmfb"
+        if vmfb.exists():
+            function = first_function(vmfb.parent)
+            flags = benchmark_module_inputs(inputs, workdir / "async-inputs")
+            timers[threads_label("async", n, flag_set, cpu)] = lambda k, vmfb=vmfb, function=function, flags=flags: (
+                time_async(tool, vmfb, function, flags, k, clock="real_time", device=tuple(device_flags(n)))
+            )
+    return timers
 
 
 # ---------------------------------------------------------------------------
@@ -536,7 +585,44 @@ def geomean(xs: list) -> float | None:
     return float(np.exp(np.mean(np.log(xs)))) if xs else None
 
 
+def threads_markdown(results: list, meta: dict, args) -> str:
+    """The thread-count table: each count's wall time per call, ONNX Runtime's
+    and the generated C's, with the ratio to ONNX Runtime at the same count."""
+    cpu = args.target_cpu
+    counts = [n for n in args.thread_counts if n <= meta["cores"]]
+    lines = [
+        f"Measured {meta['date']} with `{meta['command']}`: {meta['host_cpu']}, {meta['cores']} cores, "
+        f"IREE {meta['iree_compile']}, onnxruntime {meta['onnxruntime']}, {meta['cc']}. Median of {args.rounds} "
+        "alternating rounds, wall time per call; in brackets the time over ONNX Runtime's at the same thread "
+        "count. Runtimeless: the generated C with `NAME_PARALLEL_FOR` and the pthreads pool; async: the same "
+        "module on the device the generated glue creates for that worker count (local-sync at 1, local-task "
+        f"above), through iree-benchmark-module. `--target-cpu {cpu}`. From `docs/real_models_threads.json`.",
+        "",
+        "| model | flags | threads | ONNX Runtime | runtimeless (generated C) | async |",
+        "|---|---|---:|---:|---:|---:|",
+    ]
+    for r in results:
+        for flag_set in r.async_flag_sets:
+            for n in counts:
+                ort = r.ns.get(f"onnxruntime {n} threads")
+                cells = []
+                for kind in ("runtimeless", "async"):
+                    label = threads_label(kind, n, flag_set, cpu)
+                    v = r.ns.get(label)
+                    cells.append(
+                        f"{fmt_ms(v)} ({v / ort:.2f}x)" if v and ort else "fails" if label in r.errors else "-"
+                    )
+                lines.append(f"| {r.model} | `{flag_set}` | {n} | {fmt_ms(ort)} | " + " | ".join(cells) + " |")
+    failures = [(r.model, k, v) for r in results for k, v in sorted(r.errors.items())]
+    if failures:
+        lines += ["", "Not measured:", ""]
+        lines += [f"- {m}, {k}: {v}" for m, k, v in failures]
+    return "\n".join(lines) + "\n"
+
+
 def markdown(results: list, meta: dict, args) -> str:
+    if args.thread_counts:
+        return threads_markdown(results, meta, args)
     peak = meta["peak"]["gflops"]
     cpu = args.target_cpu
     lines = [
@@ -631,17 +717,20 @@ def markdown(results: list, meta: dict, args) -> str:
     return "\n".join(lines) + "\n"
 
 
-# The section benchmarks/render_docs.py also renders (its renderer real_models).
+# The sections benchmarks/render_docs.py also renders (its renderers
+# real_models and real_models_threads).
 BEGIN, END = "<!-- render: real_models -->", "<!-- /render -->"
+THREADS_BEGIN = "<!-- render: real_models_threads -->"
 
 
-def write_doc(path: Path, text: str) -> None:
+def write_doc(path: Path, text: str, begin: str = BEGIN) -> None:
+    """Fills the region that opens with `begin`."""
     doc = path.read_text()
-    if BEGIN not in doc or END not in doc:
-        raise SystemExit(f"{path}: no {BEGIN} ... {END} section to fill")
-    head, rest = doc.split(BEGIN, 1)
+    if begin not in doc or END not in doc:
+        raise SystemExit(f"{path}: no {begin} ... {END} section to fill")
+    head, rest = doc.split(begin, 1)
     tail = rest.split(END, 1)[1]
-    path.write_text(f"{head}{BEGIN}\n{text}{END}{tail}")
+    path.write_text(f"{head}{begin}\n{text}{END}{tail}")
 
 
 def write_chart(results: list, args, path: Path) -> None:
@@ -694,6 +783,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--seconds", type=float, default=0.5, help="target time of one measurement (default 0.5)")
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="threaded comparison (1: none)")
+    parser.add_argument(
+        "--thread-counts",
+        type=int,
+        nargs="+",
+        default=[],
+        metavar="N",
+        help="instead: the generated C and ONNX Runtime at each count this machine has the cores for, wall time "
+        "(e.g. 1 2 4 8 16)",
+    )
     parser.add_argument("--models-dir", type=Path, default=Path(tempfile.gettempdir()) / "ireegen-real-models")
     parser.add_argument("--build-dir", type=Path, help="keep the generated files here (default: a temp dir)")
     parser.add_argument("--json", type=Path, help="write the figures here (e.g. docs/real_models.json)")
@@ -737,6 +835,7 @@ def main() -> int:
             "peak": peak,
             "rounds": args.rounds,
             "threads": args.threads,
+            "cores": os.cpu_count() or 1,
             "measure": "CPU ns per call (one thread; wall ns with threads), median of the rounds",
             "onnxruntime_python_loop_floor_ns": round(floor_ns, 1),
             "flag_sets": {k: list(FLAG_SETS[k]) for k in args.flag_sets},
@@ -751,14 +850,15 @@ def main() -> int:
     finally:
         if args.build_dir is None:
             shutil.rmtree(build, ignore_errors=True)
+    meta["load_average_at_end"] = [round(x, 1) for x in os.getloadavg()]  # how shared the machine was
     print_results(results, peak)
     text = markdown(results, meta, args)
     print("\n" + text)
     if args.json:
         args.json.write_text(json.dumps({**meta, "models": [asdict(r) for r in results]}, indent=1) + "\n")
     if args.doc:
-        write_doc(args.doc, text)
-    if args.png:
+        write_doc(args.doc, text, THREADS_BEGIN if args.thread_counts else BEGIN)
+    if args.png and not args.thread_counts:
         write_chart(results, args, args.png)
     return 0
 

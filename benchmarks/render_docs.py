@@ -40,6 +40,7 @@ import real_models  # noqa: E402
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 MLPERF_JSON = "docs/mlperf_tiny.json"
 REAL_MODELS_JSON = "docs/real_models.json"
+REAL_MODELS_THREADS_JSON = "docs/real_models_threads.json"
 FOOTPRINT_JSON = "benchmarks/footprint.json"
 MLPERF_CHARTS = {"cortex-m4": "docs/mlperf_tiny_cortex-m4.svg", "cortex-m55": "docs/mlperf_tiny_cortex-m55.svg"}
 
@@ -180,6 +181,11 @@ def real_models_section() -> str:
     return real_models.doc_section(load(REAL_MODELS_JSON)).rstrip("\n")
 
 
+def real_models_threads_section() -> str:
+    """docs/peers.md's thread-count figures, as benchmarks/real_models.py --thread-counts --doc writes them."""
+    return real_models.doc_section(load(REAL_MODELS_THREADS_JSON)).rstrip("\n")
+
+
 RENDERERS = {
     "mlperf_tiny_table": mlperf_tiny_table,
     "mlperf_tiny_memory": mlperf_tiny_memory,
@@ -187,6 +193,7 @@ RENDERERS = {
     "footprint_vs_emx": footprint_vs_emx,
     "size_printed": size_printed,
     "real_models": real_models_section,
+    "real_models_threads": real_models_threads_section,
     "firmware_table": firmware_table,
 }
 

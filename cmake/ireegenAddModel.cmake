@@ -13,10 +13,10 @@
 include_guard(GLOBAL)
 
 # ireegen_add_model()'s keywords, cmake_parse_arguments()'s three kinds.
-set(_IREEGEN_OPTION_KEYWORDS GENERATE_ONLY NO_BUILTIN_KERNELS QUANTIZED_IO)
+set(_IREEGEN_OPTION_KEYWORDS GENERATE_ONLY NO_BUILTIN_KERNELS QUANTIZED_IO PARALLEL_FOR)
 set(_IREEGEN_VALUE_KEYWORDS SRC NAME EXECUTION_MODEL EXECUTABLE_FORMAT MODULE_FORMAT DATA_FORMAT TARGET_TRIPLE
   TARGET_CPU TARGET_CPU_FEATURES OUTPUT_DIR CONSTANTS_SECTION ARENA_SECTION OPTIMIZE_FOR VERIFY
-  VERIFY_INPUTS KERNELS TUNE)
+  VERIFY_INPUTS KERNELS TUNE THREADS)
 set(_IREEGEN_LIST_KEYWORDS FLAGS INPUT_SHAPES INPUT_VALUES)
 
 # The keyword-to-flag tables: pairs of a keyword (or an IREEGEN_* variable of
@@ -39,6 +39,7 @@ set(_IREEGEN_OUTPUT_FLAGS
   TARGET_CPU_FEATURES  --target-cpu-features=
   OPTIMIZE_FOR         --optimize-for=
   TUNE                 --tune=
+  THREADS              --threads=
   FLAGS                --iree-flag=
   INPUT_SHAPES         --input-shape=
   INPUT_VALUES         --input-value=
@@ -57,8 +58,9 @@ set(_IREEGEN_EMIT_ONLY_FLAGS
 set(_IREEGEN_CACHE_FLAGS
   IREEGEN_CACHE        --cache
   IREEGEN_CACHE_MODE   --cache-mode)
-# Values passed whenever given: `off` is a value of TUNE, and false to if().
-set(_IREEGEN_GIVEN_KEYWORDS TUNE)
+# Values passed whenever given: `off` is a value of TUNE, 0 of THREADS, and
+# both are false to if().
+set(_IREEGEN_GIVEN_KEYWORDS TUNE THREADS)
 
 # The default target triple: the toolchain's when cross compiling
 # (IREEGEN_TARGET_TRIPLE from ireegen's toolchain files first).
@@ -165,7 +167,8 @@ function(_ireegen_check_arguments target)
     list(JOIN _ARG_UNPARSED_ARGUMENTS " " _unknown)
     list(JOIN _IREEGEN_VALUE_KEYWORDS " " _keywords)
     message(FATAL_ERROR "ireegen_add_model(${target}): unknown argument(s) ${_unknown}; "
-      "the keywords are ${_keywords} FLAGS INPUT_SHAPES INPUT_VALUES GENERATE_ONLY NO_BUILTIN_KERNELS QUANTIZED_IO")
+      "the keywords are ${_keywords} FLAGS INPUT_SHAPES INPUT_VALUES GENERATE_ONLY NO_BUILTIN_KERNELS QUANTIZED_IO "
+      "PARALLEL_FOR")
   endif()
   if(_ARG_KEYWORDS_MISSING_VALUES)
     message(FATAL_ERROR "ireegen_add_model(${target}): ${_ARG_KEYWORDS_MISSING_VALUES} needs a value")
@@ -403,12 +406,28 @@ function(_ireegen_add_generate_target target)
     IREEGEN_OUTPUT_DIR "${_outdir}")
 endfunction()
 
+# ireegen_thread_pool: the pthreads parallel-for of cmake/threads/, one
+# target for every model of the build.
+function(_ireegen_add_thread_pool)
+  if(NOT TARGET ireegen_thread_pool)
+    find_package(Threads REQUIRED)
+    add_library(ireegen_thread_pool STATIC "${_IREEGEN_CMAKE_DIR}/threads/ireegen_thread_pool.c")
+    target_include_directories(ireegen_thread_pool PUBLIC "${_IREEGEN_CMAKE_DIR}/threads")
+    target_compile_features(ireegen_thread_pool PRIVATE c_std_11)
+    target_link_libraries(ireegen_thread_pool PUBLIC Threads::Threads)
+  endif()
+endfunction()
+
 # The static library <target> of the generated sources, built after the
 # generation step <target>_generate; its include directory PUBLIC and the
 # runtime targets of its mode linked.  The ASM language, when the sources
 # have a .S, is enabled by the caller (_ireegen_enable_asm must run in
 # ireegen_add_model()'s own scope).
 function(_ireegen_add_library target)
+  if(_ARG_PARALLEL_FOR AND NOT _IREEGEN_EXECUTION_MODEL STREQUAL "runtimeless")
+    message(FATAL_ERROR "ireegen_add_model(${target}): PARALLEL_FOR is for EXECUTION_MODEL runtimeless; "
+      "${_IREEGEN_EXECUTION_MODEL} takes THREADS <n>")
+  endif()
   add_custom_target(${target}_generate DEPENDS ${_IREEGEN_OUTPUTS})
   add_library(${target} STATIC ${_IREEGEN_SOURCES} ${_IREEGEN_OBJECTS})
   if(_IREEGEN_OBJECTS)
@@ -451,6 +470,14 @@ function(_ireegen_add_library target)
       target_compile_definitions(${target} PRIVATE "${_macro}_${_place}_SECTION=\"${_ARG_${_place}_SECTION}\"")
     endif()
   endforeach()
+  # PARALLEL_FOR: <NAME>_PARALLEL_FOR for the library and its users (the
+  # instance's layout depends on it), and the pthreads pool to hand to
+  # <name>_set_parallel_for() (docs/runtimeless.md#threads).
+  if(_ARG_PARALLEL_FOR)
+    _ireegen_add_thread_pool()
+    target_compile_definitions(${target} PUBLIC "${_macro}_PARALLEL_FOR")
+    target_link_libraries(${target} PUBLIC ireegen_thread_pool)
+  endif()
   # The model's flash and RAM, printed after each build (ireegen size).
   if(IREEGEN_PRINT_FOOTPRINT AND _IREEGEN_EXECUTION_MODEL STREQUAL "runtimeless")
     add_custom_command(TARGET ${target} POST_BUILD

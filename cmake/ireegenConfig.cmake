@@ -17,9 +17,10 @@
 #                     [VERIFY ON|OFF|STRICT] [VERIFY_INPUTS <x.npz>]
 #                     [KERNELS <spec.json>]
 #                     [OUTPUT_DIR <dir>] [GENERATE_ONLY] [NO_BUILTIN_KERNELS]
-#                     [QUANTIZED_IO]
+#                     [QUANTIZED_IO] [PARALLEL_FOR]
 #                     [CONSTANTS_SECTION <section>] [ARENA_SECTION <section>]
-#                     [OPTIMIZE_FOR speed|size] [TUNE off|quick|full])
+#                     [OPTIMIZE_FOR speed|size] [TUNE off|quick|full]
+#                     [THREADS n])
 #
 # SRC is .mlir, .mlirbc or .onnx (an ONNX model's external data files are
 # dependencies too; INPUT_SHAPES pins its symbolic dimensions, e.g.

@@ -72,6 +72,18 @@ def _add_mode_args(p) -> None:
     p.add_argument("--iree-compile", help="path of another iree-compile (default: the installed package's)")
 
 
+def _add_threads_arg(p) -> None:
+    p.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        metavar="N",
+        help="async: the generated create's default worker count, which NAME_options_t overrides at run time: "
+        "1 runs dispatches on the calling thread (local-sync), N > 1 on N threads of IREE's task executor, "
+        "0 on one per core (default 1; docs/c-api.md)",
+    )
+
+
 def _add_input_shape_arg(p) -> None:
     p.add_argument(
         "--input-shape",
@@ -243,6 +255,7 @@ def build_parser() -> argparse.ArgumentParser:
     emit.add_argument("--name", help="C prefix of every symbol (default: from the model's file name)")
     _add_input_shape_arg(emit)
     _add_mode_args(emit)
+    _add_threads_arg(emit)
     emit.add_argument(
         "--no-verify",
         action="store_true",
@@ -316,6 +329,7 @@ def build_parser() -> argparse.ArgumentParser:
     resolve.add_argument("--src", help="the model, to list the files it reads (an ONNX model's external data)")
     _add_input_shape_arg(resolve)
     _add_mode_args(resolve)
+    _add_threads_arg(resolve)
     _add_kernels_arg(resolve)
 
     par = sub.add_parser(
@@ -438,6 +452,7 @@ def _config_from_args(args):
         args.target_cpu_features,
         args.optimize_for,
         args.data_format,
+        getattr(args, "threads", 1),
     )
 
 

@@ -33,6 +33,7 @@ MODES = {
     "async": ("async", []),
     "async-emitc": ("async", ["--module-format", "emitc"]),
     "async-c-data": ("async", ["--data-format", "c"]),
+    "async-threads": ("async", ["--threads", "2"]),  # the task executor's glue
     "inline-static": ("inline-static", []),
     "inline-dynamic": ("inline-dynamic", []),
     "inline-dynamic-emitc": ("inline-dynamic", ["--module-format", "emitc"]),

@@ -18,6 +18,7 @@ from ireegen.cgen.c_api import build_functions
 from ireegen.cgen.naming import check_name
 from ireegen.cgen.render import banner, render
 from ireegen.common.errors import RunError, UsageError
+from ireegen.common.resources import cmake_dir
 from ireegen.frontend.dtypes import as_signature_dtype, numpy_dtype
 from ireegen.frontend.signature import Function
 from ireegen.output.layout import c_sources
@@ -29,6 +30,8 @@ from .toolchains import Toolchain, toolchain_for
 # The flags the CI proof asks for: the emitted C must be clean under them.
 STRICT_CFLAGS = ("-std=c11", "-Wall", "-Wextra", "-Werror", "-O2")
 RUNNER_SOURCE = "ireegen_runner.c"
+# The pthreads pool a runner built with threads links (NAME_PARALLEL_FOR).
+THREAD_POOL_SOURCE = "threads/ireegen_thread_pool.c"
 
 
 @dataclass
@@ -41,6 +44,7 @@ class Runner:
     program: Path
     toolchain: Toolchain
     build_dir: Path
+    threads: int = 1  # the pool size each call spreads workgroups over (1: none)
 
     def call(
         self,
@@ -66,6 +70,7 @@ class Runner:
             outs = [workdir / f"out{i}.bin" for i in range(len(fn.outputs))]
             options = (["--misaligned"] if misaligned else []) + (["--aligned-io-arena"] if aligned_io_arena else [])
             options += ["--repeat", str(repeat)] if repeat > 1 else []
+            options += ["--threads", str(self.threads)] if self.threads != 1 else []
             # A bare-metal program opens its files over semihosting, relative
             # to the emulator's directory: short names, no spaces.
             names = [p.name if self.toolchain.bare_metal else str(p) for p in files + outs]
@@ -149,10 +154,18 @@ def _manifest_name(manifest: dict, outdir: Path) -> str:
 
 
 def build_runner(
-    outdir, build_dir=None, cc: str | None = None, emulator: str | None = None, cflags=STRICT_CFLAGS, extra_cflags=()
+    outdir,
+    build_dir=None,
+    cc: str | None = None,
+    emulator: str | None = None,
+    cflags=STRICT_CFLAGS,
+    extra_cflags=(),
+    threads: int = 1,
 ) -> Runner:
     """Compiles the emitted sources and a runner with the toolchain of the
-    directory's target triple."""
+    directory's target triple.  `threads` other than 1 builds it with
+    NAME_PARALLEL_FOR and the pthreads pool and runs every call on that many
+    threads, on a target with an OS (bare metal stays on one)."""
     outdir = Path(outdir).resolve()
     manifest = load_manifest(outdir)
     target = manifest["target"]
@@ -185,12 +198,18 @@ def build_runner(
     sources = [outdir / f for f in c_sources(roles)]
     program = build_dir / f"{name}_runner"
     libraries = [f"-l{lib}" for lib in manifest["runtimeless"]["link_libraries"]]
+    if toolchain.bare_metal:
+        threads = 1
+    pool = cmake_dir() / THREAD_POOL_SOURCE
+    threaded = (f"-D{name.upper()}_PARALLEL_FOR", f"-I{pool.parent}", "-pthread") if threads != 1 else ()
+    pool_sources = (pool,) if threads != 1 else ()
 
     def link(support, link_flags, defines):
         """Compiles and links the runner; its failure output, None when it linked."""
         full = [
-            *(toolchain.cc, *toolchain.cflags, *cflags, *extra_cflags, *defines, f"-I{outdir}", str(runner_c)),
-            *map(str, (*sources, *support, outdir / roles["executables-object"])),
+            *(toolchain.cc, *toolchain.cflags, *cflags, *extra_cflags, *defines, *threaded, f"-I{outdir}"),
+            str(runner_c),
+            *map(str, (*sources, *pool_sources, *support, outdir / roles["executables-object"])),
             *(*link_flags, "-o", str(program), *libraries),
         ]
         proc = subprocess.run(full, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -211,7 +230,7 @@ def build_runner(
         failure = link((), toolchain.link_flags, ())
         if failure is not None:
             raise RunError(f"building the runner failed:\n{failure}")
-    return Runner(outdir, manifest, functions, program, toolchain, build_dir)
+    return Runner(outdir, manifest, functions, program, toolchain, build_dir, threads)
 
 
 NPY_MAGIC = b"\x93NUMPY"

@@ -11,6 +11,9 @@ from ireegen.output.layout import output_files
 
 RUNTIME_API = "IREE 3.12 and 3.13 (device groups, async proactor pools)"
 ERROR_CAPACITY = 512
+# The task executor's headers: async glue emitted with --threads other than 1
+# (with 1 it creates only local-sync devices and links no task driver).
+TASK_EXECUTOR_INCLUDES = ["iree/hal/drivers/local_task/task_device.h", "iree/task/executor.h", "iree/task/topology.h"]
 MODULE_DATA_ALIGNMENT = 64  # the bytecode module is used in place; IREE wants it 64-byte aligned
 
 # Files whose file-scope names are checked for clashes (the byte blocks and
@@ -90,6 +93,8 @@ def _template_context(name, model_path, config, files, functions, module_name, d
             "iree/hal/drivers/local_sync/sync_device.h",
             "iree/modules/hal/module.h",
         ]
+        if config.threads != 1:
+            includes += TASK_EXECUTOR_INCLUDES
         register_types = ["iree_hal_module_register_all_types"]
     else:
         includes.append("iree/modules/hal/inline/module.h")
@@ -118,6 +123,8 @@ def _template_context(name, model_path, config, files, functions, module_name, d
         execution_model=em,
         executable_format=fmt,
         module_format=config.module_format,
+        threads=config.threads,
+        task_executor=config.threads != 1,
         module_data_source=files.get("module-data-source"),
         vm_module_name=module_name,
         includes=includes,

@@ -75,8 +75,24 @@ def find_runtime_tools(bin_dir=None) -> RuntimeTools:
 MODULE_LINK = "module.vmfb"
 
 
+def device_flags(threads: int = 1) -> list:
+    """iree-run-module's device for the generated async glue's worker count
+    (config/modes.py): 1 the calling thread (local-sync); N > 1 N workers of
+    the task executor (local-task); 0 the task executor's default topology,
+    one worker per physical core, as the glue's options choose it."""
+    if threads == 1:
+        return ["--device=local-sync"]
+    return ["--device=local-task"] + ([f"--task_topology_group_count={threads}"] if threads else [])
+
+
 def run_with_tool(
-    vmfb, function: str, inputs, output_count, tools: RuntimeTools | None = None, timeout: float = 300
+    vmfb,
+    function: str,
+    inputs,
+    output_count,
+    tools: RuntimeTools | None = None,
+    timeout: float = 300,
+    threads: int = 1,
 ) -> list:
     tools = tools or find_runtime_tools()
     workdir = Path(tempfile.mkdtemp(prefix="ireegen-run-"))
@@ -84,7 +100,7 @@ def run_with_tool(
         # Every path relative to the work directory: iree-run-module's flags
         # give '@' (and more) a meaning, and OUTDIR or TMPDIR may hold one.
         (workdir / MODULE_LINK).symlink_to(Path(vmfb).resolve())
-        cmd = [str(tools.run_module), f"--module={MODULE_LINK}", f"--function={function}", "--device=local-sync"]
+        cmd = [str(tools.run_module), f"--module={MODULE_LINK}", f"--function={function}", *device_flags(threads)]
         cmd += tool_inputs(inputs, workdir)
         # bf16 results come back as raw bytes (iree-run-module writes no bf16
         # .npy); `output_count` may be the outputs' signature Values for that.

@@ -23,14 +23,15 @@ class Subject:
     run: Callable  # (Function, inputs) -> outputs; raises RunError
 
 
-def module_subject(label: str, vmfb: Path, runtime: RuntimeTools | None) -> Subject:
-    """A compiled VM module, run by iree-run-module in a child process."""
+def module_subject(label: str, vmfb: Path, runtime: RuntimeTools | None, threads: int = 1) -> Subject:
+    """A compiled VM module, run by iree-run-module in a child process on the
+    device the async glue creates for `threads` workers (runners.device_flags)."""
 
     def run(function: Function, inputs):
         # The VM checks element types: hand it the module's (int8 for an ONNX
         # uint8 value, same bytes) and give the caller's dtype back.
         inputs = [_as_dtype(x, v.module_dtype) for x, v in zip(inputs, function.inputs)]
-        results = run_with_tool(vmfb, function.name, inputs, function.outputs, runtime)
+        results = run_with_tool(vmfb, function.name, inputs, function.outputs, runtime, threads=threads)
         return [_as_dtype(r, v.dtype) for r, v in zip(results, function.outputs)]
 
     return Subject(label, run)

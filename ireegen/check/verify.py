@@ -72,7 +72,13 @@ def describe(config: Config) -> str:
     if config.module_format:
         parts.append(config.module_format)
     text = ", ".join(parts)
-    return f"{text} for {config.target.triple}" if config.target else text
+    text = f"{text} for {config.target.triple}" if config.target else text
+    # Only a worker count other than the calling thread's is named.
+    return text + (f" ({_threads_text(config.threads)})" if config.threads != 1 else "")
+
+
+def _threads_text(threads: int) -> str:
+    return f"{threads} worker threads, local-task" if threads else "one worker per core, local-task"
 
 
 def reference_config() -> Config:
@@ -120,6 +126,7 @@ def runnable_twin(config: Config) -> tuple:
         target.cpu if target and target is config.target else None,
         target.cpu_features if target and target is config.target else None,
         config.optimize_for,
+        threads=config.threads,
     )
     return twin, reasons
 
@@ -129,9 +136,16 @@ def _file_json(path) -> dict:
     return {"name": Path(path).name, "sha256": sha256_of(Path(path))}
 
 
+# Runtimeless C is verified with each dispatch's workgroups spread over this
+# many threads (NAME_PARALLEL_FOR and the pthreads pool) where the target has
+# an OS: the threaded build is the one checked, and one thread's output is the
+# same bits (tests/test_threads.py).
+VERIFY_THREADS = 2
+
+
 def built_runner(outdir, build_dir):
     try:
-        return build_runner(outdir, build_dir)
+        return build_runner(outdir, build_dir, threads=VERIFY_THREADS)
     except RunError as e:
         raise VerificationError(f"cannot verify the emitted C: building it failed:\n{e}") from None
 

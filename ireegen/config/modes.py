@@ -24,6 +24,9 @@ class ExecutionModel:
     executable_formats: tuple  # allowed; the first is the default
     hal_module: str  # VM module that provides the HAL: "hal", "hal_inline", or "" (no VM)
     uses_loader_module: bool  # needs the hal_loader module
+    # Takes --threads: the glue can run dispatches on worker threads (async:
+    # IREE's task executor; the worker count is chosen again at create time).
+    worker_threads: bool = False
 
     @property
     def has_vm_module(self) -> bool:
@@ -33,7 +36,9 @@ class ExecutionModel:
 EXECUTION_MODELS = {
     m.name: m
     for m in (
-        ExecutionModel("async", "async-internal", ("embedded-elf", "static-library", "vmvx"), "hal", False),
+        ExecutionModel(
+            "async", "async-internal", ("embedded-elf", "static-library", "vmvx"), "hal", False, worker_threads=True
+        ),
         ExecutionModel("inline-static", "inline-static", ("vmvx",), "hal_inline", False),
         ExecutionModel(
             "inline-dynamic", "inline-dynamic", ("embedded-elf", "static-library", "vmvx"), "hal_inline", True
@@ -194,6 +199,7 @@ class Config:
     target: Target | None  # None when the executables are VMVX bytecode
     optimize_for: str = "speed"  # a key of OPTIMIZE_FOR
     data_format: str | None = "asm"  # None: no data file (an emitc module)
+    threads: int = 1  # the glue's default worker count: 1 the calling thread, 0 the machine's cores
 
     @property
     def backend(self) -> str:
@@ -239,6 +245,21 @@ class Config:
         return flags
 
 
+# IREE_TASK_EXECUTOR_MAX_WORKER_COUNT of iree/task/tuning.h.
+MAX_THREADS = 256
+
+
+def _threads(model: ExecutionModel, threads) -> int:
+    if isinstance(threads, bool) or not isinstance(threads, int) or not 0 <= threads <= MAX_THREADS:
+        raise UsageError(f"--threads {threads!r}: a worker count from 0 (the machine's cores) to {MAX_THREADS}")
+    if threads != 1 and not model.worker_threads:
+        takes = ", ".join(m.name for m in EXECUTION_MODELS.values() if m.worker_threads)
+        raise UsageError(
+            f"--threads {threads}: --execution-model {model.name} runs on the calling thread; {takes} takes it"
+        )
+    return threads
+
+
 def _choice(kind: str, flag: str, value: str, allowed) -> str:
     if value not in allowed:
         raise UsageError(f"{flag} {value!r}: unknown {kind}; choose one of {', '.join(allowed)}")
@@ -254,6 +275,7 @@ def make_config(
     target_cpu_features: str | None = None,
     optimize_for: str = "speed",
     data_format: str | None = None,
+    threads: int = 1,
 ) -> Config:
     """Validates a combination before any work is done; the error names the
     flag at fault and the allowed choices."""
@@ -308,4 +330,4 @@ def make_config(
             data_format or default_data_format(target.triple if target else host_triple()),
             DATA_FORMATS,
         )
-    return Config(model, fmt, module_format, target, optimize_for, data_format)
+    return Config(model, fmt, module_format, target, optimize_for, data_format, _threads(model, threads))

@@ -115,7 +115,9 @@ def _vm_subject(built: Built, workdir: Path, emit_twin: EmitTwin) -> Ran:
             request.kernels,
         )
         module = workdir / compiled.module_file
-    return Ran(module_subject(config.execution_model.name, module, None), twin, reasons)
+    # On the device the glue creates by default: the task executor's workers
+    # when --threads is not 1, so the threaded build is what is verified.
+    return Ran(module_subject(config.execution_model.name, module, None, config.threads), twin, reasons)
 
 
 def _runtimeless_check(request: EmitRequest, functions, module_name: str) -> None:

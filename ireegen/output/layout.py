@@ -72,6 +72,8 @@ def runtime_targets(config: Config) -> list:
             "iree_async_util_proactor_pool",
             "iree_async_async",
         ]
+        if config.threads != 1:  # the task executor (docs/c-api.md#threads)
+            targets += ["iree_hal_drivers_local_task_task_driver", "iree_task_task"]
     else:
         targets.append("iree_modules_hal_inline_inline")
         if em == "inline-dynamic":

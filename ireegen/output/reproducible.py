@@ -77,6 +77,8 @@ def content_key_inputs(
         extra["tune"] = tune
     if quantized_io:  # absent without it, as --kernels and --tune
         extra["quantized_io"] = True
+    if config.threads != 1:  # absent at its default, as the options above
+        extra["threads"] = config.threads
     return {
         **extra,
         "schema": KEY_SCHEMA,
