@@ -31,6 +31,8 @@ import numpy as np
 
 from ireegen.common.errors import UsageError
 
+from .tflite_arith import activation_range, clamp_to, requantize
+
 # pyproject.toml's `tflite` and `tflite-micro` extras pin the same.
 TFLITE_PACKAGE = "tflite>=2.18"
 TFLM_PACKAGE = "tflite-micro>=0.dev20250101"
@@ -160,6 +162,18 @@ class Translation:
             )
         self.values[index] = name
 
+    def stored(self, index: int, op) -> str:
+        """The value of tensor `index` as the model stores it (int8 for a quantized one)."""
+        if index not in self.values:
+            self.real(index, op)
+        return self.values[index]
+
+    def store_int(self, index: int, value: str) -> None:
+        """Makes `value`, already of the tensor's integer type, TFLite tensor `index`."""
+        name = self.output_name(index)
+        self.node("Identity", [value], [name])
+        self.values[index] = name
+
     def output_name(self, index: int) -> str:
         return self.graph_names.get(index) or f"tfl.t{index}"
 
@@ -261,9 +275,12 @@ def conv_2d(tr: Translation, op: Op) -> None:
     if groups < 1:
         raise UsageError(f"{tr.path}: {op.label}: filter {w.name!r} does not fit input {x.name!r}")
     strides, dil = (o.StrideH(), o.StrideW()), (o.DilationHFactor(), o.DilationWFactor())
+    pads = spatial_pads(o.Padding(), x.shape, w.shape[1:3], strides, dil)
+    conv = dict(kernel_shape=list(w.shape[1:3]), strides=list(strides), dilations=list(dil), group=groups)
+    if _integer_form(tr, op, x, w):
+        return _exact_conv(tr, op, x, w, (0, 3, 1, 2), pads, conv, o.FusedActivationFunction())
     # TFLite [O, H, W, I] -> ONNX [O, I, H, W]; a per-channel axis 0 stays 0.
     filt = _filter(tr, w, (0, 3, 1, 2), op)
-    pads = spatial_pads(o.Padding(), x.shape, w.shape[1:3], strides, dil)
     y = tr.node(
         "Conv",
         [to_nchw(tr, tr.real(x.index, op)), filt, *_bias(tr, op)],
@@ -286,9 +303,12 @@ def depthwise_conv_2d(tr: Translation, op: Op) -> None:
     if w.shape[0] != 1 or channels == 0 or w.shape[3] % channels:
         raise UsageError(f"{tr.path}: {op.label}: filter {w.name!r} does not fit input {x.name!r}")
     strides, dil = (o.StrideH(), o.StrideW()), (o.DilationHFactor(), o.DilationWFactor())
+    pads = spatial_pads(o.Padding(), x.shape, w.shape[1:3], strides, dil)
+    conv = dict(kernel_shape=list(w.shape[1:3]), strides=list(strides), dilations=list(dil), group=channels)
+    if _integer_form(tr, op, x, w):
+        return _exact_conv(tr, op, x, w, (3, 0, 1, 2), pads, conv, o.FusedActivationFunction())
     # TFLite [1, H, W, C*M] -> ONNX [C*M, 1, H, W]; the per-channel axis 3 becomes 0.
     filt = _filter(tr, w, (3, 0, 1, 2), op)
-    pads = spatial_pads(o.Padding(), x.shape, w.shape[1:3], strides, dil)
     y = tr.node(
         "Conv",
         [to_nchw(tr, tr.real(x.index, op)), filt, *_bias(tr, op)],
@@ -299,6 +319,73 @@ def depthwise_conv_2d(tr: Translation, op: Op) -> None:
         group=channels,
     )
     tr.store(op.outputs[0], activation(tr, to_nhwc(tr, y), o.FusedActivationFunction(), op), op)
+
+
+def _integer_form(tr: Translation, op: Op, x: TensorInfo, w: TensorInfo) -> bool:
+    """Whether the op is TFLM's int8 kernel: int8 input and output quantized
+    per tensor, an int8 filter with zero points 0, an int32 bias or none.
+    Such an op is written in TFLM's integer arithmetic (tflite_arith.py)."""
+    out = tr.tensors[op.outputs[0]]
+    bias = tr.tensors[op.inputs[2]] if len(op.inputs) > 2 and op.inputs[2] >= 0 else None
+    return (
+        x.dtype == "int8"
+        and out.dtype == "int8"
+        and x.q is not None
+        and out.q is not None
+        and not x.q.per_channel
+        and not out.q.per_channel
+        and w.dtype == "int8"
+        and w.q is not None
+        and w.data is not None
+        and not np.any(w.q.zero_point)
+        and (bias is None or (bias.dtype == "int32" and bias.data is not None))
+    )
+
+
+def _requantized(tr: Translation, op: Op, acc: str, x: TensorInfo, w: TensorInfo, channel_shape: tuple, code: int):
+    """The int8 output of int32 accumulator `acc` (bias added here), TFLM's way."""
+    out = tr.tensors[op.outputs[0]]
+    if len(op.inputs) > 2 and op.inputs[2] >= 0:
+        bias = tr.tensors[op.inputs[2]]
+        acc = tr.node("Add", [acc, tr.constant(bias.data.astype(np.int32).reshape(channel_shape), "bias")])
+    acc = tr.node("Cast", [acc], to=7)
+    reals = np.float64(x.q.scale[0]) * w.q.scale.astype(np.float64) / np.float64(out.q.scale[0])
+    y = requantize(tr, acc, reals, channel_shape)
+    if code not in (0, 1, 2, 3):
+        raise UsageError(f"{tr.path}: {op.label}: fused activation {code} is not supported on int8")
+    zero = int(out.q.zero_point[0])
+    low, high = activation_range(code, float(out.q.scale[0]), zero, "int8")
+    return clamp_to(tr, y, zero, low, high, "int8")
+
+
+def _exact_conv(tr: Translation, op: Op, x: TensorInfo, w: TensorInfo, perm: tuple, pads: list, conv: dict, code):
+    """CONV_2D or DEPTHWISE_CONV_2D in TFLM's integer arithmetic: the input
+    padded with its zero point (TFLM skips padded taps, which is the same),
+    ConvInteger, the bias, the requantization and the activation clamp."""
+    zero = np.int8(x.q.zero_point[0])
+    value = tr.node("Transpose", [tr.stored(x.index, op)], perm=[0, 3, 1, 2])
+    if any(pads):
+        top, left, bottom, right = pads
+        onnx_pads = np.array([0, 0, top, left, 0, 0, bottom, right], np.int64)
+        value = tr.node("Pad", [value, tr.constant(onnx_pads, "pads"), tr.constant(zero, "pad_value")])
+    filt = tr.constant(np.ascontiguousarray(np.transpose(w.data, perm)).astype(np.int8), "filter")
+    acc = tr.node(
+        "ConvInteger", [value, filt, tr.constant(zero, "x_zero_point"), tr.constant(np.int8(0), "w_zero")], **conv
+    )
+    channels = w.data.shape[perm[0]]
+    y = _requantized(tr, op, acc, x, w, (1, channels, 1, 1), code)
+    tr.store_int(op.outputs[0], tr.node("Transpose", [y], perm=[0, 2, 3, 1]))
+
+
+def _exact_fully_connected(tr: Translation, op: Op, x: TensorInfo, w: TensorInfo, flat: list, code: int) -> None:
+    zero = np.int8(x.q.zero_point[0])
+    value = reshape_to(tr, tr.stored(x.index, op), flat)
+    weights = tr.constant(np.ascontiguousarray(w.data.T).astype(np.int8), "weights")
+    acc = tr.node(
+        "MatMulInteger", [value, weights, tr.constant(zero, "x_zero_point"), tr.constant(np.int8(0), "w_zero")]
+    )
+    y = _requantized(tr, op, acc, x, w, (1, w.shape[0]), code)
+    tr.store_int(op.outputs[0], reshape_to(tr, y, list(tr.tensors[op.outputs[0]].shape)))
 
 
 def _filter(tr: Translation, w: TensorInfo, perm: tuple, op: Op) -> str:
@@ -323,6 +410,8 @@ def fully_connected(tr: Translation, op: Op) -> None:
     count = math.prod(x.shape)
     if depth == 0 or count % depth:
         raise UsageError(f"{tr.path}: {op.label}: weights {w.name!r} do not fit input {x.name!r}")
+    if _integer_form(tr, op, x, w):
+        return _exact_fully_connected(tr, op, x, w, [count // depth, depth], o.FusedActivationFunction() if o else 0)
     flat = reshape_to(tr, tr.real(x.index, op), [count // depth, depth])
     y = tr.node("Gemm", [flat, tr.real(w.index, op), *_bias(tr, op)], transB=1)
     out = tr.tensors[op.outputs[0]]
