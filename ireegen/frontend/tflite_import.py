@@ -31,7 +31,7 @@ import numpy as np
 
 from ireegen.common.errors import UsageError
 
-from .tflite_arith import activation_range, clamp_to, requantize
+from .tflite_arith import activation_range, clamp_to, requantize, round_away
 
 # pyproject.toml's `tflite` and `tflite-micro` extras pin the same.
 TFLITE_PACKAGE = "tflite>=2.18"
@@ -425,6 +425,8 @@ def _pool(onnx_op: str):
         x = need_rank(tr, op.inputs[0], 4, op)
         kernel, strides = (o.FilterHeight(), o.FilterWidth()), (o.StrideH(), o.StrideW())
         pads = spatial_pads(o.Padding(), x.shape, kernel, strides, (1, 1))
+        if onnx_op == "AveragePool" and _same_int8(tr, op):
+            return _exact_average_pool(tr, op, x, kernel, strides, pads, o.FusedActivationFunction())
         y = tr.node(
             onnx_op, [to_nchw(tr, tr.real(x.index, op))], kernel_shape=list(kernel), strides=list(strides), pads=pads
         )
@@ -433,9 +435,105 @@ def _pool(onnx_op: str):
     return handler
 
 
+def _same_int8(tr: Translation, op: Op) -> bool:
+    """Whether every input and output of `op` is int8 quantized per tensor."""
+    tensors = [tr.tensors[i] for i in (*op.inputs, *op.outputs) if i >= 0]
+    return all(t.dtype == "int8" and t.q is not None and not t.q.per_channel for t in tensors)
+
+
+def _exact_average_pool(tr: Translation, op: Op, x: TensorInfo, kernel, strides, pads, code: int) -> None:
+    """AVERAGE_POOL_2D as TFLM computes int8: the sum of the raw values of
+    the window's taps inside the input, divided by their count rounding half
+    away from zero (input and output share their quantization in TFLM).
+    The sum is a ones convolution in float32, exact for int8 windows below
+    2^16 taps; the quotient of two integers below 2^24 truncates exactly."""
+    if kernel[0] * kernel[1] >= 1 << 16:
+        raise UsageError(f"{tr.path}: {op.label}: a {kernel[0]}x{kernel[1]} window is too large")
+    channels = x.shape[3]
+    out = tr.tensors[op.outputs[0]]
+    value = tr.node("Cast", [tr.stored(x.index, op)], to=1)
+    value = tr.node("Transpose", [value], perm=[0, 3, 1, 2])
+    ones = tr.constant(np.ones((channels, 1, *kernel), np.float32), "ones")
+    total = tr.node("Conv", [value, ones], kernel_shape=list(kernel), strides=list(strides), pads=pads, group=channels)
+
+    count = _window_counts(x.shape[1:3], kernel, strides, pads, out.shape[1:3])
+    half = np.floor(count / 2).astype(np.float32)
+    positive = tr.node("Greater", [total, tr.constant(np.float32(0), "zero")])
+    offset = tr.node("Where", [positive, tr.constant(half, "half"), tr.constant(-half, "minus_half")])
+    quotient = tr.node("Div", [tr.node("Add", [total, offset]), tr.constant(count, "count")])
+    negative = tr.node("Less", [quotient, tr.constant(np.float32(0), "zero")])
+    truncated = tr.node("Where", [negative, tr.node("Ceil", [quotient]), tr.node("Floor", [quotient])])
+    zero = int(out.q.zero_point[0])
+    low, high = activation_range(code, float(out.q.scale[0]), zero, "int8")
+    y = tr.node("Cast", [truncated], to=7)
+    y = clamp_to(tr, y, 0, low, high, "int8")
+    tr.store_int(op.outputs[0], tr.node("Transpose", [y], perm=[0, 2, 3, 1]))
+
+
+def _window_counts(size, kernel, strides, pads, out_size) -> np.ndarray:
+    """[1, 1, OH, OW] float32: how many taps of each output's window lie inside the input."""
+    counts = np.zeros((1, 1, *out_size), np.float32)
+    for i in range(out_size[0]):
+        top = i * strides[0] - pads[0]
+        rows = min(top + kernel[0], size[0]) - max(top, 0)
+        for j in range(out_size[1]):
+            left = j * strides[1] - pads[1]
+            cols = min(left + kernel[1], size[1]) - max(left, 0)
+            counts[0, 0, i, j] = max(rows, 0) * max(cols, 0)
+    return counts
+
+
+ADD_LEFT_SHIFT = 20  # bits an int8 ADD/SUB input is shifted up before rescaling
+
+
+def _exact_add(tr: Translation, op: Op, code: int) -> None:
+    """ADD or SUB as TFLM computes int8: each input less its zero point,
+    shifted up ADD_LEFT_SHIFT bits and rescaled to twice the larger input
+    scale, summed, rescaled to the output."""
+    real = np.float64  # TFLM derives the factors in double from the float32 scales
+    a, b = (tr.tensors[i] for i in op.inputs[:2])
+    out = tr.tensors[op.outputs[0]]
+    sa, sb, so = (real(t.q.scale[0]) for t in (a, b, out))
+    twice = real(2) * real(max(np.float32(sa), np.float32(sb)))
+    terms = []
+    for t, scale in ((a, sa), (b, sb)):
+        v = tr.node("Cast", [tr.stored(t.index, op)], to=7)
+        v = tr.node("Sub", [v, tr.constant(np.int64(t.q.zero_point[0]), "zero_point")])
+        v = tr.node("Mul", [v, tr.constant(np.int64(1 << ADD_LEFT_SHIFT), "left_shift")])
+        terms.append(requantize(tr, v, [float(real(scale / twice))], ()))
+    total = tr.node("Add" if op.name == "ADD" else "Sub", terms)
+    y = requantize(tr, total, [float(real(twice / (real(1 << ADD_LEFT_SHIFT) * so)))], ())
+    zero = int(out.q.zero_point[0])
+    low, high = activation_range(code, float(out.q.scale[0]), zero, "int8")
+    tr.store_int(op.outputs[0], clamp_to(tr, y, zero, low, high, "int8"))
+
+
+def _exact_mul(tr: Translation, op: Op, code: int) -> None:
+    """MUL as TFLM computes int8: the product of the inputs less their zero
+    points, requantized by input scales' product over the output scale."""
+    a, b = (tr.tensors[i] for i in op.inputs[:2])
+    out = tr.tensors[op.outputs[0]]
+    terms = []
+    for t in (a, b):
+        v = tr.node("Cast", [tr.stored(t.index, op)], to=7)
+        terms.append(tr.node("Sub", [v, tr.constant(np.int64(t.q.zero_point[0]), "zero_point")]))
+    real = np.float64(a.q.scale[0]) * np.float64(b.q.scale[0]) / np.float64(out.q.scale[0])
+    y = requantize(tr, tr.node("Mul", terms), [float(real)], ())
+    zero = int(out.q.zero_point[0])
+    low, high = activation_range(code, float(out.q.scale[0]), zero, "int8")
+    tr.store_int(op.outputs[0], clamp_to(tr, y, zero, low, high, "int8"))
+
+
+# int8 binary ops written in TFLM's integer arithmetic.
+EXACT_BINARY = {"ADD": _exact_add, "SUB": _exact_add, "MUL": _exact_mul}
+
+
 def _binary(onnx_op: str, options_name: str):
     def handler(tr: Translation, op: Op) -> None:
         o = options(op, tr, options_name)
+        code = o.FusedActivationFunction() if o else 0
+        if op.name in EXACT_BINARY and _same_int8(tr, op) and code in (0, 1, 2, 3):
+            return EXACT_BINARY[op.name](tr, op, code)
         y = tr.node(onnx_op, [tr.real(op.inputs[0], op), tr.real(op.inputs[1], op)])
         tr.store(op.outputs[0], activation(tr, y, o.FusedActivationFunction() if o else 0, op), op)
 
@@ -450,6 +548,15 @@ def _unary(onnx_op: str, **attrs):
 
 
 def relu6(tr: Translation, op: Op) -> None:
+    if _same_int8(tr, op):
+        # TFLM's int8 RELU6 clamps the raw values to the input's quantized 0
+        # and 6 and keeps them: the output's own parameters are not read.
+        x = tr.tensors[op.inputs[0]]
+        zero, scale = int(x.q.zero_point[0]), float(x.q.scale[0])
+        six = min(127, max(-128, zero + round_away(float(np.float32(6.0) / np.float32(scale)))))
+        value = tr.node("Max", [tr.stored(x.index, op), tr.constant(np.int8(max(zero, -128)), "zero")])
+        tr.store_int(op.outputs[0], tr.node("Min", [value, tr.constant(np.int8(six), "six")]))
+        return
     tr.store(op.outputs[0], activation(tr, tr.real(op.inputs[0], op), 3, op), op)
 
 
