@@ -5,7 +5,6 @@ built by tflite_builder.py with fixed seeds."""
 from __future__ import annotations
 
 import numpy as np
-
 from tflite_builder import TFLiteBuilder
 
 
@@ -15,8 +14,9 @@ def _q(b, name, shape, dtype, scale, zp, data=None, axis=0):
 
 def conv_model(dtype: str = "float32") -> bytes:
     """CONV_2D (SAME, RELU) -> DEPTHWISE_CONV_2D (VALID, multiplier 2,
-    RELU6) -> MAX_POOL_2D -> PAD -> AVERAGE_POOL_2D (SAME) -> MEAN ->
-    FULLY_CONNECTED -> SOFTMAX; int8: per-channel filters, per-tensor activations."""
+    RELU6) -> MAX_POOL_2D -> PAD -> AVERAGE_POOL_2D (SAME) -> RESHAPE ->
+    FULLY_CONNECTED; int8: per-channel filters (the fully connected one per
+    tensor), per-tensor activations."""
     rng = np.random.default_rng(1)
     b = TFLiteBuilder()
     f = dtype == "float32"
@@ -37,8 +37,18 @@ def conv_model(dtype: str = "float32") -> bytes:
         bs = 0.02 * ws
         cb = b.tensor("conv/b", [6], "int32", data=np.round(rng.standard_normal(6) * 0.1 / bs), scale=bs, axis=0)
     c1 = t("conv", [1, 8, 8, 6], 0.03, -128)
-    b.op("CONV_2D", [x, cw, cb], [c1], "Conv2DOptions", Padding=0, StrideW=1, StrideH=1, FusedActivationFunction=1,
-         DilationWFactor=1, DilationHFactor=1)
+    b.op(
+        "CONV_2D",
+        [x, cw, cb],
+        [c1],
+        "Conv2DOptions",
+        Padding=0,
+        StrideW=1,
+        StrideH=1,
+        FusedActivationFunction=1,
+        DilationWFactor=1,
+        DilationHFactor=1,
+    )
     w2 = rng.standard_normal((1, 3, 3, 12)).astype(np.float32) * 0.3
     db = rng.standard_normal(12) * 0.1
     if f:
@@ -49,39 +59,48 @@ def conv_model(dtype: str = "float32") -> bytes:
         dw = b.tensor("dw/w", [1, 3, 3, 12], "int8", data=np.round(w2 / ws2), scale=ws2, axis=3)
         dwb = b.tensor("dw/b", [12], "int32", data=np.round(db / (0.03 * ws2)), scale=0.03 * ws2, axis=0)
     c2 = t("dw", [1, 6, 6, 12], 6 / 255, -128)
-    b.op("DEPTHWISE_CONV_2D", [c1, dw, dwb], [c2], "DepthwiseConv2DOptions", Padding=1, StrideW=1, StrideH=1,
-         DepthMultiplier=2, FusedActivationFunction=3, DilationWFactor=1, DilationHFactor=1)
+    b.op(
+        "DEPTHWISE_CONV_2D",
+        [c1, dw, dwb],
+        [c2],
+        "DepthwiseConv2DOptions",
+        Padding=1,
+        StrideW=1,
+        StrideH=1,
+        DepthMultiplier=2,
+        FusedActivationFunction=3,
+        DilationWFactor=1,
+        DilationHFactor=1,
+    )
     p1 = t("maxpool", [1, 3, 3, 12], 6 / 255, -128)
     b.op("MAX_POOL_2D", [c2], [p1], "Pool2DOptions", Padding=1, StrideW=2, StrideH=2, FilterWidth=2, FilterHeight=2)
     pads = b.tensor("pad/paddings", [4, 2], "int32", data=np.array([[0, 0], [1, 0], [0, 1], [0, 0]]))
     p2 = t("pad", [1, 4, 4, 12], 6 / 255, -128)
     b.op("PAD", [p1, pads], [p2])
     p3 = t("avgpool", [1, 2, 2, 12], 6 / 255, -128)
-    b.op("AVERAGE_POOL_2D", [p2], [p3], "Pool2DOptions", Padding=0, StrideW=2, StrideH=2, FilterWidth=3,
-         FilterHeight=3)
-    axes = b.tensor("mean/axes", [2], "int32", data=np.array([1, 2]))
-    m = t("mean", [1, 12], 6 / 255, -128)
-    b.op("MEAN", [p3, axes], [m], "ReducerOptions", KeepDims=False)
-    w3 = rng.standard_normal((5, 12)).astype(np.float32) * 0.5
+    b.op("AVERAGE_POOL_2D", [p2], [p3], "Pool2DOptions", Padding=0, StrideW=2, StrideH=2, FilterWidth=3, FilterHeight=3)
+    flat_shape = b.tensor("flatten/shape", [2], "int32", data=[1, 48])
+    m = t("flatten", [1, 48], 6 / 255, -128)
+    b.op("RESHAPE", [p3, flat_shape], [m], "ReshapeOptions")
+    w3 = rng.standard_normal((5, 48)).astype(np.float32) * 0.3
     if f:
-        fw = b.tensor("fc/w", [5, 12], "float32", data=w3)
+        fw = b.tensor("fc/w", [5, 48], "float32", data=w3)
         fb = b.tensor("fc/b", [5], "float32", data=rng.standard_normal(5).astype(np.float32) * 0.1)
     else:
-        fw = b.tensor("fc/w", [5, 12], "int8", data=np.round(w3 / (np.abs(w3).max() / 127)),
-                      scale=np.abs(w3).max() / 127)
+        fw = b.tensor(
+            "fc/w", [5, 48], "int8", data=np.round(w3 / (np.abs(w3).max() / 127)), scale=np.abs(w3).max() / 127
+        )
         fbs = (6 / 255) * np.abs(w3).max() / 127
         fb = b.tensor("fc/b", [5], "int32", data=np.round(rng.standard_normal(5) * 0.1 / fbs), scale=fbs)
-    fc = t("fc", [1, 5], 0.05, 3)
-    b.op("FULLY_CONNECTED", [m, fw, fb], [fc], "FullyConnectedOptions")
-    y = t("probabilities", [1, 5], 1 / 256, -128)
-    b.op("SOFTMAX", [fc], [y], "SoftmaxOptions", Beta=1.0)
-    return b.build([x], [y])
+    fc = t("logits", [1, 5], 0.05, 3)
+    b.op("FULLY_CONNECTED", [m, fw, fb], [fc], "FullyConnectedOptions", FusedActivationFunction=0)
+    return b.build([x], [fc])
 
 
 def elementwise_model(dtype: str = "float32") -> bytes:
-    """ADD, SUB, MUL (fused RELU), LOGISTIC, TANH, HARD_SWISH, RELU, RELU6,
-    CONCATENATION, STRIDED_SLICE, TRANSPOSE, RESHAPE, SQUEEZE; the int8 one
-    through QUANTIZE and DEQUANTIZE at a float interface."""
+    """ADD, SUB, MUL (fused RELU), RELU, RELU6, CONCATENATION,
+    STRIDED_SLICE, TRANSPOSE, RESHAPE, SQUEEZE; the int8 one through
+    QUANTIZE and DEQUANTIZE at a float interface."""
     b = TFLiteBuilder()
     f = dtype == "float32"
 
@@ -103,15 +122,11 @@ def elementwise_model(dtype: str = "float32") -> bytes:
     b.op("SUB", [a, c], [sub], "SubOptions", FusedActivationFunction=0)
     mul = t("mul", [1, 4, 6], 0.03, -20)
     b.op("MUL", [add, sub], [mul], "MulOptions", FusedActivationFunction=1)
-    sig = t("sigmoid", [1, 4, 6], 1 / 256, -128)
-    b.op("LOGISTIC", [add], [sig])
-    tanh = t("tanh", [1, 4, 6], 1 / 128, 0)
-    b.op("TANH", [sub], [tanh])
-    hs = t("hardswish", [1, 4, 6], 0.03, -20)
-    b.op("HARD_SWISH", [a], [hs])
+    hs = t("relu_n1", [1, 4, 6], 0.03, -20)
+    b.op("ADD", [a, c], [hs], "AddOptions", FusedActivationFunction=2)
     relu = t("relu", [1, 4, 6], 0.03, -20)
     b.op("RELU", [sub], [relu])
-    relu6 = t("relu6", [1, 4, 6], 6 / 255, -128)
+    relu6 = t("relu6", [1, 4, 6], 0.05, -1)
     b.op("RELU6", [add], [relu6])
     cat = t("concat", [1, 4, 18], 0.03, -20)
     b.op("CONCATENATION", [hs, relu, mul], [cat], "ConcatenationOptions", Axis=2, FusedActivationFunction=0)
@@ -121,13 +136,13 @@ def elementwise_model(dtype: str = "float32") -> bytes:
     sl = t("slice", [2, 6], 0.03, -20)
     b.op("STRIDED_SLICE", [cat, begin, end, strides], [sl], "StridedSliceOptions", ShrinkAxisMask=1)
     perm = b.tensor("transpose/perm", [3], "int32", data=[0, 2, 1])
-    tr = t("transpose", [1, 6, 4], 1 / 256, -128)
-    b.op("TRANSPOSE", [sig, perm], [tr])
+    tr = t("transpose", [1, 6, 4], 0.05, 4)
+    b.op("TRANSPOSE", [sub, perm], [tr])
     shape = b.tensor("reshape/shape", [2], "int32", data=[6, 4])
-    rs = t("reshape", [6, 4], 1 / 256, -128)
+    rs = t("reshape", [6, 4], 0.05, 4)
     b.op("RESHAPE", [tr, shape], [rs], "ReshapeOptions")
-    sq = t("squeeze", [4, 6], 1 / 128, 0)
-    b.op("SQUEEZE", [tanh], [sq], "SqueezeOptions")
+    sq = t("squeeze", [4, 6], 0.02, -128)
+    b.op("SQUEEZE", [mul], [sq], "SqueezeOptions")
     outs = [sl, rs, sq, relu6]
     if not f:
         floats = []
@@ -138,3 +153,38 @@ def elementwise_model(dtype: str = "float32") -> bytes:
             floats.append(fo)
         outs = floats
     return b.build(ins, outs)
+
+
+def activations_model(dtype: str = "float32") -> bytes:
+    """LOGISTIC, TANH, HARD_SWISH, SOFTMAX (beta 0.5) and MEAN.  Their int8
+    forms are TFLM's lookup tables and fixed-point series, which the
+    translation does not reproduce: the int8 model is refused by
+    verification."""
+    b = TFLiteBuilder()
+    f = dtype == "float32"
+
+    def t(name, shape, scale, zp):
+        return b.tensor(name, shape, dtype, scale=None if f else scale, zero_point=None if f else zp)
+
+    x = t("x", [1, 3, 4, 8], 0.04, 1)
+    sig = t("sigmoid", [1, 3, 4, 8], 1 / 256, -128)
+    b.op("LOGISTIC", [x], [sig])
+    tanh = t("tanh", [1, 3, 4, 8], 1 / 128, 0)
+    b.op("TANH", [x], [tanh])
+    hs = t("hardswish", [1, 3, 4, 8], 0.03, -20)
+    b.op("HARD_SWISH", [x], [hs])
+    sm = t("softmax", [1, 3, 4, 8], 1 / 256, -128)
+    b.op("SOFTMAX", [x], [sm], "SoftmaxOptions", Beta=0.5)
+    axes = b.tensor("mean/axes", [2], "int32", data=[1, 2])
+    mean = t("mean", [1, 8], 0.04, 1)
+    b.op("MEAN", [x, axes], [mean], "ReducerOptions", KeepDims=False)
+    return b.build([x], [sig, tanh, hs, sm, mean])
+
+
+def unsupported_model() -> bytes:
+    """FLOOR, an op outside the table, computing tensor 'rounded'."""
+    b = TFLiteBuilder()
+    x = b.tensor("x", [1, 4], "float32")
+    y = b.tensor("rounded", [1, 4], "float32")
+    b.op("FLOOR", [x], [y])
+    return b.build([x], [y])

@@ -168,6 +168,17 @@ class Translation:
             self.real(index, op)
         return self.values[index]
 
+    def operand(self, index: int, op, raw: bool) -> str:
+        """Tensor `index` as stored (`raw`) or as its float value."""
+        return self.stored(index, op) if raw else self.real(index, op)
+
+    def result(self, index: int, value: str, op, raw: bool) -> None:
+        """Makes `value` tensor `index`: as it is (`raw`), or quantized from float."""
+        if raw:
+            self.store_int(index, value)
+        else:
+            self.store(index, value, op)
+
     def store_int(self, index: int, value: str) -> None:
         """Makes `value`, already of the tensor's integer type, TFLite tensor `index`."""
         name = self.output_name(index)
@@ -560,10 +571,23 @@ def relu6(tr: Translation, op: Op) -> None:
     tr.store(op.outputs[0], activation(tr, tr.real(op.inputs[0], op), 3, op), op)
 
 
+def moves_bytes(tr: Translation, op: Op, data_inputs) -> bool:
+    """Whether `op` moves int8 or uint8 values as they are: its data inputs
+    and output of one integer type, quantized per tensor.  TFLM's kernels of
+    such ops copy the values and read no scale (an output whose parameters
+    differ reinterprets them), so the translation moves them too."""
+    tensors = [tr.tensors[i] for i in (*data_inputs, op.outputs[0])]
+    dtype = tensors[-1].dtype
+    return dtype in QUANTIZED_TYPES and all(
+        t.dtype == dtype and t.q is not None and not t.q.per_channel for t in tensors
+    )
+
+
 def reshape(tr: Translation, op: Op) -> None:
     """RESHAPE and SQUEEZE: to the output tensor's (static) shape."""
     out = tr.tensors[op.outputs[0]]
-    tr.store(op.outputs[0], reshape_to(tr, tr.real(op.inputs[0], op), list(out.shape)), op)
+    raw = moves_bytes(tr, op, op.inputs[:1])
+    tr.result(op.outputs[0], reshape_to(tr, tr.operand(op.inputs[0], op, raw), list(out.shape)), op, raw)
 
 
 def softmax(tr: Translation, op: Op) -> None:
@@ -586,7 +610,12 @@ def pad(tr: Translation, op: Op) -> None:
     if len(pads) != 2 * len(x.shape) or min(pads) < 0:
         raise UsageError(f"{tr.path}: {op.label}: paddings do not fit input {x.name!r}")
     onnx_pads = np.array(pads[0::2] + pads[1::2], dtype=np.int64)
-    tr.store(op.outputs[0], tr.node("Pad", [tr.real(x.index, op), tr.constant(onnx_pads, "pads")]), op)
+    raw = moves_bytes(tr, op, op.inputs[:1])
+    args = [tr.operand(x.index, op, raw), tr.constant(onnx_pads, "pads")]
+    if raw:  # TFLM pads an integer tensor with the output's zero point
+        out = tr.tensors[op.outputs[0]]
+        args.append(tr.constant(np.array(out.q.zero_point[0], out.dtype), "pad_value"))
+    tr.result(op.outputs[0], tr.node("Pad", args), op, raw)
 
 
 def concatenation(tr: Translation, op: Op) -> None:
@@ -595,8 +624,9 @@ def concatenation(tr: Translation, op: Op) -> None:
     axis = o.Axis()
     if not -rank <= axis < rank:
         raise UsageError(f"{tr.path}: {op.label}: axis {axis} is out of range")
-    y = tr.node("Concat", [tr.real(i, op) for i in op.inputs], axis=axis % rank)
-    tr.store(op.outputs[0], activation(tr, y, o.FusedActivationFunction(), op), op)
+    raw = o.FusedActivationFunction() == 0 and moves_bytes(tr, op, op.inputs)
+    y = tr.node("Concat", [tr.operand(i, op, raw) for i in op.inputs], axis=axis % rank)
+    tr.result(op.outputs[0], y if raw else activation(tr, y, o.FusedActivationFunction(), op), op, raw)
 
 
 def mean(tr: Translation, op: Op) -> None:
@@ -633,10 +663,11 @@ def strided_slice(tr: Translation, op: Op) -> None:
             e = size if step > 0 else -(2**62)
         starts.append(b)
         ends.append(e)
+    raw = moves_bytes(tr, op, op.inputs[:1])
     y = tr.node(
         "Slice",
         [
-            tr.real(x.index, op),
+            tr.operand(x.index, op, raw),
             tr.constant(np.array(starts, np.int64), "starts"),
             tr.constant(np.array(ends, np.int64), "ends"),
             tr.constant(np.arange(rank, dtype=np.int64), "axes"),
@@ -644,7 +675,7 @@ def strided_slice(tr: Translation, op: Op) -> None:
         ],
     )
     out = tr.tensors[op.outputs[0]]
-    tr.store(op.outputs[0], reshape_to(tr, y, list(out.shape)), op)
+    tr.result(op.outputs[0], reshape_to(tr, y, list(out.shape)), op, raw)
 
 
 def transpose(tr: Translation, op: Op) -> None:
@@ -652,7 +683,8 @@ def transpose(tr: Translation, op: Op) -> None:
     perm = tr.constant_ints(op.inputs[1], op)
     if sorted(perm) != list(range(len(x.shape))):
         raise UsageError(f"{tr.path}: {op.label}: permutation {perm} does not fit input {x.name!r}")
-    tr.store(op.outputs[0], tr.node("Transpose", [tr.real(x.index, op)], perm=perm), op)
+    raw = moves_bytes(tr, op, op.inputs[:1])
+    tr.result(op.outputs[0], tr.node("Transpose", [tr.operand(x.index, op, raw)], perm=perm), op, raw)
 
 
 # Builtin op name -> handler: the op set ireegen takes from a .tflite file.
