@@ -164,3 +164,15 @@ def test_onnx_only_flags_are_refused(models, tmp_path):
         "--quantized-io",
         "TFLite",
     )
+
+
+def test_a_crash_of_tflm_is_a_refusal(tmp_path):
+    """TFLM trusts the model; it runs in a child process, so its crash is
+    one line of emit's, nothing written."""
+    path = tmp_path / "dw.tflite"
+    path.write_bytes(tflite_models.depthwise_without_bias_model())
+    proc = run_cli("emit", path, "-o", tmp_path / "out")
+    assert proc.returncode == 1, proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "dw.tflite: TFLite Micro's interpreter failed" in lines[0], proc.stderr
+    assert not (tmp_path / "out").exists()

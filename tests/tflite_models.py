@@ -188,3 +188,25 @@ def unsupported_model() -> bytes:
     y = b.tensor("rounded", [1, 4], "float32")
     b.op("FLOOR", [x], [y])
     return b.build([x], [y])
+
+
+def depthwise_without_bias_model() -> bytes:
+    """A float DEPTHWISE_CONV_2D without its optional bias, on which TFLM's
+    interpreter crashes (it reads the absent tensor)."""
+    b = TFLiteBuilder()
+    x = b.tensor("x", [1, 4, 4, 2], "float32")
+    w = b.tensor("w", [1, 3, 3, 2], "float32", data=np.linspace(-1, 1, 18, dtype=np.float32))
+    y = b.tensor("y", [1, 2, 2, 2], "float32")
+    b.op(
+        "DEPTHWISE_CONV_2D",
+        [x, w, -1],
+        [y],
+        "DepthwiseConv2DOptions",
+        Padding=1,
+        StrideW=1,
+        StrideH=1,
+        DepthMultiplier=1,
+        DilationWFactor=1,
+        DilationHFactor=1,
+    )
+    return b.build([x], [y])

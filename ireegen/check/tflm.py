@@ -11,6 +11,9 @@ line: which output, in how many elements, by how much at most.
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -47,22 +50,58 @@ def tflm_version() -> str:
         return "unknown"
 
 
+# Run in a child process: TFLM trusts the model (a missing optional input
+# can crash it), and a crash must be a refusal, not ireegen's.
+_CHILD = """
+import sys
+import numpy as np
+from tflite_micro.python.tflite_micro import runtime
+model, arena, count, inputs, outputs = sys.argv[1:6]
+given = np.load(inputs)
+interpreter = runtime.Interpreter.from_file(model, arena_size=int(arena))
+for i in range(len(given.files)):
+    interpreter.set_input(np.ascontiguousarray(given[f"x{i}"]), i)
+interpreter.invoke()
+np.savez(outputs, **{f"y{i}": np.array(interpreter.get_output(i)) for i in range(int(count))})
+"""
+CHILD_TIMEOUT = 600  # seconds TFLM may take on one draw
+
+
 def tflm_outputs(model_path, inputs, count: int) -> list:
     """TFLM's `count` outputs of the .tflite model at `model_path` on
-    `inputs` (both in the subgraph's order)."""
-    runtime = require_tflm()
-    size = Path(model_path).stat().st_size
-    try:
-        interpreter = runtime.Interpreter.from_file(str(model_path), arena_size=size * 10 + ARENA_HEADROOM)
-        for i, x in enumerate(inputs):
-            interpreter.set_input(np.ascontiguousarray(x), i)
-        interpreter.invoke()
-        return [np.array(interpreter.get_output(i)) for i in range(count)]
-    except (RuntimeError, ValueError) as e:
-        raise VerificationError(
-            f"{model_path}: TFLite Micro's interpreter cannot run the model ({str(e).strip()[:200]}), so it cannot "
-            "be verified (--no-verify skips this check)"
-        ) from None
+    `inputs` (both in the subgraph's order), computed in a child process."""
+    require_tflm()
+    model_path = Path(model_path)
+    arena = model_path.stat().st_size * 10 + ARENA_HEADROOM
+    with tempfile.TemporaryDirectory(prefix="ireegen-tflm-") as tmp:
+        given, got = Path(tmp) / "inputs.npz", Path(tmp) / "outputs.npz"
+        np.savez(given, **{f"x{i}": np.asarray(x) for i, x in enumerate(inputs)})
+        try:
+            proc = subprocess.run(
+                [sys.executable, "-c", _CHILD, str(model_path.resolve()), str(arena), str(count), given, got],
+                capture_output=True,
+                text=True,
+                timeout=CHILD_TIMEOUT,
+            )
+        except subprocess.TimeoutExpired:
+            proc = None
+        if proc is None or proc.returncode != 0:
+            why = (
+                f"did not finish within {CHILD_TIMEOUT} s"
+                if proc is None
+                else f"failed ({_last_line(proc.stderr) or f'exit status {proc.returncode}'})"
+            )
+            raise VerificationError(
+                f"{model_path}: TFLite Micro's interpreter {why} on the model, so it cannot be verified "
+                "(--no-verify skips this check)"
+            )
+        with np.load(got) as out:
+            return [out[f"y{i}"] for i in range(count)]
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1][:200] if lines else ""
 
 
 def draw_inputs(function, seed: int) -> list:
