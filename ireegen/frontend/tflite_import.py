@@ -24,6 +24,7 @@ and its output tensor.
 from __future__ import annotations
 
 import math
+import struct
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -196,6 +197,7 @@ class Op:
     outputs: tuple
     options: object  # the generated options table, or None
     number: int
+    options_type: int = 0  # the BuiltinOptions union's type of `options`
 
     @property
     def label(self) -> str:
@@ -248,14 +250,33 @@ def to_nhwc(tr: Translation, value: str) -> str:
     return tr.node("Transpose", [value], perm=[0, 2, 3, 1])
 
 
+# Options tables an op cannot do without (the others have defaults).
+REQUIRED_OPTIONS = (
+    "Conv2DOptions",
+    "DepthwiseConv2DOptions",
+    "Pool2DOptions",
+    "ConcatenationOptions",
+    "StridedSliceOptions",
+)
+
+
 def options(op: Op, tr: Translation, cls_name: str):
+    """The op's options table, read as `cls_name` once its union type says it is one."""
     tflite = require_tflite()
-    cls = getattr(tflite, cls_name)
-    o = cls()
-    if op.options is None:
+    if op.options is None or op.options_type != getattr(tflite.BuiltinOptions, cls_name):
+        if cls_name in REQUIRED_OPTIONS or op.options is not None:
+            raise Malformed(f"{tr.path}: {op.label}: its options are not {cls_name}")
         return None
+    o = getattr(tflite, cls_name)()
     o.Init(op.options.Bytes, op.options.Pos)
     return o
+
+
+def positive(tr: Translation, op: Op, **values) -> None:
+    """Refuses a stride, dilation or window size below 1."""
+    for name, value in values.items():
+        if any(v < 1 for v in value):
+            raise Malformed(f"{tr.path}: {op.label}: {name} {list(value)} must be at least 1")
 
 
 def need_rank(tr: Translation, index: int, rank: int, op) -> TensorInfo:
@@ -286,6 +307,7 @@ def conv_2d(tr: Translation, op: Op) -> None:
     if groups < 1:
         raise UsageError(f"{tr.path}: {op.label}: filter {w.name!r} does not fit input {x.name!r}")
     strides, dil = (o.StrideH(), o.StrideW()), (o.DilationHFactor(), o.DilationWFactor())
+    positive(tr, op, strides=strides, dilations=dil)
     pads = spatial_pads(o.Padding(), x.shape, w.shape[1:3], strides, dil)
     conv = dict(kernel_shape=list(w.shape[1:3]), strides=list(strides), dilations=list(dil), group=groups)
     if _integer_form(tr, op, x, w):
@@ -314,6 +336,7 @@ def depthwise_conv_2d(tr: Translation, op: Op) -> None:
     if w.shape[0] != 1 or channels == 0 or w.shape[3] % channels:
         raise UsageError(f"{tr.path}: {op.label}: filter {w.name!r} does not fit input {x.name!r}")
     strides, dil = (o.StrideH(), o.StrideW()), (o.DilationHFactor(), o.DilationWFactor())
+    positive(tr, op, strides=strides, dilations=dil)
     pads = spatial_pads(o.Padding(), x.shape, w.shape[1:3], strides, dil)
     conv = dict(kernel_shape=list(w.shape[1:3]), strides=list(strides), dilations=list(dil), group=channels)
     if _integer_form(tr, op, x, w):
@@ -435,6 +458,7 @@ def _pool(onnx_op: str):
         o = options(op, tr, "Pool2DOptions")
         x = need_rank(tr, op.inputs[0], 4, op)
         kernel, strides = (o.FilterHeight(), o.FilterWidth()), (o.StrideH(), o.StrideW())
+        positive(tr, op, window=kernel, strides=strides)
         pads = spatial_pads(o.Padding(), x.shape, kernel, strides, (1, 1))
         if onnx_op == "AveragePool" and _same_int8(tr, op):
             return _exact_average_pool(tr, op, x, kernel, strides, pads, o.FusedActivationFunction())
@@ -806,7 +830,7 @@ def _operator(model, graph, i: int, tensors: list, path: Path) -> Op:
             raise Malformed(f"{path}: operator #{i} ({name}) names tensor {v}, past the subgraph's {len(tensors)}")
     if not outputs or -1 in outputs:
         raise Malformed(f"{path}: operator #{i} ({name}) has no output")
-    return Op(name, inputs, outputs, o.BuiltinOptions(), i)
+    return Op(name, inputs, outputs, o.BuiltinOptions(), i, int(o.BuiltinOptionsType()))
 
 
 def read_tflite(path) -> tuple:
@@ -871,7 +895,10 @@ def tflite_to_onnx(path):
     for i in inputs:
         tr.values[i] = tr.graph_names[i]
     for op in operators:
-        OPS[op.name](tr, op)
+        try:
+            OPS[op.name](tr, op)
+        except (IndexError, KeyError, ValueError, TypeError, AttributeError, OverflowError, struct.error) as e:
+            raise Malformed(f"{path}: {op.label}: a malformed operator ({type(e).__name__}: {e})"[:300]) from None
     for i in outputs:
         if i not in tr.values:
             raise UsageError(f"{path}: output {tensors[i].name!r} is computed by no operator")
