@@ -215,6 +215,10 @@ ACTIVATIONS = {
 }
 
 
+# Fused activations that are a clamp of the quantized output (NONE, RELU, RELU_N1_TO_1, RELU6).
+CLAMPS = (0, 1, 2, 3)
+
+
 def activation(tr: Translation, value: str, code: int, op) -> str:
     if code not in ACTIVATIONS:
         raise UsageError(f"{tr.path}: {op.label}: fused activation {code} is not supported")
@@ -310,7 +314,7 @@ def conv_2d(tr: Translation, op: Op) -> None:
     positive(tr, op, strides=strides, dilations=dil)
     pads = spatial_pads(o.Padding(), x.shape, w.shape[1:3], strides, dil)
     conv = dict(kernel_shape=list(w.shape[1:3]), strides=list(strides), dilations=list(dil), group=groups)
-    if _integer_form(tr, op, x, w):
+    if _integer_form(tr, op, x, w, o.FusedActivationFunction()):
         return _exact_conv(tr, op, x, w, (0, 3, 1, 2), pads, conv, o.FusedActivationFunction())
     # TFLite [O, H, W, I] -> ONNX [O, I, H, W]; a per-channel axis 0 stays 0.
     filt = _filter(tr, w, (0, 3, 1, 2), op)
@@ -339,7 +343,7 @@ def depthwise_conv_2d(tr: Translation, op: Op) -> None:
     positive(tr, op, strides=strides, dilations=dil)
     pads = spatial_pads(o.Padding(), x.shape, w.shape[1:3], strides, dil)
     conv = dict(kernel_shape=list(w.shape[1:3]), strides=list(strides), dilations=list(dil), group=channels)
-    if _integer_form(tr, op, x, w):
+    if _integer_form(tr, op, x, w, o.FusedActivationFunction()):
         return _exact_conv(tr, op, x, w, (3, 0, 1, 2), pads, conv, o.FusedActivationFunction())
     # TFLite [1, H, W, C*M] -> ONNX [C*M, 1, H, W]; the per-channel axis 3 becomes 0.
     filt = _filter(tr, w, (3, 0, 1, 2), op)
@@ -355,14 +359,16 @@ def depthwise_conv_2d(tr: Translation, op: Op) -> None:
     tr.store(op.outputs[0], activation(tr, to_nhwc(tr, y), o.FusedActivationFunction(), op), op)
 
 
-def _integer_form(tr: Translation, op: Op, x: TensorInfo, w: TensorInfo) -> bool:
+def _integer_form(tr: Translation, op: Op, x: TensorInfo, w: TensorInfo, code: int) -> bool:
     """Whether the op is TFLM's int8 kernel: int8 input and output quantized
-    per tensor, an int8 filter with zero points 0, an int32 bias or none.
+    per tensor, an int8 filter with zero points 0, an int32 bias or none, a
+    fused activation that is a clamp (NONE, RELU, RELU_N1_TO_1, RELU6).
     Such an op is written in TFLM's integer arithmetic (tflite_arith.py)."""
     out = tr.tensors[op.outputs[0]]
     bias = tr.tensors[op.inputs[2]] if len(op.inputs) > 2 and op.inputs[2] >= 0 else None
     return (
-        x.dtype == "int8"
+        code in CLAMPS
+        and x.dtype == "int8"
         and out.dtype == "int8"
         and x.q is not None
         and out.q is not None
@@ -385,8 +391,6 @@ def _requantized(tr: Translation, op: Op, acc: str, x: TensorInfo, w: TensorInfo
     acc = tr.node("Cast", [acc], to=7)
     reals = np.float64(x.q.scale[0]) * w.q.scale.astype(np.float64) / np.float64(out.q.scale[0])
     y = requantize(tr, acc, reals, channel_shape)
-    if code not in (0, 1, 2, 3):
-        raise UsageError(f"{tr.path}: {op.label}: fused activation {code} is not supported on int8")
     zero = int(out.q.zero_point[0])
     low, high = activation_range(code, float(out.q.scale[0]), zero, "int8")
     return clamp_to(tr, y, zero, low, high, "int8")
@@ -444,7 +448,7 @@ def fully_connected(tr: Translation, op: Op) -> None:
     count = math.prod(x.shape)
     if depth == 0 or count % depth:
         raise UsageError(f"{tr.path}: {op.label}: weights {w.name!r} do not fit input {x.name!r}")
-    if _integer_form(tr, op, x, w):
+    if _integer_form(tr, op, x, w, o.FusedActivationFunction() if o else 0):
         return _exact_fully_connected(tr, op, x, w, [count // depth, depth], o.FusedActivationFunction() if o else 0)
     flat = reshape_to(tr, tr.real(x.index, op), [count // depth, depth])
     y = tr.node("Gemm", [flat, tr.real(w.index, op), *_bias(tr, op)], transB=1)
@@ -460,7 +464,7 @@ def _pool(onnx_op: str):
         kernel, strides = (o.FilterHeight(), o.FilterWidth()), (o.StrideH(), o.StrideW())
         positive(tr, op, window=kernel, strides=strides)
         pads = spatial_pads(o.Padding(), x.shape, kernel, strides, (1, 1))
-        if onnx_op == "AveragePool" and _same_int8(tr, op):
+        if onnx_op == "AveragePool" and _same_int8(tr, op) and o.FusedActivationFunction() in CLAMPS:
             return _exact_average_pool(tr, op, x, kernel, strides, pads, o.FusedActivationFunction())
         y = tr.node(
             onnx_op, [to_nchw(tr, tr.real(x.index, op))], kernel_shape=list(kernel), strides=list(strides), pads=pads
@@ -567,7 +571,7 @@ def _binary(onnx_op: str, options_name: str):
     def handler(tr: Translation, op: Op) -> None:
         o = options(op, tr, options_name)
         code = o.FusedActivationFunction() if o else 0
-        if op.name in EXACT_BINARY and _same_int8(tr, op) and code in (0, 1, 2, 3):
+        if op.name in EXACT_BINARY and _same_int8(tr, op) and code in CLAMPS:
             return EXACT_BINARY[op.name](tr, op, code)
         y = tr.node(onnx_op, [tr.real(op.inputs[0], op), tr.real(op.inputs[1], op)])
         tr.store(op.outputs[0], activation(tr, y, o.FusedActivationFunction() if o else 0, op), op)

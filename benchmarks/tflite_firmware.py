@@ -5,7 +5,7 @@ divided by R), on an input over the whole int8 range.  Prints figures;
 asserts nothing.  The models are the user's (e.g. TFLM's examples from a
 tensorflow/tflite-micro checkout); nothing is downloaded.
 
-    python benchmarks/tflite.py MODEL.tflite... [--cpu cortex-m4] [--repeat 5]
+    python benchmarks/tflite_firmware.py MODEL.tflite... [--cpu cortex-m4] [--repeat 5]
 """
 
 from __future__ import annotations
