@@ -11,8 +11,9 @@ where doubling_high_mul(a, b) is (a*b + nudge) / 2^31 truncated toward
 zero with nudge 2^30 (1 - 2^30 for a negative product), and
 rounding_divide_by_pot(x, r) divides by 2^r rounding half away from zero.
 Both are sign(v) * floor((|v| + c) / 2^k) for a non-negative numerator, which
-`requantize` writes with int64 Abs, Add, Div (of non-negative values, where
-truncation and floor agree), Neg and Where.  A float QDQ graph rounds once,
+`requantize` writes with int64 Abs, Add, Mul, a division of the
+non-negative numerator by the constant 2^31 (where truncation and floor
+agree), Neg and Where.  A float QDQ graph rounds once,
 half to even, so it differs from TFLM in about one element in fifty; this
 form is bit-exact.
 
@@ -77,15 +78,22 @@ def activation_range(code: int, scale: float, zero_point: int, dtype: str) -> tu
     return low, high
 
 
-def _rounded_shift(tr, value: str, add, divisor) -> str:
-    """sign(value) * floor((|value| + add) / divisor) for int64 `value`;
-    `add` and `divisor` are int64 arrays (or a value name for `add`)."""
+def _rounded_shift(tr, value: str, add, bits) -> str:
+    """sign(value) * floor((|value| + add) / 2^bits) for int64 `value`;
+    `add` is an int64 array or a value name, `bits` (at most 31) an int64
+    array.  The numerator is not negative, so truncation and floor agree;
+    a per-channel `bits` scales it up by 2^(31 - bits) first, so that every
+    division is by the one constant 2^31 (a shift once compiled, where a
+    per-channel divisor would be a 64-bit division per element)."""
     negative = tr.node("Less", [value, tr.constant(np.int64(0), "zero")])
     magnitude = tr.node("Abs", [value])
     add_name = add if isinstance(add, str) else tr.constant(np.asarray(add, np.int64), "nudge")
-    quotient = tr.node(
-        "Div", [tr.node("Add", [magnitude, add_name]), tr.constant(np.asarray(divisor, np.int64), "pot")]
-    )
+    numerator = tr.node("Add", [magnitude, add_name])
+    bits = np.asarray(bits, np.int64)
+    if np.any(bits != 31):
+        up = tr.constant(np.left_shift(np.int64(1), 31 - bits).astype(np.int64), "scale_up")
+        numerator = tr.node("Mul", [numerator, up])
+    quotient = tr.node("Div", [numerator, tr.constant(np.int64(Q31), "q31")])
     return tr.node("Where", [negative, tr.node("Neg", [quotient]), quotient])
 
 
@@ -105,11 +113,11 @@ def requantize(tr, acc: str, reals, channel_shape: tuple) -> str:
     # doubling_high_mul: the nudge is 2^30, less one for a negative product.
     negative = tr.node("Cast", [tr.node("Less", [product, tr.constant(np.int64(0), "zero")])], to=7)
     nudge = tr.node("Sub", [tr.constant(np.int64(INT64_HALF), "half"), negative])
-    high = _rounded_shift(tr, product, nudge, np.int64(Q31))
+    high = _rounded_shift(tr, product, nudge, np.int64(31))
     if not np.any(right):
         return high
     half = np.where(right > 0, np.left_shift(np.int64(1), np.maximum(right - 1, 0)), 0)
-    return _rounded_shift(tr, high, c(half, "round_half"), np.asarray(np.left_shift(np.int64(1), right)).reshape(shape))
+    return _rounded_shift(tr, high, c(half, "round_half"), right.reshape(shape))
 
 
 def clamp_to(tr, value: str, zero_point: int, low: int, high: int, dtype: str) -> str:
