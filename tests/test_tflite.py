@@ -166,6 +166,7 @@ def test_onnx_only_flags_are_refused(models, tmp_path):
     )
 
 
+@pytest.mark.slow
 def test_a_crash_of_tflm_is_a_refusal(tmp_path):
     """TFLM trusts the model; it runs in a child process, so its crash is
     one line of emit's, nothing written."""
