@@ -177,3 +177,21 @@ def test_a_crash_of_tflm_is_a_refusal(tmp_path):
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and "dw.tflite: TFLite Micro's interpreter failed" in lines[0], proc.stderr
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.slow
+def test_firmware_sample_runs_an_int8_tflite_model_as_tflm_does(models, tmp_path):
+    """samples/firmware -DMODEL=x.tflite on the emulated Cortex-M4F: the
+    int8 input i % 256 - 128, the int8 output TFLM's bit for bit."""
+    from test_firmware import _build_and_run_firmware_sample, _configure_firmware_sample, _require_cmake
+
+    _require_cmake()
+    path = models["conv_model", "int8"]
+    build = tmp_path / "build"
+    _configure_firmware_sample(build, "cortex-m4", f"-DMODEL={path}")
+    _, numbers = _build_and_run_firmware_sample(build, "cortex-m4")
+    interpreter = runtime.Interpreter.from_file(str(path))
+    shape = interpreter.get_input_details(0)["shape"]
+    interpreter.set_input((np.arange(np.prod(shape)) % 256 - 128).astype(np.int8).reshape(shape), 0)
+    interpreter.invoke()
+    np.testing.assert_array_equal(numbers, interpreter.get_output(0).ravel().astype(np.float32))
