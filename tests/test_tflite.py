@@ -24,6 +24,7 @@ import tflite_models  # noqa: E402
 EXACT = [
     ("conv_model", "float32"),
     ("conv_model", "int8"),
+    ("conv_model", "int8 per tensor"),
     ("elementwise_model", "float32"),
     ("elementwise_model", "int8"),
     ("activations_model", "float32"),
@@ -35,9 +36,14 @@ def models(tmp_path_factory) -> dict:
     root = tmp_path_factory.mktemp("tflite")
     paths = {}
     for name, dtype in [*EXACT, ("activations_model", "int8")]:
+        if dtype == "int8 per tensor":
+            continue
         path = root / f"{name.removesuffix('_model')}_{dtype}.tflite"
         path.write_bytes(getattr(tflite_models, name)(dtype))
         paths[name, dtype] = path
+    path = root / "conv_int8_per_tensor.tflite"
+    path.write_bytes(tflite_models.conv_model("int8", per_channel=False))
+    paths["conv_model", "int8 per tensor"] = path
     path = root / "floor.tflite"
     path.write_bytes(tflite_models.unsupported_model())
     paths["unsupported"] = path

@@ -12,11 +12,17 @@ def _q(b, name, shape, dtype, scale, zp, data=None, axis=0):
     return b.tensor(name, shape, dtype, data=data, scale=scale, zero_point=zp, axis=axis)
 
 
-def conv_model(dtype: str = "float32") -> bytes:
+def _scale(scales, per_channel: bool):
+    """`scales` per channel, or their one (shared) value per tensor."""
+    return scales if per_channel else float(scales[0])
+
+
+def conv_model(dtype: str = "float32", per_channel: bool = True) -> bytes:
     """CONV_2D (SAME, RELU) -> DEPTHWISE_CONV_2D (VALID, multiplier 2,
     RELU6) -> MAX_POOL_2D -> PAD -> AVERAGE_POOL_2D (SAME) -> RESHAPE ->
     FULLY_CONNECTED; int8: per-channel filters (the fully connected one per
-    tensor), per-tensor activations."""
+    tensor), per-tensor activations; `per_channel=False`: one scale per
+    filter, written per tensor."""
     rng = np.random.default_rng(1)
     b = TFLiteBuilder()
     f = dtype == "float32"
@@ -33,9 +39,24 @@ def conv_model(dtype: str = "float32") -> bytes:
         cb = b.tensor("conv/b", [6], "float32", data=rng.standard_normal(6).astype(np.float32) * 0.1)
     else:
         ws = np.abs(w1).reshape(6, -1).max(1) / 127
-        cw = b.tensor("conv/w", [6, 3, 3, 3], "int8", data=np.round(w1 / ws[:, None, None, None]), scale=ws, axis=0)
+        ws = ws if per_channel else np.full(6, ws.max())
+        cw = b.tensor(
+            "conv/w",
+            [6, 3, 3, 3],
+            "int8",
+            data=np.round(w1 / ws[:, None, None, None]),
+            scale=_scale(ws, per_channel),
+            axis=0,
+        )
         bs = 0.02 * ws
-        cb = b.tensor("conv/b", [6], "int32", data=np.round(rng.standard_normal(6) * 0.1 / bs), scale=bs, axis=0)
+        cb = b.tensor(
+            "conv/b",
+            [6],
+            "int32",
+            data=np.round(rng.standard_normal(6) * 0.1 / bs),
+            scale=_scale(bs, per_channel),
+            axis=0,
+        )
     c1 = t("conv", [1, 8, 8, 6], 0.03, -128)
     b.op(
         "CONV_2D",
@@ -56,8 +77,11 @@ def conv_model(dtype: str = "float32") -> bytes:
         dwb = b.tensor("dw/b", [12], "float32", data=db)
     else:
         ws2 = np.abs(w2).reshape(-1, 12).max(0) / 127
-        dw = b.tensor("dw/w", [1, 3, 3, 12], "int8", data=np.round(w2 / ws2), scale=ws2, axis=3)
-        dwb = b.tensor("dw/b", [12], "int32", data=np.round(db / (0.03 * ws2)), scale=0.03 * ws2, axis=0)
+        ws2 = ws2 if per_channel else np.full(12, ws2.max())
+        dw = b.tensor("dw/w", [1, 3, 3, 12], "int8", data=np.round(w2 / ws2), scale=_scale(ws2, per_channel), axis=3)
+        dwb = b.tensor(
+            "dw/b", [12], "int32", data=np.round(db / (0.03 * ws2)), scale=_scale(0.03 * ws2, per_channel), axis=0
+        )
     c2 = t("dw", [1, 6, 6, 12], 6 / 255, -128)
     b.op(
         "DEPTHWISE_CONV_2D",
