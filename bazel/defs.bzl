@@ -143,7 +143,7 @@ ireegen_emit = rule(
     implementation = _emit_impl,
     doc = "The files `ireegen emit` writes for one model (ireegen_model() wraps them in a cc_library).",
     attrs = {
-        "src": attr.label(allow_single_file = [".mlir", ".mlirbc", ".onnx"], mandatory = True),
+        "src": attr.label(allow_single_file = [".mlir", ".mlirbc", ".onnx", ".tflite"], mandatory = True),
         "model_data": attr.label_list(allow_files = True, doc = "an ONNX model's external data files"),
         "model_name": attr.string(mandatory = True),
         "execution_model": attr.string(default = "async"),

@@ -22,7 +22,7 @@
 #                     [OPTIMIZE_FOR speed|size] [TUNE off|quick|full]
 #                     [THREADS n])
 #
-# SRC is .mlir, .mlirbc or .onnx (an ONNX model's external data files are
+# SRC is .mlir, .mlirbc, .onnx or .tflite (an ONNX model's external data files are
 # dependencies too; INPUT_SHAPES pins its symbolic dimensions, e.g.
 # image=1x1x28x28; INPUT_VALUES makes inputs constants, e.g. sr=16000).
 #

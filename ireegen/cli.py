@@ -250,7 +250,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
 
     emit = sub.add_parser("emit", help="compile a model and write its C library")
-    emit.add_argument("model", help="the model: .mlir, .mlirbc or .onnx")
+    emit.add_argument("model", help="the model: .mlir, .mlirbc, .onnx or .tflite")
     emit.add_argument("-o", "--output-dir", required=True, help="directory to write (created if needed)")
     emit.add_argument("--name", help="C prefix of every symbol (default: from the model's file name)")
     _add_input_shape_arg(emit)
@@ -340,7 +340,7 @@ def build_parser() -> argparse.ArgumentParser:
         "fails at run time, or ireegen itself failed for it; 2 a usage error, or a mode that does not "
         "compile or is refused (the other modes still run).",
     )
-    par.add_argument("model", help="the model: .mlir, .mlirbc or .onnx")
+    par.add_argument("model", help="the model: .mlir, .mlirbc, .onnx or .tflite")
     par.add_argument(
         "--execution-models",
         default="async,inline-static,inline-dynamic",
@@ -712,7 +712,7 @@ def _cmd_info(args) -> int:
         from ireegen.frontend.models import load_model
 
         name = check_name(args.name) if args.name else default_name(path)
-        compiler = find_compiler() if path.suffix == ".onnx" else None
+        compiler = find_compiler() if path.suffix in (".onnx", ".tflite") else None
         functions = list(load_model(path, _input_shapes(args), compiler, _input_values(args)).functions)
         header = f"{path} (C prefix {name})"
     c_functions = build_functions(name, functions, str(path))

@@ -21,10 +21,18 @@ def test_missing_model(tmp_path):
 
 
 def test_unsupported_model_format(tmp_path):
+    model = tmp_path / "model.pb"
+    model.write_bytes(b"\x08\x01")
+    proc = run_cli("emit", model, "-o", tmp_path / "out")
+    _assert_clean_error(proc, 2, "model.pb: unsupported model format .pb", ".mlir, .mlirbc, .onnx, .tflite")
+
+
+def test_a_tflite_file_that_is_not_one(tmp_path):
     model = tmp_path / "model.tflite"
     model.write_bytes(b"\x08\x01")
     proc = run_cli("emit", model, "-o", tmp_path / "out")
-    _assert_clean_error(proc, 2, "model.tflite: unsupported model format .tflite", ".mlir, .mlirbc, .onnx")
+    _assert_clean_error(proc, 2, "model.tflite: not a TFLite model (no TFL3 file identifier)")
+    assert not (tmp_path / "out").exists()
 
 
 def test_malformed_mlir_names_file_and_line(tmp_path):

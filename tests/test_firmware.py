@@ -298,8 +298,9 @@ def test_firmware_sample_refuses_a_signature_it_cannot_call(tmp_path):
     assert len(errors) == 1, proc.stdout
     message = " ".join(errors[0].split("\n\n")[0].split("\n", 1)[1].split())
     assert message == (
-        f"samples/firmware: MODEL {model}: main.c calls the model's first function with one float32 tensor of "
-        "static shape and prints its one float32 result, and @simple_mul does not fit (2 inputs, 1 results; see "
+        f"samples/firmware: MODEL {model}: main.c calls the model's first function with one float32 or int8 tensor "
+        "of static shape and prints its one float32 or int8 result, and @simple_mul does not fit (2 inputs, 1 "
+        "results; see "
         "`ireegen info`); write a main.c for it"
     )
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ireegen.check.report import REFERENCE
 from ireegen.check.subjects import module_subject
+from ireegen.check.tflm import compare_with_tflm
 from ireegen.check.verify import (
     NOT_VERIFIED,
     Verification,
@@ -73,17 +74,32 @@ def verify_built(built: Built, functions, given: dict, emit_twin: EmitTwin, refe
         tmp = Path(tmp)
         (tmp / "subject").mkdir()
         ran = backend_for(request.config).subject(built, tmp / "subject", emit_twin)
-        itself = reference_itself(ran, request.kernels is None and not request.candidate_flags)
-        if itself is not None:
-            return itself
-        module = _reference_module(built, references or ReferenceCache(tmp))
-        what = Verification(
-            str(request.model_path),
-            request.config,
-            functions,
-            request.verify,
-            given,
-            request.compiler.version,
-            request.kernels.spec.path if request.kernels is not None else None,
-        )
-        return compare_with_reference(what, ran, module_subject(REFERENCE, module, None))
+        section = _against_iree(built, functions, given, ran, references, tmp)
+        if Path(request.model_path).suffix == ".tflite":
+            # A TFLite model's numbers are TFLite Micro's: the subject must equal them.
+            section["tflite_micro"] = {
+                f.function.name: compare_with_tflm(
+                    request.model_path, f.function, ran.subject, request.verify.seed, given.get(f.function.name)
+                )
+                for f in functions
+            }
+        return section
+
+
+def _against_iree(built: Built, functions, given: dict, ran, references: ReferenceCache | None, tmp: Path) -> dict:
+    """The verification section of `ran` against the async reference."""
+    request = built.request
+    itself = reference_itself(ran, request.kernels is None and not request.candidate_flags)
+    if itself is not None:
+        return itself
+    module = _reference_module(built, references or ReferenceCache(tmp))
+    what = Verification(
+        str(request.model_path),
+        request.config,
+        functions,
+        request.verify,
+        given,
+        request.compiler.version,
+        request.kernels.spec.path if request.kernels is not None else None,
+    )
+    return compare_with_reference(what, ran, module_subject(REFERENCE, module, None))

@@ -1,8 +1,9 @@
 """Loading a model file into MLIR and reading its exported signature.
 
 This is the one place that knows model file formats: MLIR text (`.mlir`),
-MLIR bytecode (`.mlirbc`) and ONNX (`.onnx`, imported and lowered to the
-input dialect by onnx_import.py).  Every format gives the same `LoadedModel`.
+MLIR bytecode (`.mlirbc`), ONNX (`.onnx`, imported and lowered to the
+input dialect by onnx_import.py) and TFLite (`.tflite`, translated to ONNX
+by tflite_import.py, then lowered as ONNX).  Every format gives the same `LoadedModel`.
 
 Names: an ONNX model's values keep their ONNX names; an MLIR function's
 arguments and results take their `iree.abi.name` attribute where they have
@@ -21,7 +22,7 @@ from .onnx_import import ImportFailure, lower_onnx
 from .parse_guard import check_parses
 from .signature import Function, function_from_types, with_source_types
 
-SUPPORTED_SUFFIXES = (".mlir", ".mlirbc", ".onnx")
+SUPPORTED_SUFFIXES = (".mlir", ".mlirbc", ".onnx", ".tflite")
 
 # The argument/result attribute that names a value in the C API.
 NAME_ATTR = "iree.abi.name"
@@ -119,7 +120,15 @@ def load_model(
     size = path.stat().st_size
     if size == 0 or (size < 4096 and not path.read_bytes().strip()):
         raise UsageError(f"{path}: the model file is empty")
-    if path.suffix == ".onnx":
+    if path.suffix == ".tflite":
+        for flag, given in (
+            ("--quantized-io", quantized_io),
+            ("--input-shape", input_shapes),
+            ("--input-value", input_values),
+        ):
+            if given:
+                raise UsageError(f"{flag}: applies to .onnx models; {path} is TFLite, whose interface is its own")
+    if path.suffix in (".onnx", ".tflite"):
         return _load_onnx(path, input_shapes, compiler, input_values, onnx_rewrites, speed_rewrites, quantized_io)
     if quantized_io:
         raise UsageError(f"--quantized-io: applies to QDQ .onnx models; {path} is MLIR, whose types are its own")

@@ -38,6 +38,8 @@ from .onnx_fold import fold_known, if_hint, needs_folding
 from .onnx_ml_rewrites import unrewritten_ml_node
 from .onnx_rewrites import apply_rewrites
 from .quantized_io import cut_quantized_io, dequantized_outputs
+from .signature import Quantization
+from .tflite_import import TFLITE_PACKAGE, TFLM_PACKAGE, interface_quantization, tflite_to_onnx
 
 # Oldest default-domain opset whose ops IREE's ONNX lowering (torch-mlir)
 # covers; an older model that IREE cannot take as it is is upgraded to it
@@ -49,7 +51,12 @@ LOWERING_FLAGS = ("--compile-to=input", "--iree-torch-emit-async-entry-points=fa
 
 # The optional dependencies, pinned as pyproject.toml's extras pin them
 # (tests/test_messages.py compares the two).
-OPTIONAL_PACKAGES = {"onnx": "onnx>=1.21", "onnxruntime": "onnxruntime>=1.18"}
+OPTIONAL_PACKAGES = {
+    "onnx": "onnx>=1.21",
+    "onnxruntime": "onnxruntime>=1.18",
+    "tflite": TFLITE_PACKAGE,
+    "tflite-micro": TFLM_PACKAGE,
+}
 
 
 def install_hint(extra: str) -> str:
@@ -604,11 +611,17 @@ def lower_onnx(
     `onnx_rewrites` is False) the patterns IREE fails on rewritten, and
     (unless `speed_rewrites` is False too) those it compiles slowly."""
     path = Path(path)
-    model = _load(path)
-    _pin_shapes(model, dict(input_shapes or {}), path)
-    fix_input_values(model, dict(input_values or {}), path)
-    quantization = cut_quantized_io(model, path, _effective_inputs(model)) if quantized_io else {}
-    quantization = {**dequantized_outputs(model), **quantization}
+    if path.suffix == ".tflite":
+        # A TFLite model comes in as the ONNX graph of its ops (tflite_import.py),
+        # its integer interface tensors as they are.
+        model = require_onnx() and tflite_to_onnx(path)
+        quantization = {k: Quantization(*v) for k, v in interface_quantization(path).items()}
+    else:
+        model = _load(path)
+        _pin_shapes(model, dict(input_shapes or {}), path)
+        fix_input_values(model, dict(input_values or {}), path)
+        quantization = cut_quantized_io(model, path, _effective_inputs(model)) if quantized_io else {}
+        quantization = {**dequantized_outputs(model), **quantization}
     if needs_folding(model, input_values, input_shapes):
         fold_known(model)
     rewrites = apply_rewrites(model, speed_rewrites) if onnx_rewrites else []

@@ -6,7 +6,9 @@
 // SAMPLE_CALL is the model's function (mlp_predict for samples/mlp), and
 // SAMPLE_IN / SAMPLE_OUT the macro prefixes of its input and output
 // (MLP_PREDICT_INPUT0, MLP_PREDICT_OUTPUT0): CMakeLists.txt reads them from
-// `ireegen info`, so another model with one float32 input and output runs too.
+// `ireegen info`, so another model with one float32 input and output runs too;
+// SAMPLE_IN_INT8 / SAMPLE_OUT_INT8 make the input or output int8 (a quantized
+// .tflite model's own interface).
 #include <stdio.h>
 
 #include "mlp.h"
@@ -26,15 +28,29 @@ int main(void) {
     printf("initialize failed: %s\n", mlp_last_error(&model));
     return 1;
   }
-  // x[i] = i * 0.25 - 2, the input samples/mlp and the tests use too; static,
-  // as a bigger model's tensors would not fit a small stack.
+  // x[i] = i * 0.25 - 2, the input samples/mlp and the tests use too (int8:
+  // i % 256 - 128); static, as a bigger model's tensors would not fit a small
+  // stack.
+#if SAMPLE_IN_INT8
+  static int8_t x[INPUT_COUNT];
+  for (int i = 0; i < INPUT_COUNT; ++i) x[i] = (int8_t)(i % 256 - 128);
+#else
   static float x[INPUT_COUNT];
   for (int i = 0; i < INPUT_COUNT; ++i) x[i] = i * 0.25f - 2.0f;
+#endif
+#if SAMPLE_OUT_INT8
+  static int8_t logits[OUTPUT_COUNT];
+#else
   static float logits[OUTPUT_COUNT];
+#endif
   if (SAMPLE_CALL(&model, x, logits) != 0) {
     printf("predict failed: %s\n", mlp_last_error(&model));
     return 1;
   }
+#if SAMPLE_OUT_INT8
+  for (int i = 0; i < OUTPUT_COUNT; ++i) printf("%d\n", logits[i]);
+#else
   for (int i = 0; i < OUTPUT_COUNT; ++i) printf("%.9g\n", (double)logits[i]);
+#endif
   return 0;
 }
