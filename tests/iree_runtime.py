@@ -132,3 +132,12 @@ def runtime_dir() -> Path | None:
     if archive is None or not shutil.which("cmake") or not shutil.which("ninja"):
         return None
     return build_from_archive(archive)
+
+
+if __name__ == "__main__":
+    # .ci/run: build the runtime before the tests, and say how long it took.
+    import time
+
+    start = time.monotonic()
+    found = runtime_dir()
+    print(f"IREE runtime: {found or SKIP_REASON} ({time.monotonic() - start:.0f} s)")
