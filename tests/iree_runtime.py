@@ -70,10 +70,11 @@ BUILD_TARGETS = [
 
 
 def source_archive() -> Path | None:
-    """IREE's runtime source archive, when there is one."""
+    """IREE's runtime source archive, when there is one (set empty, the
+    variable says there is none)."""
     named = os.environ.get("IREEGEN_IREE_SOURCE_ARCHIVE")
-    if named:
-        return Path(named)
+    if named is not None:
+        return Path(named) if named else None
     return DEFAULT_ARCHIVE if DEFAULT_ARCHIVE.is_file() else None
 
 
