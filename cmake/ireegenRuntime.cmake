@@ -52,8 +52,8 @@ set(_IREEGEN_IREE_OPTIONS
   IREE_HAL_EXECUTABLE_PLUGIN_DEFAULTS OFF)
 
 # Runtime targets that exist only when an IREE option is on: pairs of a
-# target (from the models' RUNTIME_TARGETS) and the option, with what the
-# option builds for the error when a prebuilt SDK lacks the target.
+# target (from the models' RUNTIME_TARGETS) and that option, which the
+# build here turns on and the error names when a runtime lacks the target.
 set(_IREEGEN_IREE_TARGET_OPTIONS
   iree_hal_drivers_local_sync_sync_driver     IREE_HAL_DRIVER_LOCAL_SYNC
   iree_hal_drivers_local_task_task_driver     IREE_HAL_DRIVER_LOCAL_TASK
