@@ -137,9 +137,12 @@ function(_ireegen_declare_runtime target mode)
         "forbids downloading IREEGEN_IREE_SOURCE_URL; give a file:// URL, FETCHCONTENT_SOURCE_DIR_IREE "
         "or IREERuntime_DIR")
     endif()
-    if(IREEGEN_IREE_SOURCE_URL MATCHES "^file://(.*)$" AND NOT EXISTS "${CMAKE_MATCH_1}")
-      message(FATAL_ERROR "ireegen_add_model(${target}): IREEGEN_IREE_SOURCE_URL ${IREEGEN_IREE_SOURCE_URL}: "
-        "no such file")
+    if(IREEGEN_IREE_SOURCE_URL MATCHES "^file://(.*)$")
+      # Its own if(): ${CMAKE_MATCH_1} in the same condition would be the previous match's.
+      if(NOT EXISTS "${CMAKE_MATCH_1}")
+        message(FATAL_ERROR "ireegen_add_model(${target}): IREEGEN_IREE_SOURCE_URL ${IREEGEN_IREE_SOURCE_URL}: "
+          "no such file")
+      endif()
     endif()
     FetchContent_Declare(iree URL "${IREEGEN_IREE_SOURCE_URL}" URL_HASH "SHA256=${IREEGEN_IREE_SOURCE_SHA256}"
       DOWNLOAD_EXTRACT_TIMESTAMP TRUE ${_IREEGEN_IREE_SUBPROJECT})
