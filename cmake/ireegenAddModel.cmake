@@ -11,6 +11,7 @@
 # (CMake functions see their caller's variables) and returns its results with
 # set(... PARENT_SCOPE).
 include_guard(GLOBAL)
+include("${CMAKE_CURRENT_LIST_DIR}/ireegenRuntime.cmake")
 
 # ireegen_add_model()'s keywords, cmake_parse_arguments()'s three kinds.
 set(_IREEGEN_OPTION_KEYWORDS GENERATE_ONLY NO_BUILTIN_KERNELS QUANTIZED_IO PARALLEL_FOR)
@@ -88,25 +89,6 @@ function(_ireegen_default_triple out_var)
   endif()
   set(${out_var} "${_triple}" PARENT_SCOPE)
 endfunction()
-
-# find_package(IREERuntime) once, on first need.  Without an SDK the error is
-# one sentence: the way to build with a C compiler alone (runtimeless), and
-# the way to get the SDK.  `mode` is "EXECUTION_MODEL <m>", and says when it
-# is the default.
-macro(_ireegen_require_runtime target mode)
-  if(NOT TARGET iree_base_base)
-    find_package(Threads REQUIRED)
-    find_package(IREERuntime CONFIG QUIET)
-    if(NOT IREERuntime_FOUND)
-      # ireegen's docs/ is beside cmake/, in a checkout as in an installed package.
-      get_filename_component(_ireegen_docs "${_IREEGEN_CMAKE_DIR}/../docs" ABSOLUTE)
-      message(FATAL_ERROR
-        "ireegen_add_model(${target}): ${mode} links the IREE runtime C SDK, which "
-        "find_package(IREERuntime CONFIG) did not find; add EXECUTION_MODEL runtimeless to build with a C "
-        "compiler alone, or build the SDK (${_ireegen_docs}/iree-runtime.md) and set -DIREERuntime_DIR.")
-    endif()
-  endif()
-endmacro()
 
 # The default DATA_FORMAT: asm where the C compiler has a GNU-style assembler
 # step (it assembles .S with .incbin), else c.  Empty when no C compiler is
@@ -450,7 +432,7 @@ function(_ireegen_add_library target)
     IREEGEN_OUTPUT_DIR "${_outdir}")
   target_compile_features(${target} PRIVATE c_std_11)
   if(_IREEGEN_RUNTIME_TARGETS)
-    _ireegen_require_runtime(${target} "${_mode_text}")
+    _ireegen_require_runtime(${target} "${_mode_text}" "${_IREEGEN_RUNTIME_TARGETS}")
     target_link_libraries(${target} PUBLIC ${_IREEGEN_RUNTIME_TARGETS})
   endif()
   if(_IREEGEN_LINK_LIBRARIES AND NOT WIN32)

@@ -27,8 +27,10 @@
 # image=1x1x28x28; INPUT_VALUES makes inputs constants, e.g. sr=16000).
 #
 # EXECUTION_MODEL defaults to async, as in the CLI; async and the inline
-# modes link the IREE runtime C SDK (find_package(IREERuntime), see
-# docs/iree-runtime.md), runtimeless needs only a C compiler.
+# modes link IREE's runtime: a prebuilt SDK (find_package(IREERuntime),
+# -DIREERuntime_DIR), else built in the build tree with FetchContent
+# (ireegenRuntime.cmake, docs/iree-runtime.md); runtimeless needs only a C
+# compiler.
 #
 # It runs `python -m ireegen emit` at build time and creates the static
 # library <target> with the generated sources, its include directory PUBLIC

@@ -90,6 +90,36 @@ def build_generate_only(src: Path, build: Path, model_line: str) -> subprocess.C
 
 
 @pytest.fixture(scope="session")
+def iree_runtime_dir():
+    """An IREE runtime C SDK's lib/cmake/IREE for the VM modes' C tests,
+    built once (tests/iree_runtime.py); skips the test without one, unless
+    IREEGEN_REQUIRE_RUNTIME is set (CI), where that is a failure."""
+    import iree_runtime
+
+    found = iree_runtime.runtime_dir()
+    if found is None:
+        if os.environ.get("IREEGEN_REQUIRE_RUNTIME"):
+            pytest.fail(iree_runtime.SKIP_REASON)
+        pytest.skip(iree_runtime.SKIP_REASON)
+    return found
+
+
+@pytest.fixture(scope="session")
+def iree_include_dir(request):
+    """A directory with IREE's runtime headers (iree/base/api.h):
+    IREEGEN_IREE_INCLUDE, else the sources of the session's runtime."""
+    import iree_runtime
+
+    named = os.environ.get("IREEGEN_IREE_INCLUDE")
+    if named:
+        return Path(named)
+    found = iree_runtime.include_dir(Path(request.getfixturevalue("iree_runtime_dir")))
+    if found is None:
+        pytest.skip("IREERuntime_DIR's runtime has no source tree beside it: set IREEGEN_IREE_INCLUDE")
+    return found
+
+
+@pytest.fixture(scope="session")
 def samples():
     return SAMPLES
 

@@ -292,25 +292,120 @@ def _error_messages(output: str) -> list:
     ]
 
 
-@pytest.mark.parametrize(
-    "mode_args, mode_text",
-    [("", "EXECUTION_MODEL async (the default)"), ("EXECUTION_MODEL inline-static", "EXECUTION_MODEL inline-static")],
-)
-def test_default_mode_without_an_sdk_names_runtimeless_in_one_sentence(tmp_path, mode_args, mode_text):
-    """No IREE runtime C SDK (none on any registry): ireegen_add_model()
-    without EXECUTION_MODEL fails at configure time with one sentence that
-    names EXECUTION_MODEL runtimeless, and the path of docs/iree-runtime.md for the SDK."""
+def _runtime_project(tmp_path, mode_args=""):
     p = Project(tmp_path, GENERATORS[0], {"m1": SIMPLE})
     (p.src / "CMakeLists.txt").write_text(
         "cmake_minimum_required(VERSION 3.21)\nproject(t C)\nfind_package(ireegen CONFIG REQUIRED)\n"
         f"ireegen_add_model(t1 SRC m1.mlir {mode_args})\n"
     )
-    proc = p.configure("-DIREERuntime_DIR=/nonexistent")
+    return p
+
+
+ARCHIVE_SHA256 = "baa52e4850b8792bdffb0889c787df4dee5a9e95b4942004eb9e8dddcc388a7b"
+
+
+@pytest.mark.parametrize(
+    "defs, message",
+    [
+        (
+            ["-DIREERuntime_DIR=/nonexistent"],
+            "ireegen_add_model(t1): IREERuntime_DIR /nonexistent has no IREERuntimeConfig.cmake; point it at an "
+            "IREE runtime's lib/cmake/IREE, or leave it unset to build the runtime here (docs/iree-runtime.md)",
+        ),
+        (
+            ["-DIREEGEN_IREE_NO_DOWNLOAD=ON"],
+            "ireegen_add_model(t1): {mode} links the IREE runtime, which find_package(IREERuntime CONFIG) did not "
+            "find, and IREEGEN_IREE_NO_DOWNLOAD or FETCHCONTENT_FULLY_DISCONNECTED forbids cloning IREE; set "
+            "-DIREERuntime_DIR, -DFETCHCONTENT_SOURCE_DIR_IREE, or -DIREEGEN_IREE_SOURCE_URL=file://... with "
+            "-DIREEGEN_IREE_SOURCE_SHA256",
+        ),
+        (
+            [
+                "-DFETCHCONTENT_FULLY_DISCONNECTED=ON",
+                "-DIREEGEN_IREE_SOURCE_URL=https://example.invalid/iree.tar.xz",
+                f"-DIREEGEN_IREE_SOURCE_SHA256={ARCHIVE_SHA256}",
+            ],
+            "ireegen_add_model(t1): IREEGEN_IREE_NO_DOWNLOAD or FETCHCONTENT_FULLY_DISCONNECTED forbids downloading "
+            "IREEGEN_IREE_SOURCE_URL; give a file:// URL, FETCHCONTENT_SOURCE_DIR_IREE or IREERuntime_DIR",
+        ),
+        (
+            ["-DIREEGEN_IREE_SOURCE_URL=file:///nonexistent.tar.xz"],
+            "ireegen_add_model(t1): IREEGEN_IREE_SOURCE_URL needs -DIREEGEN_IREE_SOURCE_SHA256=<the archive's "
+            "sha256 in hex>",
+        ),
+        (
+            ["-DIREEGEN_IREE_SOURCE_URL=file:///nonexistent.tar.xz", "-DIREEGEN_IREE_SOURCE_SHA256=abc123"],
+            "ireegen_add_model(t1): IREEGEN_IREE_SOURCE_SHA256 has 6 hex digits, a sha256 has 64",
+        ),
+        (
+            ["-DIREEGEN_IREE_SOURCE_URL=file:///nonexistent.tar.xz", f"-DIREEGEN_IREE_SOURCE_SHA256={ARCHIVE_SHA256}"],
+            "ireegen_add_model(t1): IREEGEN_IREE_SOURCE_URL file:///nonexistent.tar.xz: no such file",
+        ),
+        (
+            ["-DFETCHCONTENT_SOURCE_DIR_IREE=/nonexistent"],
+            "ireegen_add_model(t1): FETCHCONTENT_SOURCE_DIR_IREE /nonexistent is not an IREE source tree (it has "
+            "no CMakeLists.txt)",
+        ),
+    ],
+    ids=[
+        "bad-sdk-dir",
+        "no-download",
+        "disconnected-url",
+        "url-without-hash",
+        "short-hash",
+        "no-archive",
+        "bad-source-dir",
+    ],
+)
+@pytest.mark.parametrize(
+    "mode_args, mode_text",
+    [("", "EXECUTION_MODEL async (the default)"), ("EXECUTION_MODEL inline-static", "EXECUTION_MODEL inline-static")],
+)
+def test_runtime_failures_are_one_line_at_configure(tmp_path, defs, message, mode_args, mode_text):
+    """Where the VM modes' IREE runtime comes from (cmake/ireegenRuntime.cmake):
+    every way it cannot is one sentence at configure time that says what to
+    do, before anything is fetched or built."""
+    p = _runtime_project(tmp_path, mode_args)
+    proc = p.configure(*defs)
+    assert proc.returncode != 0
+    assert _error_messages(proc.stdout) == [message.format(mode=mode_text)], proc.stdout
+
+
+def test_no_python3_on_path_for_irees_build_is_one_line(tmp_path):
+    """IREE's runtime build runs `python3` by that name: without one on
+    PATH, configure stops before fetching."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    # A C toolchain and a build tool, no python3.
+    for tool in ("cc", "as", "ld", "ninja", "make"):
+        if shutil.which(tool):
+            (bin_dir / tool).symlink_to(shutil.which(tool))
+    p = _runtime_project(tmp_path / "p")
+    proc = subprocess.run(
+        [
+            CMAKE,
+            "-G",
+            GENERATORS[0],
+            "-S",
+            p.src,
+            "-B",
+            p.build_dir,
+            f"-Direegen_DIR={cmake_dir()}",
+            f"-DIREEGEN_PYTHON_EXECUTABLE={sys.executable}",
+            f"-DCMAKE_C_COMPILER={shutil.which('cc')}",
+            "-DIREEGEN_IREE_SOURCE_URL=file:///nonexistent.tar.xz",
+            f"-DIREEGEN_IREE_SOURCE_SHA256={ARCHIVE_SHA256}",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={"PATH": str(bin_dir), "HOME": os.environ.get("HOME", "/")},
+    )
     assert proc.returncode != 0
     assert _error_messages(proc.stdout) == [
-        f"ireegen_add_model(t1): {mode_text} links the IREE runtime C SDK, which find_package(IREERuntime CONFIG) "
-        "did not find; add EXECUTION_MODEL runtimeless to build with a C compiler alone, or build the SDK "
-        f"({Path(cmake_dir()).parent / 'docs' / 'iree-runtime.md'}) and set -DIREERuntime_DIR."
+        "ireegen_add_model(t1): EXECUTION_MODEL async (the default) links the IREE runtime, and building it runs "
+        "`python3`, which is not on PATH; put a Python 3 on PATH as python3, or set -DIREERuntime_DIR to a "
+        "prebuilt runtime SDK"
     ], proc.stdout
 
 

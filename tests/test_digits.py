@@ -74,3 +74,35 @@ def test_c_program_runtimeless_prints_sklearns_accuracy(tmp_path, accuracy, skle
     np.testing.assert_array_equal(predicted, sklearn_predictions)
     right = int((sklearn_predictions == labels).sum())
     assert out[0] == f"accuracy {right / len(labels):.4f} ({right}/{len(labels)})"
+
+
+@pytest.mark.runtime
+@pytest.mark.skipif(not CMAKE, reason="no cmake")
+@pytest.mark.parametrize("execution_model", ["async", "inline-static", "inline-dynamic"])
+def test_c_program_in_vm_modes_prints_sklearns_accuracy(
+    tmp_path, iree_runtime_dir, accuracy, sklearn_predictions, execution_model
+):
+    from test_runtime_c import KNOWN_RUNTIME_BUG_REASON, hits_known_runtime_bug
+
+    build = tmp_path / "build"
+    configure = configure_with_ireegen(
+        DIGITS,
+        build,
+        "-G",
+        "Ninja",
+        f"-DEXECUTION_MODEL={execution_model}",
+        f"-DIREERuntime_DIR={iree_runtime_dir}",
+        "-DCMAKE_BUILD_TYPE=Release",
+    )
+    assert configure.returncode == 0, configure.stdout
+    proc = subprocess.run([CMAKE, "--build", build], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert proc.returncode == 0, proc.stdout
+    run = subprocess.run([build / "digits_demo"], capture_output=True, text=True, timeout=120)
+    if hits_known_runtime_bug(execution_model, run):
+        pytest.xfail(KNOWN_RUNTIME_BUG_REASON)
+    assert run.returncode == 0, run.stderr
+    out = run.stdout.splitlines()
+    _, labels = accuracy.heldout()
+    np.testing.assert_array_equal(np.array([int(v) for v in out[1:]]), sklearn_predictions)
+    right = int((sklearn_predictions == labels).sum())
+    assert out[0] == f"accuracy {right / len(labels):.4f} ({right}/{len(labels)})"

@@ -133,11 +133,10 @@ VM_LEGAL = [n for n in LEGAL if n != "report_"]
 
 
 @pytest.mark.runtime
-@pytest.mark.skipif(not os.environ.get("IREERuntime_DIR"), reason="needs IREERuntime_DIR (an IREE runtime C SDK)")
 @pytest.mark.parametrize(
     "em,mf", [(em, mf) for em in ("async", "inline-static", "inline-dynamic") for mf in ("vmfb", "emitc")]
 )
-def test_awkward_legal_names_build_warning_free_and_run_in_vm_modes(tmp_path, em, mf):
+def test_awkward_legal_names_build_warning_free_and_run_in_vm_modes(tmp_path, iree_runtime_dir, em, mf):
     from test_runtime_c import KNOWN_RUNTIME_BUG_REASON, configure_args, hits_known_runtime_bug
 
     _model(tmp_path / "x.mlir", VM_LEGAL)
@@ -165,7 +164,7 @@ def test_awkward_legal_names_build_warning_free_and_run_in_vm_modes(tmp_path, em
         "target_compile_options(use PRIVATE -Wall -Wextra -Werror)\n"
     )
     build = tmp_path / "build"
-    configure = configure_args(tmp_path, build)
+    configure = configure_args(iree_runtime_dir, tmp_path, build)
     for cmd in (configure, [configure[0], "--build", build]):
         proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         assert proc.returncode == 0, proc.stdout

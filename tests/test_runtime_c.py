@@ -1,12 +1,12 @@
-"""Opt-in: builds every sample's CMake project in every mode against a real
-IREE runtime C SDK, runs the program and checks its numbers against numpy.
+"""Builds every sample's CMake project in every mode against a real IREE
+runtime C SDK, runs the program and checks its numbers against numpy, and
+every mode's against async's (the C API's parity).
 
-Runs only when IREERuntime_DIR points at a runtime's lib/cmake/IREE (a build
-tree's or an install's, docs/iree-runtime.md); CI has none, since the SDK is
-on no registry.
+The runtime is the session's (tests/iree_runtime.py: IREERuntime_DIR, or
+built once from IREE's runtime source archive, as in CI); without one these
+tests skip.
 """
 
-import os
 import shutil
 import signal
 import subprocess
@@ -17,13 +17,12 @@ import pytest
 from conftest import SAMPLES, run_cli, sample_cases
 from test_modes import all_combinations
 
-RUNTIME_DIR = os.environ.get("IREERuntime_DIR")
-pytestmark = [
-    pytest.mark.runtime,
-    pytest.mark.skipif(not RUNTIME_DIR, reason="set IREERuntime_DIR to an IREE runtime's lib/cmake/IREE to run"),
-]
+pytestmark = pytest.mark.runtime
 
 CASES = sample_cases()
+# What each sample's C program printed, per (execution model, executable
+# format, module format), for the parity test at the end of this file.
+PRINTED = {}
 DEMOS = {"simple_mul": "simple_mul_demo", "mlp": "mlp_demo"}
 
 # Runtimes before iree-org/iree#24827 (the 3.12.0rc20260822 snapshot among
@@ -46,8 +45,9 @@ def hits_known_runtime_bug(execution_model, run):
     )
 
 
-def configure_args(source, build, *defs):
-    """cmake's configure command for a project using ireegen and this runtime."""
+def configure_args(runtime_dir, source, build, *defs):
+    """cmake's configure command for a project using ireegen and the runtime
+    at `runtime_dir` (a lib/cmake/IREE)."""
     return [
         _cmake(),
         "-G",
@@ -56,7 +56,7 @@ def configure_args(source, build, *defs):
         source,
         "-B",
         build,
-        f"-DIREERuntime_DIR={RUNTIME_DIR}",
+        f"-DIREERuntime_DIR={runtime_dir}",
         f"-Direegen_DIR={run_cli('--cmake-dir').stdout.strip()}",
         f"-DIREEGEN_PYTHON_EXECUTABLE={sys.executable}",
         "-DCMAKE_BUILD_TYPE=Release",
@@ -70,12 +70,17 @@ def _cmake():
 
 @pytest.mark.parametrize("combo", list(all_combinations()), ids=lambda c: "-".join(c))
 @pytest.mark.parametrize("sample", sorted(CASES))
-def test_sample_builds_and_runs_in_every_mode(tmp_path, sample, combo):
+def test_sample_builds_and_runs_in_every_mode(tmp_path, iree_runtime_dir, sample, combo):
     em, fmt, mf = combo
     build = tmp_path / "build"
     configure = subprocess.run(
         configure_args(
-            SAMPLES / sample, build, f"-DEXECUTION_MODEL={em}", f"-DEXECUTABLE_FORMAT={fmt}", f"-DMODULE_FORMAT={mf}"
+            iree_runtime_dir,
+            SAMPLES / sample,
+            build,
+            f"-DEXECUTION_MODEL={em}",
+            f"-DEXECUTABLE_FORMAT={fmt}",
+            f"-DMODULE_FORMAT={mf}",
         ),
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -89,5 +94,20 @@ def test_sample_builds_and_runs_in_every_mode(tmp_path, sample, combo):
         pytest.xfail(KNOWN_RUNTIME_BUG_REASON)
     assert run.returncode == 0, run.stderr
     got = np.array([float(line) for line in run.stdout.split()], np.float32)
+    PRINTED.setdefault(sample, {})[combo] = got
     want = np.concatenate([np.ravel(w) for w in CASES[sample][3]])
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("sample", sorted(CASES))
+def test_every_mode_prints_what_async_prints(sample):
+    """The C API's parity: the same inputs through every mode's C program
+    (the runs above) give async's numbers."""
+    printed = PRINTED.get(sample, {})
+    reference = {combo: got for combo, got in printed.items() if combo[0] == "async"}
+    if not reference or len(printed) < 2:
+        pytest.skip("runs after test_sample_builds_and_runs_in_every_mode, in the same session")
+    # async with the default executable and module formats, else any async run.
+    async_numbers = reference.get(("async", "embedded-elf", "vmfb"), next(iter(reference.values())))
+    for combo, got in printed.items():
+        np.testing.assert_allclose(got, async_numbers, rtol=1e-6, atol=1e-6, err_msg="-".join(combo))
