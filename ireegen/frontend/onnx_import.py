@@ -147,7 +147,12 @@ def parse_input_shapes(texts) -> dict:
     return shapes
 
 
-_INT_RE = re.compile(r"[+-]?[0-9]+")
+_INT_RE = re.compile(r"[+-]?[0-9]+", re.ASCII)
+# A decimal number as C and Python write it, in ASCII digits only (Python's
+# float() would also take other scripts' digits, "nan" and "1_000").
+_FLOAT_RE = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
+# Characters of one value: an int64 has 19 digits, a double's shortest form 24.
+_MAX_VALUE_CHARS = 40
 
 
 def parse_input_values(texts) -> dict:
@@ -158,18 +163,20 @@ def parse_input_values(texts) -> dict:
     for text in texts or ():
         name, sep, items = str(text).partition("=")
         if not sep or not name or not items:
-            raise UsageError(f"--input-value {text!r}: expected NAME=V[,V...], e.g. sr=16000")
+            raise UsageError(f"--input-value {text[:80]!r}: expected NAME=V[,V...], e.g. sr=16000")
         parsed = []
         for item in items.split(","):
             item = item.strip()
+            if len(item) > _MAX_VALUE_CHARS:
+                raise UsageError(
+                    f"--input-value {name[:80]!r}: a value of {len(item):,} characters; "
+                    f"at most {_MAX_VALUE_CHARS} (an int64 or a double)"
+                )
             if _INT_RE.fullmatch(item):
                 parsed.append(int(item))
                 continue
-            try:
-                number = float(item)
-            except ValueError:
-                number = None
-            if number is None or number != number or number in (float("inf"), float("-inf")):
+            number = float(item) if _FLOAT_RE.fullmatch(item) else None
+            if number is None or number in (float("inf"), float("-inf")):
                 raise UsageError(f"--input-value {text!r}: {item!r} is not a finite number")
             parsed.append(number)
         if name in values:
