@@ -31,6 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ireegen.common.errors import UsageError
+from ireegen.common.progress import progress
+from ireegen.common.untrusted import deadline_message, tool_deadline
 
 from .containment import contained_file, shown
 from .mlir_text import mlir_escaped
@@ -191,6 +193,7 @@ def _load(path: Path):
         model = onnx.load(str(path), load_external_data=False)
     except Exception as e:  # protobuf DecodeError and friends
         raise UsageError(f"{path}: not a readable ONNX model ({type(e).__name__}: {e})") from None
+    check_text_fields(model, path)
     external_data_files(model, path)  # refuses what leaves the model's directory
     try:
         onnx.external_data_helper.load_external_data_for_model(model, str(path.parent))
@@ -202,6 +205,26 @@ def _load(path: Path):
         model.graph.name = "main"
     unknown_negative_dims(model)
     return model
+
+
+def check_text_fields(message, path: Path, where: str = "model") -> None:
+    """Refuses, in one line naming the field, a model whose string fields
+    (graph, node, tensor and attribute names, op types, domains ...) are not
+    UTF-8: protobuf hands such a field over as bytes, which no later step
+    expects.  Every string field of every nested message is checked."""
+    stack = [(message, where)]
+    while stack:
+        msg, at = stack.pop()
+        for field, value in msg.ListFields():
+            if field.type not in (field.TYPE_STRING, field.TYPE_MESSAGE):
+                continue
+            # One value, or a repeated field's values.
+            items = (value,) if isinstance(value, (str, bytes)) or hasattr(value, "ListFields") else tuple(value)
+            if field.type == field.TYPE_STRING:
+                if any(not isinstance(v, str) for v in items):
+                    raise UsageError(f"{path}: {at}.{field.name} is not UTF-8 text; ONNX strings are UTF-8")
+            elif field.type == field.TYPE_MESSAGE:
+                stack.extend((item, f"{at}.{field.name}") for item in items if hasattr(item, "ListFields"))
 
 
 def unknown_negative_dims(model) -> None:
@@ -440,11 +463,29 @@ def _interface(model) -> list:
     ]
 
 
+# What ONNX's own shape inference says of an attribute out of its range (a
+# Softmax axis of 9 on a rank-2 input): IREE's import is never given such a
+# node (iree-compile spins on some of them).  Other inference errors leave
+# the shapes to IREE, as before.
+# A long import says how far it got every this many nodes.
+_PROGRESS_NODES = 1000
+_ATTRIBUTE_ERRORS = re.compile(r"must be in|out of range|[Aa]ttribute|[Ii]nvalid (?:axis|value)")
+
+
 def _infer_shapes(model, path: Path):
     onnx = require_onnx()
     try:
         onnx.checker.check_model(model)
+        try:
+            return onnx.shape_inference.infer_shapes(model, data_prop=True, strict_mode=True)
+        except onnx.shape_inference.InferenceError as e:
+            text = " ".join(str(e).split())
+            if _ATTRIBUTE_ERRORS.search(text):
+                detail = " ".join(text.replace("[ShapeInferenceError]", "").replace("Inference error(s):", "").split())
+                raise UsageError(f"{path}: a node's attribute is out of its range: {shown(detail)[:300]}") from None
         return onnx.shape_inference.infer_shapes(model, data_prop=True, strict_mode=False)
+    except UsageError:
+        raise
     except ValueError:
         # Over the 2 GB protobuf limit: import without inferred shapes.
         return model
@@ -466,6 +507,7 @@ def _import_to_torch(model, path: Path) -> str:
     from iree.compiler.extras import onnx_importer
 
     imported = [0]  # top-level nodes imported so far: the index of the next one
+    total = len(model.graph.node)
 
     class _NamingImporter(onnx_importer.NodeImporter):
         """Says which node the importer could not take, and gives an unnamed
@@ -475,6 +517,8 @@ def _import_to_torch(model, path: Path) -> str:
 
         def import_node(self, node):
             index, imported[0] = imported[0], imported[0] + 1
+            if index and index % _PROGRESS_NODES == 0:
+                progress("importing", f"{index:,} of {total:,} nodes")
             unnamed = not node.name
             if unnamed:
                 node.name = f"{_UNNAMED}{index}"
@@ -654,12 +698,19 @@ def _lower(model, path: Path, compiler, rewrites=(), quantization=None) -> tuple
     )
     torch_mlir = _import_to_torch(model, path)
     # stdin and stdout: no file name can end up in the lowered module's locations.
-    proc = subprocess.run(
-        [compiler.path, "-", "-o", "-", *LOWERING_FLAGS],
-        input=torch_mlir,
-        capture_output=True,
-        text=True,
-    )
+    progress("lowering", f"{len(model.graph.node):,} nodes")
+    deadline = tool_deadline()
+    try:
+        proc = subprocess.run(
+            [compiler.path, "-", "-o", "-", *LOWERING_FLAGS],
+            input=torch_mlir,
+            capture_output=True,
+            text=True,
+            errors="replace",
+            timeout=deadline,
+        )
+    except subprocess.TimeoutExpired:
+        raise UsageError(deadline_message(compiler.path, f"{path}: lowering the imported model", deadline)) from None
     if proc.returncode != 0:
         raise _lowering_error(proc.stderr, proc.returncode, path, model)
     return proc.stdout, signature
