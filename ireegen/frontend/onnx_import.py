@@ -89,6 +89,9 @@ _ONNX_TO_NUMPY = {
     16: "bfloat16",
 }
 
+# Bytes per element of each of those types in a tensor's raw_data.
+_ITEMSIZE = {1: 4, 2: 1, 3: 1, 4: 2, 5: 2, 6: 4, 7: 8, 9: 1, 10: 2, 11: 8, 12: 4, 13: 8, 16: 2}
+
 
 @dataclass(frozen=True)
 class OnnxValue:
@@ -638,6 +641,78 @@ def _lowering_error(stderr: str, returncode: int, path: Path, model) -> ImportFa
     return ImportFailure(f"{path}: IREE's ONNX lowering failed: {first.strip()[:300]}")
 
 
+def prepare_onnx(
+    path: Path,
+    input_shapes: dict | None = None,
+    input_values: dict | None = None,
+    onnx_rewrites: bool = True,
+    speed_rewrites: bool = True,
+    quantized_io: bool = False,
+) -> tuple:
+    """Everything ireegen does to the ONNX model at `path` before IREE's
+    importer sees it: (model, rewrites, quantization), every refusal a
+    UsageError (or ImportFailure) in one line: lower_onnx's first half."""
+    model = _load(path)
+    _check_structure(model, path)
+    try:
+        _pin_shapes(model, dict(input_shapes or {}), path)
+        fix_input_values(model, dict(input_values or {}), path)
+        quantization = cut_quantized_io(model, path, _effective_inputs(model)) if quantized_io else {}
+        quantization = {**dequantized_outputs(model), **quantization}
+        if needs_folding(model, input_values, input_shapes):
+            fold_known(model)
+        rewrites = apply_rewrites(model, speed_rewrites) if onnx_rewrites else []
+    except _MALFORMED as e:
+        # The rewrites read the graph as ONNX defines it; a model the checks
+        # above let through that still breaks them is malformed data.
+        raise UsageError(f"{path}: a malformed ONNX model ({type(e).__name__}: {shown(str(e))[:160]})") from None
+    left = unrewritten_ml_node(model) if onnx_rewrites else None
+    if left:
+        raise ImportFailure(f"{path}: {left}")
+    return model, rewrites, quantization
+
+
+# What reading a malformed graph raises in ireegen's own rewrites and numpy.
+_MALFORMED = (ValueError, IndexError, KeyError, TypeError, OverflowError)
+
+
+def _check_structure(model, path: Path) -> None:
+    """ONNX's checker (node arity, attribute types, tensor fields) and every
+    initializer's data against its dims, before ireegen's rewrites read the
+    graph."""
+    onnx = require_onnx()
+    try:
+        onnx.checker.check_model(model)
+    except ValueError:
+        return  # over protobuf's 2 GB: the checker cannot take it (as _infer_shapes)
+    except Exception as e:  # onnx.checker.ValidationError and friends
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise UsageError(f"{path}: not a valid ONNX model: {shown(first)[:200]}") from None
+    for t in model.graph.initializer:
+        if onnx.external_data_helper.uses_external_data(t) or t.data_type not in _ONNX_TO_NUMPY:
+            continue
+        count = math.prod(t.dims)
+        if t.raw_data:
+            fits = min(t.dims, default=0) >= 0 and len(t.raw_data) == count * _ITEMSIZE[t.data_type]
+        else:  # typed fields: read them (small tensors) to see that they fit
+            try:
+                fits = onnx.numpy_helper.to_array(t).size == count
+            except _MALFORMED:
+                fits = False
+        if not fits:
+            raise UsageError(f"{path}: initializer {shown(t.name)[:80]}: its data does not fit its dims {list(t.dims)}")
+
+
+def check_onnx(path) -> None:
+    """Every check ireegen makes of the ONNX model at `path` before IREE's
+    importer sees it (prepare_onnx, then ONNX's checker and strict shape
+    inference); a refusal is one line.  tests/test_fuzz.py runs it on
+    mutated models in-process."""
+    path = Path(path)
+    model, _, _ = prepare_onnx(path)
+    _infer_shapes(model, path)
+
+
 def lower_onnx(
     path,
     input_shapes: dict | None,
@@ -655,17 +730,9 @@ def lower_onnx(
     `onnx_rewrites` is False) the patterns IREE fails on rewritten, and
     (unless `speed_rewrites` is False too) those it compiles slowly."""
     path = Path(path)
-    model = _load(path)
-    _pin_shapes(model, dict(input_shapes or {}), path)
-    fix_input_values(model, dict(input_values or {}), path)
-    quantization = cut_quantized_io(model, path, _effective_inputs(model)) if quantized_io else {}
-    quantization = {**dequantized_outputs(model), **quantization}
-    if needs_folding(model, input_values, input_shapes):
-        fold_known(model)
-    rewrites = apply_rewrites(model, speed_rewrites) if onnx_rewrites else []
-    left = unrewritten_ml_node(model) if onnx_rewrites else None
-    if left:
-        raise ImportFailure(f"{path}: {left}")
+    model, rewrites, quantization = prepare_onnx(
+        path, input_shapes, input_values, onnx_rewrites, speed_rewrites, quantized_io
+    )
     try:
         return _lower(model, path, compiler, rewrites, quantization)
     except ImportFailure as e:
