@@ -472,7 +472,7 @@ def _interface(model) -> list:
 # the shapes to IREE, as before.
 # A long import says how far it got every this many nodes.
 _PROGRESS_NODES = 1000
-_ATTRIBUTE_ERRORS = re.compile(r"must be in|out of range|[Aa]ttribute|[Ii]nvalid (?:axis|value)")
+_ATTRIBUTE_ERRORS = re.compile(r"must be in|out of range|[Ii]nvalid (?:axis|value)")
 
 
 def _infer_shapes(model, path: Path):
