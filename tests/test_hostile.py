@@ -37,7 +37,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import run_cli
+from conftest import configure_with_ireegen, run_cli
 from onnx import TensorProto, helper
 
 from ireegen.cbuild.native_run import build_runner
@@ -605,3 +605,30 @@ def test_host_cpu_is_keyed_and_recorded_by_its_name(tmp_path):
     target = json.loads((tmp_path / "out" / "manifest.json").read_text())["target"]
     assert target["cpu"] not in ("host", "") and "host" not in target["features"], target
     assert target["features"].startswith("+") or target["features"] == "", target
+
+
+@pytest.mark.skipif(shutil.which("cmake") is None, reason="cmake is not installed")
+def test_response_file_named_source_through_cmake_kernels(tmp_path):
+    """The same attack through CMake's KERNELS: the build step runs emit,
+    which hands gcc `./@resp.c`; the wrapper never runs."""
+    d = _kernel_dir(tmp_path, "scale_kernel.c", "scale_kernel.h", "scale.match.mlir")
+    canary = tmp_path / CANARY
+    wrapper = d / "wrap.sh"
+    wrapper.write_text(f'#!/bin/sh\ntouch "{canary}"\nexec "$@"\n')
+    wrapper.chmod(0o755)
+    options = f"-wrapper {wrapper} -x c {d / 'scale_kernel.c'}\n"
+    (d / "resp.c").write_text(options)
+    (d / "@resp.c").write_text(options)
+    spec = {"ireegen_kernels": 1, "sources": ["scale_kernel.c", "@resp.c"], "match": "scale.match.mlir"}
+    (d / "kernels.json").write_text(json.dumps(spec))
+    (d / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.21)\nproject(t C)\nfind_package(ireegen CONFIG REQUIRED)\n"
+        "ireegen_add_model(scale SRC scale.mlir KERNELS kernels.json EXECUTION_MODEL runtimeless GENERATE_ONLY)\n"
+    )
+    build = tmp_path / "build"
+    conf = configure_with_ireegen(d, build)
+    assert conf.returncode == 0, conf.stdout
+    built = subprocess.run(["cmake", "--build", str(build)], capture_output=True, text=True, timeout=600)
+    assert built.returncode != 0 and "./@resp.c" in built.stdout + built.stderr, built.stdout + built.stderr
+    assert "Traceback" not in built.stdout + built.stderr
+    assert not canary.exists(), "gcc read @resp.c as a response file in cmake --build"
