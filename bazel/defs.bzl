@@ -33,6 +33,10 @@ def _layout(model_name, execution_model, executable_format, module_format, data_
 
 _COPY = "import shutil, sys; shutil.copyfile(sys.argv[1], sys.argv[2])"
 
+def _as_path(path):
+    """`path` as an argument no program reads as an option: absolute or `./path`."""
+    return path if path.startswith("/") else "./" + path
+
 def _side_by_side(ctx, python, main, others, subdir, attr_name):
     """`main` and `others` (files in its directory or below), copied side by
     side into a directory of their own.  ireegen reads no file through a
@@ -85,7 +89,9 @@ def _emit_impl(ctx):
         fail("ireegen_model(%s): kernel_files needs kernels, the spec that names them" % ctx.attr.model_name)
 
     args = ctx.actions.args()
-    args.add_all(["-m", "ireegen", "emit", model.path, "-o", manifest.dirname])
+    # Paths from the workspace go as values (`--flag=path`) or as `./path`:
+    # a file named `-x.mlir` or `@x` is never read as an option.
+    args.add_all(["-m", "ireegen", "emit", _as_path(model.path), "-o", _as_path(manifest.dirname)])
     args.add_all(["--name", ctx.attr.model_name, "--execution-model", ctx.attr.execution_model])
     for flag, value in [
         ("--executable-format", ctx.attr.executable_format),
@@ -103,7 +109,7 @@ def _emit_impl(ctx):
     args.add_all(ctx.attr.input_shapes, format_each = "--input-shape=%s")
     args.add_all(ctx.attr.input_values, format_each = "--input-value=%s")
     if ctx.file.kernels:
-        args.add("--kernels", spec.path)
+        args.add("--kernels=" + spec.path)
     if not ctx.attr.builtin_kernels:
         args.add("--no-builtin-kernels")
     if ctx.attr.quantized_io:
@@ -111,7 +117,7 @@ def _emit_impl(ctx):
     if not ctx.attr.verify:
         args.add("--no-verify")
     if ctx.file.verify_inputs:
-        args.add("--verify-inputs", ctx.file.verify_inputs.path)
+        args.add("--verify-inputs=" + ctx.file.verify_inputs.path)
 
     ctx.actions.run(
         executable = python,

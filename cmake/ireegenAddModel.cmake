@@ -471,6 +471,22 @@ function(_ireegen_add_library target)
   endif()
 endfunction()
 
+# Makefile generators write the build step's inputs and outputs into Make
+# rules and CMakeFiles/Makefile.cmake without escaping ':' (Make's rule
+# separator) or '"' (CMake's quote): such a path is refused at configure
+# in one line; Ninja carries it.
+function(_ireegen_check_make_paths target)
+  if(NOT CMAKE_GENERATOR MATCHES "Makefiles")
+    return()
+  endif()
+  foreach(_path IN LISTS _src _IREEGEN_MODEL_FILES _IREEGEN_KERNEL_FILES _verify_inputs _outdir)
+    if(_path MATCHES "[:\"]")
+      message(FATAL_ERROR "ireegen_add_model(${target}): ${_path}: ${CMAKE_GENERATOR} cannot carry ':' or '\"' "
+        "in a path (CMake writes it into Make rules unescaped); move or rename it, or use -G Ninja")
+    endif()
+  endforeach()
+endfunction()
+
 function(ireegen_add_model target)
   cmake_parse_arguments(PARSE_ARGV 1 _ARG
     "${_IREEGEN_OPTION_KEYWORDS}" "${_IREEGEN_VALUE_KEYWORDS}" "${_IREEGEN_LIST_KEYWORDS}")
@@ -480,6 +496,7 @@ function(ireegen_add_model target)
   _ireegen_flags(_IREEGEN_EMIT_ONLY_FLAGS _emit_only_args)
   _ireegen_flags(_IREEGEN_CACHE_FLAGS _cache_args)
   _ireegen_resolve(${target} "${_args}")
+  _ireegen_check_make_paths(${target})
   _ireegen_write_options(${target} "${_args};${_emit_only_args}")
   _ireegen_add_generate_command("${_args};${_emit_only_args};${_cache_args}")
   if(_ARG_GENERATE_ONLY)

@@ -2,6 +2,7 @@ import importlib.util
 import os
 import subprocess
 import sys
+import tempfile
 import zlib
 from pathlib import Path
 
@@ -20,6 +21,9 @@ SAMPLES = ROOT / "samples"
 # with convolutions; the suite's other tests check everything else, at
 # today's speed.  tests/test_tuning.py sets the level it tests.
 os.environ.setdefault("IREEGEN_TUNE", "off")
+# ireegen's record of the files it wrote (output/ownership.py) lives outside
+# OUTDIR; the suite keeps its own, so no test reads or fills the user's.
+os.environ.setdefault("IREEGEN_STATE_DIR", tempfile.mkdtemp(prefix="ireegen-state-"))
 
 
 def load_sample_module(relpath: str):

@@ -574,7 +574,9 @@ def test_paths_and_locations_are_data_not_cmake_code(tmp_path, generator):
     """`${VAR}`, `$ENV{VAR}`, quotes, brackets and `#` in the model's directory
     and in its external-data location neither expand nor break the
     configure: the model builds, runs and regenerates when its data changes."""
-    src, build, models = _hostile_project(tmp_path, HOSTILE_DIR, HOSTILE_DATA)
+    # Makefile generators refuse '"' in a path (test_makefiles_build_or_refuse_at_configure).
+    model_dir = HOSTILE_DIR if generator == "Ninja" else HOSTILE_DIR.replace('"q" ', "")
+    src, build, models = _hostile_project(tmp_path, model_dir, HOSTILE_DATA)
     project = Project.__new__(Project)
     project.src, project.build_dir, project.generator = src, build, generator
     conf = project.configure()
@@ -610,3 +612,29 @@ def test_paths_cmake_cannot_carry_are_refused_in_one_line(tmp_path, model_dir, l
     # One message (CMake wraps it over lines): the words, not CMake's layout.
     error = " ".join(conf.stdout[conf.stdout.index("ireegen_add_model(add): ") :].split("Call Stack")[0].split())
     assert message in error and "CMake cannot take a path with" in error, conf.stdout
+
+
+# Text that Make reads itself in a rule's targets and prerequisites.
+MAKE_HOSTILE_DIRS = ["colon: space", 'quote"d', 'both: "q"']
+
+
+@pytest.mark.skipif("Unix Makefiles" not in GENERATORS, reason="needs make")
+@pytest.mark.parametrize("model_dir", MAKE_HOSTILE_DIRS)
+def test_makefiles_build_or_refuse_at_configure(tmp_path, model_dir):
+    """A model directory Make cannot carry in a rule (`: `, `"`) either builds
+    with Unix Makefiles or is refused at configure in one line."""
+    src, build, _ = _hostile_project(tmp_path, model_dir, "w.bin")
+    project = Project.__new__(Project)
+    project.src, project.build_dir, project.generator = src, build, "Unix Makefiles"
+    conf = project.configure()
+    if conf.returncode != 0:
+        assert "Traceback" not in conf.stdout, conf.stdout
+        # One message (CMake wraps it over lines): the words, not CMake's layout.
+        error = " ".join(conf.stdout.split("Call Stack")[0].split())
+        assert "ireegen_add_model(add): " in error, conf.stdout
+        assert "Unix Makefiles cannot carry" in error and "-G Ninja" in error, conf.stdout
+        return
+    proc, generated = project.build()
+    assert generated == ["add"], proc.stdout
+    run = subprocess.run([build / "app"], capture_output=True, text=True)
+    assert run.returncode == 0 and run.stdout.split() == ["1", "3", "5", "7"], run

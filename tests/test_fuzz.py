@@ -7,15 +7,20 @@ subprocess runs.  IREEGEN_FUZZ_CASES scales the random part."""
 
 import os
 import random
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 from conftest import SAMPLES
+from onnx import TensorProto, helper, numpy_helper
 
 from ireegen.cli import main
+from ireegen.common.errors import IreegenError
+from ireegen.frontend.onnx_import import check_onnx
 
 ROOT = Path(__file__).resolve().parent
 MODELS = sorted((ROOT / "models").glob("*.mlir")) + [SAMPLES / "simple_mul" / "simple_mul.mlir"]
@@ -311,3 +316,112 @@ def test_parser_crash_is_a_message(tmp_path, capsys):
     )
     status, err = check(capsys, ["info", model])
     assert status == 2 and "t.mlir:3:" in err and "expected '['" in err, err
+
+
+# --- ONNX bytes ------------------------------------------------------------
+#
+# Seeded byte mutations of small ONNX models (protobuf: varints, lengths,
+# tags, strings, tensors) through every check ireegen makes before IREE's
+# importer (frontend/onnx_import.check_onnx), in-process; then the whole
+# `info` (IREE's import and lowering) for a few mutants that pass.  Each
+# ends in success or one UsageError line, never a traceback nor a hang.
+
+ONNX_MUTANTS = int(os.environ.get("IREEGEN_FUZZ_ONNX_CASES", "300"))
+ONNX_SECONDS = 10  # per mutant, in-process: past it the mutant hangs
+
+
+def _onnx_seeds() -> list:
+    rng = np.random.default_rng(7)
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])
+    w = numpy_helper.from_array(rng.standard_normal((8, 4)).astype(np.float32), "w")
+    b = numpy_helper.from_array(rng.standard_normal((4,)).astype(np.float32), "b")
+    mlp = helper.make_graph(
+        [
+            helper.make_node("MatMul", ["x", "w"], ["h"], name="mm"),
+            helper.make_node("Add", ["h", "b"], ["a"], name="add"),
+            helper.make_node("Relu", ["a"], ["r"], name="relu"),
+            helper.make_node("Softmax", ["r"], ["y"], name="softmax", axis=1),
+        ],
+        "mlp",
+        [x],
+        [y],
+        [w, b],
+    )
+    xi = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 6, 6])
+    yo = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2, 1, 1])
+    k = numpy_helper.from_array(rng.standard_normal((2, 1, 3, 3)).astype(np.float32), "k")
+    shape = numpy_helper.from_array(np.array([1, 2, 1, 1], np.int64), "shape")
+    conv = helper.make_graph(
+        [
+            helper.make_node("Conv", ["x", "k"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+            helper.make_node("MaxPool", ["c"], ["p"], name="pool", kernel_shape=[2, 2], strides=[2, 2]),
+            helper.make_node("ReduceMean", ["p"], ["m"], name="mean", axes=[2, 3], keepdims=1),
+            helper.make_node("Reshape", ["m", "shape"], ["y"], name="reshape"),
+        ],
+        "conv",
+        [xi],
+        [yo],
+        [k, shape],
+    )
+    opsets = [helper.make_opsetid("", 17)]
+    return [helper.make_model(g, opset_imports=opsets).SerializeToString() for g in (mlp, conv)]
+
+
+def _mutate_bytes(rng, data: bytes) -> bytes:
+    data = bytearray(data)
+    for _ in range(rng.choice((1, 1, 2, 4, 8))):
+        if not data:
+            break
+        i = rng.randrange(len(data))
+        op = rng.choice(("flip", "flip", "bit", "delete", "insert", "dup", "truncate", "varint"))
+        if op == "flip":
+            data[i] = rng.randrange(256)
+        elif op == "bit":
+            data[i] ^= 1 << rng.randrange(8)
+        elif op == "delete":
+            del data[i : i + rng.randint(1, 16)]
+        elif op == "insert":
+            data[i:i] = rng.choice([b"\xff", b"\x00", b"\xff\xff\xff\xff\x0f", b"\x80" * 9 + b"\x01", b"\xc3("])
+        elif op == "dup":
+            j = rng.randrange(len(data))
+            data[i:i] = data[min(i, j) : max(i, j)][:64]
+        elif op == "varint":  # a length or an attribute value, made huge or negative
+            data[i : i + 1] = rng.choice([b"\xff\xff\xff\xff\x07", b"\xff" * 9 + b"\x01", b"\x09", b"\x7f"])
+        else:
+            del data[i:]
+    return bytes(data)
+
+
+def _on_alarm(signum, frame):
+    raise TimeoutError("a mutant ran past its deadline")
+
+
+def test_onnx_byte_mutations_never_trace_back_or_hang(tmp_path, capsys):
+    rng = random.Random(31)
+    seeds = _onnx_seeds()
+    outcomes = {"ok": 0, "refused": 0}
+    passing = []
+    previous = signal.signal(signal.SIGALRM, _on_alarm)
+    try:
+        for n in range(ONNX_MUTANTS):
+            path = tmp_path / f"m{n}.onnx"
+            path.write_bytes(_mutate_bytes(rng, rng.choice(seeds)))
+            signal.alarm(ONNX_SECONDS)
+            try:
+                check_onnx(path)
+                outcomes["ok"] += 1
+                passing.append(path)
+            except IreegenError as e:
+                assert "\n" not in str(e).strip(), (path, str(e))
+                outcomes["refused"] += 1
+            finally:
+                signal.alarm(0)
+    finally:
+        signal.signal(signal.SIGALRM, previous)
+    assert outcomes["refused"] > ONNX_MUTANTS // 4 and outcomes["ok"] > 5, outcomes  # the mutants really differ
+    # The whole `info` (IREE's import and lowering) for a few that pass.
+    for path in passing[:: max(1, len(passing) // 4)][:4]:
+        start = time.monotonic()
+        check(capsys, ["info", path])
+        assert time.monotonic() - start < 120, path

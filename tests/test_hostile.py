@@ -23,21 +23,29 @@ case in one execution model (they take turns); for a full run:
     IREEGEN_HOSTILE_SEED=$RANDOM python -m pytest -q -m hostile
 """
 
+import io
+import json
 import os
 import random
 import re
 import shutil
 import subprocess
 import sys
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import configure_with_ireegen, run_cli
+from onnx import TensorProto, helper
 
 from ireegen.cbuild.native_run import build_runner
 from ireegen.check.runners import RunError
+from ireegen.common.errors import UsageError
 from ireegen.common.resources import cmake_dir
+from ireegen.frontend.onnx_import import parse_input_values
+from ireegen.output.tuning_record import load_record
 
 pytestmark = pytest.mark.hostile
 
@@ -369,3 +377,258 @@ def test_the_injection_scan_sees_code_behind_a_trigraph_or_a_splice():
     assert c_code('// x \\\nsystem("a");').strip() == ""
     code = c_code('/* a */ system("touch x"); "system(\\"y\\")"')
     assert _INJECTED[0].search(code) and code.count("system") == 1
+
+
+# --- Issue 31: kernel specs, tuning records, verify inputs, ONNX bytes -------
+#
+# Each input that reaches a tool or a parser, fed what an attacker would:
+# names shaped like options and response files, FIFOs, deep nesting, zip
+# bombs, non-UTF-8 text.  Every case ends in success without the canary or
+# in one line with exit 2, within its deadline.
+
+KERNEL_SAMPLE = Path(__file__).resolve().parent.parent / "samples" / "custom_kernel"
+# Names gcc would read as a response file or an option if they reached it bare.
+OPTION_SHAPED = ("@k", "-k", "--k=y")
+
+
+def _kernel_dir(tmp_path: Path, source: str, header: str, match: str) -> Path:
+    """samples/custom_kernel with its source, header and match spec renamed."""
+    d = tmp_path / "kernels"
+    shutil.copytree(KERNEL_SAMPLE, d)
+    (d / "scale_kernel.c").write_text(
+        (d / "scale_kernel.c").read_text().replace('#include "scale_kernel.h"', f'#include "{header}"')
+    )
+    (d / "scale_kernel.c").rename(d / source)
+    (d / "scale_kernel.h").rename(d / header)
+    (d / "scale.match.mlir").rename(d / match)
+    spec = {"ireegen_kernels": 1, "sources": [source], "headers": [header], "match": match}
+    (d / "kernels.json").write_text(json.dumps(spec))
+    return d
+
+
+@pytest.mark.parametrize("stem", OPTION_SHAPED)
+def test_kernel_spec_names_shaped_like_options_are_read_as_paths(tmp_path, stem):
+    """A source, header and match spec named `@k.c`, `-k.c`, `--k=y.c`: the
+    kernels build from those files (gcc sees `./@k.c`), never as options."""
+    d = _kernel_dir(tmp_path, f"{stem}.c", f"{stem}.h", f"{stem}.match.mlir")
+    proc = run_cli("emit", d / "scale.mlir", "-o", tmp_path / "out", "--kernels", d / "kernels.json", "--no-verify")
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_response_file_named_source_runs_nothing(tmp_path):
+    """The attack of issue 31: `@resp.c` beside a `resp.c` that holds
+    `-wrapper <script>`.  gcc reads `./@resp.c` as C and refuses it in the
+    compiler's diagnostics; the wrapper never runs."""
+    d = _kernel_dir(tmp_path, "scale_kernel.c", "scale_kernel.h", "scale.match.mlir")
+    canary = tmp_path / CANARY
+    wrapper = d / "wrap.sh"
+    wrapper.write_text(f'#!/bin/sh\ntouch "{canary}"\nexec "$@"\n')
+    wrapper.chmod(0o755)
+    options = f"-wrapper {wrapper} -x c {d / 'scale_kernel.c'}\n"
+    (d / "resp.c").write_text(options)
+    (d / "@resp.c").write_text(options)
+    spec = {"ireegen_kernels": 1, "sources": ["scale_kernel.c", "@resp.c"], "match": "scale.match.mlir"}
+    (d / "kernels.json").write_text(json.dumps(spec))
+    for flags in ((), ("--no-verify",)):
+        proc = run_cli("emit", d / "scale.mlir", "-o", tmp_path / "out", "--kernels", d / "kernels.json", *flags)
+        assert proc.returncode == 2 and "./@resp.c" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+        assert not canary.exists(), "gcc read @resp.c as a response file"
+
+
+def _fifo(path: Path) -> Path:
+    os.mkfifo(path)
+    return path
+
+
+@pytest.mark.parametrize("what", ["spec", "spec-link", "verify-inputs", "model", "match"])
+def test_fifos_are_refused_before_open(tmp_path, what):
+    """A FIFO (or a link to one) as any input: one line, exit 2, no hang."""
+    d = _kernel_dir(tmp_path, "scale_kernel.c", "scale_kernel.h", "scale.match.mlir")
+    args = ["emit", d / "scale.mlir", "-o", tmp_path / "out"]
+    if what == "spec":
+        args += ["--kernels", _fifo(tmp_path / "spec.json")]
+    elif what == "spec-link":
+        _fifo(tmp_path / "pipe")
+        (tmp_path / "spec.json").symlink_to(tmp_path / "pipe")
+        args += ["--kernels", tmp_path / "spec.json"]
+    elif what == "verify-inputs":
+        args += ["--verify-inputs", _fifo(tmp_path / "in.npz")]
+    elif what == "model":
+        args[1] = _fifo(tmp_path / "m.mlir")
+    else:
+        (d / "scale.match.mlir").unlink()
+        _fifo(d / "scale.match.mlir")
+        args += ["--kernels", d / "kernels.json"]
+    proc = subprocess.run(
+        [sys.executable, "-m", "ireegen", *map(str, args)], capture_output=True, text=True, timeout=60
+    )
+    check_one_line(proc, what)
+
+
+def _spec_with_match(tmp_path: Path, data: bytes) -> Path:
+    d = _kernel_dir(tmp_path, "scale_kernel.c", "scale_kernel.h", "scale.match.mlir")
+    (d / "scale.match.mlir").write_bytes(data)
+    return d
+
+
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        (b"\x00\xff\xfe binary", "not UTF-8 text"),
+        (b"module {" + b"(" * 100_000 + b")" * 100_000 + b"}", "nests 100,001 levels deep"),
+    ],
+    ids=["binary", "deep"],
+)
+def test_bad_match_specs_are_one_line(tmp_path, data, message):
+    d = _spec_with_match(tmp_path, data)
+    proc = run_cli("emit", d / "scale.mlir", "-o", tmp_path / "out", "--kernels", d / "kernels.json")
+    check_one_line(proc, "match spec")
+    assert message in proc.stderr and '"match"' in proc.stderr
+
+
+def test_deep_or_fifo_tuning_records_are_ignored(tmp_path):
+    """A tuning record 200k brackets deep, or a FIFO in its place, is a bad
+    record like any other: no traceback, no hang (output/tuning_record.py)."""
+    os.environ["IREEGEN_TUNING_DIR"] = str(tmp_path)
+    try:
+        key = "a" * 64
+        (tmp_path / f"{key}.json").write_text("[" * 200_000 + "]" * 200_000)
+        assert load_record(key, {}) is None
+        key = "b" * 64
+        _fifo(tmp_path / f"{key}.json")
+        assert load_record(key, {}) is None
+    finally:
+        del os.environ["IREEGEN_TUNING_DIR"]
+
+
+def _npz_bytes(arrays: dict) -> bytes:
+    buf = io.BytesIO()
+    np.savez(buf, **arrays)
+    return buf.getvalue()
+
+
+def _zip_bomb(path: Path) -> Path:
+    """One .npy member that inflates to 768 MiB of zeros from under 1 MB."""
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(header, {"descr": "<f4", "fortran_order": False, "shape": (3 << 26,)})
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        with z.open(zipfile.ZipInfo("predict.input0.npy"), "w", force_zip64=True) as f:
+            f.write(header.getvalue())
+            zeros = bytes(1 << 20)
+            for _ in range(768):
+                f.write(zeros)
+    return path
+
+
+@pytest.mark.parametrize("kind", ["truncated", "bomb", "lying-header", "not-npy-member"])
+def test_bad_verify_input_archives_are_one_line(tmp_path, kind):
+    good = _npz_bytes({"predict.input0": np.arange(64, dtype=np.float32)})
+    path = tmp_path / "in.npz"
+    if kind == "truncated":
+        path.write_bytes(good[: len(good) // 2])
+    elif kind == "bomb":
+        _zip_bomb(path)
+    elif kind == "lying-header":
+        path.write_bytes(_npz_bytes({"predict.input0": np.arange(64, dtype=np.float32)}).replace(b"(64,)", b"(99,)"))
+    else:
+        with zipfile.ZipFile(path, "w") as z:
+            z.writestr("predict.input0.txt", "1 2 3")
+    model = KERNEL_SAMPLE / "scale.mlir"
+    proc = run_cli("emit", model, "-o", tmp_path / "out", "--verify-inputs", path)
+    check_one_line(proc, kind)
+    assert "--verify-inputs" in proc.stderr
+
+
+@pytest.mark.parametrize("value", ["x=" + "9" * 5000, "x=\u0661\u0662", "x=1_000", "x=nan", "x=" + "1" * 41])
+def test_input_values_are_ascii_numbers_of_bounded_length(value):
+    with pytest.raises(UsageError) as e:
+        parse_input_values([value])
+    assert "\n" not in str(e.value) and "--input-value" in str(e.value)
+
+
+def _onnx_model(path: Path, nodes, graph_name="g") -> Path:
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])
+    model = helper.make_model(
+        helper.make_graph(nodes, graph_name, [x], [y]), opset_imports=[helper.make_opsetid("", 17)]
+    )
+    path.write_bytes(model.SerializeToString())
+    return path
+
+
+@pytest.mark.parametrize("field", ["graph", "node", "input"])
+def test_onnx_strings_that_are_not_utf8_are_one_line(tmp_path, field):
+    node = helper.make_node("Relu", ["x"], ["y"], name="nodeXX" if field == "node" else "")
+    path = _onnx_model(tmp_path / "m.onnx", [node], graph_name="graphXX" if field == "graph" else "g")
+    data = path.read_bytes()
+    if field == "input":
+        data = data.replace(b"\x12\x01x", b"\x12\x01\xff").replace(b"\n\x01x", b"\n\x01\xff")
+    path.write_bytes(data.replace(b"XX", b"\xff\xfe"))
+    proc = subprocess.run(
+        [sys.executable, "-m", "ireegen", "info", str(path)], capture_output=True, text=True, timeout=120
+    )
+    check_one_line(proc, field)
+
+
+def test_an_attribute_iree_would_spin_on_is_refused(tmp_path):
+    """Softmax axis=9 on a rank-2 input made iree-compile spin: refused in
+    one line by ONNX's own attribute check, before IREE's import."""
+    path = _onnx_model(tmp_path / "m.onnx", [helper.make_node("Softmax", ["x"], ["y"], axis=9)])
+    proc = subprocess.run(
+        [sys.executable, "-m", "ireegen", "info", str(path)], capture_output=True, text=True, timeout=120
+    )
+    check_one_line(proc, "softmax axis")
+    assert "'axis' must be in" in proc.stderr
+
+
+def test_a_compiler_past_its_deadline_is_one_line(tmp_path):
+    """IREEGEN_TOOL_TIMEOUT bounds every compiler run; when it passes the
+    compiler is killed and emit says so in one line."""
+    env = dict(os.environ, IREEGEN_TOOL_TIMEOUT="0.01")
+    proc = subprocess.run(
+        [sys.executable, "-m", "ireegen", "emit", str(KERNEL_SAMPLE / "scale.mlir"), "-o", str(tmp_path / "out")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    check_one_line(proc, "deadline")
+    assert "IREEGEN_TOOL_TIMEOUT" in proc.stderr and not (tmp_path / "out").exists()
+
+
+def test_host_cpu_is_keyed_and_recorded_by_its_name(tmp_path):
+    """`--target-cpu host` becomes the CPU and features iree-compile picks on
+    this machine, in the content key and the manifest."""
+    proc = run_cli("emit", KERNEL_SAMPLE / "scale.mlir", "-o", tmp_path / "out", "--target-cpu", "host", "--no-verify")
+    assert proc.returncode == 0, proc.stderr
+    target = json.loads((tmp_path / "out" / "manifest.json").read_text())["target"]
+    assert target["cpu"] not in ("host", "") and "host" not in target["features"], target
+    assert target["features"].startswith("+") or target["features"] == "", target
+
+
+@pytest.mark.skipif(shutil.which("cmake") is None, reason="cmake is not installed")
+def test_response_file_named_source_through_cmake_kernels(tmp_path):
+    """The same attack through CMake's KERNELS: the build step runs emit,
+    which hands gcc `./@resp.c`; the wrapper never runs."""
+    d = _kernel_dir(tmp_path, "scale_kernel.c", "scale_kernel.h", "scale.match.mlir")
+    canary = tmp_path / CANARY
+    wrapper = d / "wrap.sh"
+    wrapper.write_text(f'#!/bin/sh\ntouch "{canary}"\nexec "$@"\n')
+    wrapper.chmod(0o755)
+    options = f"-wrapper {wrapper} -x c {d / 'scale_kernel.c'}\n"
+    (d / "resp.c").write_text(options)
+    (d / "@resp.c").write_text(options)
+    spec = {"ireegen_kernels": 1, "sources": ["scale_kernel.c", "@resp.c"], "match": "scale.match.mlir"}
+    (d / "kernels.json").write_text(json.dumps(spec))
+    (d / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.21)\nproject(t C)\nfind_package(ireegen CONFIG REQUIRED)\n"
+        "ireegen_add_model(scale SRC scale.mlir KERNELS kernels.json EXECUTION_MODEL runtimeless GENERATE_ONLY)\n"
+    )
+    build = tmp_path / "build"
+    conf = configure_with_ireegen(d, build)
+    assert conf.returncode == 0, conf.stdout
+    built = subprocess.run(["cmake", "--build", str(build)], capture_output=True, text=True, timeout=600)
+    assert built.returncode != 0 and "./@resp.c" in built.stdout + built.stderr, built.stdout + built.stderr
+    assert "Traceback" not in built.stdout + built.stderr
+    assert not canary.exists(), "gcc read @resp.c as a response file in cmake --build"

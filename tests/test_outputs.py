@@ -17,6 +17,7 @@ from conftest import SAMPLES
 from ireegen.cli import main
 from ireegen.common.faults import POINTS
 from ireegen.output.outputs import STAGING_PREFIX
+from ireegen.output.ownership import record_written
 
 SIMPLE = SAMPLES / "simple_mul" / "simple_mul.mlir"
 MLP = SAMPLES / "mlp" / "mlp.mlir"
@@ -64,9 +65,12 @@ def old_and_new(tmp_path_factory):
 
 
 def restore(out, files):
+    """`files` in OUTDIR as an earlier emit there left them, with ireegen's
+    record outside OUTDIR of having written them."""
     out.mkdir()
     for name, data in files.items():
         (out / name).write_bytes(data)
+    record_written(out, {name: hashlib.sha256(data).hexdigest() for name, data in files.items()})
 
 
 def tree(out):
@@ -395,3 +399,28 @@ def test_outdir_symlink_that_leads_nowhere_says_so(tmp_path, kind):
     err = one_line_refusal(emit(out, *OLD))
     assert ("symbolic link loop" if kind == "loop" else "a dangling symbolic link") in err
     assert f"{link} is a" in err and "File exists" not in err
+
+
+def test_planted_manifest_cannot_make_emit_delete_user_files(tmp_path):
+    """A manifest.json with ireegen's marker listing the user's own files
+    with their true sha256 is no proof: only ireegen's record outside OUTDIR
+    lets a stale file go (output/ownership.py)."""
+    out = tmp_path / "out"
+    out.mkdir()
+    users = {"LICENSE": b"MIT License\n", "main.c": b"int main(void) { return 0; }\n"}
+    for name, data in users.items():
+        (out / name).write_bytes(data)
+    planted = {
+        "generator": "ireegen",
+        "manifest_schema": 1,
+        "files": [{"path": n, "sha256": hashlib.sha256(d).hexdigest(), "role": "header"} for n, d in users.items()],
+    }
+    (out / "manifest.json").write_text(json.dumps(planted))
+    assert emit(out, *OLD).returncode == 0
+    for name, data in users.items():
+        assert (out / name).read_bytes() == data
+    # The same names after a real emit there: ireegen's record lists only
+    # what it wrote, so the user's files still stay on the next emit.
+    assert emit(out, *NEW).returncode == 0
+    for name, data in users.items():
+        assert (out / name).read_bytes() == data

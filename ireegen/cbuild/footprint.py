@@ -20,6 +20,7 @@ import tempfile
 from pathlib import Path
 
 from ireegen.common.errors import UsageError
+from ireegen.common.untrusted import deadline_message, tool_deadline
 
 from .kernels import kernel_footprint, kernel_table_lines
 from .native_run import load_manifest
@@ -29,7 +30,13 @@ SIZE_CFLAGS = ("-Os", "-std=c11", "-ffunction-sections", "-fdata-sections")
 
 
 def _run(cmd) -> str:
-    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = tool_deadline()
+    try:
+        proc = subprocess.run(
+            cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace", timeout=deadline
+        )
+    except subprocess.TimeoutExpired:
+        raise UsageError(deadline_message(str(cmd[0]), "measuring the footprint", deadline)) from None
     if proc.returncode != 0:
         raise UsageError(f"{' '.join(map(str, cmd))}: {proc.stdout.strip()}")
     return proc.stdout
@@ -112,7 +119,15 @@ def c_library_size(cc: str, cflags, symbols) -> int | None:
         elf = Path(tmp) / "libc.elf"
         cmd = [cc, *flags, "-nostartfiles", "-static", "-Wl,--gc-sections", f"-Wl,--entry={symbols[0]}"]
         cmd += [*(f"-Wl,-u,{s}" for s in symbols), "-Wl,--unresolved-symbols=ignore-all", "-o", str(elf)]
-        linked = subprocess.run([*cmd, "-lm", "-lc", "-lgcc"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        try:
+            linked = subprocess.run(
+                [*cmd, "-lm", "-lc", "-lgcc"],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                timeout=tool_deadline(),
+            )
+        except subprocess.TimeoutExpired:
+            return None  # not measured, as without a C library
         if linked.returncode != 0:  # a toolchain without its C library: not measured
             return None
         sections = _run([binutil(cc, "size"), "-A", str(elf)]).splitlines()

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from ireegen.common.errors import DiagnosticsError, UsageError
 from ireegen.common.resources import doc
+from ireegen.common.untrusted import argv_path, deadline_message, tool_deadline
 from ireegen.compile.kernel_link import KernelLink, check_config
 from ireegen.config.modes import Config
 from ireegen.frontend.kernel_spec import KernelSpec, target_family
@@ -50,10 +51,21 @@ def kernel_toolchain(config: Config) -> Toolchain:
 
 
 def _run(cmd, cwd, spec: KernelSpec, what: str) -> str:
+    deadline = tool_deadline()
     try:
-        proc = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        proc = subprocess.run(
+            cmd,
+            cwd=cwd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            errors="replace",
+            timeout=deadline,
+        )
     except OSError as e:
         raise UsageError(f"{spec.path}: {what}: cannot run {cmd[0]} ({e.strerror or e})") from None
+    except subprocess.TimeoutExpired:
+        raise UsageError(deadline_message(cmd[0], f"{spec.path}: {what}", deadline)) from None
     if proc.returncode != 0:
         raise DiagnosticsError(
             f"{spec.path}: {what} failed (exit status {proc.returncode}):",
@@ -70,8 +82,8 @@ def _link_flags(toolchain: Toolchain) -> list:
 
 
 def _relocatable_link(toolchain: Toolchain, inputs, output: Path, spec: KernelSpec, what: str) -> None:
-    cmd = [toolchain.cc, *_link_flags(toolchain), "-nostdlib", "-nostartfiles", "-r", *map(str, inputs), "-o"]
-    _run([*cmd, str(output)], None, spec, what)
+    cmd = [toolchain.cc, *_link_flags(toolchain), "-nostdlib", "-nostartfiles", "-r", *map(argv_path, inputs), "-o"]
+    _run([*cmd, argv_path(output)], None, spec, what)
 
 
 def build_object(spec: KernelSpec, config: Config, workdir: Path, file_name: str) -> None:
@@ -92,7 +104,9 @@ def build_object(spec: KernelSpec, config: Config, workdir: Path, file_name: str
     for i, source in enumerate(spec.sources):
         obj = workdir / f"kernels.{i}.o"
         what = f"compiling {spec.relative(source)} for {config.target.triple} (family {family})"
-        _run([toolchain.cc, *flags, "-c", spec.relative(source), "-o", str(obj)], directory, spec, what)
+        # A source's name is the spec's data: `./name`, never an option or @file.
+        source_arg = argv_path(spec.relative(source))
+        _run([toolchain.cc, *flags, "-c", source_arg, "-o", argv_path(obj)], directory, spec, what)
         objects.append(obj)
     _relocatable_link(toolchain, objects, workdir / file_name, spec, "linking the kernels into one object")
     for obj in objects:
@@ -100,7 +114,7 @@ def build_object(spec: KernelSpec, config: Config, workdir: Path, file_name: str
 
 
 def defined_globals(nm: str, obj: Path, spec: KernelSpec) -> list:
-    out = _run([nm, "-g", "--defined-only", "-P", str(obj)], None, spec, "listing the kernels' symbols")
+    out = _run([nm, "-g", "--defined-only", "-P", argv_path(obj)], None, spec, "listing the kernels' symbols")
     return sorted({line.split()[0] for line in out.splitlines() if line.strip()})
 
 
@@ -117,7 +131,7 @@ def merge_static(spec: KernelSpec, config: Config, static_object: Path, kernels_
     names = static_object.with_name("kernels.symbols")
     names.write_text("".join(s + "\n" for s in kernel_symbols))
     _run(
-        [binutil(toolchain.cc, "objcopy"), f"--localize-symbols={names}", str(merged), str(static_object)],
+        [binutil(toolchain.cc, "objcopy"), f"--localize-symbols={names}", argv_path(merged), argv_path(static_object)],
         None,
         spec,
         f"making the kernels' symbols local to {static_object.name}",
@@ -155,7 +169,9 @@ def kernel_footprint(manifest: dict, nm_tool: str, executables: Path) -> list:
 
 def _code_sizes(nm_tool: str, obj: Path) -> dict:
     """symbol -> bytes, for the code symbols of `obj` (local ones too)."""
-    proc = subprocess.run([nm_tool, "-S", str(obj)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    proc = subprocess.run(
+        [nm_tool, "-S", argv_path(obj)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, errors="replace"
+    )
     sizes = {}
     for line in proc.stdout.splitlines():
         parts = line.split()

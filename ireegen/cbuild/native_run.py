@@ -19,6 +19,7 @@ from ireegen.cgen.naming import check_name
 from ireegen.cgen.render import banner, render
 from ireegen.common.errors import RunError, UsageError
 from ireegen.common.resources import cmake_dir
+from ireegen.common.untrusted import deadline_message, tool_deadline
 from ireegen.frontend.dtypes import as_signature_dtype, numpy_dtype
 from ireegen.frontend.signature import Function
 from ireegen.output.layout import c_sources
@@ -212,7 +213,13 @@ def build_runner(
             *map(str, (*sources, *pool_sources, *support, outdir / roles["executables-object"])),
             *(*link_flags, "-o", str(program), *libraries),
         ]
-        proc = subprocess.run(full, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        deadline = tool_deadline()
+        try:
+            proc = subprocess.run(
+                full, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace", timeout=deadline
+            )
+        except subprocess.TimeoutExpired:
+            raise UsageError(deadline_message(full[0], f"building the runner of {name}", deadline)) from None
         return None if proc.returncode == 0 else f"$ {' '.join(full)}\n{proc.stdout}"
 
     if toolchain.bare_metal:

@@ -3,33 +3,84 @@ and expected outputs (--expected), matched strictly to a model's signature."""
 
 from __future__ import annotations
 
+import struct
+import zipfile
+import zlib
 from pathlib import Path
 
 import numpy as np
 
 from ireegen.cbuild.native_run import NPY_MAGIC, check_inputs, numpy_reason, starts_with
 from ireegen.common.errors import UsageError
+from ireegen.common.untrusted import check_regular
 
 ZIP_MAGIC = b"PK"
+# What an .npz may unpack to, all arrays together, by the sizes its zip
+# directory states (checked before a byte is inflated; reading stops there).
+MAX_NPZ_BYTES = 256 << 20
+MAX_NPZ_ARRAYS = 4096
+_HEADER_READERS = {
+    (1, 0): np.lib.format.read_array_header_1_0,
+    (2, 0): np.lib.format.read_array_header_2_0,
+}
+# What a damaged or crafted archive raises while it is read.
+_ARCHIVE_ERRORS = (
+    OSError,
+    ValueError,
+    EOFError,
+    zipfile.BadZipFile,
+    zlib.error,
+    struct.error,
+    NotImplementedError,
+    RuntimeError,
+    KeyError,
+    OverflowError,
+)
 
 
 def _load_npz(path: Path, flag: str):
-    if not path.is_file():
+    if not path.exists():
         raise UsageError(f"{flag} {path}: not a readable .npz (no such file)")
+    check_regular(path, f"{flag} {path}")  # a FIFO would block the read
     if starts_with(path, NPY_MAGIC):
         raise UsageError(f"{flag} {path}: is a single .npy array, not an .npz of named arrays")
     if not starts_with(path, ZIP_MAGIC):
         raise UsageError(f"{flag} {path}: not a readable .npz (no zip header); save the arrays with numpy.savez")
     try:
-        data = np.load(path, allow_pickle=False)
-    except (OSError, ValueError, EOFError) as e:
-        raise UsageError(f"{flag} {path}: not a readable .npz ({numpy_reason(e)})") from None
-    if not hasattr(data, "files"):
-        raise UsageError(f"{flag} {path}: is a single .npy array, not an .npz of named arrays")
-    try:
-        return {k: data[k] for k in data.files}
-    except (OSError, ValueError, EOFError) as e:
-        raise UsageError(f"{flag} {path}: not a readable .npz ({numpy_reason(e)})") from None
+        with zipfile.ZipFile(path) as archive:
+            members = archive.infolist()
+            total = sum(m.file_size for m in members)
+            if len(members) > MAX_NPZ_ARRAYS or total > MAX_NPZ_BYTES:
+                raise UsageError(
+                    f"{flag} {path}: {len(members):,} arrays of {total:,} bytes unpacked; ireegen reads at most "
+                    f"{MAX_NPZ_ARRAYS:,} arrays of {MAX_NPZ_BYTES:,} bytes"
+                )
+            arrays = {}
+            for m in members:
+                if not m.filename.endswith(".npy"):
+                    raise UsageError(f"{flag} {path}: {m.filename[:80]!r} is not an .npy array; not an .npz")
+                with archive.open(m) as f:
+                    # The .npy header's shape must account for the member's
+                    # stated size, so no array is read past what was checked.
+                    version = np.lib.format.read_magic(f)
+                    read_header = _HEADER_READERS.get(version)
+                    if read_header is None:
+                        raise UsageError(f"{flag} {path}: array {m.filename[:80]!r} has .npy version {version}")
+                    shape, fortran, dtype = read_header(f)
+                    stated = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+                    if dtype.hasobject or stated != m.file_size - f.tell():
+                        raise UsageError(
+                            f"{flag} {path}: array {m.filename[:80]!r} says {stated:,} bytes of {dtype} but holds "
+                            f"{m.file_size - f.tell():,}; not a readable .npz"
+                        )
+                    data = f.read(stated)
+                    array = np.frombuffer(data, dtype=dtype).reshape(shape, order="F" if fortran else "C")
+                    arrays[m.filename[: -len(".npy")]] = array.copy()
+            return arrays
+    except UsageError:
+        raise
+    except _ARCHIVE_ERRORS as e:
+        raise UsageError(f"{flag} {path}: not a readable .npz ({numpy_reason(e)[:200]})") from None
 
 
 def _match_arrays(arrays: dict, functions, values_of, flag: str, what: str) -> dict:

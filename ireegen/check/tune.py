@@ -171,8 +171,10 @@ def tune(
         return _quiet(level, f"no candidate of --tune {level} can change this model (it has no convolutions)")
     offered = {c.name: c.flags for c in candidates}
     record = load_record(key, offered)
-    if record is not None and config.target.cpu == "host" and record.get("timed_on") != this_cpu():
-        # `host` is another CPU on another machine: its choice is not this one's.
+    timed_on = record.get("timed_on") if record is not None else None
+    if isinstance(timed_on, str) and not timed_on.startswith("qemu") and timed_on != this_cpu():
+        # Timed natively on another CPU (`host` resolves to the CPU's name,
+        # which another machine may share): its choice is not this one's.
         record = None
     if record is not None:
         where = f", timed on {record['timed_on']}" if record.get("timed_on") else ""

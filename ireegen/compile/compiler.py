@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ireegen.common.errors import CompileError, DiskFullError, UsageError
+from ireegen.common.untrusted import argv_path, deadline_message, tool_deadline
 from ireegen.output.outputs import STAGING_PREFIX
 
 
@@ -33,8 +34,8 @@ class Compiler:
         the compiler's own diagnostics (which name the model's file:line).
         With `cwd`, the compiler runs there, so that relative paths (which end
         up in the module) do not depend on where the caller works."""
-        cmd = [self.path, str(source), "-o", str(output), *flags]
-        proc = run_killable(cmd, cwd=cwd)
+        cmd = [self.path, argv_path(source), "-o", argv_path(output), *flags]
+        proc = run_killable(cmd, cwd=cwd, what=f"compiling {diagnostics_name}")
         if proc.returncode != 0:
             full = full_disk_of(proc.stderr, [(Path(cwd or ".") / output).parent, Path(tempfile.gettempdir())])
             if full is not None:
@@ -103,22 +104,33 @@ def _load_prctl():
 _PRCTL = _load_prctl()
 
 
-def run_killable(cmd, cwd=None) -> subprocess.CompletedProcess:
+def run_killable(cmd, cwd=None, what: str = "") -> subprocess.CompletedProcess:
     """Runs a compiler in its own process group, so that a terminal's SIGINT
     reaches ireegen only; if ireegen is interrupted (KeyboardInterrupt,
     SIGTERM turned into an exception by the CLI) the whole group is killed,
-    and on Linux the child also dies if ireegen is killed outright."""
+    and on Linux the child also dies if ireegen is killed outright.  Past
+    the tool deadline (untrusted.tool_deadline) the group is killed and the
+    run ends in one line.  Output that is not UTF-8 is read with U+FFFD."""
+    deadline = tool_deadline()
     proc = subprocess.Popen(
         cmd,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        errors="replace",
         cwd=cwd,
         start_new_session=True,
         preexec_fn=_die_with_parent if _PRCTL is not None else None,
     )
     try:
-        out, err = proc.communicate()
+        out, err = proc.communicate(timeout=deadline)
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        proc.communicate()
+        raise UsageError(deadline_message(cmd[0], what or Path(cmd[0]).name, deadline)) from None
     except BaseException:
         try:
             os.killpg(proc.pid, signal.SIGKILL)

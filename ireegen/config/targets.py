@@ -8,6 +8,7 @@ from __future__ import annotations
 import difflib
 import re
 import subprocess
+from dataclasses import replace
 from functools import lru_cache
 
 from ireegen.common.errors import UsageError
@@ -82,6 +83,64 @@ def accepted_cpus(compiler_path: str, triple: str) -> tuple:
     if m:
         return tuple(c.strip() for c in m.group(1).split(",") if c.strip())
     return tuple(m.group(1) for m in re.finditer(r"^  (\S+)\s+- Select the", out, re.M))
+
+
+# A module with one dispatch: compiled to its executable targets, it shows
+# the CPU and features iree-compile's LLVM picked for `host`.
+_PROBE = """func.func @probe(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = arith.addf %a, %a : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+"""
+HOST = "host"
+
+
+@lru_cache(maxsize=8)
+def _resolved_host(compiler_path: str, triple: str, cpu: str, features: str) -> tuple:
+    """(cpu, features) that iree-compile resolves `host` to, by LLVM's host
+    detection, as it writes them into the executable target; () when it does
+    not say."""
+    out = _run(
+        compiler_path,
+        [
+            "-",
+            "--iree-hal-target-device=local",
+            "--iree-hal-local-target-device-backends=llvm-cpu",
+            f"--iree-llvmcpu-target-triple={triple}",
+            f"--iree-llvmcpu-target-cpu={cpu}",
+            *([f"--iree-llvmcpu-target-cpu-features={features}"] if features else []),
+            "--compile-to=executable-targets",
+            "-o",
+            "-",
+        ],
+        stdin=_PROBE,
+    )
+    got_cpu = re.search(r'\bcpu = "([^"]*)"', out)
+    got_features = re.search(r'\bcpu_features = "([^"]*)"', out)
+    if not got_cpu or not got_cpu.group(1) or got_cpu.group(1) == HOST:
+        return ()
+    return got_cpu.group(1), got_features.group(1) if got_features else ""
+
+
+def resolve_host(target, compiler):
+    """`target` with `host` (as --target-cpu or --target-cpu-features)
+    replaced by the CPU name and features iree-compile compiles for on this
+    machine, so that the content key and the manifest name the real target
+    (code for one machine's `host` dies with SIGILL on another)."""
+    if target is None or HOST not in (target.cpu, target.cpu_features):
+        return target
+    resolved = _resolved_host(compiler.path, target.triple, target.cpu, target.cpu_features)
+    if not resolved:
+        raise UsageError(
+            f"--target-cpu {target.cpu}: iree-compile did not say which CPU `host` is on this machine; "
+            "give the CPU by name (--target-cpu NAME --target-cpu-features +a,+b)"
+        )
+    cpu, features = resolved
+    return replace(
+        target,
+        cpu=cpu if target.cpu == HOST else target.cpu,
+        cpu_features=features if target.cpu_features == HOST else target.cpu_features,
+    )
 
 
 def llvm_target_of(triple: str) -> str | None:

@@ -16,7 +16,7 @@ from ireegen.compile.compile_model import check_extra_flags
 from ireegen.compile.compiler import Compiler, find_compiler
 from ireegen.compile.kernel_link import KernelLink
 from ireegen.config.modes import Config
-from ireegen.config.targets import check_target
+from ireegen.config.targets import check_target, resolve_host
 from ireegen.config.tuning import check_level
 from ireegen.frontend.kernel_spec import load_kernel_spec
 from ireegen.frontend.models import check_model_path
@@ -97,6 +97,8 @@ def checked(request: EmitRequest) -> EmitRequest:
         request.verify if isinstance(request.verify, VerifyOptions) else VerifyOptions(enabled=bool(request.verify))
     )
     check_target(config.target, compiler)
+    # `host` is keyed and recorded as the CPU and features it resolves to.
+    config = replace(config, target=resolve_host(config.target, compiler))
     kernels = request.kernels
     if kernels is not None and not isinstance(kernels, KernelLink):
         kernels = prepare_kernels(kernels, config)
@@ -113,6 +115,7 @@ def checked(request: EmitRequest) -> EmitRequest:
         compiler=compiler,
         verify=verify,
         kernels=kernels,
+        config=config,
     )
     check_emit_target(request.outdir, [*output_files(name, config).values(), MANIFEST], _inputs(request))
     return request

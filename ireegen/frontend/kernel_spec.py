@@ -28,9 +28,11 @@ from pathlib import Path
 
 from ireegen.common.errors import UsageError
 from ireegen.common.resources import doc
+from ireegen.common.untrusted import load_json, read_regular
 from ireegen.config.cores import ARCH_ORDER
 
 from .containment import contained_file, shown
+from .parse_guard import MAX_NESTING, nesting_depth
 
 FORMAT_VERSION = 1
 
@@ -61,6 +63,8 @@ _KEYS = {
     "cflags": "C flags by target family",
 }
 _MAX_FILES = 256
+_MAX_SPEC_BYTES = 1 << 20
+_MAX_MATCH_BYTES = 64 << 20
 
 
 @dataclass(frozen=True)
@@ -170,20 +174,15 @@ def load_kernel_spec(path) -> KernelSpec:
     spec = Path(path)
     if not str(path).strip():
         raise UsageError("--kernels: the kernel spec is an empty path")
+    if spec.is_dir():
+        raise UsageError(f"--kernels {spec}: is a directory; give the kernel spec file (JSON)")
+    data = read_regular(spec, f"--kernels {spec}", _MAX_SPEC_BYTES)
     try:
-        data = spec.read_bytes()
-    except FileNotFoundError:
-        raise UsageError(f"--kernels {spec}: no such file") from None
-    except IsADirectoryError:
-        raise UsageError(f"--kernels {spec}: is a directory; give the kernel spec file (JSON)") from None
-    except OSError as e:
-        raise UsageError(f"--kernels {spec}: cannot be read ({e.strerror or e})") from None
-    try:
-        doc = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise UsageError(f"{spec}: not a JSON kernel spec ({str(e).splitlines()[0][:120]})") from None
-    except RecursionError:
-        raise UsageError(f"{spec}: not a kernel spec (JSON nested too deep)") from None
+        doc = load_json(data, f"{spec}: not a JSON kernel spec")
+    except UsageError as e:
+        if "nested" in str(e):
+            raise UsageError(f"{spec}: not a kernel spec (JSON nested too deep)") from None
+        raise
     if not isinstance(doc, dict):
         raise UsageError(f"{spec}: a kernel spec is a JSON object with the keys {', '.join(_KEYS)}")
     for key in doc:
@@ -198,6 +197,23 @@ def load_kernel_spec(path) -> KernelSpec:
         spec,
         _files(spec, "sources", doc.get("sources"), (".c",), True),
         _files(spec, "headers", doc.get("headers"), (".h",), False),
-        _file(spec, "match", doc["match"], (".mlir",)),
+        _match(spec, doc["match"]),
         _cflags(spec, doc.get("cflags")),
     )
+
+
+def _match(spec: Path, value) -> Path:
+    """The match spec: MLIR text (UTF-8, no NUL) nested no deeper than the
+    MLIR parser takes, checked before IREE reads it."""
+    path = _file(spec, "match", value, (".mlir",))
+    data = read_regular(path, f'{spec}: "match" file {shown(value)}', _MAX_MATCH_BYTES)
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        _fail(spec, "match", f"{shown(value)} is not UTF-8 text (byte {e.start}); a match spec is MLIR text")
+    if b"\0" in data:
+        _fail(spec, "match", f"{shown(value)} holds a NUL byte; a match spec is MLIR text")
+    depth = nesting_depth(data)
+    if depth > MAX_NESTING:
+        _fail(spec, "match", f"{shown(value)} nests {depth:,} levels deep; MLIR's parser takes at most {MAX_NESTING:,}")
+    return path

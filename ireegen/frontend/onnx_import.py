@@ -31,6 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ireegen.common.errors import UsageError
+from ireegen.common.progress import progress
+from ireegen.common.untrusted import deadline_message, tool_deadline
 
 from .containment import contained_file, shown
 from .mlir_text import mlir_escaped
@@ -94,6 +96,9 @@ _ONNX_TO_NUMPY = {
     16: "bfloat16",
 }
 
+# Bytes per element of each of those types in a tensor's raw_data.
+_ITEMSIZE = {1: 4, 2: 1, 3: 1, 4: 2, 5: 2, 6: 4, 7: 8, 9: 1, 10: 2, 11: 8, 12: 4, 13: 8, 16: 2}
+
 
 @dataclass(frozen=True)
 class OnnxValue:
@@ -154,7 +159,12 @@ def parse_input_shapes(texts) -> dict:
     return shapes
 
 
-_INT_RE = re.compile(r"[+-]?[0-9]+")
+_INT_RE = re.compile(r"[+-]?[0-9]+", re.ASCII)
+# A decimal number as C and Python write it, in ASCII digits only (Python's
+# float() would also take other scripts' digits, "nan" and "1_000").
+_FLOAT_RE = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
+# Characters of one value: an int64 has 19 digits, a double's shortest form 24.
+_MAX_VALUE_CHARS = 40
 
 
 def parse_input_values(texts) -> dict:
@@ -165,18 +175,20 @@ def parse_input_values(texts) -> dict:
     for text in texts or ():
         name, sep, items = str(text).partition("=")
         if not sep or not name or not items:
-            raise UsageError(f"--input-value {text!r}: expected NAME=V[,V...], e.g. sr=16000")
+            raise UsageError(f"--input-value {text[:80]!r}: expected NAME=V[,V...], e.g. sr=16000")
         parsed = []
         for item in items.split(","):
             item = item.strip()
+            if len(item) > _MAX_VALUE_CHARS:
+                raise UsageError(
+                    f"--input-value {name[:80]!r}: a value of {len(item):,} characters; "
+                    f"at most {_MAX_VALUE_CHARS} (an int64 or a double)"
+                )
             if _INT_RE.fullmatch(item):
                 parsed.append(int(item))
                 continue
-            try:
-                number = float(item)
-            except ValueError:
-                number = None
-            if number is None or number != number or number in (float("inf"), float("-inf")):
+            number = float(item) if _FLOAT_RE.fullmatch(item) else None
+            if number is None or number in (float("inf"), float("-inf")):
                 raise UsageError(f"--input-value {text!r}: {item!r} is not a finite number")
             parsed.append(number)
         if name in values:
@@ -191,6 +203,7 @@ def _load(path: Path):
         model = onnx.load(str(path), load_external_data=False)
     except Exception as e:  # protobuf DecodeError and friends
         raise UsageError(f"{path}: not a readable ONNX model ({type(e).__name__}: {e})") from None
+    check_text_fields(model, path)
     external_data_files(model, path)  # refuses what leaves the model's directory
     try:
         onnx.external_data_helper.load_external_data_for_model(model, str(path.parent))
@@ -202,6 +215,26 @@ def _load(path: Path):
         model.graph.name = "main"
     unknown_negative_dims(model)
     return model
+
+
+def check_text_fields(message, path: Path, where: str = "model") -> None:
+    """Refuses, in one line naming the field, a model whose string fields
+    (graph, node, tensor and attribute names, op types, domains ...) are not
+    UTF-8: protobuf hands such a field over as bytes, which no later step
+    expects.  Every string field of every nested message is checked."""
+    stack = [(message, where)]
+    while stack:
+        msg, at = stack.pop()
+        for field, value in msg.ListFields():
+            if field.type not in (field.TYPE_STRING, field.TYPE_MESSAGE):
+                continue
+            # One value, or a repeated field's values.
+            items = (value,) if isinstance(value, (str, bytes)) or hasattr(value, "ListFields") else tuple(value)
+            if field.type == field.TYPE_STRING:
+                if any(not isinstance(v, str) for v in items):
+                    raise UsageError(f"{path}: {at}.{field.name} is not UTF-8 text; ONNX strings are UTF-8")
+            elif field.type == field.TYPE_MESSAGE:
+                stack.extend((item, f"{at}.{field.name}") for item in items if hasattr(item, "ListFields"))
 
 
 def unknown_negative_dims(model) -> None:
@@ -440,11 +473,29 @@ def _interface(model) -> list:
     ]
 
 
+# What ONNX's own shape inference says of an attribute out of its range (a
+# Softmax axis of 9 on a rank-2 input): IREE's import is never given such a
+# node (iree-compile spins on some of them).  Other inference errors leave
+# the shapes to IREE, as before.
+# A long import says how far it got every this many nodes.
+_PROGRESS_NODES = 1000
+_ATTRIBUTE_ERRORS = re.compile(r"must be in|out of range|[Ii]nvalid (?:axis|value)")
+
+
 def _infer_shapes(model, path: Path):
     onnx = require_onnx()
     try:
         onnx.checker.check_model(model)
+        try:
+            return onnx.shape_inference.infer_shapes(model, data_prop=True, strict_mode=True)
+        except onnx.shape_inference.InferenceError as e:
+            text = " ".join(str(e).split())
+            if _ATTRIBUTE_ERRORS.search(text):
+                detail = " ".join(text.replace("[ShapeInferenceError]", "").replace("Inference error(s):", "").split())
+                raise UsageError(f"{path}: a node's attribute is out of its range: {shown(detail)[:300]}") from None
         return onnx.shape_inference.infer_shapes(model, data_prop=True, strict_mode=False)
+    except UsageError:
+        raise
     except ValueError:
         # Over the 2 GB protobuf limit: import without inferred shapes.
         return model
@@ -466,6 +517,7 @@ def _import_to_torch(model, path: Path) -> str:
     from iree.compiler.extras import onnx_importer
 
     imported = [0]  # top-level nodes imported so far: the index of the next one
+    total = len(model.graph.node)
 
     class _NamingImporter(onnx_importer.NodeImporter):
         """Says which node the importer could not take, and gives an unnamed
@@ -475,6 +527,8 @@ def _import_to_torch(model, path: Path) -> str:
 
         def import_node(self, node):
             index, imported[0] = imported[0], imported[0] + 1
+            if index and index % _PROGRESS_NODES == 0:
+                progress("importing", f"{index:,} of {total:,} nodes")
             unnamed = not node.name
             if unnamed:
                 node.name = f"{_UNNAMED}{index}"
@@ -594,6 +648,85 @@ def _lowering_error(stderr: str, returncode: int, path: Path, model) -> ImportFa
     return ImportFailure(f"{path}: IREE's ONNX lowering failed: {first.strip()[:300]}")
 
 
+def prepare_onnx(
+    path: Path,
+    input_shapes: dict | None = None,
+    input_values: dict | None = None,
+    onnx_rewrites: bool = True,
+    speed_rewrites: bool = True,
+    quantized_io: bool = False,
+) -> tuple:
+    """Everything ireegen does to the ONNX model at `path` before IREE's
+    importer sees it: (model, rewrites, quantization), every refusal a
+    UsageError (or ImportFailure) in one line: lower_onnx's first half."""
+    if path.suffix == ".tflite":
+        # A TFLite model comes in as the ONNX graph of its ops (tflite_import.py),
+        # its integer interface tensors as they are.
+        model = require_onnx() and tflite_to_onnx(path)
+        quantization = {k: Quantization(*v) for k, v in interface_quantization(path).items()}
+    else:
+        model = _load(path)
+        _check_structure(model, path)
+    try:
+        if path.suffix != ".tflite":
+            _pin_shapes(model, dict(input_shapes or {}), path)
+            fix_input_values(model, dict(input_values or {}), path)
+            quantization = cut_quantized_io(model, path, _effective_inputs(model)) if quantized_io else {}
+            quantization = {**dequantized_outputs(model), **quantization}
+        if needs_folding(model, input_values, input_shapes):
+            fold_known(model)
+        rewrites = apply_rewrites(model, speed_rewrites) if onnx_rewrites else []
+    except _MALFORMED as e:
+        # The rewrites read the graph as ONNX defines it; a model the checks
+        # above let through that still breaks them is malformed data.
+        raise UsageError(f"{path}: a malformed ONNX model ({type(e).__name__}: {shown(str(e))[:160]})") from None
+    left = unrewritten_ml_node(model) if onnx_rewrites else None
+    if left:
+        raise ImportFailure(f"{path}: {left}")
+    return model, rewrites, quantization
+
+
+# What reading a malformed graph raises in ireegen's own rewrites and numpy.
+_MALFORMED = (ValueError, IndexError, KeyError, TypeError, OverflowError)
+
+
+def _check_structure(model, path: Path) -> None:
+    """ONNX's checker (node arity, attribute types, tensor fields) and every
+    initializer's data against its dims, before ireegen's rewrites read the
+    graph."""
+    onnx = require_onnx()
+    try:
+        onnx.checker.check_model(model)
+    except ValueError:
+        return  # over protobuf's 2 GB: the checker cannot take it (as _infer_shapes)
+    except Exception as e:  # onnx.checker.ValidationError and friends
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise UsageError(f"{path}: not a valid ONNX model: {shown(first)[:200]}") from None
+    for t in model.graph.initializer:
+        if onnx.external_data_helper.uses_external_data(t) or t.data_type not in _ONNX_TO_NUMPY:
+            continue
+        count = math.prod(t.dims)
+        if t.raw_data:
+            fits = min(t.dims, default=0) >= 0 and len(t.raw_data) == count * _ITEMSIZE[t.data_type]
+        else:  # typed fields: read them (small tensors) to see that they fit
+            try:
+                fits = onnx.numpy_helper.to_array(t).size == count
+            except _MALFORMED:
+                fits = False
+        if not fits:
+            raise UsageError(f"{path}: initializer {shown(t.name)[:80]}: its data does not fit its dims {list(t.dims)}")
+
+
+def check_onnx(path) -> None:
+    """Every check ireegen makes of the ONNX model at `path` before IREE's
+    importer sees it (prepare_onnx, then ONNX's checker and strict shape
+    inference); a refusal is one line.  tests/test_fuzz.py runs it on
+    mutated models in-process."""
+    path = Path(path)
+    model, _, _ = prepare_onnx(path)
+    _infer_shapes(model, path)
+
+
 def lower_onnx(
     path,
     input_shapes: dict | None,
@@ -611,23 +744,9 @@ def lower_onnx(
     `onnx_rewrites` is False) the patterns IREE fails on rewritten, and
     (unless `speed_rewrites` is False too) those it compiles slowly."""
     path = Path(path)
-    if path.suffix == ".tflite":
-        # A TFLite model comes in as the ONNX graph of its ops (tflite_import.py),
-        # its integer interface tensors as they are.
-        model = require_onnx() and tflite_to_onnx(path)
-        quantization = {k: Quantization(*v) for k, v in interface_quantization(path).items()}
-    else:
-        model = _load(path)
-        _pin_shapes(model, dict(input_shapes or {}), path)
-        fix_input_values(model, dict(input_values or {}), path)
-        quantization = cut_quantized_io(model, path, _effective_inputs(model)) if quantized_io else {}
-        quantization = {**dequantized_outputs(model), **quantization}
-    if needs_folding(model, input_values, input_shapes):
-        fold_known(model)
-    rewrites = apply_rewrites(model, speed_rewrites) if onnx_rewrites else []
-    left = unrewritten_ml_node(model) if onnx_rewrites else None
-    if left:
-        raise ImportFailure(f"{path}: {left}")
+    model, rewrites, quantization = prepare_onnx(
+        path, input_shapes, input_values, onnx_rewrites, speed_rewrites, quantized_io
+    )
     try:
         return _lower(model, path, compiler, rewrites, quantization)
     except ImportFailure as e:
@@ -660,12 +779,19 @@ def _lower(model, path: Path, compiler, rewrites=(), quantization=None) -> tuple
     )
     torch_mlir = _import_to_torch(model, path)
     # stdin and stdout: no file name can end up in the lowered module's locations.
-    proc = subprocess.run(
-        [compiler.path, "-", "-o", "-", *LOWERING_FLAGS],
-        input=torch_mlir,
-        capture_output=True,
-        text=True,
-    )
+    progress("lowering", f"{len(model.graph.node):,} nodes")
+    deadline = tool_deadline()
+    try:
+        proc = subprocess.run(
+            [compiler.path, "-", "-o", "-", *LOWERING_FLAGS],
+            input=torch_mlir,
+            capture_output=True,
+            text=True,
+            errors="replace",
+            timeout=deadline,
+        )
+    except subprocess.TimeoutExpired:
+        raise UsageError(deadline_message(compiler.path, f"{path}: lowering the imported model", deadline)) from None
     if proc.returncode != 0:
         raise _lowering_error(proc.stderr, proc.returncode, path, model)
     return proc.stdout, signature

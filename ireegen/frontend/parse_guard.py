@@ -16,6 +16,7 @@ import subprocess
 import numpy as np
 
 from ireegen.common.errors import DiagnosticsError, UsageError
+from ireegen.common.untrusted import argv_path
 
 
 def _iree_opt():
@@ -68,7 +69,7 @@ def check_parses(path) -> None:
         return
     try:
         proc = subprocess.run(
-            [tool, str(path), "-o", os.devnull],
+            [tool, argv_path(path), "-o", os.devnull],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             text=True,

@@ -57,8 +57,10 @@ from .ownership import (
     is_ours,
     is_plain_name,
     owned_files,
+    record_written,
     regular_sha256,
     sha256_of,
+    vouched_files,
 )
 
 __all__ = [
@@ -299,7 +301,12 @@ def commit(staging: Path, outdir: Path, files: list, manifest: dict) -> None:
         owned = owned_files(outdir)  # refuses a manifest.json that is not ireegen's
         replace = list(files) + [MANIFEST]
         check_overwrites(outdir, replace, owned)
-        remove = sorted(n for n in owned if n not in replace and is_ours(outdir, n, owned))
+        # A stale file goes only when the record outside OUTDIR vouches for it
+        # too (ownership.py): a manifest in OUTDIR alone may be planted.
+        vouched = vouched_files(outdir)
+        remove = sorted(
+            n for n in owned if n not in replace and vouched.get(n) == owned[n] and is_ours(outdir, n, owned)
+        )
         (staging / _OLD).mkdir()
         journal = {
             **MARKER,
@@ -333,6 +340,7 @@ def commit(staging: Path, outdir: Path, files: list, manifest: dict) -> None:
                     f"-o {outdir}: cannot replace the previous output ({e.strerror or e}); it is left as it was"
                 ) from None
             raise
+        record_written(outdir, {n: h for n, h in journal["replace"].items() if h is not None})
         fault_point("commit-done")
 
 

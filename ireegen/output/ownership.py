@@ -13,6 +13,13 @@ entries planted to make ireegen write or delete elsewhere.  The rule:
   replaces only such files, deletes a stale one only if it is such a file
   (an edited stale file is left alone), and refuses in one line when one of
   its outputs would land on a file that is not ireegen's.
+- A stale file (listed by the old manifest, not produced now) is deleted
+  only when ireegen's own record *outside* OUTDIR (`ledger_path`: the
+  user's state directory, keyed by OUTDIR's real path and its inode) also
+  lists it with the same sha256.  A manifest inside OUTDIR is not proof: a
+  planted one with ireegen's marker can list the user's LICENSE or main.c
+  with their true sha256.  Without the record (a fresh OUTDIR, another
+  machine, a state directory that cannot be written) stale files stay.
 - Emit refuses an OUTDIR whose outputs would overwrite one of its inputs:
   the model, its external data files, the `--verify-inputs` file.
 """
@@ -27,6 +34,7 @@ import stat
 from pathlib import Path
 
 from ireegen.common.errors import UsageError
+from ireegen.common.untrusted import load_json
 
 MANIFEST = "manifest.json"
 GENERATOR = "ireegen"
@@ -87,6 +95,81 @@ def owned_files(outdir: Path) -> dict:
         for f in (files if isinstance(files, list) else [])
         if isinstance(f, dict) and is_plain_name(f.get("path")) and isinstance(f.get("sha256"), str)
     }
+
+
+LEDGER_ENV = "IREEGEN_STATE_DIR"
+_MAX_LEDGER_BYTES = 16 << 20
+
+
+def ledger_dir() -> Path:
+    """Where ireegen records what it wrote: $IREEGEN_STATE_DIR, else
+    $XDG_STATE_HOME/ireegen/outputs, else ~/.local/state/ireegen/outputs."""
+    explicit = os.environ.get(LEDGER_ENV)
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "ireegen" / "outputs"
+
+
+def ledger_path(outdir: Path) -> Path | None:
+    """The record for OUTDIR: named by its real path, device and inode, so a
+    directory removed and made again at the same path starts with none."""
+    try:
+        st = os.stat(outdir)
+        real = os.path.realpath(outdir)
+    except (OSError, ValueError):
+        return None
+    key = hashlib.sha256(f"{real}\0{st.st_dev}\0{st.st_ino}".encode("utf-8", "surrogateescape")).hexdigest()
+    try:
+        return ledger_dir() / f"{key}.json"
+    except RuntimeError:  # no home directory to put it in
+        return None
+
+
+def vouched_files(outdir: Path) -> dict:
+    """{file name: sha256} that ireegen's record outside OUTDIR says its last
+    emit there wrote; {} when there is none or it cannot be read."""
+    path = ledger_path(outdir)
+    if path is None:
+        return {}
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return {}
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return {}
+        data = f.read(_MAX_LEDGER_BYTES + 1)
+    try:
+        record = load_json(data, str(path), max_depth=4) if len(data) <= _MAX_LEDGER_BYTES else None
+    except UsageError:
+        return {}
+    if not is_marked(record) or record.get("outdir") != os.path.realpath(outdir):
+        return {}
+    files = record.get("files")
+    if not isinstance(files, dict):
+        return {}
+    return {n: h for n, h in files.items() if is_plain_name(n) and isinstance(h, str)}
+
+
+def record_written(outdir: Path, files: dict) -> bool:
+    """Records {file name: sha256} as what ireegen wrote into OUTDIR (atomic:
+    a temporary file renamed over the record).  False when the state
+    directory cannot be written: stale files are then left, never deleted."""
+    path = ledger_path(outdir)
+    if path is None:
+        return False
+    record = {**MARKER, "outdir": os.path.realpath(outdir), "files": dict(sorted(files.items()))}
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        with os.fdopen(fd, "w") as f:
+            json.dump(record, f, sort_keys=True)
+        os.replace(tmp, path)
+    except (OSError, RuntimeError, ValueError):
+        return False
+    return True
 
 
 def _foreign(outdir, why: str) -> UsageError:

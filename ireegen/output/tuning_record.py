@@ -22,6 +22,8 @@ import os
 import tempfile
 from pathlib import Path
 
+from ireegen.common.errors import UsageError
+from ireegen.common.untrusted import load_json, read_regular
 from ireegen.config.tuning import LEVELS
 
 DIR_ENV = "IREEGEN_TUNING_DIR"
@@ -50,11 +52,13 @@ def load_record(key: str, offered: dict) -> dict | None:
     path = _path(key)
     if path is None:
         return None
+    if not os.path.lexists(path):
+        return None
+    # Opened without blocking and parsed within a depth limit: a FIFO, a
+    # huge or a deeply nested record is ignored like any other bad one.
     try:
-        with open(path, "rb") as f:
-            data = f.read(MAX_RECORD_BYTES + 1)
-        record = json.loads(data.decode("utf-8")) if len(data) <= MAX_RECORD_BYTES else None
-    except (OSError, ValueError):
+        record = load_json(read_regular(path, str(path), MAX_RECORD_BYTES), str(path), max_depth=8)
+    except UsageError:
         return None
     if not isinstance(record, dict) or record.get("schema") != SCHEMA or record.get("content_key") != key:
         return None
