@@ -117,9 +117,14 @@ def _pool(b: _Builder, rng, x: str, out: str, op: str, shape: str | None = None)
     n, c = int(rng.integers(1, 3)), int(rng.integers(1, 9))
     h, w = (int(v) for v in rng.integers(2, 11, 2))
     shape = shape or ("global", "whole", "window")[rng.integers(3)]
+    # quantize_static leaves a pool of a float graph input unquantized: a
+    # 1x1 convolution before it gives it a quantized input.
+    weight = (rng.standard_normal((c, c, 1, 1)) * np.sqrt(2.0 / c)).astype(np.float32)
+    bias = (rng.standard_normal(c) * 0.2).astype(np.float32)
+    x = b.op("Conv", [x, b.const("w", weight), b.const("b", bias)], kernel_shape=[1, 1])
     if shape == "global":
         b.op("Global" + op, [x], out)
-        return Branch(f"global {op} {n}x{c}x{h}x{w}", (n, c, h, w), (n, c, 1, 1), b.nodes, b.inits)
+        return Branch(f"1x1 conv, global {op} {n}x{c}x{h}x{w}", (n, c, h, w), (n, c, 1, 1), b.nodes, b.inits)
     if shape == "keras":
         w = h
         kh, kw, stride = h, w, h
@@ -134,7 +139,7 @@ def _pool(b: _Builder, rng, x: str, out: str, op: str, shape: str | None = None)
         kh, kw, stride = int(rng.integers(1, h + 1)), int(rng.integers(1, w + 1)), int(rng.integers(1, 3))
     b.op(op, [x], out, kernel_shape=[kh, kw], strides=[stride, stride])
     oh, ow = (h - kh) // stride + 1, (w - kw) // stride + 1
-    text = f"{op} {n}x{c}x{h}x{w} k{kh}x{kw} s{stride}"
+    text = f"1x1 conv, {op} {n}x{c}x{h}x{w} k{kh}x{kw} s{stride}"
     return Branch(text, (n, c, h, w), (n, c, oh, ow), b.nodes, b.inits)
 
 
