@@ -12,7 +12,7 @@ onnx = pytest.importorskip("onnx")
 from onnx import TensorProto, helper  # noqa: E402
 
 from ireegen.compile import int8_match  # noqa: E402
-from ireegen.frontend.conv_geometry import conv_geometries  # noqa: E402
+from ireegen.frontend.conv_geometry import conv_geometries, pool_strides  # noqa: E402
 
 
 def _model(path, convs, x_shape=(1, 2, 11, 10)):
@@ -70,3 +70,28 @@ def test_forms_the_kernels_do_not_take_are_left_out(tmp_path):
         ],
     )
     assert conv_geometries(model) == []
+
+
+def test_pool_strides(tmp_path):
+    """The strides of the model's unpadded AveragePools with one stride for
+    both axes (Keras's pool over the whole last map strides by its window),
+    and the pool forms the spec then adds for them."""
+    pools = [
+        {"kernel_shape": [8, 8], "strides": [8, 8]},
+        {"kernel_shape": [3, 3], "strides": [3, 3], "pads": [1, 1, 1, 1]},  # padded: IREE's code
+        {"kernel_shape": [2, 2], "strides": [2, 3]},  # a stride per axis: IREE's code
+        {"kernel_shape": [2, 2], "strides": [40, 40]},  # past MAX_STRIDE
+        {"kernel_shape": [2, 2]},  # stride 1
+    ]
+    nodes = [helper.make_node("AveragePool", ["x"], [f"y{i}"], **attrs) for i, attrs in enumerate(pools)]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 8, 8])],
+        [helper.make_tensor_value_info(f"y{i}", TensorProto.FLOAT, None) for i in range(len(pools))],
+    )
+    path = tmp_path / "pools.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    assert pool_strides(path) == [1, 8]
+    spec = int8_match.spec(pool_strides=[8])
+    assert "@match_avgpool_s8_zxy" in spec and "@match_avgpool_s8_zx" not in int8_match.spec()

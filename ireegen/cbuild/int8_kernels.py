@@ -13,10 +13,10 @@ import dataclasses
 from pathlib import Path
 
 from ireegen.common.resources import package_dir
-from ireegen.compile import int8_match
+from ireegen.compile import int8_match, int8_match_ops
 from ireegen.compile.kernel_link import KernelLink
 from ireegen.config.modes import Config
-from ireegen.frontend.conv_geometry import conv_geometries
+from ireegen.frontend.conv_geometry import conv_geometries, pool_strides
 from ireegen.frontend.kernel_spec import load_kernel_spec, target_family
 
 from .kernels import kernel_link
@@ -61,9 +61,10 @@ def default_kernels(model_path: Path, config: Config) -> KernelLink | None:
 
 def with_model_forms(link: KernelLink, model_path: Path) -> KernelLink:
     """`link` with a match spec that also has the convolution forms (padding,
-    stride) of the model that the committed spec lacks: the transform
-    dialect matches them exactly, one matcher per form."""
+    stride) and average pool strides of the model that the committed spec
+    lacks: the transform dialect matches them exactly, one matcher per form."""
     extra = int8_match.geometry_forms(conv_geometries(model_path))
-    if not extra:
+    strides = sorted(set(pool_strides(model_path)) - set(int8_match_ops.POOL_STRIDES))
+    if not extra and not strides:
         return link
-    return dataclasses.replace(link, match_text=int8_match.spec(int8_match.forms() + extra))
+    return dataclasses.replace(link, match_text=int8_match.spec(int8_match.forms() + extra, strides))

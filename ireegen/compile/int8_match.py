@@ -184,12 +184,13 @@ def quantize_forms() -> list:
     return [QuantizeForm(*f) for f in itertools.product(QUANTIZE_RANKS, (True, False), (False, True))]
 
 
-def spec(fs: list | None = None) -> str:
+def spec(fs: list | None = None, pool_strides=()) -> str:
     """The match spec of the forms `fs` (by default forms(): the committed
-    spec) with the quantize, add, pool and softmax matchers."""
+    spec) with the quantize, add, pool (also of `pool_strides`) and softmax
+    matchers."""
     fs = forms() if fs is None else fs
     quantizes = quantize_forms()
-    adds, pools = int8_match_ops.add_forms(), int8_match_ops.pool_forms()
+    adds, pools = int8_match_ops.add_forms(), int8_match_ops.pool_forms(pool_strides)
     softmaxes = int8_match_softmax.forms()
     return render(
         "int8_spec.mlir.jinja",

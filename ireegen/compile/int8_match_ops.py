@@ -73,5 +73,9 @@ class PoolForm:
         return f"avgpool_s{self.stride}_{zero_points(x=self.zx, y=self.zy)}"
 
 
-def pool_forms() -> list:
-    return [PoolForm(s, zx, zy) for s in POOL_STRIDES for zx, zy in itertools.product((True, False), repeat=2)]
+def pool_forms(strides=()) -> list:
+    """The committed strides' forms, and those of `strides` (a model's own,
+    frontend/conv_geometry.pool_strides) that they lack: the kernel takes
+    any stride, the matcher compares it exactly."""
+    every = sorted(set(POOL_STRIDES) | set(strides))
+    return [PoolForm(s, zx, zy) for s in every for zx, zy in itertools.product((True, False), repeat=2)]

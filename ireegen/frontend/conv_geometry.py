@@ -1,4 +1,5 @@
-"""The padding and stride of each 2-D convolution of an ONNX model.
+"""The padding and stride of each 2-D convolution of an ONNX model, and
+the strides of its average pools.
 
 The int8 match spec (compile/int8_match.py) matches a convolution's padding
 and stride exactly, one matcher per form; the committed spec holds the
@@ -61,4 +62,31 @@ def conv_geometries(model_path: Path) -> list:
         if len(pads) != 4 or not 1 <= stride <= MAX_STRIDE or not all(0 <= p <= MAX_PAD for p in pads):
             continue
         out.add((tuple(int(p) for p in pads), int(stride)))
+    return sorted(out)
+
+
+def pool_strides(model_path: Path) -> list:
+    """Sorted strides of the model's 2-D AveragePools with one stride for
+    both axes and no padding (the pools the int8 average pool kernel takes;
+    the spec matches each stride exactly, as a convolution's).  Keras's
+    AveragePooling2D(pool_size=k) strides by k by default, so a pool over
+    the whole last map usually strides by its window."""
+    import onnx
+
+    model = onnx.load(str(model_path), load_external_data=False)
+    out = set()
+    for node in model.graph.node:
+        if node.op_type != "AveragePool" or node.domain not in ("", "ai.onnx"):
+            continue
+        strides = _ints(node, "strides", [1, 1])
+        pads = _ints(node, "pads", [0, 0, 0, 0])
+        if (
+            len(strides) != 2
+            or strides[0] != strides[1]
+            or any(pads)
+            or _string(node, "auto_pad", "NOTSET") != "NOTSET"
+        ):
+            continue
+        if 1 <= strides[0] <= MAX_STRIDE:
+            out.add(int(strides[0]))
     return sorted(out)
