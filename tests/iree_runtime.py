@@ -58,6 +58,8 @@ BUILD_TARGETS = [
     "iree_vm_bytecode_module",
     "iree_modules_hal_hal",
     "iree_hal_drivers_local_sync_sync_driver",
+    "iree_hal_drivers_local_task_task_driver",
+    "iree_task_task",
     "iree_async_util_proactor_pool",
     "iree_async_async",
     "iree_modules_hal_inline_inline",
@@ -101,7 +103,10 @@ def _run(args, log: Path):
 def build_from_archive(archive: Path) -> Path:
     """The build tree of the runtime from `archive` (built now if it is not
     yet); returns its lib/cmake/IREE."""
-    home = _cache_root() / sha256(archive)[:16]
+    # The folder names the archive and what is built from it, so a build
+    # with other options or targets is never taken for this one.
+    recipe = hashlib.sha256(repr((sorted(IREE_OPTIONS.items()), BUILD_TARGETS)).encode()).hexdigest()
+    home = _cache_root() / f"{sha256(archive)[:16]}-{recipe[:8]}"
     build = home / "build"
     config_dir = build / "lib" / "cmake" / "IREE"
     if (home / "built").is_file():

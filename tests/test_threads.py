@@ -3,11 +3,10 @@ a matmul whose dispatch has several workgroups, run on one thread and on
 several, must give the same bits, and numpy's numbers.
 
 Runtimeless: the CMake package's PARALLEL_FOR with its pthreads pool.
-Async: the task executor, when IREERuntime_DIR points at an IREE runtime
-(as tests/test_runtime_c.py); skipped otherwise.
+Async: the task executor, on the session's IREE runtime (the
+iree_runtime_dir fixture, as tests/test_runtime_c.py).
 """
 
-import os
 import subprocess
 
 import numpy as np
@@ -17,7 +16,6 @@ from conftest import configure_with_ireegen, run_cli
 from ireegen.config.modes import make_config
 from ireegen.output.layout import runtime_targets
 
-RUNTIME_DIR = os.environ.get("IREERuntime_DIR")
 M, K, N = 64, 256, 384
 
 WIDE_MLIR = f"""\
@@ -229,13 +227,12 @@ def test_threads_refused_where_nothing_runs_it(tmp_path):
 
 
 @pytest.mark.runtime
-@pytest.mark.skipif(not RUNTIME_DIR, reason="set IREERuntime_DIR to an IREE runtime's lib/cmake/IREE to run")
-def test_async_task_executor_is_bit_identical(tmp_path):
+def test_async_task_executor_is_bit_identical(tmp_path, iree_runtime_dir):
     models = "ireegen_add_model(wide SRC wide.mlir THREADS 2)\nireegen_add_model(plain SRC wide.mlir NAME plain)"
     src = _project(tmp_path, models, ASYNC_MAIN)
     with (src / "CMakeLists.txt").open("a") as f:
         f.write("target_link_libraries(demo PRIVATE plain)\n")
-    _build_and_run(src, tmp_path / "build", f"-DIREERuntime_DIR={RUNTIME_DIR}")
+    _build_and_run(src, tmp_path / "build", f"-DIREERuntime_DIR={iree_runtime_dir}")
 
 
 def test_task_executor_is_linked_only_when_emitted_with_threads():
