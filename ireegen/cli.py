@@ -449,7 +449,13 @@ def _verification_summary(section: dict) -> str:
         return "the reference configuration itself"
     worst = f"max abs error {max(errors):.3g}" if errors else "no outputs"
     twin = "" if section.get("ran_the_emitted_code", True) else f" as {section['ran']}"
-    return f"verified against async{twin}: {worst}"
+    names = {"iree_defaults": "async", "onnxruntime": "ONNX Runtime"}
+    used = [names.get(k, k) for k, v in section.get("references", {}).items() if v.get("used")]
+    against = " and ".join(used) or "async"
+    disagree = (
+        "; IREE's defaults disagree with ONNX Runtime, see the manifest" if "references_disagree" in section else ""
+    )
+    return f"verified against {against}{twin}: {worst}{disagree}"
 
 
 def _cmd_resolve(args) -> int:
