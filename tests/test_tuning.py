@@ -111,8 +111,8 @@ def test_recorded_choice_skips_the_search(tmp_path, records):
     quick = len(candidates_for("quick", {"convolutions", "contractions"}))
     assert f"tuning: candidate 1 of {quick}: baseline" in first.stderr
     assert "tuning (quick): chose" in first.stdout
-    # Every candidate is verified against one async reference, compiled once.
-    assert first.stderr.count("compiling the async reference") == 1
+    # Every candidate is verified against one reference, compiled once.
+    assert first.stderr.count("compiling the reference") == 1
     # Another checkout, another directory: the same content key, no search.
     copy = tmp_path / "elsewhere" / "cnn.mlir"
     copy.parent.mkdir()
@@ -346,3 +346,18 @@ def test_a_shared_cache_hit_is_the_tuned_output_without_a_search(tmp_path):
     assert "tuning: candidate" not in second.stderr and "from the cache" in second.stdout
     assert {p.name: p.read_bytes() for p in a.iterdir()} == {p.name: p.read_bytes() for p in b.iterdir()}
     assert json.loads((b / "manifest.json").read_text())["tuning"]["level"] == "quick"
+
+
+def test_quick_stops_starting_candidates_past_its_time_budget():
+    import time
+
+    from ireegen.check.tune import BUDGET, BUDGET_FLOOR_SECONDS, _over_budget
+
+    now = time.monotonic()
+    baseline = 100.0  # a model whose plain emit takes 100 s
+    # 150 s in, a candidate takes 40 s: it would end past 2x the baseline.
+    assert _over_budget(now - 150, baseline, 40, BUDGET["quick"])
+    assert not _over_budget(now - 150, baseline, 40, BUDGET["full"])  # full has no budget
+    assert not _over_budget(now - 100, baseline, 40, BUDGET["quick"])
+    # A small model: the floor lets every candidate run.
+    assert not _over_budget(now - 20, 5.0, 5.0, BUDGET["quick"]) and BUDGET_FLOOR_SECONDS >= 30
