@@ -471,3 +471,37 @@ def test_the_independent_reference_tolerance_is_a_fraction_of_the_range(got, ver
     assert independent_row("f", "y", "async", np.array(got, np.float32), want, None).verdict == verdict
     # Integers are exact.
     assert independent_row("f", "i", "async", np.array([1, 2]), np.array([1, 3]), None).verdict == "mismatch"
+
+
+@pytest.mark.parametrize(
+    "k_input, hint",
+    [
+        (False, None),  # NonZero on float data: no input's value fixes its count
+        (True, "if it follows from the value of k, fix that with --input-value NAME=V"),
+    ],
+)
+def test_a_dynamic_result_hints_input_value_only_where_an_input_can_fix_it(tmp_path, k_input, hint):
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper
+
+    if k_input:  # TopK's k is an input: its value decides the result's length
+        nodes = [helper.make_node("TopK", ["x", "k"], ["y", "i"])]
+        inputs = [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [8]),
+            helper.make_tensor_value_info("k", TensorProto.INT64, [1]),
+        ]
+        outputs = [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n"])]
+    else:
+        nodes = [helper.make_node("NonZero", ["x"], ["y"])]
+        inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [8])]
+        outputs = [helper.make_tensor_value_info("y", TensorProto.INT64, [1, "n"])]
+    graph = helper.make_graph(nodes, "g", inputs, outputs)
+    path = tmp_path / "dyn.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+    proc = run_cli("emit", path, "-o", tmp_path / "out", "--execution-model", "runtimeless", "--tune", "off")
+    assert proc.returncode == 2 and "has a dynamic shape" in proc.stderr, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+    if hint is None:
+        assert "--input-value" not in proc.stderr
+    else:
+        assert hint in proc.stderr
