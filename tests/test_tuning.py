@@ -80,7 +80,9 @@ def test_conv_model_tries_candidates_skips_the_failing_one_and_records_the_choic
     result = emit(model, tmp_path / "out", RUNTIMELESS, tune="quick")
     section = result.manifest["tuning"]
     tried = {c["name"]: c for c in section["candidates"]}
-    assert list(tried) == [c.name for c in candidates_for("quick", {"convolutions", "contractions"})]
+    assert list(tried) == [
+        c.name for c in candidates_for("quick", {"convolutions", "nchw-convolutions", "contractions"})
+    ]
     # IREE 3.13's im2col fails on the HardSigmoid: skipped with the compiler's line, never shipped.
     assert tried["im2col"]["status"] == "failed"
     assert "compile error" in tried["im2col"]["note"]
@@ -100,7 +102,7 @@ def test_conv_model_tries_candidates_skips_the_failing_one_and_records_the_choic
     # Recorded under the content key, and read back as valid.
     record = json.loads((records / f"{result.manifest['content_key']}.json").read_text())
     assert record["choice"] == section["choice"]
-    offered = {c.name: c.flags for c in candidates_for("quick", {"convolutions"})}
+    offered = {c.name: c.flags for c in candidates_for("quick", {"convolutions", "nchw-convolutions"})}
     assert load_record(result.manifest["content_key"], offered)["choice"] == section["choice"]
 
 
@@ -178,7 +180,7 @@ IM2COL_ENTRY = {
 )
 def test_a_record_is_data_checked_before_use(records, change):
     key = "ab" * 32
-    offered = {c.name: c.flags for c in candidates_for("quick", {"convolutions"})}
+    offered = {c.name: c.flags for c in candidates_for("quick", {"convolutions", "nchw-convolutions"})}
     good = {
         "level": "quick",
         "measured": "CPU time on this machine, median of 3 alternating rounds",
@@ -225,11 +227,10 @@ def test_async_candidates_are_timed_by_iree_benchmark_module(tmp_path, records):
     section = result.manifest["tuning"]
     assert "iree-benchmark-module" in section["measured"]
     status = {c["name"]: c["status"] for c in section["candidates"]}
-    # cnn is NHWC already: channels-last compiles to the same module, and is not timed.
+    # cnn is NHWC already: channels-last would compile to the same module, and is not a candidate.
     assert status == {
         "baseline": "ok",
         "im2col": "ok",
-        "channels-last": "same as baseline",
         "im2col+data-tiling-codegen": "ok",
         "data-tiling-convolutions": "ok",
     }
