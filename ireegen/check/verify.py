@@ -42,6 +42,7 @@ from ireegen.check.given_arrays import load_inputs
 from ireegen.check.report import REFERENCE, Report, Row
 from ireegen.check.subjects import Subject
 from ireegen.common.errors import IreegenError, RunError, UsageError
+from ireegen.common.progress import progress
 from ireegen.common.resources import doc
 from ireegen.config.baselines import missing_here
 from ireegen.config.modes import Config, make_config
@@ -314,6 +315,7 @@ def _compare_independent(what: Verification, report: Report, references: Referen
         choice = report.inputs.get(f.name)
         if choice is None:
             continue
+        progress("running", f"@{f.name} in ONNX Runtime")
         try:
             wanted = references.independent.run(f.function, choice.inputs)
         except RunError as e:
