@@ -356,9 +356,9 @@ def test_quick_stops_starting_candidates_past_its_time_budget():
 
     now = time.monotonic()
     baseline = 100.0  # a model whose plain emit takes 100 s
-    # 150 s in, a candidate takes 40 s: it would end past 2x the baseline.
-    assert _over_budget(now - 150, baseline, 40, BUDGET["quick"])
-    assert not _over_budget(now - 150, baseline, 40, BUDGET["full"])  # full has no budget
-    assert not _over_budget(now - 100, baseline, 40, BUDGET["quick"])
+    # 170 s in, a candidate takes 40 s: it would end past 2x the baseline.
+    assert _over_budget(now - 170, baseline, 40, BUDGET["quick"])
+    assert not _over_budget(now - 170, baseline, 40, BUDGET["full"])  # full has no budget
+    assert not _over_budget(now - 150, baseline, 40, BUDGET["quick"])
     # A small model: the floor lets every candidate run.
     assert not _over_budget(now - 20, 5.0, 5.0, BUDGET["quick"]) and BUDGET_FLOOR_SECONDS >= 30

@@ -46,7 +46,7 @@ ROUNDS = {"quick": 3, "full": 5}
 # past the limit is not tried (its row says so; --tune full tries it).
 BUDGET = {"quick": 2.0, "full": None}
 # A search may always take this long: a small model's candidates all fit.
-BUDGET_FLOOR_SECONDS = 60.0
+BUDGET_FLOOR_SECONDS = 90.0
 NOT_TRIED = "not tried"
 MAX_NOTE = 300
 SAME = "same as baseline"
