@@ -440,10 +440,11 @@ def _verification_summary(section: dict) -> str:
     if not section.get("verified"):
         return "not verified: --no-verify"
     errors = [
-        o["max_abs_error"]
+        e
         for f in section.get("functions", {}).values()
         for o in f["outputs"].values()
-        if o["max_abs_error"] is not None
+        for e in (o["max_abs_error"], o.get("onnxruntime", {}).get("max_abs_error"))
+        if e is not None
     ]
     if "functions" not in section:
         return "the reference configuration itself"
