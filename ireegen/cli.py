@@ -521,16 +521,23 @@ def _verification_summary(section: dict) -> str:
     if not section.get("verified"):
         return "not verified: --no-verify"
     errors = [
-        o["max_abs_error"]
+        e
         for f in section.get("functions", {}).values()
         for o in f["outputs"].values()
-        if o["max_abs_error"] is not None
+        for e in (o["max_abs_error"], o.get("onnxruntime", {}).get("max_abs_error"))
+        if e is not None
     ]
     if "functions" not in section:
         return "the reference configuration itself"
     worst = f"max abs error {max(errors):.3g}" if errors else "no outputs"
     twin = "" if section.get("ran_the_emitted_code", True) else f" as {section['ran']}"
-    return f"verified against async{twin}: {worst}"
+    names = {"iree_defaults": "async", "onnxruntime": "ONNX Runtime"}
+    used = [names.get(k, k) for k, v in section.get("references", {}).items() if v.get("used")]
+    against = " and ".join(used) or "async"
+    disagree = (
+        "; IREE's defaults disagree with ONNX Runtime, see the manifest" if "references_disagree" in section else ""
+    )
+    return f"verified against {against}{twin}: {worst}{disagree}"
 
 
 def _cmd_resolve(args) -> int:

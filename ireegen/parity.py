@@ -11,6 +11,12 @@ foreign target.  With another IREE release's tools (`--iree-compile`,
 `--iree-runtime-bin` or `--iree-venv`) every mode goes through that
 release's iree-run-module, else the installed iree-base-runtime's.
 
+The async reference shares nothing optional with the modes it checks:
+it is IREE's defaults (no --iree-flag, ONNX rewrite or workaround), as
+emit's verification builds it (docs/verification.md); where IREE's
+defaults do not compile the model as exported, the rewritten model, still
+without the flags.
+
 Generated inputs are chosen so that the reference's outputs are not
 degenerate (see inputs.py).  A failure inside one mode, ireegen's own
 included, becomes that mode's rows; it never ends the run.
@@ -156,10 +162,29 @@ def prepare_mode(mode: str, model, request: ParityRequest, workdir: Path, kernel
         except RunError as e:
             raise IreegenFailure(f"building the emitted C failed: {e}") from None
         return runner_subject(label, runner)
+    if mode == REFERENCE and kernels is None:
+        return _reference_subject(model, request, workdir)
     compiled = compile_model(
         model, "parity", config, request.extra_flags, toolchain.compiler, workdir, request.apply_workarounds, kernels
     )
     return module_subject(label, workdir / compiled.module_file, toolchain.runtime)
+
+
+def _reference_subject(model, request: ParityRequest, workdir: Path) -> Subject:
+    """The async reference: IREE's defaults on the model as exported, else
+    on the model as ireegen rewrote it; never the request's flags."""
+    toolchain, config = request.toolchain, make_config(REFERENCE)
+    if model.onnx_rewrites:
+        try:
+            exported = load_model(
+                request.model_path, request.input_shapes, toolchain.compiler, request.input_values, False, False
+            )
+            compiled = compile_model(exported, "parity", config, [], toolchain.compiler, workdir, False)
+            return module_subject(REFERENCE, workdir / compiled.module_file, toolchain.runtime)
+        except IreegenError:
+            pass  # IREE's defaults cannot take the model as exported: the rewritten one
+    compiled = compile_model(model, "parity", config, [], toolchain.compiler, workdir, False)
+    return module_subject(REFERENCE, workdir / compiled.module_file, toolchain.runtime)
 
 
 class IreegenFailure(Exception):

@@ -544,8 +544,13 @@ def test_onnx_patterns_raw_iree_rejects_are_rewritten(tmp_path, case):
     # ireegen rewrites it, verifies it, lists it in the manifest, and agrees with ONNX Runtime.
     iree_flags = [f"--iree-flag={f}" for f in flags]
     proc = run_cli("emit", path, "-o", tmp_path / "out", "--execution-model", "runtimeless", *iree_flags)
-    assert proc.returncode == 0 and "verified against async" in proc.stdout, proc.stderr
+    assert proc.returncode == 0 and "verified against" in proc.stdout, proc.stderr
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    # IREE's defaults take the model as written, so they fail where they fail raw (always, or under
+    # the flag, which they never get): then ONNX Runtime is the reference.
+    references = manifest["verification"]["references"]
+    assert references["onnxruntime"]["used"], references
+    assert references["iree_defaults"]["used"] == bool(flags), references
     # The fix first; a speed rewrite may follow (conv1d-as-matmul takes the fixed 1-D Conv).
     assert manifest["onnx_rewrites"][0] == {"rewrite": rewrite, "nodes": 1}
     assert all(r["rewrite"] == "conv1d-as-matmul" for r in manifest["onnx_rewrites"][1:]), manifest["onnx_rewrites"]
@@ -567,3 +572,45 @@ def test_onnx_patterns_raw_iree_rejects_are_rewritten(tmp_path, case):
         extra_flags=flags,
     )
     assert report.agrees and not report.compile_errors, report.table()
+
+
+# RegNetY-400MF's stem and first residual block (docs/repro/regnety_block_im2col.py
+# wrote it): IREE 3.13's --iree-global-opt-use-im2col-for-convs miscompiles it
+# once ireegen's pointwise-conv-on-one-pixel-as-matmul (which lets the flag
+# compile the squeeze-excite at all) and conv-as-im2col-matmul have run.
+REGNETY = REPRO / "regnety_block_im2col.onnx"
+IM2COL = "--iree-flag=--iree-global-opt-use-im2col-for-convs"
+
+
+def test_regnety_block_miscompiled_with_im2col_is_refused_against_both_references(tmp_path):
+    pytest.importorskip("onnxruntime")
+    out = tmp_path / "out"
+    proc = run_cli("emit", REGNETY, "-o", out, "--execution-model", "async", "--tune", "off", IM2COL)
+    # When this passes verification, IREE has fixed the bug: update docs/known-iree-issues.md.
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "computes different numbers from ONNX Runtime" in proc.stderr
+    rows = [line.split() for line in proc.stderr.splitlines() if line.startswith("main_graph")]
+    verdicts = {(r[2], r[3]): r[-1] for r in rows}
+    # The output disagrees with both references; IREE's defaults agree with ONNX Runtime.
+    assert verdicts == {
+        ("async", "-"): "reference",
+        ("async-emitted", "async"): "mismatch",
+        ("async-emitted", "onnxruntime"): "mismatch",
+        ("async", "onnxruntime"): "ok",
+    }, proc.stderr
+    assert not out.exists()
+
+
+@pytest.mark.slow
+def test_regnety_block_default_emit_never_ships_the_im2col_candidates(tmp_path, monkeypatch):
+    pytest.importorskip("onnxruntime")
+    monkeypatch.setenv("IREEGEN_TUNING_DIR", str(tmp_path / "records"))  # a search, not a recorded choice
+    monkeypatch.delenv("IREEGEN_TUNE", raising=False)  # default options: --tune quick
+    proc = run_cli("emit", REGNETY, "-o", tmp_path / "out", "--execution-model", "async")
+    assert proc.returncode == 0, proc.stderr
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    tried = {c["name"]: c for c in manifest["tuning"]["candidates"]}
+    assert tried["im2col"]["status"] == "failed" and "ONNX Runtime" in tried["im2col"]["note"], tried
+    assert "im2col" not in manifest["tuning"]["choice"]
+    error = manifest["verification"]["functions"]["main_graph"]["outputs"]["y"]["onnxruntime"]["max_abs_error"]
+    assert error < 1e-3 * 2.3

@@ -80,7 +80,9 @@ def test_conv_model_tries_candidates_skips_the_failing_one_and_records_the_choic
     result = emit(model, tmp_path / "out", RUNTIMELESS, tune="quick")
     section = result.manifest["tuning"]
     tried = {c["name"]: c for c in section["candidates"]}
-    assert list(tried) == [c.name for c in candidates_for("quick", {"convolutions", "contractions"})]
+    assert list(tried) == [
+        c.name for c in candidates_for("quick", {"convolutions", "nchw-convolutions", "contractions"})
+    ]
     # IREE 3.13's im2col fails on the HardSigmoid: skipped with the compiler's line, never shipped.
     assert tried["im2col"]["status"] == "failed"
     assert "compile error" in tried["im2col"]["note"]
@@ -100,7 +102,7 @@ def test_conv_model_tries_candidates_skips_the_failing_one_and_records_the_choic
     # Recorded under the content key, and read back as valid.
     record = json.loads((records / f"{result.manifest['content_key']}.json").read_text())
     assert record["choice"] == section["choice"]
-    offered = {c.name: c.flags for c in candidates_for("quick", {"convolutions"})}
+    offered = {c.name: c.flags for c in candidates_for("quick", {"convolutions", "nchw-convolutions"})}
     assert load_record(result.manifest["content_key"], offered)["choice"] == section["choice"]
 
 
@@ -111,8 +113,8 @@ def test_recorded_choice_skips_the_search(tmp_path, records):
     quick = len(candidates_for("quick", {"convolutions", "contractions"}))
     assert f"tuning: candidate 1 of {quick}: baseline" in first.stderr
     assert "tuning (quick): chose" in first.stdout
-    # Every candidate is verified against one async reference, compiled once.
-    assert first.stderr.count("compiling the async reference") == 1
+    # Every candidate is verified against one reference, compiled once.
+    assert first.stderr.count("compiling the reference") == 1
     # Another checkout, another directory: the same content key, no search.
     copy = tmp_path / "elsewhere" / "cnn.mlir"
     copy.parent.mkdir()
@@ -178,7 +180,7 @@ IM2COL_ENTRY = {
 )
 def test_a_record_is_data_checked_before_use(records, change):
     key = "ab" * 32
-    offered = {c.name: c.flags for c in candidates_for("quick", {"convolutions"})}
+    offered = {c.name: c.flags for c in candidates_for("quick", {"convolutions", "nchw-convolutions"})}
     good = {
         "level": "quick",
         "measured": "CPU time on this machine, median of 3 alternating rounds",
@@ -225,11 +227,10 @@ def test_async_candidates_are_timed_by_iree_benchmark_module(tmp_path, records):
     section = result.manifest["tuning"]
     assert "iree-benchmark-module" in section["measured"]
     status = {c["name"]: c["status"] for c in section["candidates"]}
-    # cnn is NHWC already: channels-last compiles to the same module, and is not timed.
+    # cnn is NHWC already: channels-last would compile to the same module, and is not a candidate.
     assert status == {
         "baseline": "ok",
         "im2col": "ok",
-        "channels-last": "same as baseline",
         "im2col+data-tiling-codegen": "ok",
         "data-tiling-convolutions": "ok",
     }
@@ -348,3 +349,18 @@ def test_a_shared_cache_hit_is_the_tuned_output_without_a_search(tmp_path):
     assert "tuning: candidate" not in second.stderr and "from the cache" in second.stdout
     assert {p.name: p.read_bytes() for p in a.iterdir()} == {p.name: p.read_bytes() for p in b.iterdir()}
     assert json.loads((b / "manifest.json").read_text())["tuning"]["level"] == "quick"
+
+
+def test_quick_stops_starting_candidates_past_its_time_budget():
+    import time
+
+    from ireegen.check.tune import BUDGET, BUDGET_FLOOR_SECONDS, _over_budget
+
+    now = time.monotonic()
+    baseline = 100.0  # a model whose plain emit takes 100 s
+    # 170 s in, a candidate takes 40 s: it would end past 2x the baseline.
+    assert _over_budget(now - 170, baseline, 40, BUDGET["quick"])
+    assert not _over_budget(now - 170, baseline, 40, BUDGET["full"])  # full has no budget
+    assert not _over_budget(now - 150, baseline, 40, BUDGET["quick"])
+    # A small model: the floor lets every candidate run.
+    assert not _over_budget(now - 20, 5.0, 5.0, BUDGET["quick"]) and BUDGET_FLOOR_SECONDS >= 30

@@ -416,3 +416,92 @@ def test_bad_verify_inputs_are_one_line_errors_before_compiling(tmp_path, four_o
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "--verify-inputs" in lines[0] and message in lines[0], result.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_an_async_output_with_a_users_flag_is_compared_with_iree_defaults_not_itself(tmp_path):
+    """Before, an async output's row took the reference's key, and async was
+    compared with itself, --iree-flag and tuning flags included."""
+    from conftest import ROOT
+
+    out = tmp_path / "out"
+    cnn = ROOT / "tests" / "models" / "cnn.mlir"
+    proc = run_cli("emit", cnn, "-o", out, "--tune", "off", "--iree-flag=--iree-global-opt-use-im2col-for-convs")
+    assert proc.returncode == 0, proc.stderr
+    section = manifest(out)["verification"]
+    assert "functions" in section and section["references"]["iree_defaults"]["used"], section
+    assert section["references"]["onnxruntime"] == {"used": False, "why": "not an ONNX model"}
+    assert "--iree-global-opt-use-im2col-for-convs" not in json.dumps(section["references"])
+
+
+def test_an_onnx_model_is_also_verified_against_onnx_runtime(tmp_path):
+    onnx = pytest.importorskip("onnx")
+    ort = pytest.importorskip("onnxruntime")
+    from onnx import TensorProto, helper, numpy_helper
+
+    w = numpy_helper.from_array(np.linspace(-1, 1, 12, dtype=np.float32).reshape(4, 3), "w")
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["m"]), helper.make_node("Tanh", ["m"], ["y"])],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])],
+        [w],
+    )
+    path = tmp_path / "tiny.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+    out = tmp_path / "out"
+    proc = run_cli("emit", path, "-o", out, "--execution-model", "runtimeless", "--tune", "off")
+    assert proc.returncode == 0 and "verified against async and ONNX Runtime" in proc.stdout, proc.stderr
+    section = manifest(out)["verification"]
+    assert section["references"]["onnxruntime"]["version"] == ort.__version__
+    assert section["functions"]["g"]["outputs"]["y"]["onnxruntime"]["max_abs_error"] < 1e-5
+    assert "references_disagree" not in section
+
+
+@pytest.mark.parametrize(
+    "got, verdict",
+    [
+        ([0.0, 1.0009, 2.0], "ok"),  # 0.0009 off on a range of 2
+        ([0.0, 1.003, 2.0], "mismatch"),  # 0.003 off: more than 1e-3 of the range
+    ],
+)
+def test_the_independent_reference_tolerance_is_a_fraction_of_the_range(got, verdict):
+    from ireegen.check.verify import independent_row
+
+    want = np.array([0.0, 1.0, 2.0], np.float32)
+    assert independent_row("f", "y", "async", np.array(got, np.float32), want, None).verdict == verdict
+    # Integers are exact.
+    assert independent_row("f", "i", "async", np.array([1, 2]), np.array([1, 3]), None).verdict == "mismatch"
+
+
+@pytest.mark.parametrize(
+    "k_input, hint",
+    [
+        (False, None),  # NonZero on float data: no input's value fixes its count
+        (True, "if it follows from the value of k, fix that with --input-value NAME=V"),
+    ],
+)
+def test_a_dynamic_result_hints_input_value_only_where_an_input_can_fix_it(tmp_path, k_input, hint):
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper
+
+    if k_input:  # TopK's k is an input: its value decides the result's length
+        nodes = [helper.make_node("TopK", ["x", "k"], ["y", "i"])]
+        inputs = [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [8]),
+            helper.make_tensor_value_info("k", TensorProto.INT64, [1]),
+        ]
+        outputs = [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n"])]
+    else:
+        nodes = [helper.make_node("NonZero", ["x"], ["y"])]
+        inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [8])]
+        outputs = [helper.make_tensor_value_info("y", TensorProto.INT64, [1, "n"])]
+    graph = helper.make_graph(nodes, "g", inputs, outputs)
+    path = tmp_path / "dyn.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+    proc = run_cli("emit", path, "-o", tmp_path / "out", "--execution-model", "runtimeless", "--tune", "off")
+    assert proc.returncode == 2 and "has a dynamic shape" in proc.stderr, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+    if hint is None:
+        assert "--input-value" not in proc.stderr
+    else:
+        assert hint in proc.stderr

@@ -39,6 +39,15 @@ from ireegen.output.tuning_record import load_record, store_record
 MIN_GAIN = {CPU_TIME: 0.05, INSTRUCTIONS: 0.01}
 # Alternating timing rounds per --tune level (instruction counts need one).
 ROUNDS = {"quick": 3, "full": 5}
+# How long a --tune level may search, in multiples of the baseline's own
+# emit (its compile, the references' compile and the verification: what an
+# emit without tuning costs), so that a tuned emit stays within 3x an
+# untuned one with the import and the final write; None: no limit.  A candidate that would start
+# past the limit is not tried (its row says so; --tune full tries it).
+BUDGET = {"quick": 2.0, "full": None}
+# A search may always take this long: a small model's candidates all fit.
+BUDGET_FLOOR_SECONDS = 90.0
+NOT_TRIED = "not tried"
 MAX_NOTE = 300
 SAME = "same as baseline"
 
@@ -47,7 +56,7 @@ SAME = "same as baseline"
 class Trial:
     name: str
     flags: tuple
-    status: str = "ok"  # ok, failed, not timed, SAME
+    status: str = "ok"  # ok, failed, not timed, NOT_TRIED, SAME
     note: str = ""
     samples: list = field(default_factory=list)
     timer: object = None
@@ -193,7 +202,7 @@ def tune(
         if isinstance(meter, str):
             return _quiet(level, meter)
         inputs = {f.name: list(given_inputs.get(f.name) or draw(f, seed)) for f in functions}
-        trials = _search(candidates, meter, inputs, emit_candidate, tmp, ROUNDS[level])
+        trials = _search(candidates, meter, inputs, emit_candidate, tmp, ROUNDS[level], BUDGET[level])
         best, base = _best(trials, meter.unit)
         chosen = best or next(t for t in trials if t.name == BASELINE)
         kept = None
@@ -228,9 +237,12 @@ def tune(
     summary = (
         f"tuning ({level}): chose {chosen.name}{speedup} by {meter.unit}; {len(trials)} candidates in {seconds:.1f} s"
     )
-    failed = [t.name for t in trials if t.status not in ("ok", SAME)]
+    failed = [t.name for t in trials if t.status not in ("ok", SAME, NOT_TRIED)]
     if failed:
         summary += f" ({', '.join(failed)} skipped: see the manifest)"
+    untried = [t.name for t in trials if t.status == NOT_TRIED]
+    if untried:
+        summary += f" ({', '.join(untried)} not tried within --tune {level}'s time budget; --tune full tries them)"
     return Tuning(tuple(chosen.flags), section, summary, kept)
 
 
@@ -248,14 +260,30 @@ def _timer(outdir: Path, build_dir: Path, inputs: dict, meter: Meter):
     return Timer(build_runner(outdir, build_dir), inputs, meter)
 
 
-def _search(candidates, meter: Meter, inputs: dict, emit_candidate, tmp: Path, rounds: int) -> list:
+def _over_budget(started: float, baseline_seconds: float | None, last_seconds: float, budget: float | None) -> bool:
+    """Whether the next candidate, taking as long as the last one, would end
+    past `budget` baselines (and past BUDGET_FLOOR_SECONDS)."""
+    if budget is None or baseline_seconds is None:
+        return False
+    limit = max(budget * baseline_seconds, BUDGET_FLOOR_SECONDS)
+    return time.monotonic() - started + last_seconds > limit
+
+
+def _search(candidates, meter: Meter, inputs: dict, emit_candidate, tmp: Path, rounds: int, budget=None) -> list:
     trials = []
     n = len(candidates)
     baseline_files = None
+    started = time.monotonic()
+    baseline_seconds, last_seconds = None, 0.0
     try:
         for k, candidate in enumerate(candidates, 1):
             trial = Trial(candidate.name, candidate.flags)
             trials.append(trial)
+            if _over_budget(started, baseline_seconds, last_seconds, budget):
+                trial.status, trial.note = NOT_TRIED, f"not tried: past {budget:g}x the baseline's emit time"
+                progress("tuning", f"candidate {k} of {n}: {candidate.name}: {trial.note}")
+                continue
+            began = time.monotonic()
             progress(
                 "tuning",
                 f"candidate {k} of {n}: {candidate.name}: compiling and verifying{_progress_best(trials, meter.unit)}",
@@ -266,9 +294,14 @@ def _search(candidates, meter: Meter, inputs: dict, emit_candidate, tmp: Path, r
             except DiskFullError:
                 raise
             except IreegenError as e:
+                last_seconds = time.monotonic() - began
                 trial.status, trial.note = "failed", _note(e)
                 progress("tuning", f"candidate {k} of {n}: {candidate.name}: skipped, {trial.note}")
                 continue
+            last_seconds = time.monotonic() - began
+            if candidate.name == BASELINE:
+                # The baseline's emit compiles twice, the output and the references; a candidate, once.
+                baseline_seconds, last_seconds = last_seconds, last_seconds / 2
             files = _output_files(outdir)
             if candidate.name != BASELINE and files == baseline_files:
                 # The flags changed nothing this model compiles to: nothing to time.

@@ -1,7 +1,13 @@
 """Emit verification: before `emit` commits its output, it runs what it
 emitted on inputs that exercise the model (inputs.py) and compares every
-output with async, IREE's default execution model.  A difference refuses the
-output: nothing is written, and the parity table says what differed.
+output with references that share no optional part with it (References):
+IREE's defaults (async, no --iree-flag, no tuning flag, no ireegen rewrite,
+workaround or kernel) and, for an ONNX model when onnxruntime is installed,
+ONNX Runtime.  A difference refuses the output: nothing is written, and the
+parity table says what differed.  docs/verification.md states which
+transformations the references share with what they check (the required
+ones: the import, --input-shape, --input-value, --quantized-io) and how a
+disagreement between the two references is decided (`verdict`).
 
 What runs is the emitted configuration itself when this machine can run it,
 else its nearest runnable twin, and the manifest says which:
@@ -23,17 +29,20 @@ reference, and hands both to `compare_with_reference`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+
+import numpy as np
 
 from ireegen.cbuild.baremetal import DoesNotFit
 from ireegen.cbuild.native_run import build_runner
 from ireegen.cbuild.toolchains import runs_natively
-from ireegen.check.compare import run_subjects
+from ireegen.check.compare import compare, run_subjects, value_range
 from ireegen.check.given_arrays import load_inputs
-from ireegen.check.report import REFERENCE, Report
+from ireegen.check.report import REFERENCE, Report, Row
 from ireegen.check.subjects import Subject
 from ireegen.common.errors import IreegenError, RunError, UsageError
+from ireegen.common.progress import progress
 from ireegen.common.resources import doc
 from ireegen.config.baselines import missing_here
 from ireegen.config.modes import Config, make_config
@@ -41,6 +50,14 @@ from ireegen.output.outputs import sha256_of
 
 DEFAULT_RTOL = 1e-4
 DEFAULT_ATOL = 1e-5
+# The independent reference's row label, and how close a float output must
+# come to it: this fraction of the output's range (its max - min; its
+# largest magnitude when it is constant).  Another runtime's kernels sum in
+# another order, so the async tolerances above would refuse correct code.
+INDEPENDENT = "onnxruntime"
+RANGE_TOLERANCE = 1e-3
+# The row of an async output that is not IREE's defaults (flags, rewrites, workarounds).
+EMITTED_ASYNC = "async-emitted"
 
 
 class VerificationError(IreegenError):
@@ -215,16 +232,34 @@ def runtimeless_twin(config: Config, error: UsageError) -> tuple:
     return twin, reasons
 
 
-def reference_itself(ran: Ran, compared_as_emitted: bool) -> dict | None:
-    """The verification section when what ran is the reference itself
-    (async for this machine, compiled with the reference's flags and no
-    --kernels: `compared_as_emitted`); None otherwise."""
-    ref_config = reference_config()
-    if ran.config != ref_config or not compared_as_emitted:
-        return None
+@dataclass(frozen=True)
+class References:
+    """What a subject is compared with.  `iree`: IREE's defaults (a Subject;
+    None when they do not compile the model, see `section`); `itself`: the
+    subject is built exactly as IREE's defaults are, so it is its own IREE
+    reference; `independent`: ONNX Runtime (None where it does not apply);
+    `section`: the manifest's `references`, what each one is and why one is
+    missing."""
+
+    iree: Subject | None
+    independent: Subject | None
+    section: dict = field(default_factory=dict)
+    itself: bool = False
+
+    @property
+    def labels(self) -> list:
+        names = {"iree_defaults": "async with IREE's defaults", INDEPENDENT: "ONNX Runtime"}
+        used = [k for k, v in self.section.items() if v.get("used")]
+        return [names.get(k, k) for k in used]
+
+
+def reference_itself(ran: Ran, references: References) -> dict:
+    """The verification section when what ran is IREE's defaults
+    themselves and no independent reference applies: nothing to compare."""
     return {
         "verified": True,
-        "reference": describe(ref_config),
+        "reference": describe(reference_config()),
+        "references": references.section,
         "ran": describe(ran.config),
         "notes": ran.reasons + ["this configuration is the reference itself: nothing to compare"],
     }
@@ -237,20 +272,28 @@ def reference_failed(model_path, config: Config, error: IreegenError) -> Verific
     )
 
 
-def compare_with_reference(what: Verification, ran: Ran, reference: Subject) -> dict:
-    """Runs `ran`'s subject and the async `reference` on every function;
-    returns the manifest's `verification` section, or raises
-    VerificationError.  With --kernels the subject links the user's
-    kernels and the reference does not: a kernel that computes something
-    else than the ops it replaced is refused like any other difference."""
-    # The subject's row: async with kernels is not the reference async.
+def compare_with_reference(what: Verification, ran: Ran, references: References) -> dict:
+    """Runs `ran`'s subject and the `references` on every function; returns
+    the manifest's `verification` section, or raises VerificationError.
+    With --kernels the subject links the user's kernels and the references
+    do not: a kernel that computes something else than the ops it replaced
+    is refused like any other difference."""
+    # The subject's row, never the reference's: async with kernels or with
+    # flags is not IREE's defaults (one key for both compared the subject with itself).
     row = f"{what.label}+kernels" if what.kernels_spec is not None else what.label
-    report = Report(what.model_path, what.compiler_version, "iree-base-runtime", [REFERENCE, row])
+    if references.itself:
+        row = REFERENCE
+    elif row == REFERENCE:
+        row = EMITTED_ASYNC
+    report = Report(what.model_path, what.compiler_version, "iree-base-runtime", list(dict.fromkeys([REFERENCE, row])))
     options = what.options
+    subjects = {row: ran.subject}
+    if references.iree is not None and not references.itself:
+        subjects[REFERENCE] = references.iree
     run_subjects(
         report,
         [f.function for f in what.functions],
-        {REFERENCE: reference, row: ran.subject},
+        subjects,
         what.given or {},
         options.seed,
         options.rtol,
@@ -258,21 +301,84 @@ def compare_with_reference(what: Verification, ran: Ran, reference: Subject) -> 
         scale_atol=True,
         quantized_steps=True,
     )
-    _check_agrees(what, report)
-    return _section(what, ran, report, row)
+    if references.independent is not None:
+        _compare_independent(what, report, references, row)
+    disagree = _check_agrees(what, report, references, row)
+    return _section(what, ran, report, row, references, disagree)
 
 
-def _check_agrees(what: Verification, report: Report) -> None:
-    if not report.agrees:
-        why = (
-            f"the kernels of {what.kernels_spec} compute something else than the ops they replace, "
-            f"see {doc('kernels.md')}"
-            if what.kernels_spec is not None
-            else f"see {doc('known-iree-issues.md')}"
+def independent_row(function: str, output: str, mode: str, got, want, step: float | None) -> Row:
+    """`got` against the independent reference's `want`: a float output
+    within RANGE_TOLERANCE of the reference's range, a quantized one within
+    one step, an integer one exactly."""
+    want = np.asarray(want)
+    atol = 0.0
+    if step is None and want.dtype.kind == "f":
+        low_high = value_range(want)
+        width = low_high[1] - low_high[0] if low_high else 0.0
+        largest = max(abs(low_high[0]), abs(low_high[1])) if low_high else 0.0
+        atol = RANGE_TOLERANCE * (width or largest or 1.0)
+    return compare(function, output, mode, got, want, 0.0, atol, against=INDEPENDENT, step=step)
+
+
+def _compare_independent(what: Verification, report: Report, references: References, row: str) -> None:
+    """Adds the rows of the subject and of IREE's defaults against ONNX
+    Runtime, run on the inputs the subject ran on.  ONNX Runtime failing to
+    run the model is a note, not a refusal: it is the reference that failed."""
+    for f in what.functions:
+        choice = report.inputs.get(f.name)
+        if choice is None:
+            continue
+        progress("running", f"@{f.name} in ONNX Runtime")
+        try:
+            wanted = references.independent.run(f.function, choice.inputs)
+        except RunError as e:
+            references.section[INDEPENDENT].update(used=False, error=str(e).strip().splitlines()[0][:300])
+            return
+        for mode in dict.fromkeys([row, REFERENCE]):
+            results = report.results.get(mode, {}).get(f.name)
+            if results is None:
+                continue
+            for i, v in enumerate(f.function.outputs):
+                report.rows.append(independent_row(f.name, v.name, mode, results[i], wanted[i], v.step))
+
+
+def _failing(report: Report, mode: str, against: str) -> list:
+    return [r for r in report.rows if r.mode == mode and r.against == against and r.verdict not in ("ok", "reference")]
+
+
+def _check_agrees(what: Verification, report: Report, references: References, row: str) -> list:
+    """Refuses the subject unless it agrees with every reference, with one
+    exception: where IREE's defaults disagree with ONNX Runtime and the
+    subject agrees with ONNX Runtime (an IREE bug that ireegen's rewrites
+    or workarounds avoid), the subject is kept and the disagreement
+    returned, to be reported.  Returns those disagreements' rows."""
+    if what.kernels_spec is not None:
+        why = f"the kernels of {what.kernels_spec} compute something else than the ops they replace, see {doc('kernels.md')}"
+    else:
+        why = f"see {doc('known-iree-issues.md')}"
+    failed_runs = [r for r in report.rows if r.verdict in ("run-error", "ireegen-error") and r.against == REFERENCE]
+    subject_vs_iree = [r for r in _failing(report, row, REFERENCE) if r.verdict == "mismatch"]
+    subject_vs_ort = _failing(report, row, INDEPENDENT)
+    iree_vs_ort = _failing(report, REFERENCE, INDEPENDENT) if row != REFERENCE else []
+    used = " and ".join(references.labels)
+    if subject_vs_ort:
+        both = (
+            "; IREE's defaults disagree with ONNX Runtime too, so IREE itself computes this model differently"
+            if iree_vs_ort
+            else ""
         )
         raise VerificationError(
             f"{what.model_path}: --execution-model {what.label} ({describe(what.config)}) computes different "
-            f"numbers from async, so nothing was written ({why}; --no-verify skips this check):\n" + report.table()
+            f"numbers from ONNX Runtime (more than {RANGE_TOLERANCE:g} of an output's range){both}, so nothing was "
+            f"written ({why}; --no-verify skips this check):\n" + report.table()
+        )
+    # IREE's defaults are wrong where ONNX Runtime and the subject agree: the disagreement is reported, not refused.
+    excused = bool(iree_vs_ort) and any(r.against == INDEPENDENT and r.mode == row for r in report.rows)
+    if failed_runs or report.ireegen_errors or (subject_vs_iree and not excused):
+        raise VerificationError(
+            f"{what.model_path}: --execution-model {what.label} ({describe(what.config)}) computes different "
+            f"numbers from {used}, so nothing was written ({why}; --no-verify skips this check):\n" + report.table()
         )
     idle = not_exercised(report, what.functions)
     if idle and what.options.strict:
@@ -282,36 +388,60 @@ def _check_agrees(what: Verification, report: Report) -> None:
             + ", so nothing was written (--verify-strict; give inputs that make the outputs move with "
             "--verify-inputs)"
         )
+    return iree_vs_ort
 
 
-def _section(what: Verification, ran: Ran, report: Report, row: str) -> dict:
+def _section(what: Verification, ran: Ran, report: Report, row: str, references: References, disagree: list) -> dict:
     options = what.options
     idle = not_exercised(report, what.functions)
-    return {
+
+    def output(f, r) -> dict:
+        against = {
+            x.against: x
+            for x in report.rows
+            if x.function == f.name and x.output == r.output and x.mode == row and x.against == INDEPENDENT
+        }
+        out = {
+            "max_abs_error": r.max_abs_error,
+            "max_rel_error": r.max_rel_error,
+            "range": r.value_range,
+            **_tolerance(f.function, r.output),
+        }
+        if INDEPENDENT in against:
+            out[INDEPENDENT] = {"max_abs_error": against[INDEPENDENT].max_abs_error}
+        return out
+
+    notes = ran.reasons + report.notes
+    if references.itself:
+        notes = notes + ["this configuration is IREE's defaults itself: compared with the independent reference only"]
+    section = {
         "verified": not idle,
         **({"reason": "not exercised", "not_exercised": idle} if idle else {}),
         "reference": describe(reference_config()) + " (iree-run-module, local-sync)",
+        "references": references.section,
         "ran": describe(ran.config),
         "ran_the_emitted_code": ran.config == what.config,
-        "notes": ran.reasons + report.notes,
+        "notes": notes,
         "seed": options.seed,
         "inputs_file": _file_json(options.inputs) if options.inputs else None,
         "rtol": options.rtol,
         "atol": options.atol,
+        "independent_tolerance": {"fraction_of_range": RANGE_TOLERANCE},
         "functions": {
             f.name: {
                 "inputs": report.inputs[f.name].to_json(),
                 "outputs": {
-                    r.output: {
-                        "max_abs_error": r.max_abs_error,
-                        "max_rel_error": r.max_rel_error,
-                        "range": r.value_range,
-                        **_tolerance(f.function, r.output),
-                    }
+                    r.output: output(f, r)
                     for r in report.rows
-                    if r.function == f.name and r.mode == row
+                    if r.function == f.name and r.mode == row and r.against == REFERENCE
                 },
             }
             for f in what.functions
         },
     }
+    if disagree:
+        section["references_disagree"] = [
+            {"function": r.function, "output": r.output, "max_abs_error": r.max_abs_error, "range": r.value_range}
+            for r in disagree
+        ]
+    return section

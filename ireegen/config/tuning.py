@@ -35,6 +35,7 @@ LEVEL_ENV = "IREEGEN_TUNE"
 ANY = "anything"
 CONVOLUTIONS = "convolutions"
 CONTRACTIONS = "contractions"  # matmuls and convolutions
+NCHW_CONVOLUTIONS = "nchw-convolutions"  # what channels-last transposes (an NHWC model compiles the same)
 
 _CHANNELS_LAST = (
     "--iree-preprocessing-pass-pipeline=builtin.module(util.func(iree-preprocessing-convert-conv-to-channels-last))"
@@ -54,7 +55,7 @@ _DATA_TILING_CONVS = (
 class Candidate:
     name: str
     flags: tuple  # added to iree-compile's command line
-    needs: str  # ANY, CONVOLUTIONS or CONTRACTIONS
+    needs: str  # ANY, CONVOLUTIONS, NCHW_CONVOLUTIONS or CONTRACTIONS
     levels: tuple  # the --tune levels that try it
     what: str  # one line for the docs and the manifest
 
@@ -73,21 +74,21 @@ CANDIDATES = (
     Candidate(
         "channels-last",
         (_CHANNELS_LAST,),
-        CONVOLUTIONS,
+        NCHW_CONVOLUTIONS,
         ("quick", "full"),
         "NCHW convolutions transposed to NHWC (IREE's channels-last preprocessing)",
     ),
     Candidate(
         "im2col+channels-last+data-tiling",
         (_IM2COL, _CHANNELS_LAST, *_DATA_TILING),
-        CONVOLUTIONS,
+        NCHW_CONVOLUTIONS,
         ("full",),
         "all three: NHWC convolutions, im2col, then packed (mmt4d) matmuls with ukernels",
     ),
     Candidate(
         "im2col+channels-last",
         (_IM2COL, _CHANNELS_LAST),
-        CONVOLUTIONS,
+        NCHW_CONVOLUTIONS,
         ("full",),
         "NHWC convolutions as im2col + matmul",
     ),
@@ -138,7 +139,7 @@ def check_level(value: str | None, flag: str = "--tune", config=None) -> str:
 
 def candidates_for(level: str, features) -> list:
     """The candidates `level` tries on a model with `features` (a set of
-    CONVOLUTIONS/CONTRACTIONS), baseline first; [] for off."""
+    CONVOLUTIONS/NCHW_CONVOLUTIONS/CONTRACTIONS), baseline first; [] for off."""
     have = {ANY, *features}
     return [c for c in CANDIDATES if level in c.levels and c.needs in have]
 

@@ -44,8 +44,8 @@ class EmitRequest:
     False (cbuild/int8_kernels.py).  `tune` (off, quick, full; None:
     config/tuning.py's default) chooses among IREE configurations by timing
     them (check/tune.py); `candidate_flags` are a tuning candidate's:
-    compiled into the output, but not into the async reference it is
-    verified against, nor into the key.  `quantized_io` gives a QDQ ONNX
+    compiled into the output, but not into the references it is verified
+    against (driver/verification.py), nor into the key.  `quantized_io` gives a QDQ ONNX
     model the int8 inputs and outputs its QuantizeLinear and
     DequantizeLinear compute (frontend/quantized_io.py)."""
 
@@ -150,13 +150,14 @@ def candidate_request(request: EmitRequest, flags, outdir: Path) -> EmitRequest:
 def twin_request(request: EmitRequest, config: Config, outdir: Path) -> EmitRequest:
     """The verification twin of the checked `request`: the same model and
     flags emitted for `config`, unverified, never cached or tuned.  The twin
-    applies every workaround, whatever `request` applies."""
+    stands in for the emitted code, so it applies the workarounds `request`
+    applies (under --no-workarounds, none: a bug they hide is then verified,
+    not hidden)."""
     return replace(
         request,
         outdir=outdir,
         config=config,
         verify=VerifyOptions(enabled=False),
-        apply_workarounds=True,
         cache=None,
         tune="off",
         builtin_kernels=False,

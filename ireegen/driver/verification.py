@@ -1,21 +1,35 @@
 """The verification stage: the driver builds what runs (the backend's
-subject, or its twin) and compiles the async reference, then hands both to
-check/verify.py to compare."""
+subject, or its twin) and the references it is compared with, then hands
+them to check/verify.py to compare.
+
+The references share nothing optional with what they check:
+- IREE's defaults: the model imported with only the required
+  transformations (the ONNX import and its opset upgrade, --input-shape,
+  --input-value, --quantized-io: they define the model's interface),
+  compiled for async without --iree-flag, tuning flags, ireegen's ONNX
+  rewrites, workarounds or kernels;
+- ONNX Runtime, for an ONNX model when onnxruntime is installed (and the
+  interface is the ONNX model's own: not under --quantized-io).
+Both are built once per emit: every tuning candidate is compared with the
+same references (ReferenceCache)."""
 
 from __future__ import annotations
 
+import importlib.util
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 
 from ireegen.check.report import REFERENCE
-from ireegen.check.subjects import module_subject
+from ireegen.check.subjects import Subject, module_subject, onnxruntime_outputs
 from ireegen.check.tflm import compare_with_tflm
 from ireegen.check.verify import (
+    INDEPENDENT,
     NOT_VERIFIED,
+    References,
     Verification,
     check_runs_here,
     compare_with_reference,
+    describe,
     reference_config,
     reference_failed,
     reference_itself,
@@ -23,49 +37,141 @@ from ireegen.check.verify import (
 from ireegen.common.errors import IreegenError
 from ireegen.common.progress import progress
 from ireegen.compile.compile_model import compile_model
+from ireegen.frontend.models import load_model
+from ireegen.frontend.onnx_import import input_value_arrays
 
 from .backends import Built, EmitTwin, backend_for
+from .request import EmitRequest
+
+IREE_DEFAULTS = "iree_defaults"
+
+
+def _first_line(error: Exception) -> str:
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    line = next((x for x in lines if "error:" in x), lines[0] if lines else type(error).__name__)
+    return line[:300]
+
+
+def _independent(request: EmitRequest) -> tuple:
+    """(ONNX Runtime as a Subject or None, its manifest entry)."""
+    if request.model_path.suffix != ".onnx":
+        return None, {"used": False, "why": "not an ONNX model"}
+    if importlib.util.find_spec("onnxruntime") is None:
+        return None, {"used": False, "why": "onnxruntime is not installed"}
+    if request.quantized_io:
+        return None, {"used": False, "why": "--quantized-io changes the model's inputs and outputs"}
+    import onnxruntime
+
+    path = request.model_path
+    fixed = input_value_arrays(path, request.input_shapes, request.input_values)
+    subject = Subject(INDEPENDENT, lambda f, inputs: onnxruntime_outputs(path, f, inputs, fixed))
+    return subject, {"used": True, "version": onnxruntime.__version__, "provider": "CPUExecutionProvider"}
+
+
+def subject_is_iree_defaults(built: Built) -> bool:
+    """Whether the emitted output is exactly what IREE's defaults compile:
+    async for this machine, no extra flag, kernel, ONNX rewrite or workaround."""
+    request = built.request
+    return (
+        request.config == reference_config()
+        and not request.compile_flags
+        and request.kernels is None
+        and not built.model.onnx_rewrites
+        and not built.compiled.workarounds
+    )
 
 
 class ReferenceCache:
-    """The async reference of one model, compiled once for the several
+    """The references of one model, built once for the several
     verifications of one emit (`--tune` verifies every candidate against
-    the same reference), in a directory the caller owns and removes."""
+    the same references), in a directory the caller owns and removes."""
 
     def __init__(self, directory: Path):
         self.directory = Path(directory)
-        self._modules: dict = {}
+        self._iree: tuple | None = None  # (module path or None, manifest entry)
+        self._independent: tuple | None = None
 
-    def module(self, flags: list, compile_into: Callable[[Path], object]) -> Path:
-        """The reference module compiled with `flags`; `compile_into(dir)`
-        compiles it (a compile_model result) on first use."""
-        key = tuple(flags)
-        if key not in self._modules:
-            workdir = self.directory / f"reference{len(self._modules) + 1}"
-            workdir.mkdir(parents=True)
-            progress("verifying", "compiling the async reference")
-            self._modules[key] = workdir / compile_into(workdir).module_file
-        return self._modules[key]
+    def iree_defaults(self, built: Built) -> tuple:
+        """(IREE's defaults' module or None, its manifest entry); compiled on first use."""
+        if self._iree is None:
+            self._iree = _compile_defaults(built, self.directory / "reference")
+        return self._iree
+
+    def independent(self, request: EmitRequest) -> tuple:
+        if self._independent is None:
+            self._independent = _independent(request)
+        return self._independent
 
 
-def _reference_module(built: Built, references: ReferenceCache) -> Path:
-    """The async reference for this machine, compiled with the user's flags
-    (not a tuning candidate's) and without --kernels."""
+def _compile_defaults(built: Built, workdir: Path) -> tuple:
     request = built.request
-    flags = list(request.extra_flags)
+    entry = {
+        "used": True,
+        "what": describe(reference_config()) + ": IREE's default flags; no --iree-flag, tuning flag, "
+        "ireegen rewrite, workaround or kernel",
+        "compiler_version": request.compiler.version,
+    }
+    progress("verifying", "compiling the reference (async, IREE's defaults)")
+    workdir.mkdir(parents=True, exist_ok=True)
     try:
-        return references.module(
-            flags, lambda d: compile_model(built.model, request.name, reference_config(), flags, request.compiler, d)
-        )
+        model = built.model
+        if model.onnx_rewrites:
+            model = load_model(
+                request.model_path,
+                request.input_shapes,
+                request.compiler,
+                request.input_values,
+                onnx_rewrites=False,
+                speed_rewrites=False,
+                quantized_io=request.quantized_io,
+            )
+        compiled = compile_model(model, request.name, reference_config(), [], request.compiler, workdir, False)
+        return workdir / compiled.module_file, entry
+    except IreegenError as e:
+        return None, {**entry, "used": False, "error": _first_line(e)}
+
+
+def _compile_rewritten(built: Built, workdir: Path, entry: dict) -> tuple:
+    """IREE's defaults on the model as ireegen rewrote it: the reference
+    when IREE's defaults do not compile the model as exported and no
+    independent reference is here (the manifest says it shares the rewrites)."""
+    request = built.request
+    workdir.mkdir(parents=True, exist_ok=True)
+    try:
+        compiled = compile_model(built.model, request.name, reference_config(), [], request.compiler, workdir, False)
     except IreegenError as e:
         raise reference_failed(request.model_path, request.config, e) from None
+    shared = [r["rewrite"] for r in built.model.onnx_rewrites]
+    return workdir / compiled.module_file, {
+        **entry,
+        "used": True,
+        "shares_rewrites": shared,
+        "note": "IREE's defaults do not compile the model as exported, and no independent reference is here: "
+        "the reference shares ireegen's ONNX rewrites " + ", ".join(shared),
+    }
+
+
+def _references(built: Built, references: ReferenceCache) -> References:
+    request = built.request
+    independent, independent_entry = references.independent(request)
+    if subject_is_iree_defaults(built):
+        entry = {"used": True, "what": "the output itself: it is what IREE's defaults compile"}
+        return References(None, independent, {IREE_DEFAULTS: entry, INDEPENDENT: dict(independent_entry)}, True)
+    module, entry = references.iree_defaults(built)
+    section = {IREE_DEFAULTS: dict(entry), INDEPENDENT: dict(independent_entry)}
+    if module is None and independent is None:
+        if not built.model.onnx_rewrites:
+            raise reference_failed(request.model_path, request.config, IreegenError(entry["error"]))
+        module, section[IREE_DEFAULTS] = _compile_rewritten(built, references.directory / "rewritten", entry)
+    iree = module_subject(REFERENCE, module, None) if module is not None else None
+    return References(iree, independent, section)
 
 
 def verify_built(built: Built, functions, given: dict, emit_twin: EmitTwin, references: ReferenceCache | None) -> dict:
     """The manifest's `verification` section of `built`, or VerificationError.
     `emit_twin` emits the twin a runtimeless target that cannot run here
-    is verified as; `references` (None: one of its own) keeps the compiled
-    reference for the next verification of the same model."""
+    is verified as; `references` (None: one of its own) keeps the built
+    references for the next verification of the same model."""
     request = built.request
     if not request.verify.enabled:
         return dict(NOT_VERIFIED)
@@ -74,7 +180,20 @@ def verify_built(built: Built, functions, given: dict, emit_twin: EmitTwin, refe
         tmp = Path(tmp)
         (tmp / "subject").mkdir()
         ran = backend_for(request.config).subject(built, tmp / "subject", emit_twin)
-        section = _against_iree(built, functions, given, ran, references, tmp)
+        refs = _references(built, references or ReferenceCache(tmp))
+        if refs.itself and refs.independent is None:
+            section = reference_itself(ran, refs)
+        else:
+            what = Verification(
+                str(request.model_path),
+                request.config,
+                functions,
+                request.verify,
+                given,
+                request.compiler.version,
+                request.kernels.spec.path if request.kernels is not None else None,
+            )
+            section = compare_with_reference(what, ran, refs)
         if Path(request.model_path).suffix == ".tflite":
             # A TFLite model's numbers are TFLite Micro's: the subject must equal them.
             section["tflite_micro"] = {
@@ -84,22 +203,3 @@ def verify_built(built: Built, functions, given: dict, emit_twin: EmitTwin, refe
                 for f in functions
             }
         return section
-
-
-def _against_iree(built: Built, functions, given: dict, ran, references: ReferenceCache | None, tmp: Path) -> dict:
-    """The verification section of `ran` against the async reference."""
-    request = built.request
-    itself = reference_itself(ran, request.kernels is None and not request.candidate_flags)
-    if itself is not None:
-        return itself
-    module = _reference_module(built, references or ReferenceCache(tmp))
-    what = Verification(
-        str(request.model_path),
-        request.config,
-        functions,
-        request.verify,
-        given,
-        request.compiler.version,
-        request.kernels.spec.path if request.kernels is not None else None,
-    )
-    return compare_with_reference(what, ran, module_subject(REFERENCE, module, None))

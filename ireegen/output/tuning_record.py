@@ -82,7 +82,7 @@ def load_record(key: str, offered: dict) -> dict | None:
 # What a record holds: the manifest's tuning section, field by field.
 _SECTION_KEYS = ("level", "measured", "timed_on", "unit", "candidates", "choice", "flags", "speedup", "search_seconds")
 _ENTRY_KEYS = {"name", "flags", "status", "figure", "unit", "samples", "note"}
-STATUSES = ("ok", "failed", "not timed", "same as baseline")
+STATUSES = ("ok", "failed", "not timed", "not tried", "same as baseline")
 MAX_TEXT = 400
 
 

@@ -242,16 +242,32 @@ def _pin_hint(v, where: str) -> str:
     return "give the MLIR function static dimensions (--input-shape and INPUT_SHAPES take .onnx models)"
 
 
+# The element types of inputs whose values can decide a result's shape.
+SETTABLE_DTYPES = ("int", "uint", "bool")
+
+
+def _dynamic_result_why(cfn, where: str) -> str:
+    """Why a result with a dynamic shape is refused, with --input-value as
+    the hint only where it can help: an ONNX model with integer or boolean
+    inputs (a count, a shape, a configuration switch), whose values fixed at
+    build time can make the shape static.  A shape that follows from float
+    data (NonZero, NonMaxSuppression on scores) no constant input fixes."""
+    why = "; runtimeless C needs static shapes (a result whose size depends on values computed at run time cannot be planned"
+    settable = [v.name for v in cfn.inputs if v.value.dtype.startswith(SETTABLE_DTYPES)]
+    if str(where).endswith(".onnx") and settable:
+        names = ", ".join(settable)
+        return f"{why}; if it follows from the value of {names}, fix that with --input-value NAME=V)"
+    return why + ")"
+
+
 def check_functions(functions: list, where: str) -> None:
     """Refuses, before compiling, a signature runtimeless C cannot take,
     naming the value at fault."""
     for cfn in functions:
         for v in cfn.inputs + cfn.outputs:
             if v.is_tensor and not v.value.is_static:
-                onnx = str(where).endswith(".onnx")
                 why = (
-                    "; runtimeless C needs static shapes (a result whose shape depends on input values "
-                    "cannot be planned" + ("; fix such an input with --input-value NAME=V" if onnx else "") + ")"
+                    _dynamic_result_why(cfn, where)
                     if v in cfn.outputs
                     else f"; runtimeless C needs static shapes: {_pin_hint(v, where)}"
                 )
