@@ -46,7 +46,11 @@ def matrix() -> list:
             if op == "GRU":
                 variants.append(replace(base, linear_before_reset=1))
             if op == "LSTM":
-                variants += [replace(base, initial_h=True, initial_c=True), replace(base, peepholes=True)]
+                variants += [
+                    replace(base, initial_h=True, initial_c=True),
+                    replace(base, peepholes=True),
+                    replace(base, input_forget=1),
+                ]
             variants.append(
                 replace(base, layout=1, initial_h=True, initial_c=op == "LSTM", sequence_lens=(2, 5), batch=2)
             )

@@ -13,8 +13,7 @@ output of the op (Y, Y_h, and for LSTM Y_c) as graph outputs.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from pathlib import Path
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -32,6 +31,7 @@ class RnnForm:
     sequence_lens: tuple | None = None  # one length per batch entry, a constant
     bias: bool = True
     peepholes: bool = False  # LSTM only
+    input_forget: int = 0  # LSTM only
     linear_before_reset: int = 0  # GRU only
     activations: tuple | None = None  # per direction, as the op lists them
     clip: float | None = None
@@ -49,6 +49,7 @@ class RnnForm:
         parts += ["lens" + "-".join(map(str, self.sequence_lens))] if self.sequence_lens else []
         parts += [] if self.bias else ["nobias"]
         parts += ["peepholes"] if self.peepholes else []
+        parts += ["input-forget"] if self.input_forget else []
         parts += ["lbr"] if self.linear_before_reset else []
         parts += ["acts-" + "-".join(a.lower() for a in self.activations)] if self.activations else []
         parts += [f"clip{self.clip:g}"] if self.clip is not None else []
@@ -60,13 +61,24 @@ def reference_outputs(path, form: RnnForm, inputs: dict) -> list:
     `form`, given `inputs`.  ONNX Runtime has no batch-major (layout 1)
     recurrent ops: a layout-1 form runs as the same model in layout 0 on
     the transposed inputs, its outputs transposed back."""
+    import onnx
     import onnxruntime as ort
 
+    model = onnx.load(str(path))
     if form.layout:
-        path = Path(path).with_suffix(".layout0.onnx")
-        write_rnn_model(path, replace(form, layout=0))
+        node = model.graph.node[0]
+        kept = [a for a in node.attribute if a.name != "layout"]
+        del node.attribute[:]
+        node.attribute.extend(kept)
+        for value in (*model.graph.input, *model.graph.output):
+            dims = value.type.tensor_type.shape.dim
+            if value.name == "Y":  # [batch, seq, directions, hidden] -> [seq, directions, batch, hidden]
+                batch, seq, directions = (d.dim_value for d in dims[:3])
+                dims[0].dim_value, dims[1].dim_value, dims[2].dim_value = seq, directions, batch
+            else:
+                dims[0].dim_value, dims[1].dim_value = dims[1].dim_value, dims[0].dim_value
         inputs = {k: np.ascontiguousarray(np.swapaxes(v, 0, 1)) for k, v in inputs.items()}
-    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     outputs = session.run(None, inputs)
     if form.layout:  # Y [seq, directions, batch, hidden] -> [batch, seq, directions, hidden]
         outputs = [np.transpose(outputs[0], (2, 0, 1, 3))] + [np.swapaxes(o, 0, 1) for o in outputs[1:]]
@@ -118,6 +130,8 @@ def write_rnn_model(path, form: RnnForm, seed: int = 0) -> dict:
         attrs["linear_before_reset"] = form.linear_before_reset
     if form.activations:
         attrs["activations"] = list(form.activations)
+    if form.input_forget:
+        attrs["input_forget"] = form.input_forget
     if form.clip is not None:
         attrs["clip"] = form.clip
     outputs = ["Y", "Y_h"] + (["Y_c"] if form.op == "LSTM" else [])

@@ -2,7 +2,7 @@
 
 That lowering (torch-mlir's onnx-to-torch) computes one direction, forward,
 over a sequence-major X (layout 0); it rejects GRU in any other direction
-and computes other forms wrongly or not at all (docs/onnx.md, "Recurrent
+and computes some other forms wrongly (it ignores sequence_lens) (docs/onnx.md, "Recurrent
 layers").  One row, rooted at all three ops:
 
 - rnn-directions-as-forward: a reverse, bidirectional or batch-major
@@ -79,23 +79,20 @@ def _cell_cause(node, a: dict) -> str | None:
     """What of `node`'s cell or its inputs IREE 3.13 does not compute in
     any direction, as a clause; None if nothing."""
     if _input(node, SEQUENCE_LENS):
-        return (
-            "sequence_lens: IREE 3.13's lowering ignores the lengths (the outputs past each length would be wrong); "
-            "export without sequence_lens to run every sequence to its full length"
-        )
+        return "sequence_lens: IREE 3.13's lowering ignores the lengths (the outputs past each length would be wrong)"
     if "clip" in a:
-        return "clip: IREE 3.13 does not lower clipped cells"
+        return "clip: IREE 3.13's lowering rejects clipped cells"
     given = tuple(_text(s) for s in a.get("activations", ()))
     default = DEFAULT_ACTIVATIONS[node.op_type] * _directions(a)
     if given and tuple(s.lower() for s in given) != tuple(s.lower() for s in default):
         return (
-            f"activations={','.join(given)}: IREE 3.13 computes only the default activations "
-            f"({','.join(DEFAULT_ACTIVATIONS[node.op_type])})"
+            f"activations={','.join(given)}: IREE 3.13's lowering computes any but the default "
+            f"({','.join(DEFAULT_ACTIVATIONS[node.op_type])}) wrongly"
         )
     if node.op_type == "LSTM" and a.get("input_forget", 0):
-        return "input_forget=1: IREE 3.13 does not lower coupled input and forget gates"
+        return "input_forget=1: IREE 3.13's lowering does not couple the input and forget gates"
     if node.op_type == "LSTM" and _input(node, P):
-        return "P (peepholes): IREE 3.13 does not lower LSTM peepholes"
+        return "P (peepholes): IREE 3.13's lowering computes LSTM peepholes wrongly"
     return None
 
 
@@ -120,14 +117,18 @@ def rnn_directions_as_forward(model, shapes: dict, values: dict) -> int:
         if layout:  # [batch, seq, input] -> [seq, batch, input]
             x = b.op("Transpose", x, perm=[1, 0, 2])
         seq = (shapes.get(_input(node, X)) or [None, None])[1 if layout else 0]
-        axis0 = b.const("axis0", np.array([0], np.int64))
         # A reversal along the sequence: from the last step to before the first.
-        last = b.const("last", np.array([-1], np.int64))
-        before_first = b.const("before_first", np.array([-seq - 1 if isinstance(seq, int) else -(2**63)], np.int64))
-        back = b.const("back", np.array([-1], np.int64))
+        before = -seq - 1 if isinstance(seq, int) else -(2**63)
+
+        def axis0() -> str:
+            return b.const("axis0", np.array([0], np.int64))
 
         def reversed_seq(value: str) -> str:
-            return b.op("Slice", value, last, before_first, axis0, back)
+            starts, ends = (
+                b.const("last", np.array([-1], np.int64)),
+                b.const("before_first", np.array([before], np.int64)),
+            )
+            return b.op("Slice", value, starts, ends, axis0(), b.const("back", np.array([-1], np.int64)))
 
         def direction_slice(name: str, d: int, state: bool = False) -> str:
             """Direction d's part of the input `name`, its leading axis kept."""
@@ -140,7 +141,7 @@ def rnn_directions_as_forward(model, shapes: dict, values: dict) -> int:
             if directions == 1:
                 return name
             start, end = b.const("start", np.array([d], np.int64)), b.const("end", np.array([d + 1], np.int64))
-            return b.op("Slice", name, start, end, axis0)
+            return b.op("Slice", name, start, end, axis0())
 
         # The activations are the defaults (_cell_cause): the forward nodes need none.
         attrs = {k: v for k, v in a.items() if k in ("hidden_size", "linear_before_reset", "input_forget")}
