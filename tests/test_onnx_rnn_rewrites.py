@@ -91,7 +91,7 @@ def test_emit_refuses_in_one_line(tmp_path):
 
 EMITTED = [
     RnnForm("GRU", "bidirectional", initial_h=True),
-    RnnForm("LSTM", "reverse", layout=1, initial_h=True, initial_c=True, batch=1),
+    pytest.param(RnnForm("LSTM", "reverse", layout=1, initial_h=True, initial_c=True, batch=1), marks=pytest.mark.slow),
     pytest.param(RnnForm("RNN", "bidirectional", layout=1, bias=False), marks=pytest.mark.slow),
     pytest.param(RnnForm("GRU", "reverse", layout=1, linear_before_reset=1), marks=pytest.mark.slow),
 ]
