@@ -4,10 +4,11 @@ against ONNX Runtime, in async and runtimeless, with ireegen's rewrites
 line per form: each mode's largest error relative to the output's range,
 or the refusal.
 
-    python benchmarks/rnn_forms.py [--raw] [--modes async,runtimeless] [--only SUBSTRING]
+    python benchmarks/rnn_forms.py [--raw] [--modes async,runtimeless] [--only REGEX]
 """
 
 import argparse
+import re
 import sys
 import tempfile
 from dataclasses import replace
@@ -93,12 +94,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--raw", action="store_true", help="without ireegen's ONNX rewrites")
     parser.add_argument("--modes", default="async,runtimeless")
-    parser.add_argument("--only", default="", help="only forms whose label contains this")
+    parser.add_argument("--only", default="", help="only forms whose label this regular expression matches")
     args = parser.parse_args()
     modes = args.modes.split(",")
     with tempfile.TemporaryDirectory() as tmp:
         for form in matrix():
-            if args.only in form.label:
+            if re.search(args.only, form.label):
                 print(measure(form, modes, args.raw, Path(tmp)), flush=True)
     return 0
 

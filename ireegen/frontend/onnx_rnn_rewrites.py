@@ -1,9 +1,14 @@
 """GRU, LSTM and RNN in the forms IREE 3.13's ONNX lowering computes.
 
 That lowering (torch-mlir's onnx-to-torch) computes one direction, forward,
-over a sequence-major X (layout 0); it rejects GRU in any other direction
-and computes some other forms wrongly (it ignores sequence_lens) (docs/onnx.md, "Recurrent
-layers").  One row, rooted at all three ops:
+over a sequence-major X (layout 0); it rejects GRU and RNN in any other
+direction, and ignores sequence_lens, other activations and LSTM peepholes
+(a wrong result, not a refusal) (docs/onnx.md, "Recurrent layers").  Two
+rows, each rooted at all three ops:
+
+- rnn-cells-unrolled: a node with sequence_lens, other activations, clip,
+  peepholes or input_forget, over a short static sequence, becomes its
+  cells, one per step, in plain ops (onnx_rnn_unroll.py).
 
 - rnn-directions-as-forward: a reverse, bidirectional or batch-major
   (layout 1) node becomes one forward, sequence-major node per direction,
@@ -21,14 +26,23 @@ from __future__ import annotations
 
 import numpy as np
 
+from .onnx_fold import static_shapes
 from .onnx_nodes import NodeBuilder, fresh_name, node_attrs, rewrite_nodes
+from .onnx_rnn_unroll import (
+    DEFAULT_ACTIVATIONS,
+    INITIAL_C,
+    INITIAL_H,
+    SEQUENCE_LENS,
+    B,
+    P,
+    R,
+    W,
+    X,
+    unroll,
+    unroll_cause,
+)
 
 RNN_OPS = ("GRU", "LSTM", "RNN")
-GATES = {"GRU": 3, "LSTM": 4, "RNN": 1}
-# The inputs by position, as the op defines them (LSTM's P only in LSTM).
-X, W, R, B, SEQUENCE_LENS, INITIAL_H, INITIAL_C, P = range(8)
-# Each op's activations when the node gives none, per direction.
-DEFAULT_ACTIVATIONS = {"GRU": ("Sigmoid", "Tanh"), "LSTM": ("Sigmoid", "Tanh", "Tanh"), "RNN": ("Tanh",)}
 
 
 def _text(value) -> str:
@@ -51,10 +65,15 @@ def unsupported_rnn_node(model) -> str | None:
     """One line on the first GRU, LSTM or RNN node in a form IREE 3.13's
     lowering does not compute correctly, naming the node and the attribute
     or input at fault; None when every such node is a form it computes."""
+    shapes = None
     for i, node in enumerate(model.graph.node):
         if node.op_type not in RNN_OPS or node.domain not in ("", "ai.onnx"):
             continue
         cause = _unsupported_cause(node)
+        if cause and _cell_cause(node, node_attrs(node)):
+            shapes = static_shapes(model) if shapes is None else shapes
+            why = unroll_cause(node, node_attrs(node), shapes)
+            cause = f"{cause}; ireegen cannot unroll its cells instead: {why}" if why else cause
         if cause:
             name = f"{node.op_type} {node.name!r}" if node.name else f"{node.op_type} node #{i + 1}"
             return f"{name}: {cause}"
@@ -94,6 +113,24 @@ def _cell_cause(node, a: dict) -> str | None:
     if node.op_type == "LSTM" and _input(node, P):
         return "P (peepholes): IREE 3.13's lowering computes LSTM peepholes wrongly"
     return None
+
+
+def rnn_cells_unrolled(model, shapes: dict, values: dict) -> int:
+    """The rnn-cells-unrolled row: a node in a form IREE computes wrongly
+    in every direction (_cell_cause) becomes its cells, one per step
+    (onnx_rnn_unroll.py), when its sequence is short and static."""
+    graph = model.graph
+
+    def rewrite(node, out_nodes) -> bool:
+        if node.op_type not in RNN_OPS or node.domain not in ("", "ai.onnx"):
+            return False
+        a = node_attrs(node)
+        if not _cell_cause(node, a) or unroll_cause(node, a, shapes):
+            return False
+        unroll(node, a, NodeBuilder(graph, out_nodes, f"{node.name or node.op_type.lower()}/ireegen.unrolled"), shapes)
+        return True
+
+    return rewrite_nodes(graph, rewrite)
 
 
 def rnn_directions_as_forward(model, shapes: dict, values: dict) -> int:
