@@ -1,17 +1,18 @@
 """GRU, LSTM and RNN in the forms IREE 3.13's ONNX lowering computes.
 
-That lowering (torch-mlir's onnx-to-torch) computes one direction, forward,
-over a sequence-major X (layout 0); it rejects GRU and RNN in any other
-direction, and ignores sequence_lens, other activations and LSTM peepholes
-(a wrong result, not a refusal) (docs/onnx.md, "Recurrent layers").  Two
-rows, each rooted at all three ops:
+That lowering (torch-mlir's onnx-to-torch) rejects GRU and RNN in any
+direction but forward and LSTM in reverse, and ignores sequence_lens,
+other activations and LSTM peepholes (a wrong result, not a refusal)
+(docs/onnx.md, "Recurrent layers").  Two rows, each rooted at all three
+ops:
 
 - rnn-cells-unrolled: a node with sequence_lens, other activations, clip,
   peepholes or input_forget, over a short static sequence, becomes its
   cells, one per step, in plain ops (onnx_rnn_unroll.py).
 
 - rnn-directions-as-forward: a reverse, bidirectional or batch-major
-  (layout 1) node becomes one forward, sequence-major node per direction,
+  (layout 1) node becomes one forward, sequence-major node per direction
+  (the one form all three ops are lowered right in),
   each with its direction's slice of W, R, B, P and the initial states; a
   reverse direction runs on X reversed along the sequence and its Y is
   reversed back; the directions' Y, Y_h and Y_c are joined on the direction
@@ -89,8 +90,6 @@ def _unsupported_cause(node) -> str | None:
     direction = _text(a.get("direction", "forward"))
     if direction != "forward":
         return f"direction={direction}: IREE 3.13 lowers only the forward direction"
-    if a.get("layout", 0):
-        return "layout=1: IREE 3.13 lowers only the sequence-major layout"
     return None
 
 
