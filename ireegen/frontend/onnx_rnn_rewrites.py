@@ -37,6 +37,7 @@ from .onnx_rnn_unroll import (
     B,
     P,
     R,
+    UnrollBuilder,
     W,
     X,
     unroll,
@@ -126,7 +127,9 @@ def rnn_cells_unrolled(model, shapes: dict, values: dict) -> int:
         a = node_attrs(node)
         if not _cell_cause(node, a) or unroll_cause(node, a, shapes):
             return False
-        unroll(node, a, NodeBuilder(graph, out_nodes, f"{node.name or node.op_type.lower()}/ireegen.unrolled"), shapes)
+        unroll(
+            node, a, UnrollBuilder(graph, out_nodes, f"{node.name or node.op_type.lower()}/ireegen.unrolled"), shapes
+        )
         return True
 
     return rewrite_nodes(graph, rewrite)

@@ -37,6 +37,41 @@ ACTIVATIONS = {
 }
 
 
+class UnrollBuilder:
+    """NodeBuilder's interface (op, const, prefix) with the names in use
+    kept in a set: an unrolled node makes thousands of values, and
+    onnx_nodes.fresh_name scans the whole graph for each."""
+
+    def __init__(self, graph, out_nodes: list, prefix: str):
+        self.graph, self.out_nodes, self.prefix = graph, out_nodes, prefix
+        self.used = {v for n in (*graph.node, *out_nodes) for v in (*n.input, *n.output)}
+        self.used |= {t.name for t in graph.initializer} | {v.name for v in graph.input}
+        self.counts = {}
+
+    def _fresh(self, base: str) -> str:
+        k = self.counts.get(base, 0)
+        while f"{base}{k}" in self.used:
+            k += 1
+        self.counts[base] = k + 1
+        self.used.add(f"{base}{k}")
+        return f"{base}{k}"
+
+    def const(self, base: str, array) -> str:
+        from onnx import numpy_helper
+
+        name = self._fresh(f"{self.prefix}/{base}")
+        self.graph.initializer.append(numpy_helper.from_array(np.asarray(array), name))
+        return name
+
+    def op(self, op_type: str, *inputs: str, out: str | None = None, name: str = "", **attrs) -> str:
+        from onnx import helper
+
+        out = out or self._fresh(f"{self.prefix}/{op_type.lower()}")
+        self.used.add(out)
+        self.out_nodes.append(helper.make_node(op_type, list(inputs), [out], name=name, **attrs))
+        return out
+
+
 def _text(value) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
