@@ -104,7 +104,7 @@ def test_unrolled_cells_compute_what_the_node_computes(tmp_path, form):
 REFUSED = {
     RnnForm("GRU", "bidirectional", sequence_lens=(200, 3), seq=200): (
         "GRU 'gru0': sequence_lens: IREE 3.13's lowering ignores the lengths",
-        "ireegen cannot unroll its cells instead: a sequence of 200 steps (ireegen unrolls the cells only up to 128)",
+        "ireegen cannot unroll its cells instead: a sequence of 200 steps (ireegen unrolls the cells only up to 64)",
     ),
     RnnForm("RNN", "reverse", activations=("ScaledTanh",)): (
         "RNN 'rnn0': activations=ScaledTanh: ",

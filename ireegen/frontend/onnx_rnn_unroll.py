@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-MAX_UNROLLED_STEPS = 128  # the unrolled graph grows with the steps; longer sequences are refused
+MAX_UNROLLED_STEPS = 64  # the unrolled graph, and its compile time, grow with the steps (docs/onnx.md)
 
 # The inputs by position, as the ops define them (P only in LSTM).
 X, W, R, B, SEQUENCE_LENS, INITIAL_H, INITIAL_C, P = range(8)
