@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from onnx_rnn_models import RnnForm, write_rnn_model
 
 from ireegen.frontend.onnx_fold import static_shapes
 from ireegen.frontend.onnx_ml_rewrites import REWRITTEN_FORMS
@@ -63,6 +64,10 @@ def _models(tmp_path) -> dict:
     )
     conv1d = [(7, 3, 2, 2, (2, 0), True, None)]
     models["conv1d-as-matmul"] = _saved(tmp_path, test_onnx_conv1d_rewrites._conv1d_model, 3, 5, 23, conv1d, 1)
+    rnn = (RnnForm("GRU", "bidirectional"), RnnForm("LSTM", "reverse"), RnnForm("RNN", layout=1))
+    models["rnn-directions-as-forward"] = [_saved(tmp_path, write_rnn_model, form) for form in rnn]
+    cells = (RnnForm("GRU", sequence_lens=(5, 3)), RnnForm("LSTM", peepholes=True), RnnForm("RNN", clip=0.5))
+    models["rnn-cells-unrolled"] = [_saved(tmp_path, write_rnn_model, form) for form in cells]
     return models
 
 

@@ -38,7 +38,9 @@ from .containment import contained_file, shown
 from .mlir_text import mlir_escaped
 from .onnx_fold import fold_known, if_hint, needs_folding
 from .onnx_ml_rewrites import unrewritten_ml_node
+from .onnx_nodes import MIN_DEFAULT_OPSET
 from .onnx_rewrites import apply_rewrites
+from .onnx_rnn_rewrites import unsupported_rnn_node
 from .quantized_io import cut_quantized_io, dequantized_outputs
 from .signature import Quantization
 from .tflite_import import TFLITE_PACKAGE, TFLM_PACKAGE, interface_quantization, tflite_to_onnx
@@ -683,6 +685,8 @@ def prepare_onnx(
     left = unrewritten_ml_node(model) if onnx_rewrites else None
     if left:
         raise ImportFailure(f"{path}: {left}")
+    if (_opset(model) or MIN_DEFAULT_OPSET) >= MIN_DEFAULT_OPSET:  # else refused once upgraded and rewritten
+        _refuse_rnn_forms(model, path)
     return model, rewrites, quantization
 
 
@@ -758,11 +762,21 @@ def lower_onnx(
     upgraded = _upgrade_opset(model, failure)
     if onnx_rewrites:  # a model below opset 13 is rewritten once upgraded
         rewrites = [*rewrites, *apply_rewrites(upgraded, speed_rewrites)]
+    _refuse_rnn_forms(upgraded, path)
     try:
         return _lower(upgraded, path, compiler, rewrites, quantization)
     except ImportFailure as e:
         # Say what fails in the model as the user wrote it (the upgrade may add or renumber nodes).
         raise ImportFailure(f"{failure}; also after upgrading the model to opset {MIN_OPSET}") from e
+
+
+def _refuse_rnn_forms(model, path: Path) -> None:
+    """A GRU, LSTM or RNN that IREE's lowering computes wrongly (it does
+    not reject it) is refused here, in one line naming the node and the
+    attribute."""
+    refused = unsupported_rnn_node(model)
+    if refused:
+        raise ImportFailure(f"{path}: {refused}")
 
 
 def _lower(model, path: Path, compiler, rewrites=(), quantization=None) -> tuple:

@@ -33,6 +33,7 @@ from .onnx_nodes import (
     rewrite_nodes,
 )
 from .onnx_qdq_rewrites import identical_qdq_around_data_movement, quantize_before_data_movement
+from .onnx_rnn_rewrites import rnn_cells_unrolled, rnn_directions_as_forward
 from .onnx_speed_rewrites import LAYOUT_REWRITES, SPEED_REWRITES
 
 
@@ -400,6 +401,8 @@ REWRITES = (
     ),
     Rewrite("svm-regressor-as-kernels", ("SVMRegressor",), onnx_ml_rewrites.svm_regressor_as_kernels),
     Rewrite("svm-classifier-as-votes", ("SVMClassifier",), onnx_ml_rewrites.svm_classifier_as_votes),
+    Rewrite("rnn-cells-unrolled", ("GRU", "LSTM", "RNN"), rnn_cells_unrolled),
+    Rewrite("rnn-directions-as-forward", ("GRU", "LSTM", "RNN"), rnn_directions_as_forward),
     Rewrite("pointwise-conv-on-one-pixel-as-matmul", ("Conv",), pointwise_conv_on_one_pixel_as_matmul),
     # Not an IREE bug: an exact simplification of QDQ graphs (onnx_qdq_rewrites.py).
     Rewrite(
