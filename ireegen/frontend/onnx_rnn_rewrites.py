@@ -40,6 +40,7 @@ from .onnx_rnn_unroll import (
     UnrollBuilder,
     W,
     X,
+    join_directions,
     unroll,
     unroll_cause,
 )
@@ -207,22 +208,10 @@ def rnn_directions_as_forward(model, shapes: dict, values: dict) -> int:
             hs.append(outs[1])
             if node.op_type == "LSTM":
                 cs.append(outs[2])
-        _join(b, ys, _output(node, 0), axis=1, perm=[2, 0, 1, 3] if layout else None)
-        _join(b, hs, _output(node, 1), axis=0, perm=[1, 0, 2] if layout else None)
+        join_directions(b, ys, _output(node, 0), axis=1, perm=[2, 0, 1, 3] if layout else None)
+        join_directions(b, hs, _output(node, 1), axis=0, perm=[1, 0, 2] if layout else None)
         if node.op_type == "LSTM":
-            _join(b, cs, _output(node, 2), axis=0, perm=[1, 0, 2] if layout else None)
+            join_directions(b, cs, _output(node, 2), axis=0, perm=[1, 0, 2] if layout else None)
         return True
 
     return rewrite_nodes(graph, rewrite)
-
-
-def _join(b: NodeBuilder, parts: list, out: str, axis: int, perm) -> None:
-    """The directions' `parts` joined on `axis` as `out` (nothing when the
-    node's output is unused), transposed by `perm` (layout 1)."""
-    if not out:
-        return
-    joined = parts[0] if len(parts) == 1 else b.op("Concat", *parts, axis=axis)
-    if perm:
-        b.op("Transpose", joined, out=out, perm=perm)
-    else:
-        b.op("Identity", joined, out=out)

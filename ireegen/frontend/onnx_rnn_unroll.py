@@ -179,10 +179,10 @@ def unroll(node, a: dict, b, shapes: dict) -> None:
         if node.op_type == "LSTM":
             cs.append(b.op("Unsqueeze", c, axes0))
     outputs = list(node.output) + [""] * 3
-    _join(b, ys, outputs[0], 1, [2, 0, 1, 3] if layout else None)
-    _join(b, hs, outputs[1], 0, [1, 0, 2] if layout else None)
+    join_directions(b, ys, outputs[0], 1, [2, 0, 1, 3] if layout else None)
+    join_directions(b, hs, outputs[1], 0, [1, 0, 2] if layout else None)
     if node.op_type == "LSTM":
-        _join(b, cs, outputs[2], 0, [1, 0, 2] if layout else None)
+        join_directions(b, cs, outputs[2], 0, [1, 0, 2] if layout else None)
 
 
 def _gather_per_batch(b, x: str, index: str, batch: int, features: int) -> str:
@@ -206,7 +206,9 @@ def _reversed_by_length(b, stacked: str, t: int, lens: str, batch: int, hidden: 
     return b.op("Where", mask, picked, b.const("zeros", np.zeros((1, hidden), np.float32)))
 
 
-def _join(b, parts: list, out: str, axis: int, perm) -> None:
+def join_directions(b, parts: list, out: str, axis: int, perm) -> None:
+    """The directions' `parts` joined on `axis` as `out` (nothing when the
+    node's output is unused), transposed by `perm` (layout 1)."""
     if not out:
         return
     joined = parts[0] if len(parts) == 1 else b.op("Concat", *parts, axis=axis)

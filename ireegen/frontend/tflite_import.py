@@ -317,17 +317,7 @@ def conv_2d(tr: Translation, op: Op) -> None:
     if _integer_form(tr, op, x, w, o.FusedActivationFunction()):
         return _exact_conv(tr, op, x, w, (0, 3, 1, 2), pads, conv, o.FusedActivationFunction())
     # TFLite [O, H, W, I] -> ONNX [O, I, H, W]; a per-channel axis 0 stays 0.
-    filt = _filter(tr, w, (0, 3, 1, 2), op)
-    y = tr.node(
-        "Conv",
-        [to_nchw(tr, tr.real(x.index, op)), filt, *_bias(tr, op)],
-        kernel_shape=list(w.shape[1:3]),
-        strides=list(strides),
-        dilations=list(dil),
-        pads=pads,
-        group=groups,
-    )
-    tr.store(op.outputs[0], activation(tr, to_nhwc(tr, y), o.FusedActivationFunction(), op), op)
+    _float_conv(tr, op, x, _filter(tr, w, (0, 3, 1, 2), op), pads, conv, o.FusedActivationFunction())
 
 
 def depthwise_conv_2d(tr: Translation, op: Op) -> None:
@@ -346,17 +336,14 @@ def depthwise_conv_2d(tr: Translation, op: Op) -> None:
     if _integer_form(tr, op, x, w, o.FusedActivationFunction()):
         return _exact_conv(tr, op, x, w, (3, 0, 1, 2), pads, conv, o.FusedActivationFunction())
     # TFLite [1, H, W, C*M] -> ONNX [C*M, 1, H, W]; the per-channel axis 3 becomes 0.
-    filt = _filter(tr, w, (3, 0, 1, 2), op)
-    y = tr.node(
-        "Conv",
-        [to_nchw(tr, tr.real(x.index, op)), filt, *_bias(tr, op)],
-        kernel_shape=list(w.shape[1:3]),
-        strides=list(strides),
-        dilations=list(dil),
-        pads=pads,
-        group=channels,
-    )
-    tr.store(op.outputs[0], activation(tr, to_nhwc(tr, y), o.FusedActivationFunction(), op), op)
+    _float_conv(tr, op, x, _filter(tr, w, (3, 0, 1, 2), op), pads, conv, o.FusedActivationFunction())
+
+
+def _float_conv(tr: Translation, op: Op, x: TensorInfo, filt: str, pads, conv: dict, code: int) -> None:
+    """An ONNX Conv over the real values of `x` (NHWC in, NHWC out) with the
+    filter `filt` in ONNX's layout, `conv`'s geometry and the fused activation."""
+    y = tr.node("Conv", [to_nchw(tr, tr.real(x.index, op)), filt, *_bias(tr, op)], pads=pads, **conv)
+    tr.store(op.outputs[0], activation(tr, to_nhwc(tr, y), code, op), op)
 
 
 def _integer_form(tr: Translation, op: Op, x: TensorInfo, w: TensorInfo, code: int) -> bool:
