@@ -31,9 +31,11 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -41,6 +43,7 @@ from conftest import configure_with_ireegen, run_cli
 from onnx import TensorProto, helper
 
 from ireegen.cbuild.native_run import build_runner
+from ireegen.cbuild.timing import _Call
 from ireegen.check.runners import RunError
 from ireegen.common.errors import UsageError
 from ireegen.common.resources import cmake_dir
@@ -595,6 +598,21 @@ def test_a_compiler_past_its_deadline_is_one_line(tmp_path):
     )
     check_one_line(proc, "deadline")
     assert "IREEGEN_TOOL_TIMEOUT" in proc.stderr and not (tmp_path / "out").exists()
+
+
+def test_a_timed_run_past_its_deadline_is_a_run_error(tmp_path, monkeypatch):
+    """Tuning's timing runs (cbuild/timing.py) are bounded by
+    IREEGEN_TOOL_TIMEOUT too: a program that does not end is killed and
+    the candidate fails with the deadline named, instead of tuning hanging."""
+    monkeypatch.setenv("IREEGEN_TOOL_TIMEOUT", "0.5")
+    call = _Call.__new__(_Call)
+    toolchain = SimpleNamespace(run_command=lambda program, args: ["sleep", "30"])
+    call.runner = SimpleNamespace(toolchain=toolchain, program=Path("sleep"))
+    call.function, call.workdir, call.names = "f", tmp_path, []
+    start = time.monotonic()
+    with pytest.raises(RunError, match="IREEGEN_TOOL_TIMEOUT"):
+        call.cpu_ns(1)
+    assert time.monotonic() - start < 10
 
 
 def test_host_cpu_is_keyed_and_recorded_by_its_name(tmp_path):

@@ -19,10 +19,12 @@ import platform
 import shutil
 import subprocess
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
 from ireegen.common.errors import RunError
+from ireegen.common.untrusted import deadline_message, tool_deadline
 
 from .native_run import check_inputs, find_function
 
@@ -98,12 +100,30 @@ class _Call:
 
     def cpu_ns(self, repeat: int) -> tuple:
         """(CPU nanoseconds of the whole run, the runner's own wall ns per call)."""
+        cmd = self.command(repeat)
         proc = subprocess.Popen(
-            self.command(repeat), cwd=self.workdir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+            cmd, cwd=self.workdir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace"
         )
-        out = proc.stdout.read()
-        proc.stdout.close()
-        _, status, usage = os.wait4(proc.pid, 0)
+        # The child's rusage needs wait4, which has no timeout: a timer kills
+        # a run that passes the tool deadline.
+        deadline, killed = tool_deadline(), threading.Event()
+
+        def kill():
+            killed.set()
+            proc.kill()
+
+        timer = threading.Timer(deadline, kill) if deadline is not None else None
+        if timer is not None:
+            timer.start()
+        try:
+            out = proc.stdout.read()
+            proc.stdout.close()
+            _, status, usage = os.wait4(proc.pid, 0)
+        finally:
+            if timer is not None:
+                timer.cancel()
+        if killed.is_set():
+            raise RunError(deadline_message(cmd[0], f"timing {self.function}", deadline))
         proc.returncode = os.waitstatus_to_exitcode(status)
         if proc.returncode != 0:
             raise RunError(out.strip() or f"{self.runner.program.name} exited with {proc.returncode}")

@@ -13,6 +13,7 @@ import tempfile
 from pathlib import Path
 
 from ireegen.common.errors import RunError
+from ireegen.common.untrusted import deadline_message, tool_deadline
 
 from .runners import MODULE_LINK, find_runtime_tools, tool_inputs
 
@@ -48,7 +49,13 @@ class ModuleTimer:
                 f"--benchmark_min_time={MIN_TIME}",
                 "--benchmark_format=json",
             ]
-            proc = subprocess.run(cmd, cwd=self.workdir, capture_output=True, text=True)
+            deadline = tool_deadline()
+            try:
+                proc = subprocess.run(
+                    cmd, cwd=self.workdir, capture_output=True, text=True, errors="replace", timeout=deadline
+                )
+            except subprocess.TimeoutExpired:
+                raise RunError(deadline_message(cmd[0], f"timing @{function}", deadline)) from None
             if proc.returncode != 0:
                 raise RunError(proc.stderr.strip() or f"iree-benchmark-module exited with {proc.returncode}")
             try:

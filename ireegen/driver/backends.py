@@ -17,6 +17,7 @@ from ireegen.check.runners import find_runtime_tools
 from ireegen.check.subjects import module_subject, runner_subject
 from ireegen.check.verify import Ran, built_runner, runnable_twin, runtimeless_twin
 from ireegen.common.errors import UsageError
+from ireegen.common.untrusted import tool_deadline
 from ireegen.compile.compile_model import CompiledModule, compile_model
 from ireegen.config.modes import Config
 from ireegen.frontend.models import LoadedModel
@@ -68,7 +69,12 @@ def module_dependencies(module_path: Path, module_format: str) -> list:
         return re.findall(r'\{"(\w+)", \d+\}', m.group(1)) if m else []
     tool = find_runtime_tools().dump_module
     out = subprocess.run(
-        [str(tool), "--output=metadata", str(module_path)], stdout=subprocess.PIPE, text=True, check=True
+        [str(tool), "--output=metadata", str(module_path)],
+        stdout=subprocess.PIPE,
+        text=True,
+        errors="replace",
+        check=True,
+        timeout=tool_deadline(),
     ).stdout
     section = out.split("Module Dependencies:", 1)[1].split("\n\n", 1)[0] if "Module Dependencies:" in out else ""
     return re.findall(r"^\s+(\w+), version", section, re.M)
