@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,10 @@ from ireegen.cli import build_parser
 
 GENERATORS = [g for g, tool in (("Ninja", "ninja"), ("Unix Makefiles", "make")) if shutil.which(tool)]
 CMAKE = shutil.which("cmake")
-pytestmark = pytest.mark.skipif(not CMAKE, reason="cmake not installed")
+# One worker runs this file's tests in order (`--dist loadgroup`): the
+# incremental-build test touches ireegen's templates and the compiler,
+# which makes every model of a build running beside it out of date.
+pytestmark = [pytest.mark.skipif(not CMAKE, reason="cmake not installed"), pytest.mark.xdist_group("cmake-mtimes")]
 
 GENERATED = re.compile(r"ireegen: generating (\w+) ")
 
@@ -128,15 +132,28 @@ def test_incremental_rebuilds_run_exactly_the_affected_models(tmp_path, generato
     # Upgrading ireegen (its templates or sources) re-runs every model.
     from ireegen.common.resources import templates_dir
 
-    os.utime(templates_dir() / "api.h.j2")
-    assert p.build()[1] == ["m1", "m2"]
+    template = templates_dir() / "api.h.j2"
+    with _touched(template):
+        assert p.build()[1] == ["m1", "m2"]
 
     # A new IREE compiler (pip replaces its files) re-runs every model.
     from ireegen.compile.compiler import find_compiler
 
-    os.utime(find_compiler().path)
-    assert p.build()[1] == ["m1", "m2"]
-    assert p.build()[1] == []
+    with _touched(Path(find_compiler().path)):
+        assert p.build()[1] == ["m1", "m2"]
+        assert p.build()[1] == []
+
+
+@contextmanager
+def _touched(path: Path):
+    """`path` with its modification time now, put back afterwards (the
+    file is shared with every other build of the suite)."""
+    before = path.stat()
+    os.utime(path)
+    try:
+        yield
+    finally:
+        os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
 
 
 @pytest.mark.parametrize("generator", GENERATORS)

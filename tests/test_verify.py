@@ -473,6 +473,19 @@ def test_the_independent_reference_tolerance_is_a_fraction_of_the_range(got, ver
     assert independent_row("f", "i", "async", np.array([1, 2]), np.array([1, 3]), None).verdict == "mismatch"
 
 
+def test_a_degenerate_range_gets_the_tolerance_of_iree_s_own_configurations():
+    """PaddleOCR's detector on random input: a sigmoid map from 1e-24 to
+    5.9e-5, 1.2e-7 off (2e-3 of the range) in every IREE configuration:
+    float reassociation, not a wrong number; 1e-4 off is a wrong one."""
+    from ireegen.check.verify import independent_row
+
+    want = np.array([1e-24, 3e-5, 5.87e-5], np.float32)
+    noise = want + np.array([0, 1.22e-7, 0], np.float32)
+    wrong = want + np.array([0, 1e-4, 0], np.float32)
+    assert independent_row("f", "y", "async", noise, want, None).verdict == "ok"
+    assert independent_row("f", "y", "async", wrong, want, None).verdict == "mismatch"
+
+
 @pytest.mark.parametrize(
     "k_input, hint",
     [
