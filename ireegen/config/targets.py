@@ -64,19 +64,22 @@ def registered_targets(compiler_path: str) -> tuple:
     return tuple(m.group(1) for m in re.finditer(r"^\s{4}(\S+)\s+- ", out, re.M))
 
 
+def _llvm_cpu_flags(triple: str, cpu: str, features: str = "") -> list:
+    """iree-compile's flags for the llvm-cpu backend on `triple` and `cpu`."""
+    return [
+        "--iree-hal-target-device=local",
+        "--iree-hal-local-target-device-backends=llvm-cpu",
+        f"--iree-llvmcpu-target-triple={triple}",
+        f"--iree-llvmcpu-target-cpu={cpu}",
+        *([f"--iree-llvmcpu-target-cpu-features={features}"] if features else []),
+    ]
+
+
 @lru_cache(maxsize=32)
 def accepted_cpus(compiler_path: str, triple: str) -> tuple:
     out = _run(
         compiler_path,
-        [
-            "-",
-            "--iree-hal-target-device=local",
-            "--iree-hal-local-target-device-backends=llvm-cpu",
-            f"--iree-llvmcpu-target-triple={triple}",
-            "--iree-llvmcpu-target-cpu=help",
-            "-o",
-            "/dev/null",
-        ],
+        ["-", *_llvm_cpu_flags(triple, "help"), "-o", "/dev/null"],
         stdin="module {}\n",
     )
     m = re.search(r"List of accepted CPUs: (.*)", out)
@@ -104,11 +107,7 @@ def _resolved_host(compiler_path: str, triple: str, cpu: str, features: str) -> 
         compiler_path,
         [
             "-",
-            "--iree-hal-target-device=local",
-            "--iree-hal-local-target-device-backends=llvm-cpu",
-            f"--iree-llvmcpu-target-triple={triple}",
-            f"--iree-llvmcpu-target-cpu={cpu}",
-            *([f"--iree-llvmcpu-target-cpu-features={features}"] if features else []),
+            *_llvm_cpu_flags(triple, cpu, features),
             "--compile-to=executable-targets",
             "-o",
             "-",
