@@ -142,8 +142,9 @@ def sample_cases():
 
 # Sweeps that CI runs on a fixed subset (`IREEGEN_SUITE=ci`, which .ci/run
 # sets): a case runs when the CRC-32 of its id is a multiple of the
-# stride, so the same cases run every time and on every worker.  Any
-# other value of IREEGEN_SUITE (`full`, the default) runs every case.
+# stride, so the same cases run every time and on every worker.  Tests
+# marked `full_suite` do not run in CI at all.  Any other value of
+# IREEGEN_SUITE (`full`, the default) runs every case.
 CI_SUBSET_STRIDES = {
     "tests/test_onnx_speed_rewrites.py::test_conv_rewrites_on_random_shapes_match_onnxruntime": 4,
     "tests/test_onnx_speed_rewrites.py::test_conv_transpose_as_matmul_on_random_shapes_matches_onnxruntime": 3,
@@ -159,10 +160,15 @@ def in_ci_subset(nodeid: str) -> bool:
     return stride is None or zlib.crc32(nodeid.encode()) % stride == 0
 
 
+def in_ci_suite(item) -> bool:
+    """A test CI runs: not marked `full_suite`, and in its sweep's subset."""
+    return item.get_closest_marker("full_suite") is None and in_ci_subset(item.nodeid)
+
+
 def pytest_collection_modifyitems(config, items):
     if os.environ.get("IREEGEN_SUITE", "full") != "ci":
         return
-    dropped = [item for item in items if not in_ci_subset(item.nodeid)]
+    dropped = [item for item in items if not in_ci_suite(item)]
     if dropped:
         config.hook.pytest_deselected(items=dropped)
-        items[:] = [item for item in items if in_ci_subset(item.nodeid)]
+        items[:] = [item for item in items if in_ci_suite(item)]
