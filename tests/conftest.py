@@ -142,22 +142,52 @@ def sample_cases():
 
 # Sweeps that CI runs on a fixed subset (`IREEGEN_SUITE=ci`, which .ci/run
 # sets): a case runs when the CRC-32 of its id is a multiple of the
-# stride, so the same cases run every time and on every worker.  Tests
-# marked `full_suite` do not run in CI at all.  Any other value of
+# stride, so the same cases run every time and on every worker.  A key is
+# a test id's prefix: a function, or a function and its first parameters.
+# Tests marked `full_suite` do not run in CI at all.  Any other value of
 # IREEGEN_SUITE (`full`, the default) runs every case.
 CI_SUBSET_STRIDES = {
     "tests/test_onnx_speed_rewrites.py::test_conv_rewrites_on_random_shapes_match_onnxruntime": 4,
     "tests/test_onnx_speed_rewrites.py::test_conv_transpose_as_matmul_on_random_shapes_matches_onnxruntime": 3,
     "tests/test_nhwc_layout.py::test_random_depthwise_separable_cnns_match_onnxruntime": 3,
-    "tests/test_runtimeless.py::test_cross_build_runs_under_qemu": 2,
-    "tests/test_firmware.py::test_corpus_model_runs_on_the_board": 2,
-    "tests/test_parity.py::test_corpus_model_agrees_in_every_execution_model": 2,
+    "tests/test_runtimeless.py::test_cross_build_runs_under_qemu": 4,
+    "tests/test_runtimeless.py::test_corpus_model_matches_async_and_numpy": 2,
+    "tests/test_firmware.py::test_corpus_model_runs_on_the_board": 4,
+    "tests/test_parity.py::test_corpus_model_agrees_in_every_execution_model": 4,
+    "tests/test_real_models.py::test_sklearn_model": 3,
+    # mlp runs in every mode, loader and format; simple_mul on a third.
+    "tests/test_runtime_c.py::test_sample_builds_and_runs_in_every_mode[simple_mul-": 3,
+    "tests/test_iree_bugs.py::test_onnx_patterns_raw_iree_rejects_are_rewritten": 2,
+    "tests/test_emit.py::test_outputs_and_manifest": 2,
+    "tests/test_reproducible.py::test_same_bytes_from_other_checkout_and_outdir": 3,
+    "tests/test_onnx_rnn_rewrites.py::test_rewritten_forms_agree_with_onnxruntime": 2,
+    "tests/test_int8_kernels.py::test_qdq_residual_block_equals_onnxruntime": 2,
+    "tests/test_int8_kernels.py::test_qdq_model_on_cortex_m_equals_onnxruntime": 2,
+    "tests/test_outputs.py::test_killed_at_every_phase": 2,
+    "tests/test_names.py::test_awkward_legal_names_build_warning_free_and_run_in_vm_modes": 2,
+    "tests/test_clang_format.py::test_generated_c_is_clang_format_clean": 2,
+    "tests/test_onnx_conv1d_rewrites.py::test_conv1d_as_matmul_agrees_with_onnxruntime": 2,
 }
+# The ONNX node tests of tests/onnx_conformance_status.json's `ci_subset`
+# that CI runs: the same CRC-32 rule on the test's name.
+CI_CONFORMANCE_STRIDE = 2
+
+
+def ci_suite() -> bool:
+    return os.environ.get("IREEGEN_SUITE", "full") == "ci"
+
+
+def stride_subset(key: str, stride: int) -> bool:
+    return zlib.crc32(key.encode()) % stride == 0
+
+
+def _subset_key_matches(key: str, nodeid: str) -> bool:
+    return nodeid.split("[", 1)[0] == key if "[" not in key else nodeid.startswith(key)
 
 
 def in_ci_subset(nodeid: str) -> bool:
-    stride = CI_SUBSET_STRIDES.get(nodeid.split("[", 1)[0])
-    return stride is None or zlib.crc32(nodeid.encode()) % stride == 0
+    strides = [s for key, s in CI_SUBSET_STRIDES.items() if _subset_key_matches(key, nodeid)]
+    return not strides or stride_subset(nodeid, strides[0])
 
 
 def in_ci_suite(item) -> bool:
@@ -166,7 +196,7 @@ def in_ci_suite(item) -> bool:
 
 
 def pytest_collection_modifyitems(config, items):
-    if os.environ.get("IREEGEN_SUITE", "full") != "ci":
+    if not ci_suite():
         return
     dropped = [item for item in items if not in_ci_suite(item)]
     if dropped:

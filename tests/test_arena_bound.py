@@ -133,6 +133,7 @@ def test_size_prints_the_arena_next_to_the_bound(tmp_path):
     assert f"without staging; liveness lower bound {2 * padded:,} ({ratio:.2f}x)" in proc.stdout
 
 
+@pytest.mark.full_suite
 def test_the_partitioning_with_the_smaller_arena_is_kept(tmp_path):
     """Keyword spotting int8: IREE lays the sequential schedule out in more
     bytes than the concurrent one (52,096 against 40,000 with IREE 3.13), so

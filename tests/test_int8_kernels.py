@@ -825,7 +825,7 @@ def test_qdq_residual_add_of_rank_1_to_3(tmp_path, shape):
     _check_against_onnxruntime(path, tmp_path / "out", runs=3)
 
 
-@pytest.mark.parametrize("cpu", ["cortex-m4", "host"])
+@pytest.mark.parametrize("cpu", ["cortex-m4", pytest.param("host", marks=pytest.mark.full_suite)])
 def test_qdq_fully_connected_random_shapes_equal_onnxruntime(tmp_path, cpu):
     """Fully connected layers of random shapes, weights (N, K) and (K, N)
     (transposed at compile time), through emit: the M4's DSP loop under qemu

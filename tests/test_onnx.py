@@ -649,7 +649,9 @@ def _mobilenet_like(torch):
     return net
 
 
-@pytest.mark.parametrize("dynamo", [True, False], ids=["torch.export", "torchscript"])
+@pytest.mark.parametrize(
+    "dynamo", [pytest.param(True, marks=pytest.mark.full_suite), False], ids=["torch.export", "torchscript"]
+)
 def test_pytorch_route(tmp_path, dynamo):
     """torch.onnx.export -> ireegen emit, as docs/onnx.md shows it, with
     PyTorch's default exporter (torch.export, needs onnxscript; it writes the

