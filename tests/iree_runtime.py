@@ -19,6 +19,8 @@ import subprocess
 import tarfile
 from pathlib import Path
 
+from ireegen.output.ownership import sha256_of
+
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_ARCHIVE = ROOT.parent / "shared" / "iree-runtime" / "iree-runtime-src.tar.xz"
 SKIP_REASON = (
@@ -80,14 +82,6 @@ def source_archive() -> Path | None:
     return DEFAULT_ARCHIVE if DEFAULT_ARCHIVE.is_file() else None
 
 
-def sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def _cache_root() -> Path:
     named = os.environ.get("IREEGEN_IREE_RUNTIME_CACHE")
     return Path(named) if named else Path.home() / ".cache" / "ireegen" / "iree-runtime"
@@ -106,7 +100,7 @@ def build_from_archive(archive: Path) -> Path:
     # The folder names the archive and what is built from it, so a build
     # with other options or targets is never taken for this one.
     recipe = hashlib.sha256(repr((sorted(IREE_OPTIONS.items()), BUILD_TARGETS)).encode()).hexdigest()
-    home = _cache_root() / f"{sha256(archive)[:16]}-{recipe[:8]}"
+    home = _cache_root() / f"{sha256_of(archive)[:16]}-{recipe[:8]}"
     build = home / "build"
     config_dir = build / "lib" / "cmake" / "IREE"
     if (home / "built").is_file():

@@ -15,6 +15,8 @@ import numpy as np
 import pytest
 from conftest import SAMPLES, run_cli, sample_cases
 
+from ireegen.output.ownership import sha256_of
+
 ARCHIVE = iree_runtime.source_archive()
 pytestmark = [
     pytest.mark.runtime,
@@ -56,7 +58,7 @@ def test_async_and_inline_static_build_with_the_runtime_fetched_from_a_mirror(tm
             f"-Direegen_DIR={run_cli('--cmake-dir').stdout.strip()}",
             f"-DIREEGEN_PYTHON_EXECUTABLE={sys.executable}",
             f"-DIREEGEN_IREE_SOURCE_URL={ARCHIVE.resolve().as_uri()}",
-            f"-DIREEGEN_IREE_SOURCE_SHA256={iree_runtime.sha256(ARCHIVE)}",
+            f"-DIREEGEN_IREE_SOURCE_SHA256={sha256_of(ARCHIVE)}",
             "-DIREEGEN_IREE_NO_DOWNLOAD=ON",
             "-DCMAKE_BUILD_TYPE=Release",
         ],

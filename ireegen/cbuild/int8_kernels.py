@@ -16,7 +16,7 @@ from ireegen.common.resources import package_dir
 from ireegen.compile import int8_match, int8_match_ops
 from ireegen.compile.kernel_link import KernelLink
 from ireegen.config.modes import Config
-from ireegen.frontend.conv_geometry import conv_geometries, pool_strides
+from ireegen.frontend.conv_geometry import kernel_geometry
 from ireegen.frontend.kernel_spec import load_kernel_spec, target_family
 
 from .kernels import kernel_link
@@ -63,8 +63,9 @@ def with_model_forms(link: KernelLink, model_path: Path) -> KernelLink:
     """`link` with a match spec that also has the convolution forms (padding,
     stride) and average pool strides of the model that the committed spec
     lacks: the transform dialect matches them exactly, one matcher per form."""
-    extra = int8_match.geometry_forms(conv_geometries(model_path))
-    strides = sorted(set(pool_strides(model_path)) - set(int8_match_ops.POOL_STRIDES))
+    geometry = kernel_geometry(model_path)
+    extra = int8_match.geometry_forms(geometry.convs)
+    strides = sorted(set(geometry.pool_strides) - set(int8_match_ops.POOL_STRIDES))
     if not extra and not strides:
         return link
     return dataclasses.replace(link, match_text=int8_match.spec(int8_match.forms() + extra, strides))
