@@ -419,10 +419,10 @@ def test_kernel_spec_names_shaped_like_options_are_read_as_paths(tmp_path, stem)
     assert "Traceback" not in proc.stderr
 
 
-def test_response_file_named_source_runs_nothing(tmp_path):
-    """The attack of issue 31: `@resp.c` beside a `resp.c` that holds
-    `-wrapper <script>`.  gcc reads `./@resp.c` as C and refuses it in the
-    compiler's diagnostics; the wrapper never runs."""
+def _response_file_attack(tmp_path):
+    """A kernel spec whose second source is `@resp.c`, beside a `resp.c`,
+    both holding `-wrapper <script>` where the script touches a canary:
+    (the spec's directory, the canary)."""
     d = _kernel_dir(tmp_path, "scale_kernel.c", "scale_kernel.h", "scale.match.mlir")
     canary = tmp_path / CANARY
     wrapper = d / "wrap.sh"
@@ -433,6 +433,14 @@ def test_response_file_named_source_runs_nothing(tmp_path):
     (d / "@resp.c").write_text(options)
     spec = {"ireegen_kernels": 1, "sources": ["scale_kernel.c", "@resp.c"], "match": "scale.match.mlir"}
     (d / "kernels.json").write_text(json.dumps(spec))
+    return d, canary
+
+
+def test_response_file_named_source_runs_nothing(tmp_path):
+    """The attack of issue 31: `@resp.c` beside a `resp.c` that holds
+    `-wrapper <script>`.  gcc reads `./@resp.c` as C and refuses it in the
+    compiler's diagnostics; the wrapper never runs."""
+    d, canary = _response_file_attack(tmp_path)
     for flags in ((), ("--no-verify",)):
         proc = run_cli("emit", d / "scale.mlir", "-o", tmp_path / "out", "--kernels", d / "kernels.json", *flags)
         assert proc.returncode == 2 and "./@resp.c" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
@@ -629,16 +637,7 @@ def test_host_cpu_is_keyed_and_recorded_by_its_name(tmp_path):
 def test_response_file_named_source_through_cmake_kernels(tmp_path):
     """The same attack through CMake's KERNELS: the build step runs emit,
     which hands gcc `./@resp.c`; the wrapper never runs."""
-    d = _kernel_dir(tmp_path, "scale_kernel.c", "scale_kernel.h", "scale.match.mlir")
-    canary = tmp_path / CANARY
-    wrapper = d / "wrap.sh"
-    wrapper.write_text(f'#!/bin/sh\ntouch "{canary}"\nexec "$@"\n')
-    wrapper.chmod(0o755)
-    options = f"-wrapper {wrapper} -x c {d / 'scale_kernel.c'}\n"
-    (d / "resp.c").write_text(options)
-    (d / "@resp.c").write_text(options)
-    spec = {"ireegen_kernels": 1, "sources": ["scale_kernel.c", "@resp.c"], "match": "scale.match.mlir"}
-    (d / "kernels.json").write_text(json.dumps(spec))
+    d, canary = _response_file_attack(tmp_path)
     (d / "CMakeLists.txt").write_text(
         "cmake_minimum_required(VERSION 3.21)\nproject(t C)\nfind_package(ireegen CONFIG REQUIRED)\n"
         "ireegen_add_model(scale SRC scale.mlir KERNELS kernels.json EXECUTION_MODEL runtimeless GENERATE_ONLY)\n"

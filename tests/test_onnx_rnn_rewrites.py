@@ -24,6 +24,13 @@ onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
 
 
+def _assert_computes(model, inputs, expected):
+    """The rewritten model, run by ONNX Runtime, gives the node's outputs."""
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    for got, want in zip(session.run(None, inputs), expected, strict=True):
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-6)
+
+
 def _rewritable_forms() -> list:
     forms = []
     for op, direction, layout, states, bias in itertools.product(
@@ -54,9 +61,7 @@ def test_rewritten_nodes_compute_what_the_node_computes(tmp_path, form):
     )
     assert len(recurrent) == (2 if form.direction == "bidirectional" else 1)
     onnx.checker.check_model(model)
-    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    for got, want in zip(session.run(None, inputs), expected, strict=True):
-        np.testing.assert_allclose(got, want, rtol=0, atol=1e-6)
+    _assert_computes(model, inputs, expected)
 
 
 # Forms IREE 3.13 computes wrongly or rejects, in every direction: unrolled.
@@ -95,9 +100,7 @@ def test_unrolled_cells_compute_what_the_node_computes(tmp_path, form):
     assert unsupported_rnn_node(model)  # IREE's own lowering would compute it wrongly
     assert rnn_cells_unrolled(model, static_shapes(model), {t.name: t for t in model.graph.initializer}) == 1
     assert not [n for n in model.graph.node if n.op_type == form.op] and unsupported_rnn_node(model) is None
-    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    for got, want in zip(session.run(None, inputs), expected, strict=True):
-        np.testing.assert_allclose(got, want, rtol=0, atol=1e-6)
+    _assert_computes(model, inputs, expected)
 
 
 # Forms neither row takes, and what the refusal names.
