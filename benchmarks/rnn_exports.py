@@ -18,6 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
+from rnn_forms import mode_cells  # noqa: E402
 
 from ireegen.common.errors import IreegenError  # noqa: E402
 from ireegen.parity import parity  # noqa: E402
@@ -54,18 +55,7 @@ def measure(path: Path, x: np.ndarray) -> str:
         report = parity(path, modes=list(MODES), inputs={onnx.load(str(path)).graph.name: [x]}, reference="onnxruntime")
     except IreegenError as e:
         return f"refused: {str(e).splitlines()[0]}"
-    cells = []
-    for mode in MODES:
-        if mode in report.compile_errors:
-            cells.append(f"{mode}: refused: {report.compile_errors[mode].strip().splitlines()[0][:160]}")
-            continue
-        rows = [r for r in report.rows if r.mode == mode and r.against == "onnxruntime"]
-        if not rows or any(r.max_abs_error is None for r in rows):
-            cells.append(f"{mode}: no result")
-            continue
-        worst = max(r.max_abs_error / max(r.value_range[1] - r.value_range[0], 1e-30) for r in rows)
-        cells.append(f"{mode}: {'ok' if worst <= 1e-5 else 'WRONG'} {worst:.1e}")
-    return "; ".join(cells)
+    return mode_cells(report, list(MODES), lambda against: against == "onnxruntime")
 
 
 def main() -> int:

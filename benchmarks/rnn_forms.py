@@ -75,19 +75,25 @@ def measure(form: RnnForm, modes: list, raw: bool, workdir: Path) -> str:
         )
     except IreegenError as e:
         return f"{form.label}: refused: {str(e).splitlines()[0].split(': ', 1)[1][:200]}"
+    return f"{form.label}: " + mode_cells(report, modes, lambda against: against != "async")
+
+
+def mode_cells(report, modes, judged) -> str:
+    """Per mode of a parity report: refused, no result, or ok/WRONG with the
+    worst error relative to the output's range, over the rows whose
+    reference `judged(against)` accepts."""
     cells = []
     for mode in modes:
         if mode in report.compile_errors:
             cells.append(f"{mode}: refused: {report.compile_errors[mode].strip().splitlines()[0][:160]}")
             continue
-        rows = [r for r in report.rows if r.mode == mode and r.against != "async"]
+        rows = [r for r in report.rows if r.mode == mode and judged(r.against)]
         if not rows or any(r.max_abs_error is None for r in rows):
             cells.append(f"{mode}: no result {[r.message[:120] for r in rows]}")
             continue
         worst = max(r.max_abs_error / max(abs(r.value_range[1] - r.value_range[0]), 1e-30) for r in rows)
-        verdict = "ok" if worst <= 1e-5 else "WRONG"
-        cells.append(f"{mode}: {verdict} {worst:.1e}")
-    return f"{form.label}: " + "; ".join(cells)
+        cells.append(f"{mode}: {'ok' if worst <= 1e-5 else 'WRONG'} {worst:.1e}")
+    return "; ".join(cells)
 
 
 def main() -> int:
