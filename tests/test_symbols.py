@@ -119,6 +119,7 @@ def foreign_globals(name, outdir, cc="cc", cflags=()) -> dict:
 
 VM_CONFIGS = [
     ("--execution-model", "async"),
+    ("--execution-model", "async", "--threads", "2"),
     ("--execution-model", "async", "--data-format", "c"),
     ("--execution-model", "async", "--executable-format", "static-library"),
     ("--execution-model", "async", "--executable-format", "static-library", "--module-format", "emitc"),
