@@ -33,6 +33,8 @@ import numpy as np
 from ireegen.common.errors import UsageError
 
 from .tflite_arith import activation_range, clamp_to, requantize, round_away
+from .tflite_arith_reduce import mean_int8, softmax_int8
+from .tflite_fixedpoint import Unsupported, hard_swish_table, logistic_table, tanh_table
 
 # pyproject.toml's `tflite` and `tflite-micro` extras pin the same.
 TFLITE_PACKAGE = "tflite>=2.18"
@@ -566,8 +568,49 @@ def _binary(onnx_op: str, options_name: str):
     return handler
 
 
+def _int8_per_tensor(tr: Translation, indices) -> bool:
+    """Whether the tensors at `indices` are all int8 quantized per tensor."""
+    tensors = [tr.tensors[i] for i in indices]
+    return all(t.dtype == "int8" and t.q is not None and not t.q.per_channel for t in tensors)
+
+
+def _refuse(tr: Translation, op: Op, reason) -> UsageError:
+    return UsageError(f"{tr.path}: {op.label} computing tensor {tr.tensors[op.outputs[0]].name!r}: {reason}")
+
+
+def _logistic_table(x: TensorInfo, out: TensorInfo) -> np.ndarray:
+    if int(out.q.zero_point[0]) != -128:
+        raise Unsupported(f"its int8 output has zero point {int(out.q.zero_point[0])}; TFLM's LOGISTIC requires -128")
+    return logistic_table(float(x.q.scale[0]), int(x.q.zero_point[0]))
+
+
+# int8 elementwise ops as 256-entry tables of TFLM's fixed-point results
+# (tflite_fixedpoint.py), (input, output) tensors -> table.
+INT8_TABLES = {
+    "LOGISTIC": _logistic_table,
+    "TANH": lambda x, out: tanh_table(float(x.q.scale[0]), int(x.q.zero_point[0])),
+    "HARD_SWISH": lambda x, out: hard_swish_table(
+        float(x.q.scale[0]), int(x.q.zero_point[0]), float(out.q.scale[0]), int(out.q.zero_point[0])
+    ),
+}
+
+
+def _table_lookup(tr: Translation, op: Op, table: np.ndarray) -> None:
+    """The int8 output of `table` at each int8 input + 128 (a Gather)."""
+    index = tr.node("Cast", [tr.stored(op.inputs[0], op)], to=7)
+    index = tr.node("Add", [index, tr.constant(np.int64(128), "table_offset")])
+    tr.store_int(op.outputs[0], tr.node("Gather", [tr.constant(table.astype(np.int8), "table"), index], axis=0))
+
+
 def _unary(onnx_op: str, **attrs):
     def handler(tr: Translation, op: Op) -> None:
+        if op.name in INT8_TABLES and _int8_per_tensor(tr, (op.inputs[0], op.outputs[0])):
+            x, out = tr.tensors[op.inputs[0]], tr.tensors[op.outputs[0]]
+            try:
+                table = INT8_TABLES[op.name](x, out)
+            except Unsupported as e:
+                raise _refuse(tr, op, e) from None
+            return _table_lookup(tr, op, table)
         tr.store(op.outputs[0], tr.node(onnx_op, [tr.real(op.inputs[0], op)], **attrs), op)
 
     return handler
@@ -605,10 +648,25 @@ def reshape(tr: Translation, op: Op) -> None:
     tr.result(op.outputs[0], reshape_to(tr, tr.operand(op.inputs[0], op, raw), list(out.shape)), op, raw)
 
 
+# The int8 output quantization TFLM's SOFTMAX requires: scale 1/256, zero point -128.
+SOFTMAX_OUTPUT = (np.float32(1.0 / 256.0), -128)
+
+
 def softmax(tr: Translation, op: Op) -> None:
     o = options(op, tr, "SoftmaxOptions")
-    x = tr.real(op.inputs[0], op)
     beta = o.Beta() if o else 1.0
+    if _int8_per_tensor(tr, (op.inputs[0], op.outputs[0])):
+        x, out = tr.tensors[op.inputs[0]], tr.tensors[op.outputs[0]]
+        if (np.float32(out.q.scale[0]), int(out.q.zero_point[0])) != SOFTMAX_OUTPUT:
+            raise _refuse(tr, op, "TFLM's int8 SOFTMAX requires an output scale of 1/256 and zero point -128")
+        if not x.shape:
+            raise _refuse(tr, op, "a softmax of a scalar")
+        try:
+            y = softmax_int8(tr, tr.stored(x.index, op), x.shape[-1], float(np.float32(beta)), float(x.q.scale[0]))
+        except Unsupported as e:
+            raise _refuse(tr, op, e) from None
+        return tr.store_int(op.outputs[0], y)
+    x = tr.real(op.inputs[0], op)
     if beta != 1.0:
         x = tr.node("Mul", [x, tr.constant(np.float32(beta), "beta")])
     tr.store(op.outputs[0], tr.node("Softmax", [x], axis=-1), op)
@@ -651,8 +709,22 @@ def mean(tr: Translation, op: Op) -> None:
     if not all(-rank <= a < rank for a in axes):
         raise UsageError(f"{tr.path}: {op.label}: axes {axes} do not fit input {x.name!r}")
     axes = sorted({a % rank for a in axes})
-    y = tr.node("ReduceMean", [tr.real(x.index, op)], axes=axes, keepdims=1)
     out = tr.tensors[op.outputs[0]]
+    if _int8_per_tensor(tr, (x.index, out.index)):
+        q = (x.q, out.q)
+        try:
+            y = mean_int8(
+                tr,
+                tr.stored(x.index, op),
+                x.shape,
+                axes,
+                tuple(float(t.scale[0]) for t in q),
+                tuple(int(t.zero_point[0]) for t in q),
+            )
+        except Unsupported as e:
+            raise _refuse(tr, op, e) from None
+        return tr.store_int(op.outputs[0], reshape_to(tr, y, list(out.shape)))
+    y = tr.node("ReduceMean", [tr.real(x.index, op)], axes=axes, keepdims=1)
     tr.store(op.outputs[0], reshape_to(tr, y, list(out.shape)), op)
 
 
