@@ -180,10 +180,9 @@ def elementwise_model(dtype: str = "float32") -> bytes:
 
 
 def activations_model(dtype: str = "float32") -> bytes:
-    """LOGISTIC, TANH, HARD_SWISH, SOFTMAX (beta 0.5) and MEAN.  Their int8
-    forms are TFLM's lookup tables and fixed-point series, which the
-    translation does not reproduce: the int8 model is refused by
-    verification."""
+    """LOGISTIC, TANH, HARD_SWISH, SOFTMAX (beta 0.5) and MEAN; int8, TFLM's
+    fixed-point kernels (tables, the softmax's reciprocal, the mean's
+    count-folded multiplier)."""
     b = TFLiteBuilder()
     f = dtype == "float32"
 
@@ -203,6 +202,17 @@ def activations_model(dtype: str = "float32") -> bytes:
     mean = t("mean", [1, 8], 0.04, 1)
     b.op("MEAN", [x, axes], [mean], "ReducerOptions", KeepDims=False)
     return b.build([x], [sig, tanh, hs, sm, mean])
+
+
+def fused_tanh_model() -> bytes:
+    """An int8 ADD with a fused TANH: TFLM's ADD clamps to the activation's
+    range, which for TANH is the whole int8 range; the translation's QDQ
+    form applies the tanh, so the output differs from TFLM's."""
+    b = TFLiteBuilder()
+    x = b.tensor("x", [1, 64], "int8", scale=0.05, zero_point=3)
+    y = b.tensor("sum", [1, 64], "int8", scale=1 / 128, zero_point=0)
+    b.op("ADD", [x, x], [y], "AddOptions", FusedActivationFunction=4)
+    return b.build([x], [y])
 
 
 def unsupported_model() -> bytes:

@@ -149,3 +149,20 @@ def multiply_by_quantized_multiplier(tr, acc: str, multiplier: int, shift: int) 
     if shift >= 0:
         return high
     return _rounded_shift(tr, high, np.int64(1 << (-shift - 1)), np.int64(-shift))
+
+
+def affine_quantize(tr, x: str, scale: float, zero_point: int, dtype: str) -> str:
+    """TFLM's QUANTIZE of float32 `x`: x / scale in float32, rounded half
+    away from zero (floor(|v|) plus one where its fraction is at least a
+    half: both exact in float32, where |v| + 0.5 would round), plus the zero
+    point, clamped to `dtype`."""
+    v = tr.node("Div", [x, tr.constant(np.float32(scale), "scale")])
+    v = tr.node("Clip", [v, tr.constant(np.float32(-(2.0**31)), "low"), tr.constant(np.float32(2.0**31 - 256), "high")])
+    magnitude = tr.node("Abs", [v])
+    whole = tr.node("Floor", [magnitude])
+    half_up = tr.node("GreaterOrEqual", [tr.node("Sub", [magnitude, whole]), tr.constant(np.float32(0.5), "half")])
+    rounded = tr.node("Add", [whole, tr.node("Cast", [half_up], to=1)])
+    negative = tr.node("Less", [v, tr.constant(np.float32(0), "zero")])
+    signed = tr.node("Cast", [tr.node("Where", [negative, tr.node("Neg", [rounded]), rounded])], to=7)
+    info = np.iinfo(dtype)
+    return clamp_to(tr, signed, zero_point, int(info.min), int(info.max), dtype)

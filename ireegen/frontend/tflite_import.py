@@ -32,7 +32,15 @@ import numpy as np
 
 from ireegen.common.errors import UsageError
 
-from .tflite_arith import activation_range, clamp_to, requantize, round_away
+from .tflite_arith import (
+    activation_range,
+    affine_quantize,
+    clamp_to,
+    multiply_by_quantized_multiplier,
+    quantize_multiplier,
+    requantize,
+    round_away,
+)
 from .tflite_arith_reduce import mean_int8, softmax_int8
 from .tflite_fixedpoint import Unsupported, hard_swish_table, logistic_table, tanh_table
 
@@ -86,6 +94,7 @@ class TensorInfo:
     shape: tuple
     data: np.ndarray | None  # a constant's value
     q: QParams | None  # quantization, for an int8/uint8/int32 tensor that has it
+    type_code: int = -1  # the TensorType as the file writes it (what a refusal of an unknown `dtype` names)
 
 
 class Malformed(UsageError):
@@ -672,8 +681,30 @@ def softmax(tr: Translation, op: Op) -> None:
     tr.store(op.outputs[0], tr.node("Softmax", [x], axis=-1), op)
 
 
+# The integer requantizations TFLM's QUANTIZE takes (input, output dtype).
+REQUANTIZATIONS = (("int8", "int8"), ("int8", "uint8"), ("uint8", "int8"))
+
+
 def quantize(tr: Translation, op: Op) -> None:
-    """QUANTIZE (float -> int, or a requantization) and DEQUANTIZE (int -> float)."""
+    """QUANTIZE (float -> int, or a requantization) and DEQUANTIZE (int -> float).
+    As TFLM: a requantization is its MultiplyByQuantizedMultiplier of the
+    input less its zero point by input scale / output scale, plus the output
+    zero point, clamped; float -> int8 rounds x / scale half away from zero."""
+    x, out = tr.tensors[op.inputs[0]], tr.tensors[op.outputs[0]]
+    per_tensor = out.q is not None and not out.q.per_channel and (x.q is None or not x.q.per_channel)
+    if per_tensor and (x.dtype, out.dtype) in REQUANTIZATIONS and x.q is not None:
+        multiplier, shift = quantize_multiplier(float(np.float64(x.q.scale[0]) / np.float64(out.q.scale[0])))
+        if 255 << max(shift, 0) >= 1 << 31:
+            raise _refuse(tr, op, "its scale ratio overflows TFLM's int32 requantization")
+        value = tr.node("Cast", [tr.stored(x.index, op)], to=7)
+        value = tr.node("Sub", [value, tr.constant(np.int64(x.q.zero_point[0]), "zero_point")])
+        value = multiply_by_quantized_multiplier(tr, value, multiplier, shift)
+        info = np.iinfo(out.dtype)
+        zero = int(out.q.zero_point[0])
+        return tr.store_int(op.outputs[0], clamp_to(tr, value, zero, int(info.min), int(info.max), out.dtype))
+    if per_tensor and x.dtype == "float32" and out.dtype == "int8":
+        y = affine_quantize(tr, tr.real(x.index, op), float(out.q.scale[0]), int(out.q.zero_point[0]), "int8")
+        return tr.store_int(op.outputs[0], y)
     tr.store(op.outputs[0], tr.real(op.inputs[0], op), op)
 
 
@@ -812,8 +843,8 @@ def _read(path: Path, data: bytes):
     if len(data) < 8 or data[4:8] != FILE_IDENTIFIER:
         raise Malformed(f"{path}: not a TFLite model (no TFL3 file identifier)")
     model = tflite.Model.GetRootAs(data, 0)
-    if model.SubgraphsLength() != 1:
-        raise UsageError(f"{path}: has {model.SubgraphsLength()} subgraphs; ireegen takes models with exactly one")
+    if model.SubgraphsLength() < 1:
+        raise Malformed(f"{path}: the model has no subgraph")
     graph = model.Subgraphs(0)
     tensors = [_tensor(path, data, model, graph, i) for i in range(graph.TensorsLength())]
     return model, graph, tensors
@@ -851,7 +882,7 @@ def _tensor(path: Path, data: bytes, model, graph, i: int) -> TensorInfo:
         if len(raw) != need:
             raise Malformed(f"{path}: tensor {name!r} holds {len(raw)} bytes; its type and shape need {need}")
         value = np.frombuffer(raw, dtype=np.dtype(dtype).newbyteorder("<")).astype(dtype).reshape(shape)
-    return TensorInfo(i, name, dtype, shape, value, _qparams(path, t, name, shape))
+    return TensorInfo(i, name, dtype, shape, value, _qparams(path, t, name, shape), int(t.Type()))
 
 
 def _qparams(path: Path, t, name: str, shape: tuple) -> QParams | None:
@@ -872,11 +903,11 @@ def _qparams(path: Path, t, name: str, shape: tuple) -> QParams | None:
     return QParams(scale, zero, axis)
 
 
-def _operator(model, graph, i: int, tensors: list, path: Path) -> Op:
+def _op_name(model, o, i: int, path: Path) -> str:
+    """The builtin name of operator `o` (number `i`), or CUSTOM and its custom code."""
     tflite = require_tflite()
     from tflite.utils import BUILTIN_OPCODE2NAME
 
-    o = graph.Operators(i)
     index = o.OpcodeIndex()
     if not 0 <= index < model.OperatorCodesLength():
         raise Malformed(f"{path}: operator #{i} names op code {index}, past the model's op codes")
@@ -886,6 +917,12 @@ def _operator(model, graph, i: int, tensors: list, path: Path) -> Op:
     if builtin == tflite.BuiltinOperator.CUSTOM:
         custom = code.CustomCode()
         name = f"CUSTOM {custom.decode('utf-8', 'replace')!r}" if custom else "CUSTOM"
+    return name
+
+
+def _operator(model, graph, i: int, tensors: list, path: Path) -> Op:
+    o = graph.Operators(i)
+    name = _op_name(model, o, i, path)
     inputs = tuple(int(v) for v in o.InputsAsNumpy()) if o.InputsLength() else ()
     outputs = tuple(int(v) for v in o.OutputsAsNumpy()) if o.OutputsLength() else ()
     for v in inputs + outputs:
@@ -905,6 +942,8 @@ def read_tflite(path) -> tuple:
         operators = [_operator(model, graph, i, tensors, path) for i in range(graph.OperatorsLength())]
         inputs = [int(v) for v in graph.InputsAsNumpy()] if graph.InputsLength() else []
         outputs = [int(v) for v in graph.OutputsAsNumpy()] if graph.OutputsLength() else []
+        if model.SubgraphsLength() != 1:
+            raise UsageError(unsupported_op(path, operators, tensors) or _subgraphs_refusal(path, model))
     except UsageError:
         raise
     except Exception as e:  # noqa: BLE001 - the flatbuffers readers raise whatever bad offsets cause
@@ -925,6 +964,59 @@ def unsupported_op(path, operators, tensors) -> str | None:
                 f"{path}: {op.label} computing tensor {tensors[op.outputs[0]].name!r}: ireegen does not support "
                 f"the TFLite op {op.name} (supported: {', '.join(sorted(OPS))})"
             )
+    return None
+
+
+def _subgraphs_refusal(path: Path, model) -> str:
+    """The refusal of a model with several subgraphs (the bodies of WHILE,
+    IF, CALL_ONCE): the first op outside OPS in one of them, or their count."""
+    for s in range(1, model.SubgraphsLength()):
+        graph = model.Subgraphs(s)
+        for i in range(graph.OperatorsLength()):
+            o = graph.Operators(i)
+            name = _op_name(model, o, i, path)
+            if name in OPS:
+                continue
+            out = int(o.OutputsAsNumpy()[0]) if o.OutputsLength() else -1
+            tensor = graph.Tensors(out).Name() if 0 <= out < graph.TensorsLength() else None
+            tensor = tensor.decode("utf-8", "replace") if tensor else f"tensor{out}"
+            return (
+                f"{path}: subgraph {s} operator #{i} ({name}) computing tensor {tensor!r}: ireegen does not "
+                f"support the TFLite op {name} (supported: {', '.join(sorted(OPS))})"
+            )
+    return f"{path}: has {model.SubgraphsLength()} subgraphs; ireegen takes models with exactly one"
+
+
+# Ops TFLite Micro runs on uint8 tensors (its other kernels take int8), and
+# the other operand types each of them takes with uint8.
+UINT8_OPS = {
+    "QUANTIZE": ("int8",),
+    "DEQUANTIZE": ("float32",),
+    "RESHAPE": ("int32",),
+    "SQUEEZE": (),
+}
+
+
+def unsupported_types(path, operators, tensors) -> str | None:
+    """The refusal of the first op with a tensor of a type ireegen does not
+    take, or a uint8 tensor in an op TFLM runs only on int8, naming both."""
+    tflite = require_tflite()
+    type_names = {v: k for k, v in vars(tflite.TensorType).items() if not k.startswith("_")}
+    for op in operators:
+        where = f"{path}: {op.label} computing tensor {tensors[op.outputs[0]].name!r}"
+        operands = [tensors[i] for i in (*op.inputs, *op.outputs) if i >= 0]
+        for t in operands:
+            if t.dtype is None:
+                kind = type_names.get(t.type_code, f"of type {t.type_code}")
+                return f"{where}: tensor {t.name!r} is {kind}, which ireegen does not take"
+        if any(t.dtype == "uint8" for t in operands):
+            allowed = ("uint8", *UINT8_OPS.get(op.name, ()))
+            if op.name not in UINT8_OPS or any(t.dtype not in allowed for t in operands):
+                return (
+                    f"{where}: tensor {next(t.name for t in operands if t.dtype == 'uint8')!r} is uint8, which TFLite "
+                    "Micro runs only through QUANTIZE (to or from int8), DEQUANTIZE, RESHAPE and SQUEEZE: convert "
+                    "the model with int8 activations (uint8 at most at its interface)"
+                )
     return None
 
 
@@ -950,7 +1042,7 @@ def tflite_to_onnx(path):
 
     path = Path(path)
     tensors, operators, inputs, outputs = read_tflite(path)
-    refusal = unsupported_op(path, operators, tensors)
+    refusal = unsupported_op(path, operators, tensors) or unsupported_types(path, operators, tensors)
     if refusal:
         raise UsageError(refusal)
     tr = Translation(path, tensors)
