@@ -294,3 +294,23 @@ def _model(tmp_path, build) -> Path:
     path = tmp_path / "model.tflite"
     path.write_bytes(b.build(inputs, outputs, {k: ([0], [0]) for k in b.more}))
     return path
+
+
+@pytest.mark.full_suite
+def test_emit_of_int8_activations_behind_a_uint8_interface_equals_tflm(tmp_path):
+    """Compiled by IREE (host), verified by emit against TFLM: every output
+    bit-exact, the C API takes and returns uint8 where the model does."""
+    import json
+
+    import tflite_models
+
+    path = tmp_path / "acts.tflite"
+    path.write_bytes(tflite_models.activations_uint8_io_model())
+    proc = run_cli("emit", path, "-o", tmp_path / "out", "--name", "acts")
+    assert proc.returncode == 0, proc.stderr
+    record = json.loads((tmp_path / "out" / "manifest.json").read_text())["verification"]["tflite_micro"]["main"]
+    assert record["outputs"] == {
+        name: {"max_abs_error": 0.0} for name in ("sigmoid", "tanh", "hardswish", "softmax", "mean")
+    }
+    header = (tmp_path / "out" / "acts.h").read_text()
+    assert "const uint8_t* pixels" in header and "uint8_t* softmax" in header

@@ -244,3 +244,28 @@ def depthwise_without_bias_model() -> bytes:
         DilationHFactor=1,
     )
     return b.build([x], [y])
+
+
+def activations_uint8_io_model() -> bytes:
+    """The int8 activations behind a uint8 interface, as the older
+    converters write one: uint8 in, QUANTIZE to int8, LOGISTIC, TANH,
+    HARD_SWISH, SOFTMAX (then QUANTIZE to a uint8 output) and a spatial
+    MEAN kept as [1, 1, 1, C]."""
+    b = TFLiteBuilder()
+    x = b.tensor("pixels", [1, 3, 4, 8], "uint8", scale=0.04, zero_point=129)
+    q = b.tensor("x", [1, 3, 4, 8], "int8", scale=0.05, zero_point=-2)
+    b.op("QUANTIZE", [x], [q])
+    sig = b.tensor("sigmoid", [1, 3, 4, 8], "int8", scale=1 / 256, zero_point=-128)
+    b.op("LOGISTIC", [q], [sig])
+    tanh = b.tensor("tanh", [1, 3, 4, 8], "int8", scale=1 / 128, zero_point=0)
+    b.op("TANH", [q], [tanh])
+    hs = b.tensor("hardswish", [1, 3, 4, 8], "int8", scale=0.03, zero_point=-20)
+    b.op("HARD_SWISH", [q], [hs])
+    sm = b.tensor("softmax/int8", [1, 3, 4, 8], "int8", scale=1 / 256, zero_point=-128)
+    b.op("SOFTMAX", [q], [sm], "SoftmaxOptions", Beta=1.0)
+    smu = b.tensor("softmax", [1, 3, 4, 8], "uint8", scale=1 / 256, zero_point=0)
+    b.op("QUANTIZE", [sm], [smu])
+    axes = b.tensor("mean/axes", [2], "int32", data=[1, 2])
+    mean = b.tensor("mean", [1, 1, 1, 8], "int8", scale=0.02, zero_point=5)
+    b.op("MEAN", [q, axes], [mean], "ReducerOptions", KeepDims=True)
+    return b.build([x], [sig, tanh, hs, smu, mean])
