@@ -314,3 +314,22 @@ def test_emit_of_int8_activations_behind_a_uint8_interface_equals_tflm(tmp_path)
     }
     header = (tmp_path / "out" / "acts.h").read_text()
     assert "const uint8_t* pixels" in header and "uint8_t* softmax" in header
+
+
+@pytest.mark.full_suite
+@pytest.mark.parametrize("cpu", ["cortex-m4", "cortex-m55"])
+def test_firmware_runs_the_fixed_point_ops_as_tflm_does(tmp_path, cpu):
+    """samples/firmware -DMODEL=x.tflite (runtimeless) on the emulated core:
+    TANH, HARD_SWISH, MEAN and SOFTMAX on the input i % 256 - 128, the int8
+    output TFLM's bit for bit."""
+    import tflite_models
+    from test_firmware import _build_and_run_firmware_sample, _configure_firmware_sample, _require_cmake
+
+    _require_cmake()
+    path = tmp_path / "chain.tflite"
+    path.write_bytes(tflite_models.activations_chain_model())
+    build = tmp_path / "build"
+    _configure_firmware_sample(build, cpu, f"-DMODEL={path}")
+    _, numbers = _build_and_run_firmware_sample(build, cpu)
+    x = (np.arange(128) % 256 - 128).astype(np.int8).reshape(1, 4, 4, 8)
+    np.testing.assert_array_equal(numbers, _tflm(path.read_bytes(), x).ravel().astype(np.float32))

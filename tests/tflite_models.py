@@ -269,3 +269,24 @@ def activations_uint8_io_model() -> bytes:
     mean = b.tensor("mean", [1, 1, 1, 8], "int8", scale=0.02, zero_point=5)
     b.op("MEAN", [q, axes], [mean], "ReducerOptions", KeepDims=True)
     return b.build([x], [sig, tanh, hs, smu, mean])
+
+
+def activations_chain_model() -> bytes:
+    """One output through the int8 fixed-point ops: TANH, HARD_SWISH, a
+    spatial MEAN, RESHAPE, SOFTMAX (beta 3), for samples/firmware (which
+    prints the first output)."""
+    b = TFLiteBuilder()
+    x = b.tensor("x", [1, 4, 4, 8], "int8", scale=0.05, zero_point=-2)
+    t = b.tensor("tanh", [1, 4, 4, 8], "int8", scale=1 / 128, zero_point=0)
+    b.op("TANH", [x], [t])
+    h = b.tensor("hardswish", [1, 4, 4, 8], "int8", scale=0.005, zero_point=-60)
+    b.op("HARD_SWISH", [t], [h])
+    axes = b.tensor("mean/axes", [2], "int32", data=[1, 2])
+    m = b.tensor("mean", [1, 1, 1, 8], "int8", scale=0.004, zero_point=3)
+    b.op("MEAN", [h, axes], [m], "ReducerOptions", KeepDims=True)
+    shape = b.tensor("flatten/shape", [2], "int32", data=[1, 8])
+    r = b.tensor("flatten", [1, 8], "int8", scale=0.004, zero_point=3)
+    b.op("RESHAPE", [m, shape], [r], "ReshapeOptions")
+    y = b.tensor("probs", [1, 8], "int8", scale=1 / 256, zero_point=-128)
+    b.op("SOFTMAX", [r], [y], "SoftmaxOptions", Beta=3.0)
+    return b.build([x], [y])
