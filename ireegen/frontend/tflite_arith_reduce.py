@@ -23,10 +23,10 @@ from __future__ import annotations
 import numpy as np
 
 from .tflite_arith import clamp_to, doubling_high_mul, multiply_by_quantized_multiplier, quantize_multiplier
-from .tflite_fixedpoint import SOFTMAX_SUM_BITS, Unsupported, softmax_exp_tables
+from .tflite_fixedpoint import Unsupported, softmax_exp_tables
 
-# Powers of two a Gather reads by exponent: 2^0 .. 2^40.
-POWERS = np.left_shift(np.int64(1), np.arange(41, dtype=np.int64))
+# Powers of two a Gather reads by exponent: 2^0 .. 2^34.
+POWERS = np.left_shift(np.int64(1), np.arange(35, dtype=np.int64))
 # The largest softmax row whose sum of FixedPoint<12> exponentials (each at
 # most 2^19) stays below 2^31, TFLM's int32.
 SOFTMAX_MAX_DEPTH = (1 << 31) // (1 << 19) - 1
@@ -35,6 +35,11 @@ INT32_LIMITS = (-(1 << 31), (1 << 31) - 1)
 
 def _c(tr, value, hint: str) -> str:
     return tr.constant(np.asarray(value, np.int64), hint)
+
+
+def _lookup(tr, table: np.ndarray, index: str, hint: str) -> str:
+    """int64 `table[index]`, the table stored as int32 (its values fit)."""
+    return tr.node("Cast", [tr.node("Gather", [tr.constant(table.astype(np.int32), hint), index])], to=7)
 
 
 def _saturating_shift_left(tr, value: str, bits: int) -> str:
@@ -66,9 +71,7 @@ def softmax_int8(tr, x: str, depth: int, beta: float, input_scale: float) -> str
     value = tr.node("Cast", [x], to=7)
     top = tr.node("ReduceMax", [value], axes=[-1], keepdims=1)
     index = tr.node("Sub", [top, value])  # -d, 0 .. 255
-    total = tr.node(
-        "ReduceSum", [tr.node("Gather", [_c(tr, exp12, "exp_f12"), index]), _c(tr, [-1], "axes")], keepdims=1
-    )
+    total = tr.node("ReduceSum", [_lookup(tr, exp12, index, "exp_f12"), _c(tr, [-1], "axes")], keepdims=1)
     # CountLeadingZeros of the (positive) int32 sum: 32 less its bit length.
     above = tr.node(
         "GreaterOrEqual", [tr.node("Unsqueeze", [total, _c(tr, [-1], "axes")]), _c(tr, POWERS[:32], "powers")]
@@ -78,12 +81,13 @@ def softmax_int8(tr, x: str, depth: int, beta: float, input_scale: float) -> str
     powers = _c(tr, POWERS, "powers")
     shifted = tr.node("Sub", [tr.node("Mul", [total, tr.node("Gather", [powers, headroom])]), _c(tr, 1 << 31, "one")])
     reciprocal = _one_over_one_plus_x(tr, shifted)
-    product = doubling_high_mul(tr, reciprocal, tr.node("Gather", [_c(tr, exp0, "exp_f0"), index]))
-    # RoundingDivideByPOT by bits over unit + 31 - 8, of a non-negative product.
-    exponent = tr.node("Sub", [_c(tr, SOFTMAX_SUM_BITS + 23, "exponent"), headroom])
-    halves = _c(tr, np.concatenate([[0], POWERS[:-1]]), "halves")
-    numerator = tr.node("Add", [product, tr.node("Gather", [halves, exponent])])
-    unsaturated = tr.node("Div", [numerator, tr.node("Gather", [powers, exponent])])
+    product = doubling_high_mul(tr, reciprocal, _lookup(tr, exp0, index, "exp_f0"))
+    # RoundingDivideByPOT of the non-negative product by e = bits over unit
+    # + 31 - 8 = 35 - headroom (23 .. 34): (p + 2^(e-1)) / 2^e, both scaled by
+    # 2^(34 - e) = 2^(headroom - 1), so that the divisor is the constant 2^34.
+    numerator = tr.node("Add", [product, tr.node("Gather", [powers, tr.node("Sub", [_c(tr, 34, "e"), headroom])])])
+    numerator = tr.node("Mul", [numerator, tr.node("Gather", [powers, tr.node("Sub", [headroom, _c(tr, 1, "one")])])])
+    unsaturated = tr.node("Div", [numerator, _c(tr, 1 << 34, "divisor")])
     return clamp_to(tr, unsaturated, -128, -128, 127, "int8")
 
 
