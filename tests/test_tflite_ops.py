@@ -51,7 +51,7 @@ def _scales(seed: int, count: int) -> list:
 
 
 # op -> its int8 output's (scale, zero point), None: drawn (HARD_SWISH reads it).
-ELEMENTWISE = {"LOGISTIC": (1 / 256, -128), "TANH": (1 / 128, 0), "HARD_SWISH": None}
+ELEMENTWISE = {"LOGISTIC": (1 / 256, -128), "TANH": (1 / 128, 0), "HARD_SWISH": None, "RELU": None}
 
 
 @pytest.mark.parametrize("op", sorted(ELEMENTWISE))
@@ -92,7 +92,8 @@ def test_tables_equal_tflm_at_many_scales(op):
         y = b.tensor("y", [1, 256], "int8", scale=out[0], zero_point=out[1])
         b.op(op, [x], [y])
         args = (scale, zero_point) if ELEMENTWISE[op] else (scale, zero_point, *out)
-        table = {"LOGISTIC": fx.logistic_table, "TANH": fx.tanh_table, "HARD_SWISH": fx.hard_swish_table}[op](*args)
+        tables = {"LOGISTIC": fx.logistic_table, "TANH": fx.tanh_table, "HARD_SWISH": fx.hard_swish_table}
+        table = {**tables, "RELU": fx.relu_table}[op](*args)
         want = _tflm(b.build([x], [y]), ALL_INT8.reshape(1, 256)).ravel()
         assert np.array_equal(table, want), (scale, zero_point, out, int(np.sum(table != want)))
 

@@ -2,11 +2,11 @@
 
 TFLM's int8 LOGISTIC, TANH, HARD_SWISH and SOFTMAX are written in the
 fixed-point arithmetic of gemmlowp (`FixedPoint<int32, IntegerBits>`: a raw
-int32 with 31 - IntegerBits fractional bits).  Each of the three
-elementwise ops maps one int8 input to one int8 output, so its whole
-behaviour is a 256-entry table: `TABLES` computes it here by running the
-same integer steps on each of the 256 inputs, and the translation looks the
-input up (an int8 Gather).  SOFTMAX's exponentials depend only on the
+int32 with 31 - IntegerBits fractional bits).  Each elementwise op (and
+RELU's requantization) maps one int8 input to one int8 output, so its whole
+behaviour is a 256-entry table: the `*_table` functions compute it by
+running the same integer steps on each of the 256 inputs, and the
+translation looks the input up (an int8 Gather).  SOFTMAX's exponentials depend only on the
 difference between an element and its row's maximum (at most 255 steps), so
 they are tables too; its reciprocal of the row's sum is written as integer
 ONNX ops by the translation, with `one_over_one_plus_x` here as its model.
@@ -324,3 +324,12 @@ def softmax_reference(row: np.ndarray, beta: float, input_scale: float) -> np.nd
         unsat = rdbp(srdhm(scale, int(exp0[top - int(v)])), bits_over_unit + 23)
         out.append(min(max(unsat - 128, -128), 127))
     return np.array(out, np.int8)
+
+
+def relu_table(input_scale: float, input_zero_point: int, output_scale: float, output_zero_point: int):
+    """TFLM's int8 RELU of each int8 input: the input less its zero point
+    requantized by float32 input scale / output scale, plus the output zero
+    point, clamped to [max(-128, output zero point), 127]."""
+    multiplier, shift = quantize_multiplier(float(np.float32(input_scale) / np.float32(output_scale)))
+    low = max(-128, output_zero_point)
+    return _int8_table(lambda v: min(max(output_zero_point + mbqm(v - input_zero_point, multiplier, shift), low), 127))

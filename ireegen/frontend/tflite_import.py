@@ -14,7 +14,11 @@ Transpose to NCHW, the ONNX op and a Transpose back):
   float op, QuantizeLinear to the output's scale and zero point, per tensor
   or per channel (the filter's quantized dimension), so the int8 matchers
   see the form they know;
-- a fused activation is the ONNX activation before the QuantizeLinear.
+- a fused activation is the ONNX activation before the QuantizeLinear;
+- but an int8 op TFLM computes in fixed point is written as TFLM's integer
+  arithmetic: convolutions, ADD/SUB/MUL, AVERAGE_POOL_2D and QUANTIZE in
+  tflite_arith.py, SOFTMAX and MEAN in tflite_arith_reduce.py, and LOGISTIC,
+  TANH, HARD_SWISH and RELU as 256-entry tables (tflite_fixedpoint.py).
 The graph's inputs and outputs keep the TFLite tensor names and their
 integer types: an int8 model's C API takes and returns int8 as TFLM does.
 An op outside `OPS` is refused before anything is compiled, naming the op
@@ -42,7 +46,7 @@ from .tflite_arith import (
     round_away,
 )
 from .tflite_arith_reduce import mean_int8, softmax_int8
-from .tflite_fixedpoint import Unsupported, hard_swish_table, logistic_table, tanh_table
+from .tflite_fixedpoint import Unsupported, hard_swish_table, logistic_table, relu_table, tanh_table
 
 # pyproject.toml's `tflite` and `tflite-micro` extras pin the same.
 TFLITE_PACKAGE = "tflite>=2.18"
@@ -587,6 +591,10 @@ def _refuse(tr: Translation, op: Op, reason) -> UsageError:
     return UsageError(f"{tr.path}: {op.label} computing tensor {tr.tensors[op.outputs[0]].name!r}: {reason}")
 
 
+def _scale_and_zero(t: TensorInfo) -> tuple:
+    return float(t.q.scale[0]), int(t.q.zero_point[0])
+
+
 def _logistic_table(x: TensorInfo, out: TensorInfo) -> np.ndarray:
     if int(out.q.zero_point[0]) != -128:
         raise Unsupported(f"its int8 output has zero point {int(out.q.zero_point[0])}; TFLM's LOGISTIC requires -128")
@@ -598,9 +606,8 @@ def _logistic_table(x: TensorInfo, out: TensorInfo) -> np.ndarray:
 INT8_TABLES = {
     "LOGISTIC": _logistic_table,
     "TANH": lambda x, out: tanh_table(float(x.q.scale[0]), int(x.q.zero_point[0])),
-    "HARD_SWISH": lambda x, out: hard_swish_table(
-        float(x.q.scale[0]), int(x.q.zero_point[0]), float(out.q.scale[0]), int(out.q.zero_point[0])
-    ),
+    "HARD_SWISH": lambda x, out: hard_swish_table(*_scale_and_zero(x), *_scale_and_zero(out)),
+    "RELU": lambda x, out: relu_table(*_scale_and_zero(x), *_scale_and_zero(out)),
 }
 
 
