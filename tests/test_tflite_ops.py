@@ -55,7 +55,7 @@ ELEMENTWISE = {"LOGISTIC": (1 / 256, -128), "TANH": (1 / 128, 0), "HARD_SWISH": 
 
 
 @pytest.mark.parametrize("op", sorted(ELEMENTWISE))
-@pytest.mark.parametrize("scale,zero_point", _scales(3, 5))
+@pytest.mark.parametrize("scale,zero_point", _scales(3, 3))
 def test_elementwise_op_equals_tflm_on_every_int8_value(tmp_path, op, scale, zero_point):
     out = ELEMENTWISE[op] or (scale * 0.7 + 0.004, zero_point // 2 - 20)
     b = TFLiteBuilder()
@@ -118,7 +118,7 @@ def test_softmax_model_equals_tflm_at_many_scales():
         assert np.array_equal(got, want), (scale, beta, depth, int(np.sum(got != want)))
 
 
-@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("seed", range(4))
 def test_softmax_equals_tflm(tmp_path, seed):
     """Random rank, row length, beta and input scale; one draw repeats a
     value along each row (the sum's largest case), the others are random."""
@@ -135,7 +135,7 @@ def test_softmax_equals_tflm(tmp_path, seed):
     _compare(tmp_path, data, [np.repeat(values[..., :1], shape[-1], axis=-1)])
 
 
-@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("seed", range(5))
 def test_mean_equals_tflm(tmp_path, seed):
     """Spatial mean of NHWC (axes 1, 2, kept, as real models write it) and
     random axes, with and without keep_dims, input and output scales apart."""
