@@ -256,6 +256,20 @@ def _softmax_scale(b):
     return [x], [y]
 
 
+def _softmax_too_long(b):
+    x = b.tensor("x", [1, 5000], "int8", scale=0.05, zero_point=0)
+    y = b.tensor("probs", [1, 5000], "int8", scale=1 / 256, zero_point=-128)
+    b.op("SOFTMAX", [x], [y], "SoftmaxOptions", Beta=1.0)
+    return [x], [y]
+
+
+def _logistic_huge_scale(b):
+    x = b.tensor("x", [1, 4], "int8", scale=10.0, zero_point=0)
+    y = b.tensor("sig", [1, 4], "int8", scale=1 / 256, zero_point=-128)
+    b.op("LOGISTIC", [x], [y])
+    return [x], [y]
+
+
 # model builder -> what its one-line refusal names.
 REFUSALS = {
     _uint8_conv: ("CONV_2D", "'conv'", "'image' is uint8", "QUANTIZE"),
@@ -266,6 +280,8 @@ REFUSALS = {
     _custom: ("CUSTOM", "'custom_out'"),
     _logistic_zero_point: ("LOGISTIC", "'sig'", "-128"),
     _softmax_scale: ("SOFTMAX", "'probs'", "1/256"),
+    _softmax_too_long: ("SOFTMAX", "'probs'", "5000", "int32"),
+    _logistic_huge_scale: ("LOGISTIC", "'sig'", "input scale 10"),
 }
 
 
