@@ -26,8 +26,9 @@ class TFLiteBuilder:
         self.buffers = [b""]  # buffer 0 is the empty one, as converters write it
         self.ops = []  # (opcode index, inputs, outputs, options)
         self.opcodes = []
+        self.more = {}  # subgraph number (1, 2, ..) -> (tensors, ops), as for subgraph 0
 
-    def tensor(self, name, shape, dtype, data=None, scale=None, zero_point=None, axis=0) -> int:
+    def tensor(self, name, shape, dtype, data=None, scale=None, zero_point=None, axis=0, subgraph=0) -> int:
         buffer = 0
         if data is not None:
             self.buffers.append(np.ascontiguousarray(np.asarray(data, dtype=dtype).reshape(shape)).tobytes())
@@ -37,16 +38,21 @@ class TFLiteBuilder:
             scales = np.atleast_1d(np.asarray(scale, np.float32))
             zeros = np.atleast_1d(np.asarray(0 if zero_point is None else zero_point, np.int64))
             q = (scales, np.broadcast_to(zeros, scales.shape).copy(), axis)
-        self.tensors.append((name, list(shape), dtype, buffer, q))
-        return len(self.tensors) - 1
+        tensors = self._lists(subgraph)[0]
+        tensors.append((name, list(shape), dtype, buffer, q))
+        return len(tensors) - 1
 
-    def op(self, name, inputs, outputs, options=None, **fields) -> None:
+    def op(self, name, inputs, outputs, options=None, subgraph=0, **fields) -> None:
         code = OPCODES[name]
         if code not in self.opcodes:
             self.opcodes.append(code)
-        self.ops.append((self.opcodes.index(code), list(inputs), list(outputs), (options, fields)))
+        self._lists(subgraph)[1].append((self.opcodes.index(code), list(inputs), list(outputs), (options, fields)))
 
-    def build(self, inputs, outputs) -> bytes:
+    def _lists(self, subgraph: int) -> tuple:
+        return (self.tensors, self.ops) if subgraph == 0 else self.more.setdefault(subgraph, ([], []))
+
+    def build(self, inputs, outputs, more_io=None) -> bytes:
+        """The model; `more_io` maps a further subgraph's number to its (inputs, outputs)."""
         b = flatbuffers.Builder(1024)
         buffers = []
         for data in self.buffers:
@@ -55,8 +61,12 @@ class TFLiteBuilder:
             if vec is not None:
                 tflite.BufferAddData(b, vec)
             buffers.append(tflite.BufferEnd(b))
-        tensors = [self._tensor(b, t) for t in self.tensors]
-        ops = [self._op(b, *o) for o in self.ops]
+        subgraphs = []
+        for k, (tensor_list, op_list) in [(0, (self.tensors, self.ops)), *sorted(self.more.items())]:
+            tensors = [self._tensor(b, t) for t in tensor_list]
+            ops = [self._op(b, *o) for o in op_list]
+            io = (inputs, outputs) if k == 0 else (more_io or {}).get(k, ([], []))
+            subgraphs.append(self._subgraph(b, tensors, ops, *io))
         codes = []
         for code in self.opcodes:
             tflite.OperatorCodeStart(b)
@@ -64,10 +74,9 @@ class TFLiteBuilder:
             tflite.OperatorCodeAddBuiltinCode(b, code)
             tflite.OperatorCodeAddVersion(b, 1)
             codes.append(tflite.OperatorCodeEnd(b))
-        subgraph = self._subgraph(b, tensors, ops, inputs, outputs)
         vectors = {
             "OperatorCodes": codes,
-            "Subgraphs": [subgraph],
+            "Subgraphs": subgraphs,
             "Buffers": buffers,
         }
         made = {k: _vector(b, getattr(tflite, f"ModelStart{k}Vector"), v) for k, v in vectors.items()}

@@ -180,10 +180,9 @@ def elementwise_model(dtype: str = "float32") -> bytes:
 
 
 def activations_model(dtype: str = "float32") -> bytes:
-    """LOGISTIC, TANH, HARD_SWISH, SOFTMAX (beta 0.5) and MEAN.  Their int8
-    forms are TFLM's lookup tables and fixed-point series, which the
-    translation does not reproduce: the int8 model is refused by
-    verification."""
+    """LOGISTIC, TANH, HARD_SWISH, SOFTMAX (beta 0.5) and MEAN; int8, TFLM's
+    fixed-point kernels (tables, the softmax's reciprocal, the mean's
+    count-folded multiplier)."""
     b = TFLiteBuilder()
     f = dtype == "float32"
 
@@ -203,6 +202,17 @@ def activations_model(dtype: str = "float32") -> bytes:
     mean = t("mean", [1, 8], 0.04, 1)
     b.op("MEAN", [x, axes], [mean], "ReducerOptions", KeepDims=False)
     return b.build([x], [sig, tanh, hs, sm, mean])
+
+
+def fused_tanh_model() -> bytes:
+    """An int8 ADD with a fused TANH: TFLM's ADD clamps to the activation's
+    range, which for TANH is the whole int8 range; the translation's QDQ
+    form applies the tanh, so the output differs from TFLM's."""
+    b = TFLiteBuilder()
+    x = b.tensor("x", [1, 64], "int8", scale=0.05, zero_point=3)
+    y = b.tensor("sum", [1, 64], "int8", scale=1 / 128, zero_point=0)
+    b.op("ADD", [x, x], [y], "AddOptions", FusedActivationFunction=4)
+    return b.build([x], [y])
 
 
 def unsupported_model() -> bytes:
@@ -233,4 +243,50 @@ def depthwise_without_bias_model() -> bytes:
         DilationWFactor=1,
         DilationHFactor=1,
     )
+    return b.build([x], [y])
+
+
+def activations_uint8_io_model() -> bytes:
+    """The int8 activations behind a uint8 interface, as the older
+    converters write one: uint8 in, QUANTIZE to int8, LOGISTIC, TANH,
+    HARD_SWISH, SOFTMAX (then QUANTIZE to a uint8 output) and a spatial
+    MEAN kept as [1, 1, 1, C]."""
+    b = TFLiteBuilder()
+    x = b.tensor("pixels", [1, 3, 4, 8], "uint8", scale=0.04, zero_point=129)
+    q = b.tensor("x", [1, 3, 4, 8], "int8", scale=0.05, zero_point=-2)
+    b.op("QUANTIZE", [x], [q])
+    sig = b.tensor("sigmoid", [1, 3, 4, 8], "int8", scale=1 / 256, zero_point=-128)
+    b.op("LOGISTIC", [q], [sig])
+    tanh = b.tensor("tanh", [1, 3, 4, 8], "int8", scale=1 / 128, zero_point=0)
+    b.op("TANH", [q], [tanh])
+    hs = b.tensor("hardswish", [1, 3, 4, 8], "int8", scale=0.03, zero_point=-20)
+    b.op("HARD_SWISH", [q], [hs])
+    sm = b.tensor("softmax/int8", [1, 3, 4, 8], "int8", scale=1 / 256, zero_point=-128)
+    b.op("SOFTMAX", [q], [sm], "SoftmaxOptions", Beta=1.0)
+    smu = b.tensor("softmax", [1, 3, 4, 8], "uint8", scale=1 / 256, zero_point=0)
+    b.op("QUANTIZE", [sm], [smu])
+    axes = b.tensor("mean/axes", [2], "int32", data=[1, 2])
+    mean = b.tensor("mean", [1, 1, 1, 8], "int8", scale=0.02, zero_point=5)
+    b.op("MEAN", [q, axes], [mean], "ReducerOptions", KeepDims=True)
+    return b.build([x], [sig, tanh, hs, smu, mean])
+
+
+def activations_chain_model() -> bytes:
+    """One output through the int8 fixed-point ops: TANH, HARD_SWISH, a
+    spatial MEAN, RESHAPE, SOFTMAX (beta 3), for samples/firmware (which
+    prints the first output)."""
+    b = TFLiteBuilder()
+    x = b.tensor("x", [1, 4, 4, 8], "int8", scale=0.05, zero_point=-2)
+    t = b.tensor("tanh", [1, 4, 4, 8], "int8", scale=1 / 128, zero_point=0)
+    b.op("TANH", [x], [t])
+    h = b.tensor("hardswish", [1, 4, 4, 8], "int8", scale=0.005, zero_point=-60)
+    b.op("HARD_SWISH", [t], [h])
+    axes = b.tensor("mean/axes", [2], "int32", data=[1, 2])
+    m = b.tensor("mean", [1, 1, 1, 8], "int8", scale=0.004, zero_point=3)
+    b.op("MEAN", [h, axes], [m], "ReducerOptions", KeepDims=True)
+    shape = b.tensor("flatten/shape", [2], "int32", data=[1, 8])
+    r = b.tensor("flatten", [1, 8], "int8", scale=0.004, zero_point=3)
+    b.op("RESHAPE", [m, shape], [r], "ReshapeOptions")
+    y = b.tensor("probs", [1, 8], "int8", scale=1 / 256, zero_point=-128)
+    b.op("SOFTMAX", [r], [y], "SoftmaxOptions", Beta=3.0)
     return b.build([x], [y])

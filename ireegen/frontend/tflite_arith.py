@@ -127,3 +127,42 @@ def clamp_to(tr, value: str, zero_point: int, low: int, high: int, dtype: str) -
     value = tr.node("Max", [value, tr.constant(np.int64(low), "low")])
     value = tr.node("Min", [value, tr.constant(np.int64(high), "high")])
     return tr.node("Cast", [value], to=onnx_type)
+
+
+def doubling_high_mul(tr, a: str, b: str) -> str:
+    """gemmlowp's SaturatingRoundingDoublingHighMul of int64 values `a`, `b`
+    holding int32s: (a*b + nudge) / 2^31 truncated toward zero, the nudge
+    2^30 (2^30 - 1 for a negative product).  The saturating case (both
+    INT32_MIN) is the callers' to rule out."""
+    product = tr.node("Mul", [a, b])
+    negative = tr.node("Cast", [tr.node("Less", [product, tr.constant(np.int64(0), "zero")])], to=7)
+    nudge = tr.node("Sub", [tr.constant(np.int64(INT64_HALF), "half"), negative])
+    return _rounded_shift(tr, product, nudge, np.int64(31))
+
+
+def multiply_by_quantized_multiplier(tr, acc: str, multiplier: int, shift: int) -> str:
+    """TFLM's MultiplyByQuantizedMultiplier of int64 `acc` by one fixed-point
+    (multiplier, shift) pair given as such (not derived from a real factor)."""
+    if shift > 0:
+        acc = tr.node("Mul", [acc, tr.constant(np.int64(1 << shift), "left_shift")])
+    high = doubling_high_mul(tr, acc, tr.constant(np.int64(multiplier), "multiplier"))
+    if shift >= 0:
+        return high
+    return _rounded_shift(tr, high, np.int64(1 << (-shift - 1)), np.int64(-shift))
+
+
+def affine_quantize(tr, x: str, scale: float, zero_point: int, dtype: str) -> str:
+    """TFLM's QUANTIZE of float32 `x`: x / scale in float32, rounded half
+    away from zero (floor(|v|) plus one where its fraction is at least a
+    half: both exact in float32, where |v| + 0.5 would round), plus the zero
+    point, clamped to `dtype`."""
+    v = tr.node("Div", [x, tr.constant(np.float32(scale), "scale")])
+    v = tr.node("Clip", [v, tr.constant(np.float32(-(2.0**31)), "low"), tr.constant(np.float32(2.0**31 - 256), "high")])
+    magnitude = tr.node("Abs", [v])
+    whole = tr.node("Floor", [magnitude])
+    half_up = tr.node("GreaterOrEqual", [tr.node("Sub", [magnitude, whole]), tr.constant(np.float32(0.5), "half")])
+    rounded = tr.node("Add", [whole, tr.node("Cast", [half_up], to=1)])
+    negative = tr.node("Less", [v, tr.constant(np.float32(0), "zero")])
+    signed = tr.node("Cast", [tr.node("Where", [negative, tr.node("Neg", [rounded]), rounded])], to=7)
+    info = np.iinfo(dtype)
+    return clamp_to(tr, signed, zero_point, int(info.min), int(info.max), dtype)

@@ -14,7 +14,11 @@ Transpose to NCHW, the ONNX op and a Transpose back):
   float op, QuantizeLinear to the output's scale and zero point, per tensor
   or per channel (the filter's quantized dimension), so the int8 matchers
   see the form they know;
-- a fused activation is the ONNX activation before the QuantizeLinear.
+- a fused activation is the ONNX activation before the QuantizeLinear;
+- but an int8 op TFLM computes in fixed point is written as TFLM's integer
+  arithmetic: convolutions, ADD/SUB/MUL, AVERAGE_POOL_2D and QUANTIZE in
+  tflite_arith.py, SOFTMAX and MEAN in tflite_arith_reduce.py, and LOGISTIC,
+  TANH, HARD_SWISH and RELU as 256-entry tables (tflite_fixedpoint.py).
 The graph's inputs and outputs keep the TFLite tensor names and their
 integer types: an int8 model's C API takes and returns int8 as TFLM does.
 An op outside `OPS` is refused before anything is compiled, naming the op
@@ -32,7 +36,17 @@ import numpy as np
 
 from ireegen.common.errors import UsageError
 
-from .tflite_arith import activation_range, clamp_to, requantize, round_away
+from .tflite_arith import (
+    activation_range,
+    affine_quantize,
+    clamp_to,
+    multiply_by_quantized_multiplier,
+    quantize_multiplier,
+    requantize,
+    round_away,
+)
+from .tflite_arith_reduce import mean_int8, softmax_int8
+from .tflite_fixedpoint import Unsupported, hard_swish_table, logistic_table, relu_table, tanh_table
 
 # pyproject.toml's `tflite` and `tflite-micro` extras pin the same.
 TFLITE_PACKAGE = "tflite>=2.18"
@@ -84,6 +98,7 @@ class TensorInfo:
     shape: tuple
     data: np.ndarray | None  # a constant's value
     q: QParams | None  # quantization, for an int8/uint8/int32 tensor that has it
+    type_code: int = -1  # the TensorType as the file writes it (what a refusal of an unknown `dtype` names)
 
 
 class Malformed(UsageError):
@@ -566,8 +581,52 @@ def _binary(onnx_op: str, options_name: str):
     return handler
 
 
+def _int8_per_tensor(tr: Translation, indices) -> bool:
+    """Whether the tensors at `indices` are all int8 quantized per tensor."""
+    tensors = [tr.tensors[i] for i in indices]
+    return all(t.dtype == "int8" and t.q is not None and not t.q.per_channel for t in tensors)
+
+
+def _refuse(tr: Translation, op: Op, reason) -> UsageError:
+    return UsageError(f"{tr.path}: {op.label} computing tensor {tr.tensors[op.outputs[0]].name!r}: {reason}")
+
+
+def _scale_and_zero(t: TensorInfo) -> tuple:
+    return float(t.q.scale[0]), int(t.q.zero_point[0])
+
+
+def _logistic_table(x: TensorInfo, out: TensorInfo) -> np.ndarray:
+    if int(out.q.zero_point[0]) != -128:
+        raise Unsupported(f"its int8 output has zero point {int(out.q.zero_point[0])}; TFLM's LOGISTIC requires -128")
+    return logistic_table(float(x.q.scale[0]), int(x.q.zero_point[0]))
+
+
+# int8 elementwise ops as 256-entry tables of TFLM's fixed-point results
+# (tflite_fixedpoint.py), (input, output) tensors -> table.
+INT8_TABLES = {
+    "LOGISTIC": _logistic_table,
+    "TANH": lambda x, out: tanh_table(float(x.q.scale[0]), int(x.q.zero_point[0])),
+    "HARD_SWISH": lambda x, out: hard_swish_table(*_scale_and_zero(x), *_scale_and_zero(out)),
+    "RELU": lambda x, out: relu_table(*_scale_and_zero(x), *_scale_and_zero(out)),
+}
+
+
+def _table_lookup(tr: Translation, op: Op, table: np.ndarray) -> None:
+    """The int8 output of `table` at each int8 input + 128 (a Gather)."""
+    index = tr.node("Cast", [tr.stored(op.inputs[0], op)], to=7)
+    index = tr.node("Add", [index, tr.constant(np.int64(128), "table_offset")])
+    tr.store_int(op.outputs[0], tr.node("Gather", [tr.constant(table.astype(np.int8), "table"), index], axis=0))
+
+
 def _unary(onnx_op: str, **attrs):
     def handler(tr: Translation, op: Op) -> None:
+        if op.name in INT8_TABLES and _int8_per_tensor(tr, (op.inputs[0], op.outputs[0])):
+            x, out = tr.tensors[op.inputs[0]], tr.tensors[op.outputs[0]]
+            try:
+                table = INT8_TABLES[op.name](x, out)
+            except Unsupported as e:
+                raise _refuse(tr, op, e) from None
+            return _table_lookup(tr, op, table)
         tr.store(op.outputs[0], tr.node(onnx_op, [tr.real(op.inputs[0], op)], **attrs), op)
 
     return handler
@@ -605,17 +664,54 @@ def reshape(tr: Translation, op: Op) -> None:
     tr.result(op.outputs[0], reshape_to(tr, tr.operand(op.inputs[0], op, raw), list(out.shape)), op, raw)
 
 
+# The int8 output quantization TFLM's SOFTMAX requires: scale 1/256, zero point -128.
+SOFTMAX_OUTPUT = (np.float32(1.0 / 256.0), -128)
+
+
 def softmax(tr: Translation, op: Op) -> None:
     o = options(op, tr, "SoftmaxOptions")
-    x = tr.real(op.inputs[0], op)
     beta = o.Beta() if o else 1.0
+    if _int8_per_tensor(tr, (op.inputs[0], op.outputs[0])):
+        x, out = tr.tensors[op.inputs[0]], tr.tensors[op.outputs[0]]
+        if (np.float32(out.q.scale[0]), int(out.q.zero_point[0])) != SOFTMAX_OUTPUT:
+            raise _refuse(tr, op, "TFLM's int8 SOFTMAX requires an output scale of 1/256 and zero point -128")
+        if not x.shape:
+            raise _refuse(tr, op, "a softmax of a scalar")
+        try:
+            y = softmax_int8(tr, tr.stored(x.index, op), x.shape[-1], float(np.float32(beta)), float(x.q.scale[0]))
+        except Unsupported as e:
+            raise _refuse(tr, op, e) from None
+        return tr.store_int(op.outputs[0], y)
+    x = tr.real(op.inputs[0], op)
     if beta != 1.0:
         x = tr.node("Mul", [x, tr.constant(np.float32(beta), "beta")])
     tr.store(op.outputs[0], tr.node("Softmax", [x], axis=-1), op)
 
 
+# The integer requantizations TFLM's QUANTIZE takes (input, output dtype).
+REQUANTIZATIONS = (("int8", "int8"), ("int8", "uint8"), ("uint8", "int8"))
+
+
 def quantize(tr: Translation, op: Op) -> None:
-    """QUANTIZE (float -> int, or a requantization) and DEQUANTIZE (int -> float)."""
+    """QUANTIZE (float -> int, or a requantization) and DEQUANTIZE (int -> float).
+    As TFLM: a requantization is its MultiplyByQuantizedMultiplier of the
+    input less its zero point by input scale / output scale, plus the output
+    zero point, clamped; float -> int8 rounds x / scale half away from zero."""
+    x, out = tr.tensors[op.inputs[0]], tr.tensors[op.outputs[0]]
+    per_tensor = out.q is not None and not out.q.per_channel and (x.q is None or not x.q.per_channel)
+    if per_tensor and (x.dtype, out.dtype) in REQUANTIZATIONS and x.q is not None:
+        multiplier, shift = quantize_multiplier(float(np.float64(x.q.scale[0]) / np.float64(out.q.scale[0])))
+        if 255 << max(shift, 0) >= 1 << 31:
+            raise _refuse(tr, op, "its scale ratio overflows TFLM's int32 requantization")
+        value = tr.node("Cast", [tr.stored(x.index, op)], to=7)
+        value = tr.node("Sub", [value, tr.constant(np.int64(x.q.zero_point[0]), "zero_point")])
+        value = multiply_by_quantized_multiplier(tr, value, multiplier, shift)
+        info = np.iinfo(out.dtype)
+        zero = int(out.q.zero_point[0])
+        return tr.store_int(op.outputs[0], clamp_to(tr, value, zero, int(info.min), int(info.max), out.dtype))
+    if per_tensor and x.dtype == "float32" and out.dtype == "int8":
+        y = affine_quantize(tr, tr.real(x.index, op), float(out.q.scale[0]), int(out.q.zero_point[0]), "int8")
+        return tr.store_int(op.outputs[0], y)
     tr.store(op.outputs[0], tr.real(op.inputs[0], op), op)
 
 
@@ -651,8 +747,22 @@ def mean(tr: Translation, op: Op) -> None:
     if not all(-rank <= a < rank for a in axes):
         raise UsageError(f"{tr.path}: {op.label}: axes {axes} do not fit input {x.name!r}")
     axes = sorted({a % rank for a in axes})
-    y = tr.node("ReduceMean", [tr.real(x.index, op)], axes=axes, keepdims=1)
     out = tr.tensors[op.outputs[0]]
+    if _int8_per_tensor(tr, (x.index, out.index)):
+        q = (x.q, out.q)
+        try:
+            y = mean_int8(
+                tr,
+                tr.stored(x.index, op),
+                x.shape,
+                axes,
+                tuple(float(t.scale[0]) for t in q),
+                tuple(int(t.zero_point[0]) for t in q),
+            )
+        except Unsupported as e:
+            raise _refuse(tr, op, e) from None
+        return tr.store_int(op.outputs[0], reshape_to(tr, y, list(out.shape)))
+    y = tr.node("ReduceMean", [tr.real(x.index, op)], axes=axes, keepdims=1)
     tr.store(op.outputs[0], reshape_to(tr, y, list(out.shape)), op)
 
 
@@ -740,8 +850,8 @@ def _read(path: Path, data: bytes):
     if len(data) < 8 or data[4:8] != FILE_IDENTIFIER:
         raise Malformed(f"{path}: not a TFLite model (no TFL3 file identifier)")
     model = tflite.Model.GetRootAs(data, 0)
-    if model.SubgraphsLength() != 1:
-        raise UsageError(f"{path}: has {model.SubgraphsLength()} subgraphs; ireegen takes models with exactly one")
+    if model.SubgraphsLength() < 1:
+        raise Malformed(f"{path}: the model has no subgraph")
     graph = model.Subgraphs(0)
     tensors = [_tensor(path, data, model, graph, i) for i in range(graph.TensorsLength())]
     return model, graph, tensors
@@ -779,7 +889,7 @@ def _tensor(path: Path, data: bytes, model, graph, i: int) -> TensorInfo:
         if len(raw) != need:
             raise Malformed(f"{path}: tensor {name!r} holds {len(raw)} bytes; its type and shape need {need}")
         value = np.frombuffer(raw, dtype=np.dtype(dtype).newbyteorder("<")).astype(dtype).reshape(shape)
-    return TensorInfo(i, name, dtype, shape, value, _qparams(path, t, name, shape))
+    return TensorInfo(i, name, dtype, shape, value, _qparams(path, t, name, shape), int(t.Type()))
 
 
 def _qparams(path: Path, t, name: str, shape: tuple) -> QParams | None:
@@ -800,11 +910,11 @@ def _qparams(path: Path, t, name: str, shape: tuple) -> QParams | None:
     return QParams(scale, zero, axis)
 
 
-def _operator(model, graph, i: int, tensors: list, path: Path) -> Op:
+def _op_name(model, o, i: int, path: Path) -> str:
+    """The builtin name of operator `o` (number `i`), or CUSTOM and its custom code."""
     tflite = require_tflite()
     from tflite.utils import BUILTIN_OPCODE2NAME
 
-    o = graph.Operators(i)
     index = o.OpcodeIndex()
     if not 0 <= index < model.OperatorCodesLength():
         raise Malformed(f"{path}: operator #{i} names op code {index}, past the model's op codes")
@@ -814,6 +924,12 @@ def _operator(model, graph, i: int, tensors: list, path: Path) -> Op:
     if builtin == tflite.BuiltinOperator.CUSTOM:
         custom = code.CustomCode()
         name = f"CUSTOM {custom.decode('utf-8', 'replace')!r}" if custom else "CUSTOM"
+    return name
+
+
+def _operator(model, graph, i: int, tensors: list, path: Path) -> Op:
+    o = graph.Operators(i)
+    name = _op_name(model, o, i, path)
     inputs = tuple(int(v) for v in o.InputsAsNumpy()) if o.InputsLength() else ()
     outputs = tuple(int(v) for v in o.OutputsAsNumpy()) if o.OutputsLength() else ()
     for v in inputs + outputs:
@@ -833,6 +949,8 @@ def read_tflite(path) -> tuple:
         operators = [_operator(model, graph, i, tensors, path) for i in range(graph.OperatorsLength())]
         inputs = [int(v) for v in graph.InputsAsNumpy()] if graph.InputsLength() else []
         outputs = [int(v) for v in graph.OutputsAsNumpy()] if graph.OutputsLength() else []
+        if model.SubgraphsLength() != 1:
+            raise UsageError(unsupported_op(path, operators, tensors) or _subgraphs_refusal(path, model))
     except UsageError:
         raise
     except Exception as e:  # noqa: BLE001 - the flatbuffers readers raise whatever bad offsets cause
@@ -853,6 +971,59 @@ def unsupported_op(path, operators, tensors) -> str | None:
                 f"{path}: {op.label} computing tensor {tensors[op.outputs[0]].name!r}: ireegen does not support "
                 f"the TFLite op {op.name} (supported: {', '.join(sorted(OPS))})"
             )
+    return None
+
+
+def _subgraphs_refusal(path: Path, model) -> str:
+    """The refusal of a model with several subgraphs (the bodies of WHILE,
+    IF, CALL_ONCE): the first op outside OPS in one of them, or their count."""
+    for s in range(1, model.SubgraphsLength()):
+        graph = model.Subgraphs(s)
+        for i in range(graph.OperatorsLength()):
+            o = graph.Operators(i)
+            name = _op_name(model, o, i, path)
+            if name in OPS:
+                continue
+            out = int(o.OutputsAsNumpy()[0]) if o.OutputsLength() else -1
+            tensor = graph.Tensors(out).Name() if 0 <= out < graph.TensorsLength() else None
+            tensor = tensor.decode("utf-8", "replace") if tensor else f"tensor{out}"
+            return (
+                f"{path}: subgraph {s} operator #{i} ({name}) computing tensor {tensor!r}: ireegen does not "
+                f"support the TFLite op {name} (supported: {', '.join(sorted(OPS))})"
+            )
+    return f"{path}: has {model.SubgraphsLength()} subgraphs; ireegen takes models with exactly one"
+
+
+# Ops TFLite Micro runs on uint8 tensors (its other kernels take int8), and
+# the other operand types each of them takes with uint8.
+UINT8_OPS = {
+    "QUANTIZE": ("int8",),
+    "DEQUANTIZE": ("float32",),
+    "RESHAPE": ("int32",),
+    "SQUEEZE": (),
+}
+
+
+def unsupported_types(path, operators, tensors) -> str | None:
+    """The refusal of the first op with a tensor of a type ireegen does not
+    take, or a uint8 tensor in an op TFLM runs only on int8, naming both."""
+    tflite = require_tflite()
+    type_names = {v: k for k, v in vars(tflite.TensorType).items() if not k.startswith("_")}
+    for op in operators:
+        where = f"{path}: {op.label} computing tensor {tensors[op.outputs[0]].name!r}"
+        operands = [tensors[i] for i in (*op.inputs, *op.outputs) if i >= 0]
+        for t in operands:
+            if t.dtype is None:
+                kind = type_names.get(t.type_code, f"of type {t.type_code}")
+                return f"{where}: tensor {t.name!r} is {kind}, which ireegen does not take"
+        if any(t.dtype == "uint8" for t in operands):
+            allowed = ("uint8", *UINT8_OPS.get(op.name, ()))
+            if op.name not in UINT8_OPS or any(t.dtype not in allowed for t in operands):
+                return (
+                    f"{where}: tensor {next(t.name for t in operands if t.dtype == 'uint8')!r} is uint8, which TFLite "
+                    "Micro runs only through QUANTIZE (to or from int8), DEQUANTIZE, RESHAPE and SQUEEZE: convert "
+                    "the model with int8 activations (uint8 at most at its interface)"
+                )
     return None
 
 
@@ -878,7 +1049,7 @@ def tflite_to_onnx(path):
 
     path = Path(path)
     tensors, operators, inputs, outputs = read_tflite(path)
-    refusal = unsupported_op(path, operators, tensors)
+    refusal = unsupported_op(path, operators, tensors) or unsupported_types(path, operators, tensors)
     if refusal:
         raise UsageError(refusal)
     tr = Translation(path, tensors)
