@@ -90,9 +90,13 @@ def _parse(rctx, package):
     files = [package.get_child(n) for n in names if n.startswith("IREETargets-Runtime") and n.endswith(".cmake")]
     if not files:
         fail("ireegen_iree_runtime: %s has no IREETargets-Runtime*.cmake, the runtime's exported targets" % package)
-    for f in files:
-        text = rctx.read(f)
-        prefix = _import_prefix(package, text)
+    texts = [rctx.read(f) for f in files]
+    # The main file computes ${_IMPORT_PREFIX}; the per-configuration files use it.
+    prefix = str(package)
+    for text in texts:
+        if "get_filename_component(_IMPORT_PREFIX" in text:
+            prefix = _import_prefix(package, text)
+    for text in texts:
         current = None
         for line in text.splitlines():
             stripped = line.strip()

@@ -257,13 +257,20 @@ def test_an_impossible_combination_fails_at_analysis_with_ireegens_message(build
 # each module format, built in one workspace and run.
 SDK_MODES = {"mlp_async": ("async", ""), "mlp_inline": ("inline-static", "emitc")}
 
-# An SDK package written by hand: a target Bazel can take, and package
-# entries that must never become code or options (each refused when used).
+# An SDK written by hand, laid out as an installed prefix (paths under
+# ${_IMPORT_PREFIX}, the locations in a per-configuration file): a target
+# Bazel can take, and package entries that must never become code or
+# options (each refused when used).
 HOSTILE_TARGETS = """\
-add_library(good INTERFACE IMPORTED)
+get_filename_component(_IMPORT_PREFIX "${CMAKE_CURRENT_LIST_FILE}" PATH)
+get_filename_component(_IMPORT_PREFIX "${_IMPORT_PREFIX}" PATH)
+get_filename_component(_IMPORT_PREFIX "${_IMPORT_PREFIX}" PATH)
+get_filename_component(_IMPORT_PREFIX "${_IMPORT_PREFIX}" PATH)
+add_library(good STATIC IMPORTED)
 set_target_properties(good PROPERTIES
-  INTERFACE_INCLUDE_DIRECTORIES "{include}"
-  INTERFACE_COMPILE_DEFINITIONS "GOOD=1"
+  INTERFACE_INCLUDE_DIRECTORIES "${_IMPORT_PREFIX}/include"
+  INTERFACE_COMPILE_DEFINITIONS "GOOD_SCALE=3"
+  INTERFACE_LINK_LIBRARIES "Threads::Threads"
 )
 add_library(quote STATIC IMPORTED)
 set_target_properties(quote PROPERTIES
@@ -278,6 +285,28 @@ set_target_properties(flag PROPERTIES
   INTERFACE_COMPILE_OPTIONS "-fplugin=/tmp/evil.so"
 )
 """
+HOSTILE_RELEASE = """\
+set_property(TARGET good APPEND PROPERTY IMPORTED_CONFIGURATIONS RELEASE)
+set_target_properties(good PROPERTIES
+  IMPORTED_LOCATION_RELEASE "${_IMPORT_PREFIX}/lib/libgood.a"
+  )
+"""
+
+
+def _hand_written_sdk(prefix: Path):
+    """An installed prefix with one archive, its header and the package."""
+    package = prefix / "lib" / "cmake" / "IREE"
+    package.mkdir(parents=True)
+    (prefix / "include").mkdir()
+    (prefix / "include" / "good.h").write_text("int good_scale(int x);\n")
+    (prefix / "good.c").write_text('#include "good.h"\nint good_scale(int x) { return x * GOOD_SCALE; }\n')
+    subprocess.run(
+        ["cc", "-c", "-DGOOD_SCALE=3", "-I", prefix / "include", prefix / "good.c", "-o", prefix / "good.o"], check=True
+    )
+    subprocess.run(["ar", "rcs", prefix / "lib" / "libgood.a", prefix / "good.o"], check=True)
+    (package / "IREERuntimeConfig.cmake").write_text('include("${CMAKE_CURRENT_LIST_DIR}/IREETargets-Runtime.cmake")\n')
+    (package / "IREETargets-Runtime.cmake").write_text(HOSTILE_TARGETS)
+    (package / "IREETargets-Runtime-release.cmake").write_text(HOSTILE_RELEASE)
 
 
 @pytest.fixture(scope="module")
@@ -292,12 +321,10 @@ def sdk_build(tmp_path_factory, iree_runtime_dir):
     for f in ("main.c", "mlp.mlir"):
         shutil.copy(ROOT / "samples" / "mlp" / f, ws / f)
     shutil.copy(ROOT / "samples" / "bazel" / ".bazelrc", ws / ".bazelrc")
-    hostile = tmp / "hostile" / "lib" / "cmake" / "IREE"
-    hostile.mkdir(parents=True)
-    (tmp / "hostile" / "include").mkdir()
-    (tmp / "hostile" / "include" / "good.h").write_text("#define GOOD_HEADER 1\n")
-    (hostile / "IREERuntimeConfig.cmake").write_text('include("${CMAKE_CURRENT_LIST_DIR}/IREETargets-Runtime.cmake")\n')
-    (hostile / "IREETargets-Runtime.cmake").write_text(HOSTILE_TARGETS.format(include=tmp / "hostile" / "include"))
+    _hand_written_sdk(tmp / "hostile")
+    (ws / "good_main.c").write_text(
+        '#include <stdio.h>\n#include "good.h"\nint main(void) { printf("%d %d\\n", good_scale(14), GOOD_SCALE); }\n'
+    )
     (ws / "WORKSPACE").write_text(
         'workspace(name = "sdk_test")\n'
         'local_repository(name = "ireegen", path = "../bazel")\n'
@@ -315,6 +342,8 @@ def sdk_build(tmp_path_factory, iree_runtime_dir):
             f'cc_binary(name = "{name}_demo", srcs = ["main.c"], copts = ["-Wall", "-Wextra", "-Werror"],'
             f' deps = [":{name}"])',
         ]
+    # The prefix itself as the path (not its lib/cmake/IREE).
+    rules.append('cc_binary(name = "good_demo", srcs = ["good_main.c"], deps = ["@hostile//:good"])')
     (ws / "BUILD").write_text("\n".join(rules) + "\n")
     co = Checkout.__new__(Checkout)
     co.workspace, co.user_root = ws, tmp / "user_root"
@@ -322,13 +351,12 @@ def sdk_build(tmp_path_factory, iree_runtime_dir):
         build = co.bazel("build", "//:all")
         runs = {
             name: subprocess.run([ws / "bazel-bin" / f"{name}_demo"], capture_output=True, text=True)
-            for name in SDK_MODES
+            for name in [*SDK_MODES, "good"]
         }
         refused = {
             label: co.bazel("build", label)
             for label in (
                 "@iree_runtime//:flatcc_runtime",
-                "@hostile//:good",
                 "@hostile//:quote",
                 "@hostile//:option",
                 "@hostile//:flag",
@@ -362,8 +390,11 @@ def test_a_runtime_target_the_sdk_lacks_or_cannot_give_fails_naming_it(sdk_build
     assert "ireegen_iree_runtime(iree_runtime): the SDK has no " in missing.stderr
     assert "(flatcc_runtime was not built)" in missing.stderr
     # Package entries are data: the BUILD file the rule wrote still loads
-    # (the good target builds), and each entry it cannot take is refused.
-    assert refused["@hostile//:good"].returncode == 0, refused["@hostile//:good"].stderr[-3000:]
+    # (the good target links into good_demo: its archive, header and
+    # definition, found under the installed prefix), and each entry it
+    # cannot take is refused.
+    good = sdk_build[2]["good"]
+    assert good.returncode == 0 and good.stdout == "42 3\n", (good.stdout, good.stderr)
     for label, why in (
         ("quote", 'the SDK has no /x"); fail("injected"); x = ("/lib.a (quote was not built)'),
         ("option", 'option has the compile definition "X=1 -fplugin=/tmp/evil.so"'),
