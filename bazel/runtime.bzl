@@ -174,9 +174,10 @@ def _target(name, props, targets):
     ), None
 
 def _link_headers(rctx, directory, index):
-    """The headers under `directory`, linked under include/<index>/ (files
-    only, so that no BUILD file of the SDK splits the package)."""
-    args = ["find", directory, "-type", "f", "("]
+    """The headers under `directory` (itself followed if it is a symbolic
+    link), linked under include/<index>/ file by file, so that no BUILD file
+    of the SDK splits the package."""
+    args = ["find", "-H", directory, "-type", "f", "("]
     for i, pattern in enumerate(_HEADER_PATTERNS):
         args += (["-o"] if i else []) + ["-name", pattern]
     result = rctx.execute(args + [")"], quiet = True)
