@@ -29,6 +29,7 @@ def _layout(model_name, execution_model, executable_format, module_format, data_
         srcs = [f.replace(PLACEHOLDER, model_name) for f in entry["srcs"]],
         data = [f.replace(PLACEHOLDER, model_name) for f in entry["data"]],
         linkopts = entry["linkopts"],
+        runtime = entry["runtime"],
     )
 
 _COPY = "import shutil, sys; shutil.copyfile(sys.argv[1], sys.argv[2])"
@@ -199,6 +200,7 @@ def ireegen_model(
         quantized_io = False,
         constants_section = "",
         arena_section = "",
+        iree_runtime = "@iree_runtime",
         **kwargs):
     """A cc_library `name` of the model `src`, as ireegen_add_model() makes in CMake.
 
@@ -209,6 +211,9 @@ def ireegen_model(
     match spec it names, in its directory or below (docs/kernels.md).
     `builtin_kernels = False`: `--no-builtin-kernels`.
     `quantized_io = True`: `--quantized-io` (a QDQ model's int8 interface).
+    `iree_runtime`: the repository of ireegen_iree_runtime() (runtime.bzl)
+    whose targets a VM mode links, as CMake links them; None: the caller
+    puts IREE's runtime in `deps` itself.
     Other keyword arguments (visibility, deps, copts, ...) go to the cc_library.
     """
     model_name = model_name or name
@@ -246,6 +251,7 @@ def ireegen_model(
     )
     for group in ("hdrs", "srcs", "data"):
         native.filegroup(name = gen + "_" + group, srcs = [":" + gen], output_group = group)
+    runtime = [iree_runtime + "//:" + t for t in layout.runtime] if iree_runtime else []
     defines = []
     for macro, section in [("CONSTANTS", constants_section), ("ARENA", arena_section)]:
         if section:
@@ -259,5 +265,6 @@ def ireegen_model(
         copts = copts + kwargs.pop("copts", []),
         linkopts = layout.linkopts + kwargs.pop("linkopts", []),
         local_defines = defines + kwargs.pop("local_defines", []),
+        deps = runtime + kwargs.pop("deps", []),
         **kwargs
     )

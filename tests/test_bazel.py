@@ -250,3 +250,157 @@ def test_an_impossible_combination_fails_at_analysis_with_ireegens_message(build
     bad = builds["a"][4]
     assert bad.returncode != 0
     assert "ireegen_model(m): --module-format vmfb: --execution-model runtimeless has no VM module" in bad.stderr
+
+
+# samples/mlp through Bazel with the session's IREE runtime SDK
+# (tests/iree_runtime.py, the one CI builds) as @iree_runtime: a VM mode of
+# each module format, built in one workspace and run.
+SDK_MODES = {"mlp_async": ("async", ""), "mlp_inline": ("inline-static", "emitc")}
+
+# An SDK written by hand, laid out as an installed prefix (paths under
+# ${_IMPORT_PREFIX}, the locations in a per-configuration file): a target
+# Bazel can take, and package entries that must never become code or
+# options (each refused when used).
+HOSTILE_TARGETS = """\
+get_filename_component(_IMPORT_PREFIX "${CMAKE_CURRENT_LIST_FILE}" PATH)
+get_filename_component(_IMPORT_PREFIX "${_IMPORT_PREFIX}" PATH)
+get_filename_component(_IMPORT_PREFIX "${_IMPORT_PREFIX}" PATH)
+get_filename_component(_IMPORT_PREFIX "${_IMPORT_PREFIX}" PATH)
+add_library(good STATIC IMPORTED)
+set_target_properties(good PROPERTIES
+  INTERFACE_INCLUDE_DIRECTORIES "${_IMPORT_PREFIX}/include"
+  INTERFACE_COMPILE_DEFINITIONS "GOOD_SCALE=3"
+  INTERFACE_LINK_LIBRARIES "Threads::Threads"
+)
+add_library(quote STATIC IMPORTED)
+set_target_properties(quote PROPERTIES
+  IMPORTED_LOCATION_RELEASE "/x"); fail("injected"); x = ("/lib.a"
+)
+add_library(option INTERFACE IMPORTED)
+set_target_properties(option PROPERTIES
+  INTERFACE_COMPILE_DEFINITIONS "X=1 -fplugin=/tmp/evil.so"
+)
+add_library(flag INTERFACE IMPORTED)
+set_target_properties(flag PROPERTIES
+  INTERFACE_COMPILE_OPTIONS "-fplugin=/tmp/evil.so"
+)
+"""
+HOSTILE_RELEASE = """\
+set_property(TARGET good APPEND PROPERTY IMPORTED_CONFIGURATIONS RELEASE)
+set_target_properties(good PROPERTIES
+  IMPORTED_LOCATION_RELEASE "${_IMPORT_PREFIX}/lib/libgood.a"
+  )
+"""
+
+
+def _hand_written_sdk(prefix: Path):
+    """An installed prefix with one archive, its header and the package."""
+    package = prefix / "lib" / "cmake" / "IREE"
+    package.mkdir(parents=True)
+    (prefix / "include").mkdir()
+    (prefix / "include" / "good.h").write_text("int good_scale(int x);\n")
+    (prefix / "good.c").write_text('#include "good.h"\nint good_scale(int x) { return x * GOOD_SCALE; }\n')
+    subprocess.run(
+        ["cc", "-c", "-DGOOD_SCALE=3", "-I", prefix / "include", prefix / "good.c", "-o", prefix / "good.o"], check=True
+    )
+    subprocess.run(["ar", "rcs", prefix / "lib" / "libgood.a", prefix / "good.o"], check=True)
+    (package / "IREERuntimeConfig.cmake").write_text('include("${CMAKE_CURRENT_LIST_DIR}/IREETargets-Runtime.cmake")\n')
+    (package / "IREETargets-Runtime.cmake").write_text(HOSTILE_TARGETS)
+    (package / "IREETargets-Runtime-release.cmake").write_text(HOSTILE_RELEASE)
+
+
+@pytest.fixture(scope="module")
+def sdk_build(tmp_path_factory, iree_runtime_dir):
+    """The workspace built once: (workspace, build, {demo: run}, {label: build of a refused target})."""
+    if not BAZEL:
+        pytest.skip("needs bazel (bazel-bootstrap)")
+    tmp = tmp_path_factory.mktemp("bazel_sdk")
+    shutil.copytree(ROOT / "bazel", tmp / "bazel")
+    ws = tmp / "ws"
+    ws.mkdir()
+    for f in ("main.c", "mlp.mlir"):
+        shutil.copy(ROOT / "samples" / "mlp" / f, ws / f)
+    shutil.copy(ROOT / "samples" / "bazel" / ".bazelrc", ws / ".bazelrc")
+    _hand_written_sdk(tmp / "hostile")
+    (ws / "good_main.c").write_text(
+        '#include <stdio.h>\n#include "good.h"\nint main(void) { printf("%d %d\\n", good_scale(14), GOOD_SCALE); }\n'
+    )
+    (ws / "WORKSPACE").write_text(
+        'workspace(name = "sdk_test")\n'
+        'local_repository(name = "ireegen", path = "../bazel")\n'
+        'local_repository(name = "rules_cc", path = "../bazel/rules_cc")\n'
+        'local_repository(name = "rules_java", path = "../bazel/rules_java")\n'
+        'load("@ireegen//:runtime.bzl", "ireegen_iree_runtime")\n'
+        f"ireegen_iree_runtime(name = {json.dumps('iree_runtime')}, path = {json.dumps(str(iree_runtime_dir))})\n"
+        f"ireegen_iree_runtime(name = {json.dumps('hostile')}, path = {json.dumps(str(tmp / 'hostile'))})\n"
+    )
+    rules = ['load("@ireegen//:defs.bzl", "ireegen_model")']
+    for name, (mode, module_format) in SDK_MODES.items():
+        rules += [
+            f'ireegen_model(name = "{name}", model_name = "mlp", src = "mlp.mlir", execution_model = "{mode}",'
+            f' module_format = "{module_format}")',
+            f'cc_binary(name = "{name}_demo", srcs = ["main.c"], copts = ["-Wall", "-Wextra", "-Werror"],'
+            f' deps = [":{name}"])',
+        ]
+    # The prefix itself as the path (not its lib/cmake/IREE).
+    rules.append('cc_binary(name = "good_demo", srcs = ["good_main.c"], deps = ["@hostile//:good"])')
+    (ws / "BUILD").write_text("\n".join(rules) + "\n")
+    co = Checkout.__new__(Checkout)
+    co.workspace, co.user_root = ws, tmp / "user_root"
+    try:
+        build = co.bazel("build", "//:all")
+        runs = {
+            name: subprocess.run([ws / "bazel-bin" / f"{name}_demo"], capture_output=True, text=True)
+            for name in [*SDK_MODES, "good"]
+        }
+        refused = {
+            label: co.bazel("build", label)
+            for label in (
+                "@iree_runtime//:flatcc_runtime",
+                "@hostile//:quote",
+                "@hostile//:option",
+                "@hostile//:flag",
+            )
+        }
+    finally:
+        co.bazel("shutdown")
+    return ws, build, runs, refused
+
+
+@pytest.mark.parametrize("name", sorted(SDK_MODES))
+def test_the_vm_modes_link_a_prebuilt_runtime_sdk(sdk_build, name):
+    ws, build, runs, _ = sdk_build
+    assert build.returncode == 0, build.stderr[-4000:]
+    assert build.stdout.count("verified against async") == len(SDK_MODES), build.stdout
+    run = runs[name]
+    assert run.returncode == 0, run.stderr
+    expected = sample_cases()["mlp"][3][0]  # for x[i] = i * 0.25 - 2, as main.c has it
+    logits = np.array([float(v) for v in run.stdout.split()], np.float32)
+    np.testing.assert_allclose(logits, expected.reshape(-1), rtol=1e-5, atol=1e-5)
+    # The generated library links the SDK's archives, not a copy of its sources.
+    mode, module_format = SDK_MODES[name]
+    files = sorted(p.name for p in (ws / "bazel-bin" / f"{name}_ireegen").iterdir())
+    assert ("mlp_module.c" in files) == (module_format == "emitc"), files
+
+
+def test_a_runtime_target_the_sdk_lacks_or_cannot_give_fails_naming_it(sdk_build):
+    refused = sdk_build[3]
+    missing = refused["@iree_runtime//:flatcc_runtime"]
+    assert missing.returncode != 0
+    assert "ireegen_iree_runtime(iree_runtime): the SDK has no " in missing.stderr
+    assert "(flatcc_runtime was not built)" in missing.stderr
+    # Package entries are data: the BUILD file the rule wrote still loads
+    # (the good target links into good_demo: its archive, header and
+    # definition, found under the installed prefix), and each entry it
+    # cannot take is refused.
+    good = sdk_build[2]["good"]
+    assert good.returncode == 0 and good.stdout == "42 3\n", (good.stdout, good.stderr)
+    for label, why in (
+        ("quote", 'the SDK has no /x"); fail("injected"); x = ("/lib.a (quote was not built)'),
+        ("option", 'option has the compile definition "X=1 -fplugin=/tmp/evil.so"'),
+        ("flag", 'flag has the compile option "-fplugin=/tmp/evil.so"'),
+    ):
+        proc = refused[f"@hostile//:{label}"]
+        assert proc.returncode != 0
+        assert f"ireegen_iree_runtime(hostile): {why}" in proc.stderr, proc.stderr[-3000:]
+        assert "Error in fail: injected" not in proc.stderr

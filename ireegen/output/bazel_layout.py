@@ -1,7 +1,8 @@
 """bazel/layout.bzl: output_files() as a Starlark table, since a Bazel rule
 must declare its outputs at analysis time and cannot ask ireegen.  Every
 combination of modes the Bazel rule can pass has an entry: the files by
-role (with NAME for the model's name) and the system libraries, or
+role (with NAME for the model's name), the system libraries and the IREE
+runtime targets (as CMake links them), or
 make_config()'s refusal.  tests/test_bazel.py checks that the shipped file
 is this module's output; `python -m ireegen.output.bazel_layout` rewrites it.
 """
@@ -16,7 +17,7 @@ from ireegen.common.errors import UsageError
 from ireegen.common.resources import bazel_dir
 from ireegen.config.modes import DATA_FORMATS, EXECUTABLE_FORMATS, EXECUTION_MODELS, MODULE_FORMATS, make_config
 
-from .layout import c_sources, link_libraries, output_files
+from .layout import c_sources, link_libraries, output_files, runtime_targets
 
 PLACEHOLDER = "NAME"
 HEADER_ROLES = ("api-header", "abi-header", "executables-header", "module-emitc")
@@ -25,17 +26,19 @@ HEADER_ROLES = ("api-header", "abi-header", "executables-header", "module-emitc"
 def table() -> dict:
     """ "model|executable format|module format|data format" ("" for the
     default, data format "" only with emitc) -> entry: headers, sources to
-    compile or link, other files (blobs the .S reads, the .vmfb), libraries."""
+    compile or link, other files (blobs the .S reads, the .vmfb), libraries,
+    and the IREE runtime targets the VM modes link (ireegen_iree_runtime's)."""
     out = {}
     for em, ef, mf, df in itertools.product(
         EXECUTION_MODELS, ("", *EXECUTABLE_FORMATS), ("", *MODULE_FORMATS), ("", *DATA_FORMATS)
     ):
         key = f"{em}|{ef}|{mf}|{df}"
         try:
-            # A fixed triple: no entry may depend on the machine that wrote the table.
-            config = make_config(
-                em, ef or None, mf or None, "x86_64-unknown-linux-gnu", None, None, "speed", df or None
-            )
+            # A fixed triple: no entry may depend on the machine that wrote the
+            # table; only for llvm-cpu executables, the formats that take one.
+            llvm_cpu = EXECUTABLE_FORMATS[ef or EXECUTION_MODELS[em].executable_formats[0]].uses_llvm_cpu
+            triple = "x86_64-unknown-linux-gnu" if llvm_cpu else None
+            config = make_config(em, ef or None, mf or None, triple, None, None, "speed", df or None)
         except UsageError as e:
             out[key] = {"error": str(e)}
             continue
@@ -49,6 +52,7 @@ def table() -> dict:
             "srcs": srcs,
             "data": sorted(set(files.values()) - set(hdrs) - set(srcs)),
             "linkopts": [f"-l{lib}" for lib in link_libraries(config)],
+            "runtime": runtime_targets(config),
         }
     return out
 
