@@ -56,10 +56,12 @@ def require_onnxruntime():
     return onnxruntime
 
 
-def onnxruntime_outputs(model_path, function: Function, inputs, fixed: dict | None = None) -> list:
+def onnxruntime_outputs(model_path, function: Function, inputs, fixed: dict | None = None, bounded=()) -> list:
     """The reference provider for --reference onnxruntime: runs the .onnx
     model in ONNX Runtime (CPU) on `inputs`, fed and read by ONNX name;
-    `fixed` ({name: array}) feeds the inputs --input-value made constants."""
+    `fixed` ({name: array}) feeds the inputs --input-value made constants;
+    `bounded` (frontend/onnx_detections.BoundedOutput) are the outputs
+    ireegen bounded: ONNX Runtime's are given the same form (bounded_as)."""
     ort = require_onnxruntime()
     options = ort.SessionOptions()
     options.log_severity_level = 3
@@ -67,11 +69,27 @@ def onnxruntime_outputs(model_path, function: Function, inputs, fixed: dict | No
         session = ort.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
         feeds = {v.name: np.asarray(x) for v, x in zip(function.inputs, inputs)}
         feeds.update(fixed or {})
-        return session.run([v.name for v in function.outputs], feeds)
+        counts = {b.count for b in bounded}
+        names = [v.name for v in function.outputs if v.name not in counts]
+        results = dict(zip(names, session.run(names, feeds)))
     except Exception as e:  # noqa: BLE001 - onnxruntime raises its own exception types
         raise RunError(
             f"onnxruntime: {str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__}"
         ) from None
+    for b in bounded:
+        results[b.name], results[b.count] = bounded_as(results[b.name], b)
+    return [results[v.name] for v in function.outputs]
+
+
+def bounded_as(rows, bound) -> tuple:
+    """(rows, count) of an output whose size depends on the data, in the
+    form ireegen bounds it to (a BoundedOutput): its first `bound.rows`
+    rows, then `bound.fill`; the count of rows given as an int64 [1]."""
+    rows = np.asarray(rows)
+    count = min(rows.shape[0], bound.rows)
+    padded = np.full((bound.rows, *rows.shape[1:]), bound.fill, rows.dtype)
+    padded[:count] = rows[:count]
+    return padded, np.array([count], np.int64)
 
 
 def runner_subject(label: str, runner) -> Subject:
