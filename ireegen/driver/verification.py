@@ -198,6 +198,7 @@ def verify_built(built: Built, functions, given: dict, emit_twin: EmitTwin, refe
                 given,
                 request.compiler.version,
                 request.kernels.spec.path if request.kernels is not None else None,
+                built.model.bounded,
             )
             section = compare_with_reference(what, ran, refs)
         if Path(request.model_path).suffix == ".tflite":

@@ -62,12 +62,22 @@ _COUNT_SUFFIX = "_count"
 class BoundedOutput:
     """A graph output whose size depended on the data, now `rows` long:
     `count` names the output holding how many rows are valid; the rest
-    are `fill`."""
+    are `fill`.  `boxes` and `scores` name the NonMaxSuppression's inputs,
+    graph outputs (or inputs) of their own, and the other fields its
+    parameters: the selection is checked by running ONNX Runtime's
+    NonMaxSuppression on them (check/verify.py), since a score or overlap
+    within rounding of a threshold flips it between any two runtimes."""
 
     name: str
     count: str
     rows: int
     node: str  # the NonMaxSuppression it came from
+    boxes: str
+    scores: str
+    center_point_box: int
+    per_class: int
+    iou: float
+    score: float | None
     fill: int = 0
 
 
@@ -246,8 +256,20 @@ def _rewrite(model, nms: _Nms, rows: int, steps: int, output) -> BoundedOutput:
     for d in (rows, 3):
         output.type.tensor_type.shape.dim.add().dim_value = d
     position = list(graph.output).index(output)
-    graph.output.insert(position + 1, helper.make_tensor_value_info(count, TensorProto.INT64, [1]))
-    return BoundedOutput(selected, count, rows, node.name)
+    added = [helper.make_tensor_value_info(count, TensorProto.INT64, [1])]
+    # The boxes and scores the indices point into: the caller reads the
+    # selected boxes from them.
+    visible = {v.name for v in (*graph.output, *graph.input)}
+    boxes, scores = node.input[0], node.input[1]
+    shapes = {boxes: [nms.batches, nms.boxes, 4], scores: [nms.batches, nms.classes, nms.boxes]}
+    added += [
+        helper.make_tensor_value_info(v, TensorProto.FLOAT, shapes[v]) for v in (boxes, scores) if v not in visible
+    ]
+    for offset, value in enumerate(added):
+        graph.output.insert(position + 1 + offset, value)
+    return BoundedOutput(
+        selected, count, rows, node.name, boxes, scores, nms.center_point_box, nms.per_class, nms.iou, nms.score
+    )
 
 
 def _suppression(b: NodeBuilder, nms: _Nms, rows: int, steps: int, selected: str, count: str) -> None:
