@@ -199,7 +199,7 @@ def bound_detections(model, path, max_detections: int | None, shapes: dict) -> t
         selected = node.output[0]
         readers = [n for n in _consumers(graph, selected) if n is not node]
         if selected not in outputs or readers:
-            reader = f"is read by {_node_text(readers[0])}" if readers else "is not a graph output"
+            reader = f"are read by {_node_text(readers[0])}" if readers else "are not a graph output"
             raise UsageError(
                 f"{path}: {_node_text(node)}: its selected indices {reader}; ireegen bounds a NonMaxSuppression "
                 "whose selected indices are a graph output (docs/detectors.md)"
