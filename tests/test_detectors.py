@@ -156,22 +156,24 @@ def test_max_detections_on_a_model_without_nms_is_refused(tmp_path):
 @pytest.fixture(scope="module")
 def yolo(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("yolo") / "yolo.onnx"
-    yolo_head(path, per_class=4)
+    yolo_head(path, per_class=2)
     return path
 
 
-@pytest.mark.parametrize("mode", ["runtimeless", pytest.param("async", marks=pytest.mark.full_suite)])
+# About 20 s of CPU each (two compiles and the runs): the full suite's.
+@pytest.mark.full_suite
+@pytest.mark.parametrize("mode", ["runtimeless", "async"])
 def test_a_tiny_detector_emits_verified_against_onnxruntime(tmp_path, yolo, mode):
     out = tmp_path / mode
-    result = run_cli("emit", yolo, "-o", out, "--execution-model", mode, "--tune", "off", "--max-detections", "6")
+    result = run_cli("emit", yolo, "-o", out, "--execution-model", mode, "--tune", "off", "--max-detections", "3")
     assert result.returncode == 0, result.stderr
     import json
 
     verification = json.loads((out / "manifest.json").read_text())["verification"]
     assert verification["verified"] and verification["references"]["onnxruntime"]["used"]
-    assert verification["references"]["onnxruntime"]["bounded"] == {"selected": {"rows": 6, "count": "selected_count"}}
+    assert verification["references"]["onnxruntime"]["bounded"] == {"selected": {"rows": 3, "count": "selected_count"}}
     outputs = verification["functions"]["detector"]["outputs"]
-    assert list(outputs) == ["selected", "selected_count", "boxes", "scores"]
+    assert sorted(outputs) == ["boxes", "scores", "selected", "selected_count"]
     assert any("NonMaxSuppression on each run's own boxes and scores" in n for n in verification["notes"])
     header = (out / "yolo.h").read_text()
-    assert "// selected: tensor<6x3xi64>" in header and "// selected_count: tensor<1xi64>" in header
+    assert "// selected: tensor<3x3xi64>" in header and "// selected_count: tensor<1xi64>" in header
