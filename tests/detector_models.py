@@ -146,3 +146,69 @@ def random_scores(rng, batches, classes, boxes, ties=False):
     if ties:
         return (rng.integers(0, 5, (batches, classes, boxes)) / 4).astype(np.float32)
     return rng.random((batches, classes, boxes)).astype(np.float32)
+
+
+# The scene detector of docs/detectors.md: anchors of ANCHOR pixels every
+# STRIDE pixels; a class per colour channel, scored by the channel's mean
+# over the anchor.
+SCENE = 64
+STRIDE = 4
+ANCHOR = 12
+
+
+def scene_detector(path, per_class=4, iou=0.1, score=0.5):
+    """A detector that finds red, green and blue squares: each anchor's
+    score for a class is a sigmoid of that colour's mean over it (an
+    AveragePool), its box the anchor moved by a small convolution of the
+    image (a regression head), [x_center, y_center, width, height]."""
+    grid = (SCENE - ANCHOR) // STRIDE + 1
+    cells = grid * grid
+    centres = np.arange(grid, dtype=np.float32) * STRIDE + ANCHOR / 2
+    cy, cx = np.meshgrid(centres, centres, indexing="ij")
+    anchors = np.stack([cx.ravel(), cy.ravel(), np.full(cells, ANCHOR), np.full(cells, ANCHOR)], axis=1)
+    rng = np.random.default_rng(0)
+    names, constants = _nms_constants(per_class, iou, score)
+    init = [
+        numpy_helper.from_array(anchors.T.reshape(1, 4, cells).astype(np.float32), "anchors"),
+        numpy_helper.from_array((rng.standard_normal((4, 3, ANCHOR, ANCHOR)) * 0.01).astype(np.float32), "w_box"),
+        numpy_helper.from_array(np.array([1, 4, cells], np.int64), "box_shape"),
+        numpy_helper.from_array(np.array([1, 3, cells], np.int64), "score_shape"),
+        numpy_helper.from_array(np.array(12.0, np.float32), "sharpness"),
+        numpy_helper.from_array(np.array(0.35, np.float32), "middle"),
+        *constants,
+    ]
+    nodes = [
+        helper.make_node("Conv", ["image", "w_box"], ["offsets"], strides=[STRIDE, STRIDE], name="box_head"),
+        helper.make_node("Reshape", ["offsets", "box_shape"], ["flat_offsets"], name="box_flatten"),
+        helper.make_node("Add", ["anchors", "flat_offsets"], ["moved"], name="box_decode"),
+        helper.make_node("Transpose", ["moved"], ["boxes"], perm=[0, 2, 1], name="box_transpose"),
+        helper.make_node(
+            "AveragePool",
+            ["image"],
+            ["means"],
+            kernel_shape=[ANCHOR, ANCHOR],
+            strides=[STRIDE, STRIDE],
+            name="score_head",
+        ),
+        helper.make_node("Reshape", ["means", "score_shape"], ["flat_means"], name="score_flatten"),
+        helper.make_node("Sub", ["flat_means", "middle"], ["centred"], name="score_centre"),
+        helper.make_node("Mul", ["centred", "sharpness"], ["logits"], name="score_sharpen"),
+        helper.make_node("Sigmoid", ["logits"], ["scores"], name="score_sigmoid"),
+        helper.make_node(
+            "NonMaxSuppression", ["boxes", "scores", *names], ["selected"], center_point_box=1, name="nms"
+        ),
+    ]
+    inputs = [helper.make_tensor_value_info("image", TensorProto.FLOAT, [1, 3, SCENE, SCENE])]
+    outputs = [helper.make_tensor_value_info("selected", TensorProto.INT64, ["num_selected", 3])]
+    onnx.save(_model(nodes, inputs, outputs, init), str(path))
+
+
+def scene(seed=0):
+    """A synthetic scene: dim noise and coloured squares of 10 to 20 pixels, some overlapping."""
+    rng = np.random.default_rng(seed)
+    image = (rng.random((1, 3, SCENE, SCENE)) * 0.15).astype(np.float32)
+    for channel, (y, x, side) in zip(
+        (0, 1, 2, 0, 2), ((6, 8, 16), (30, 36, 20), (40, 6, 14), (44, 44, 12), (10, 40, 18))
+    ):
+        image[0, channel, y : y + side, x : x + side] = 0.9
+    return image
