@@ -219,7 +219,8 @@ def _plan(nms: _Nms, max_detections: int | None) -> tuple:
     """(rows, steps) of the bounded NonMaxSuppression."""
     steps = min(nms.per_class, nms.boxes)
     implied = nms.batches * nms.classes * steps
-    rows = implied if max_detections is None else min(implied, max_detections)
+    # One row at least: a model that can select nothing still has an output to write.
+    rows = max(1, implied if max_detections is None else min(implied, max_detections))
     steps = min(steps, rows)
     if steps > MAX_STEPS:
         hint = (
