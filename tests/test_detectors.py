@@ -126,6 +126,15 @@ def test_an_unbounded_per_class_count_gets_the_max_detections_hint(tmp_path):
     assert bound.rows == 20
 
 
+def test_a_row_selection_too_large_gets_the_max_detections_hint(tmp_path):
+    path = tmp_path / "nms.onnx"
+    bare_nms(path, classes=80, boxes=200, per_class=100)  # 8,000 rows from 8,000 candidates
+    with pytest.raises(UsageError, match=r"8,000 rows from 8,000 candidates .*; give --max-detections N$"):
+        prepare_onnx(path)
+    (bound,) = prepare_onnx(path, max_detections=100)[3]
+    assert bound.rows == 100
+
+
 @pytest.mark.parametrize("value", ["0", "-3", "abc", "1.5", "99999999", "٣"])
 def test_a_bad_max_detections_is_refused_naming_the_flag(tmp_path, value):
     path = tmp_path / "nms.onnx"
