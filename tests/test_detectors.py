@@ -115,6 +115,22 @@ def test_what_cannot_be_bounded_is_refused_naming_the_node(tmp_path, case):
     assert "\n" not in str(e.value) and "--max-detections" not in str(e.value)
 
 
+def test_a_threshold_computed_at_run_time_is_refused_naming_the_node(tmp_path):
+    from onnx import TensorProto, helper
+
+    path = tmp_path / "nms.onnx"
+    bare_nms(path)
+    model = onnx.load(str(path))
+    model.graph.initializer.remove(next(t for t in model.graph.initializer if t.name == "iou"))
+    model.graph.input.append(helper.make_tensor_value_info("iou", TensorProto.FLOAT, [1]))
+    onnx.save(model, str(path))
+    with pytest.raises(UsageError) as e:
+        prepare_onnx(path)
+    assert str(e.value) == (
+        f"{path}: node nms (NonMaxSuppression): its iou_threshold is computed at run time; ireegen needs it constant"
+    )
+
+
 def test_an_unbounded_per_class_count_gets_the_max_detections_hint(tmp_path):
     path = tmp_path / "nms.onnx"
     bare_nms(path, boxes=600, per_class=2**62)

@@ -148,23 +148,26 @@ def _read(node, shapes: dict, known: dict) -> _Nms:
     )
 
 
+def _subgraphs(node) -> list:
+    return [g for a in node.attribute for g in ([a.g] if a.HasField("g") else list(a.graphs))]
+
+
+def _reads(node, name: str) -> bool:
+    """Whether `node`, or a node of its subgraphs at any depth, reads `name`."""
+    return name in node.input or any(_reads(m, name) for g in _subgraphs(node) for m in g.node)
+
+
 def _consumers(graph, name: str) -> list:
-    found = [n for n in graph.node if name in n.input]
-    for n in graph.node:
-        for a in n.attribute:
-            if a.g is not None and a.g.node and any(name in m.input for m in a.g.node):
-                found.append(n)
-    return found
+    return [n for n in graph.node if _reads(n, name)]
 
 
 def _subgraph_nms(graph):
     """The first NonMaxSuppression inside a subgraph (an If's branch, a Loop's body), with its holder."""
     for n in graph.node:
-        for a in n.attribute:
-            for g in [a.g] if a.HasField("g") else list(a.graphs):
-                inner = next((m for m in g.node if m.op_type == NMS), None) or _subgraph_nms(g)
-                if inner is not None:
-                    return inner if isinstance(inner, tuple) else (inner, n)
+        for g in _subgraphs(n):
+            inner = next((m for m in g.node if m.op_type == NMS), None) or _subgraph_nms(g)
+            if inner is not None:
+                return inner if isinstance(inner, tuple) else (inner, n)
     return None
 
 
@@ -204,8 +207,8 @@ def bound_detections(model, path, max_detections: int | None, shapes: dict) -> t
                 f"{path}: {_node_text(node)}: its selected indices {reader}; ireegen bounds a NonMaxSuppression "
                 "whose selected indices are a graph output (docs/detectors.md)"
             )
-        nms = _read(node, shapes, known)
         try:
+            nms = _read(node, shapes, known)
             plans.append((nms, _plan(nms, max_detections)))
         except UsageError as e:
             raise UsageError(f"{path}: {e}") from None
