@@ -17,7 +17,7 @@ include("${CMAKE_CURRENT_LIST_DIR}/ireegenRuntime.cmake")
 set(_IREEGEN_OPTION_KEYWORDS GENERATE_ONLY NO_BUILTIN_KERNELS QUANTIZED_IO PARALLEL_FOR)
 set(_IREEGEN_VALUE_KEYWORDS SRC NAME EXECUTION_MODEL EXECUTABLE_FORMAT MODULE_FORMAT DATA_FORMAT TARGET_TRIPLE
   TARGET_CPU TARGET_CPU_FEATURES OUTPUT_DIR CONSTANTS_SECTION ARENA_SECTION OPTIMIZE_FOR VERIFY
-  VERIFY_INPUTS KERNELS TUNE THREADS)
+  VERIFY_INPUTS KERNELS TUNE THREADS MAX_DETECTIONS)
 set(_IREEGEN_LIST_KEYWORDS FLAGS INPUT_SHAPES INPUT_VALUES)
 
 # The keyword-to-flag tables: pairs of a keyword (or an IREEGEN_* variable of
@@ -53,7 +53,8 @@ set(_IREEGEN_EMIT_ONLY_FLAGS
   VERIFY=OFF              --no-verify
   VERIFY_INPUTS           --verify-inputs
   NO_BUILTIN_KERNELS=TRUE --no-builtin-kernels
-  QUANTIZED_IO=TRUE       --quantized-io)
+  QUANTIZED_IO=TRUE       --quantized-io
+  MAX_DETECTIONS          --max-detections=)
 # The shared output cache (docs/cache.md): not an option of the output (not in
 # the options file), only on emit's command line.
 set(_IREEGEN_CACHE_FLAGS
@@ -197,6 +198,14 @@ function(_ireegen_check_arguments target)
       set(_ARG_VERIFY ON PARENT_SCOPE)
     else()
       set(_ARG_VERIFY OFF PARENT_SCOPE)
+    endif()
+  endif()
+  # MAX_DETECTIONS <n>: the rows of a detector's NonMaxSuppression output
+  # (docs/detectors.md), a whole number from 1 to 65536 as emit takes it.
+  if(DEFINED _ARG_MAX_DETECTIONS)
+    if(NOT _ARG_MAX_DETECTIONS MATCHES "^[1-9][0-9]?[0-9]?[0-9]?[0-9]?$" OR _ARG_MAX_DETECTIONS GREATER 65536)
+      message(FATAL_ERROR "ireegen_add_model(${target}): MAX_DETECTIONS ${_ARG_MAX_DETECTIONS}: expected a whole "
+        "number of detections from 1 to 65536")
     endif()
   endif()
   # VERIFY_INPUTS <x.npz>: verify on these inputs (a dependency) instead of drawn ones.

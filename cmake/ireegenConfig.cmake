@@ -20,7 +20,7 @@
 #                     [QUANTIZED_IO] [PARALLEL_FOR]
 #                     [CONSTANTS_SECTION <section>] [ARENA_SECTION <section>]
 #                     [OPTIMIZE_FOR speed|size] [TUNE off|quick|full]
-#                     [THREADS n])
+#                     [THREADS n] [MAX_DETECTIONS n])
 #
 # SRC is .mlir, .mlirbc, .onnx or .tflite (an ONNX model's external data files are
 # dependencies too; INPUT_SHAPES pins its symbolic dimensions, e.g.

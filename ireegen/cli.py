@@ -314,6 +314,13 @@ def build_parser() -> argparse.ArgumentParser:
         "(docs/kernels-int8.md)",
     )
     emit.add_argument(
+        "--max-detections",
+        metavar="N",
+        help="detectors: bound the selected indices of the model's NonMaxSuppression to N rows, the valid "
+        "count in an extra output <name>_count, the other rows zero (docs/detectors.md); "
+        "default: the most the model can select",
+    )
+    emit.add_argument(
         "--no-builtin-kernels",
         action="store_true",
         help="do not link ireegen's own int8 kernels, which are on by default for QDQ int8 ONNX models "
@@ -490,6 +497,7 @@ def _cmd_emit(args) -> int:
         tune=args.tune,
         builtin_kernels=not args.no_builtin_kernels,
         quantized_io=args.quantized_io,
+        max_detections=args.max_detections,
     )
     section = result.manifest["verification"]
     origin = f" from the cache at {cache.label}, {result.cache_check}" if result.from_cache else ""

@@ -264,7 +264,8 @@ def run_parity(request: ParityRequest) -> Report:
         extra = None
         if request.reference == "onnxruntime":
             fixed = input_value_arrays(model_path, request.input_shapes, request.input_values)
-            extra = Subject("onnxruntime", lambda f, inputs: onnxruntime_outputs(model_path, f, inputs, fixed))
+            bounded = model.bounded  # a detector's outputs, in the form ireegen bounds them to
+            extra = Subject("onnxruntime", lambda f, inputs: onnxruntime_outputs(model_path, f, inputs, fixed, bounded))
         run_subjects(report, functions, subjects, given, request.seed, request.rtol, request.atol, wanted, extra)
     if save_outputs is not None:
         write_outputs(report, functions, save_outputs)

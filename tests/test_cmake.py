@@ -205,7 +205,8 @@ def test_parallel_build_of_four_models(tmp_path, generator):
             "SRC m1.mlir BOGUS 1",
             "unknown argument(s) BOGUS 1; the keywords are SRC NAME EXECUTION_MODEL "
             "EXECUTABLE_FORMAT MODULE_FORMAT DATA_FORMAT TARGET_TRIPLE TARGET_CPU TARGET_CPU_FEATURES OUTPUT_DIR "
-            "CONSTANTS_SECTION ARENA_SECTION OPTIMIZE_FOR VERIFY VERIFY_INPUTS KERNELS TUNE THREADS FLAGS INPUT_SHAPES "
+            "CONSTANTS_SECTION ARENA_SECTION OPTIMIZE_FOR VERIFY VERIFY_INPUTS KERNELS TUNE THREADS MAX_DETECTIONS FLAGS "
+            "INPUT_SHAPES "
             "INPUT_VALUES "
             "GENERATE_ONLY NO_BUILTIN_KERNELS",
         ),
@@ -213,6 +214,8 @@ def test_parallel_build_of_four_models(tmp_path, generator):
         ("SRC missing.mlir", "missing.mlir does not exist"),
         ("SRC m1.mlir VERIFY_INPUTS nothere.npz", "VERIFY_INPUTS"),
         ("SRC m1.mlir KERNELS nothere.json", "KERNELS"),
+        ("SRC m1.mlir MAX_DETECTIONS 0", "MAX_DETECTIONS 0: expected a whole number of detections from 1 to 65536"),
+        ("SRC m1.mlir MAX_DETECTIONS 70000", "MAX_DETECTIONS 70000: expected a whole number"),
         (
             "SRC m1.mlir EXECUTION_MODEL inline-static EXECUTABLE_FORMAT static-library",
             "inline-static cannot use --executable-format static-library",
@@ -282,7 +285,7 @@ def test_emit_command_line_of_every_keyword(tmp_path):
         "ireegen_add_model(t1 SRC digits.onnx NAME alpha EXECUTION_MODEL runtimeless DATA_FORMAT c "
         "TARGET_TRIPLE x86_64-unknown-linux-gnu TARGET_CPU x86-64-v2 TARGET_CPU_FEATURES +sse4.2 OUTPUT_DIR out "
         "OPTIMIZE_FOR size VERIFY STRICT VERIFY_INPUTS x.npz TUNE off FLAGS --iree-opt-level=O2 --iree-opt-level=O3 "
-        "INPUT_SHAPES image=1x64 NO_BUILTIN_KERNELS QUANTIZED_IO GENERATE_ONLY)\n"
+        "INPUT_SHAPES image=1x64 NO_BUILTIN_KERNELS QUANTIZED_IO MAX_DETECTIONS 5 GENERATE_ONLY)\n"
     )
     proc = p.configure("-DIREEGEN_CACHE=http://127.0.0.1:1", "-DIREEGEN_CACHE_MODE=read")
     assert proc.returncode == 0, proc.stdout
@@ -295,6 +298,7 @@ def test_emit_command_line_of_every_keyword(tmp_path):
         "--target-cpu=x86-64-v2", "--target-cpu-features=+sse4.2", "--optimize-for=size", "--tune=off",
         "--iree-flag=--iree-opt-level=O2", "--iree-flag=--iree-opt-level=O3", "--input-shape=image=1x64",
         "--verify-strict", "--verify-inputs", "SRC/x.npz", "--no-builtin-kernels", "--quantized-io",
+        "--max-detections=5",
         "--cache", "http://127.0.0.1:1", "--cache-mode", "read",
     ]  # fmt: skip
 

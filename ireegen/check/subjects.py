@@ -56,22 +56,89 @@ def require_onnxruntime():
     return onnxruntime
 
 
-def onnxruntime_outputs(model_path, function: Function, inputs, fixed: dict | None = None) -> list:
+def onnxruntime_outputs(model_path, function: Function, inputs, fixed: dict | None = None, bounded=()) -> list:
     """The reference provider for --reference onnxruntime: runs the .onnx
     model in ONNX Runtime (CPU) on `inputs`, fed and read by ONNX name;
-    `fixed` ({name: array}) feeds the inputs --input-value made constants."""
+    `fixed` ({name: array}) feeds the inputs --input-value made constants;
+    `bounded` (frontend/onnx_detections.BoundedOutput) are the outputs
+    ireegen bounded: ONNX Runtime's are given the same form (bounded_as)."""
     ort = require_onnxruntime()
     options = ort.SessionOptions()
     options.log_severity_level = 3
     try:
-        session = ort.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
+        model = _with_outputs(model_path, [n for b in bounded for n in (b.boxes, b.scores)]) if bounded else None
+        session = ort.InferenceSession(model or str(model_path), options, providers=["CPUExecutionProvider"])
         feeds = {v.name: np.asarray(x) for v, x in zip(function.inputs, inputs)}
         feeds.update(fixed or {})
-        return session.run([v.name for v in function.outputs], feeds)
+        counts = {b.count for b in bounded}
+        names = [v.name for v in function.outputs if v.name not in counts]
+        results = dict(zip(names, session.run(names, feeds)))
     except Exception as e:  # noqa: BLE001 - onnxruntime raises its own exception types
         raise RunError(
             f"onnxruntime: {str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__}"
         ) from None
+    for b in bounded:
+        results[b.name], results[b.count] = bounded_as(results[b.name], b)
+    return [results[v.name] for v in function.outputs]
+
+
+def _with_outputs(model_path, names) -> bytes:
+    """The model at `model_path`, serialized, with the values `names` (the
+    boxes and scores a bounded NonMaxSuppression reads) as graph outputs too."""
+    import onnx
+
+    model = onnx.load(str(model_path))
+    present = {v.name for v in (*model.graph.output, *model.graph.input)}
+    for name in dict.fromkeys(names):
+        if name not in present:
+            model.graph.output.append(onnx.helper.make_empty_tensor_value_info(name))
+    return model.SerializeToString()
+
+
+def bounded_as(rows, bound) -> tuple:
+    """(rows, count) of an output whose size depends on the data, in the
+    form ireegen bounds it to (a BoundedOutput): its first `bound.rows`
+    rows, then `bound.fill`; the count of rows given as an int64 [1]."""
+    rows = np.asarray(rows)
+    count = min(rows.shape[0], bound.rows)
+    padded = np.full((bound.rows, *rows.shape[1:]), bound.fill, rows.dtype)
+    padded[:count] = rows[:count]
+    return padded, np.array([count], np.int64)
+
+
+def onnxruntime_selection(boxes, scores, bound) -> tuple:
+    """(rows, count) that ONNX Runtime's NonMaxSuppression selects from
+    `boxes` and `scores` with the parameters of `bound` (a BoundedOutput),
+    in the bounded form (bounded_as)."""
+    ort = require_onnxruntime()
+    from onnx import TensorProto, helper
+
+    inputs = ["boxes", "scores", "max_output_boxes_per_class", "iou_threshold"]
+    constants = [
+        helper.make_tensor("max_output_boxes_per_class", TensorProto.INT64, [1], [bound.per_class]),
+        helper.make_tensor("iou_threshold", TensorProto.FLOAT, [1], [bound.iou]),
+    ]
+    if bound.score is not None:
+        inputs.append("score_threshold")
+        constants.append(helper.make_tensor("score_threshold", TensorProto.FLOAT, [1], [bound.score]))
+    node = helper.make_node("NonMaxSuppression", inputs, ["selected"], center_point_box=bound.center_point_box)
+    graph = helper.make_graph(
+        [node],
+        "selection",
+        [
+            helper.make_tensor_value_info("boxes", TensorProto.FLOAT, list(np.shape(boxes))),
+            helper.make_tensor_value_info("scores", TensorProto.FLOAT, list(np.shape(scores))),
+        ],
+        [helper.make_tensor_value_info("selected", TensorProto.INT64, None)],
+        constants,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    options = ort.SessionOptions()
+    options.log_severity_level = 3
+    session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    feeds = {"boxes": np.asarray(boxes, np.float32), "scores": np.asarray(scores, np.float32)}
+    return bounded_as(session.run(None, feeds)[0], bound)
 
 
 def runner_subject(label: str, runner) -> Subject:

@@ -48,6 +48,7 @@ def key_of(request: EmitRequest, source: dict) -> str:
         kernel_spec,
         tune=request.tune,
         quantized_io=request.quantized_io,
+        max_detections=request.max_detections,
     )
 
 
@@ -65,6 +66,7 @@ def load(request: EmitRequest) -> Loaded:
         onnx_rewrites=request.apply_workarounds,
         speed_rewrites=speed_rewrites,
         quantized_io=request.quantized_io,
+        max_detections=request.max_detections,
     )
     check_tensor_sizes(model.functions, config, str(model_path))
     functions = build_functions(request.name, model.functions, str(model_path))

@@ -20,6 +20,7 @@ from ireegen.config.targets import check_target, resolve_host
 from ireegen.config.tuning import check_level
 from ireegen.frontend.kernel_spec import load_kernel_spec
 from ireegen.frontend.models import check_model_path
+from ireegen.frontend.onnx_detections import check_max_detections
 from ireegen.frontend.onnx_import import model_dependencies
 from ireegen.output.cache import Cache
 from ireegen.output.layout import output_files
@@ -47,7 +48,9 @@ class EmitRequest:
     compiled into the output, but not into the references it is verified
     against (driver/verification.py), nor into the key.  `quantized_io` gives a QDQ ONNX
     model the int8 inputs and outputs its QuantizeLinear and
-    DequantizeLinear compute (frontend/quantized_io.py)."""
+    DequantizeLinear compute (frontend/quantized_io.py).  `max_detections`
+    bounds the rows of an ONNX NonMaxSuppression's output (`--max-detections`,
+    frontend/onnx_detections.py)."""
 
     model_path: Path | str
     outdir: Path | str
@@ -65,6 +68,7 @@ class EmitRequest:
     candidate_flags: list = field(default_factory=list)
     builtin_kernels: bool = True
     quantized_io: bool = False
+    max_detections: int | None = None
 
     @property
     def compile_flags(self) -> list:
@@ -92,6 +96,7 @@ def checked(request: EmitRequest) -> EmitRequest:
     extra_flags = check_extra_flags(request.extra_flags)
     candidate_flags = check_extra_flags(request.candidate_flags)
     tune = check_level(request.tune, config=config)
+    max_detections = check_max_detections(request.max_detections)
     compiler = request.compiler or find_compiler()
     verify = (
         request.verify if isinstance(request.verify, VerifyOptions) else VerifyOptions(enabled=bool(request.verify))
@@ -116,6 +121,7 @@ def checked(request: EmitRequest) -> EmitRequest:
         verify=verify,
         kernels=kernels,
         config=config,
+        max_detections=max_detections,
     )
     check_emit_target(request.outdir, [*output_files(name, config).values(), MANIFEST], _inputs(request))
     return request

@@ -5,7 +5,8 @@ them to check/verify.py to compare.
 The references share nothing optional with what they check:
 - IREE's defaults: the model imported with only the required
   transformations (the ONNX import and its opset upgrade, --input-shape,
-  --input-value, --quantized-io: they define the model's interface),
+  --input-value, --quantized-io, the bounds of a detector's outputs: they
+  define the model's interface),
   compiled for async without --iree-flag, tuning flags, ireegen's ONNX
   rewrites, workarounds or kernels;
 - ONNX Runtime, for an ONNX model when onnxruntime is installed (and the
@@ -52,8 +53,9 @@ def _first_line(error: Exception) -> str:
     return line[:300]
 
 
-def _independent(request: EmitRequest) -> tuple:
-    """(ONNX Runtime as a Subject or None, its manifest entry)."""
+def _independent(request: EmitRequest, bounded: tuple = ()) -> tuple:
+    """(ONNX Runtime as a Subject or None, its manifest entry); its outputs
+    whose size depends on the data are given the `bounded` form."""
     if request.model_path.suffix != ".onnx":
         return None, {"used": False, "why": "not an ONNX model"}
     if importlib.util.find_spec("onnxruntime") is None:
@@ -64,8 +66,11 @@ def _independent(request: EmitRequest) -> tuple:
 
     path = request.model_path
     fixed = input_value_arrays(path, request.input_shapes, request.input_values)
-    subject = Subject(INDEPENDENT, lambda f, inputs: onnxruntime_outputs(path, f, inputs, fixed))
-    return subject, {"used": True, "version": onnxruntime.__version__, "provider": "CPUExecutionProvider"}
+    subject = Subject(INDEPENDENT, lambda f, inputs: onnxruntime_outputs(path, f, inputs, fixed, bounded))
+    entry = {"used": True, "version": onnxruntime.__version__, "provider": "CPUExecutionProvider"}
+    if bounded:
+        entry["bounded"] = {b.name: {"rows": b.rows, "count": b.count} for b in bounded}
+    return subject, entry
 
 
 def subject_is_iree_defaults(built: Built) -> bool:
@@ -97,9 +102,9 @@ class ReferenceCache:
             self._iree = _compile_defaults(built, self.directory / "reference")
         return self._iree
 
-    def independent(self, request: EmitRequest) -> tuple:
+    def independent(self, request: EmitRequest, bounded: tuple = ()) -> tuple:
         if self._independent is None:
-            self._independent = _independent(request)
+            self._independent = _independent(request, bounded)
         return self._independent
 
 
@@ -124,6 +129,7 @@ def _compile_defaults(built: Built, workdir: Path) -> tuple:
                 onnx_rewrites=False,
                 speed_rewrites=False,
                 quantized_io=request.quantized_io,
+                max_detections=request.max_detections,
             )
         compiled = compile_model(model, request.name, reference_config(), [], request.compiler, workdir, False)
         return workdir / compiled.module_file, entry
@@ -153,7 +159,7 @@ def _compile_rewritten(built: Built, workdir: Path, entry: dict) -> tuple:
 
 def _references(built: Built, references: ReferenceCache) -> References:
     request = built.request
-    independent, independent_entry = references.independent(request)
+    independent, independent_entry = references.independent(request, built.model.bounded)
     if subject_is_iree_defaults(built):
         entry = {"used": True, "what": "the output itself: it is what IREE's defaults compile"}
         return References(None, independent, {IREE_DEFAULTS: entry, INDEPENDENT: dict(independent_entry)}, True)
@@ -192,6 +198,7 @@ def verify_built(built: Built, functions, given: dict, emit_twin: EmitTwin, refe
                 given,
                 request.compiler.version,
                 request.kernels.spec.path if request.kernels is not None else None,
+                built.model.bounded,
             )
             section = compare_with_reference(what, ran, refs)
         if Path(request.model_path).suffix == ".tflite":

@@ -35,6 +35,7 @@ class LoadedModel:
     module: object  # iree.compiler.ir.Module
     functions: tuple  # of signature.Function
     onnx_rewrites: tuple = ()  # of {"rewrite", "nodes"}: graph rewrites around IREE bugs (onnx_rewrites.py)
+    bounded: tuple = ()  # of onnx_detections.BoundedOutput: outputs bounded by --max-detections or the model
 
     def function(self, name: str) -> Function:
         for f in self.functions:
@@ -104,6 +105,7 @@ def load_model(
     onnx_rewrites: bool = True,
     speed_rewrites: bool = True,
     quantized_io: bool = False,
+    max_detections: int | None = None,
 ) -> LoadedModel:
     """Parses (for ONNX: imports and lowers) the model and reads its public
     functions.  Parse errors become a UsageError carrying MLIR's own
@@ -115,7 +117,8 @@ def load_model(
     around IREE bugs (frontend/onnx_rewrites.py, for --no-workarounds); `compiler`
     (a compile.compiler.Compiler) lowers ONNX; an ONNX model needs one;
     `quantized_io` (`--quantized-io`) gives a QDQ ONNX model int8 inputs and
-    outputs (quantized_io.py)."""
+    outputs (quantized_io.py); `max_detections` (`--max-detections`) bounds
+    an ONNX NonMaxSuppression's output (onnx_detections.py)."""
     path = check_model_path(path)
     size = path.stat().st_size
     if size == 0 or (size < 4096 and not path.read_bytes().strip()):
@@ -125,11 +128,16 @@ def load_model(
             ("--quantized-io", quantized_io),
             ("--input-shape", input_shapes),
             ("--input-value", input_values),
+            ("--max-detections", max_detections),
         ):
             if given:
                 raise UsageError(f"{flag}: applies to .onnx models; {path} is TFLite, whose interface is its own")
     if path.suffix in (".onnx", ".tflite"):
-        return _load_onnx(path, input_shapes, compiler, input_values, onnx_rewrites, speed_rewrites, quantized_io)
+        return _load_onnx(
+            path, input_shapes, compiler, input_values, onnx_rewrites, speed_rewrites, quantized_io, max_detections
+        )
+    if max_detections is not None:
+        raise UsageError(f"--max-detections: applies to .onnx models; {path} is MLIR, whose shapes are its own")
     if quantized_io:
         raise UsageError(f"--quantized-io: applies to QDQ .onnx models; {path} is MLIR, whose types are its own")
     if input_shapes:
@@ -155,13 +163,22 @@ def load_model(
 
 
 def _load_onnx(
-    path: Path, input_shapes, compiler, input_values=None, onnx_rewrites=True, speed_rewrites=True, quantized_io=False
+    path: Path,
+    input_shapes,
+    compiler,
+    input_values=None,
+    onnx_rewrites=True,
+    speed_rewrites=True,
+    quantized_io=False,
+    max_detections=None,
 ) -> LoadedModel:
     from iree.compiler import ir
 
     if compiler is None:
         raise TypeError("load_model: an ONNX model needs the compiler that lowers it")
-    text, onnx_sig = lower_onnx(path, input_shapes, compiler, input_values, onnx_rewrites, speed_rewrites, quantized_io)
+    text, onnx_sig = lower_onnx(
+        path, input_shapes, compiler, input_values, onnx_rewrites, speed_rewrites, quantized_io, max_detections
+    )
     context = ir.Context()
     try:
         module = ir.Module.parse(text, context)
@@ -187,7 +204,7 @@ def _load_onnx(
         functions.append(f)
     if not functions:
         raise UsageError(f"{path}: the ONNX graph became no public function")
-    return LoadedModel(path, context, module, tuple(functions), onnx_sig.rewrites)
+    return LoadedModel(path, context, module, tuple(functions), onnx_sig.rewrites, onnx_sig.bounded)
 
 
 def _format_mlir_error(e) -> str:

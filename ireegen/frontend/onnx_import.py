@@ -36,7 +36,8 @@ from ireegen.common.untrusted import deadline_message, tool_deadline
 
 from .containment import contained_file, shown
 from .mlir_text import mlir_escaped
-from .onnx_fold import fold_known, if_hint, needs_folding
+from .onnx_detections import bound_detections
+from .onnx_fold import fold_known, if_hint, needs_folding, static_shapes
 from .onnx_ml_rewrites import unrewritten_ml_node
 from .onnx_nodes import MIN_DEFAULT_OPSET
 from .onnx_rewrites import apply_rewrites
@@ -115,6 +116,7 @@ class OnnxSignature:
     inputs: tuple  # of OnnxValue, graph inputs that are not initializers
     outputs: tuple  # of OnnxValue
     rewrites: tuple = ()  # of {"rewrite": name, "nodes": count}: onnx_rewrites.REWRITES applied
+    bounded: tuple = ()  # of onnx_detections.BoundedOutput: outputs whose size depended on the data
 
 
 def require_onnx():
@@ -657,10 +659,14 @@ def prepare_onnx(
     onnx_rewrites: bool = True,
     speed_rewrites: bool = True,
     quantized_io: bool = False,
+    max_detections: int | None = None,
 ) -> tuple:
     """Everything ireegen does to the ONNX model at `path` before IREE's
-    importer sees it: (model, rewrites, quantization), every refusal a
-    UsageError (or ImportFailure) in one line: lower_onnx's first half."""
+    importer sees it: (model, rewrites, quantization, bounded), every refusal a
+    UsageError (or ImportFailure) in one line: lower_onnx's first half.
+    `bounded` (onnx_detections.BoundedOutput) are the outputs whose size
+    depended on the data, bounded by the model or `max_detections`: a
+    required transformation, like --input-value (it defines the interface)."""
     if path.suffix == ".tflite":
         # A TFLite model comes in as the ONNX graph of its ops (tflite_import.py),
         # its integer interface tensors as they are.
@@ -677,6 +683,9 @@ def prepare_onnx(
             quantization = {**dequantized_outputs(model), **quantization}
         if needs_folding(model, input_values, input_shapes):
             fold_known(model)
+        bounded = ()
+        if max_detections is not None or any(n.op_type == "NonMaxSuppression" for n in _all_nodes(model.graph)):
+            bounded = bound_detections(model, path, max_detections, static_shapes(model))
         rewrites = apply_rewrites(model, speed_rewrites) if onnx_rewrites else []
     except _MALFORMED as e:
         # The rewrites read the graph as ONNX defines it; a model the checks
@@ -687,7 +696,16 @@ def prepare_onnx(
         raise ImportFailure(f"{path}: {left}")
     if (_opset(model) or MIN_DEFAULT_OPSET) >= MIN_DEFAULT_OPSET:  # else refused once upgraded and rewritten
         _refuse_rnn_forms(model, path)
-    return model, rewrites, quantization
+    return model, rewrites, quantization, bounded
+
+
+def _all_nodes(graph):
+    """The nodes of `graph` and of every subgraph (If branches, Loop bodies)."""
+    for node in graph.node:
+        yield node
+        for a in node.attribute:
+            for g in [a.g] if a.HasField("g") else list(a.graphs):
+                yield from _all_nodes(g)
 
 
 # What reading a malformed graph raises in ireegen's own rewrites and numpy.
@@ -727,7 +745,7 @@ def check_onnx(path) -> None:
     inference); a refusal is one line.  tests/test_fuzz.py runs it on
     mutated models in-process."""
     path = Path(path)
-    model, _, _ = prepare_onnx(path)
+    model = prepare_onnx(path)[0]
     _infer_shapes(model, path)
 
 
@@ -739,20 +757,22 @@ def lower_onnx(
     onnx_rewrites: bool = True,
     speed_rewrites: bool = True,
     quantized_io: bool = False,
+    max_detections: int | None = None,
 ) -> tuple:
     """(input-dialect MLIR text, OnnxSignature) of the ONNX model at `path`,
     lowered by `compiler` (a compile.compiler.Compiler), with `input_shapes`
     pinned, the inputs in `input_values` made constants, with `quantized_io`
     its float inputs and outputs cut to their int8 tensors
-    (frontend/quantized_io.py), and (unless
+    (frontend/quantized_io.py), its NonMaxSuppression bounded
+    (`max_detections`, frontend/onnx_detections.py), and (unless
     `onnx_rewrites` is False) the patterns IREE fails on rewritten, and
     (unless `speed_rewrites` is False too) those it compiles slowly."""
     path = Path(path)
-    model, rewrites, quantization = prepare_onnx(
-        path, input_shapes, input_values, onnx_rewrites, speed_rewrites, quantized_io
+    model, rewrites, quantization, bounded = prepare_onnx(
+        path, input_shapes, input_values, onnx_rewrites, speed_rewrites, quantized_io, max_detections
     )
     try:
-        return _lower(model, path, compiler, rewrites, quantization)
+        return _lower(model, path, compiler, rewrites, quantization, bounded)
     except ImportFailure as e:
         version = _opset(model)
         if version is None or version >= MIN_OPSET:
@@ -764,7 +784,7 @@ def lower_onnx(
         rewrites = [*rewrites, *apply_rewrites(upgraded, speed_rewrites)]
     _refuse_rnn_forms(upgraded, path)
     try:
-        return _lower(upgraded, path, compiler, rewrites, quantization)
+        return _lower(upgraded, path, compiler, rewrites, quantization, bounded)
     except ImportFailure as e:
         # Say what fails in the model as the user wrote it (the upgrade may add or renumber nodes).
         raise ImportFailure(f"{failure}; also after upgrading the model to opset {MIN_OPSET}") from e
@@ -779,7 +799,7 @@ def _refuse_rnn_forms(model, path: Path) -> None:
         raise ImportFailure(f"{path}: {refused}")
 
 
-def _lower(model, path: Path, compiler, rewrites=(), quantization=None) -> tuple:
+def _lower(model, path: Path, compiler, rewrites=(), quantization=None, bounded=()) -> tuple:
     """Shape inference, IREE's import and the lowering of `model`: (MLIR
     text, OnnxSignature); `quantization` ({name: signature.Quantization})
     goes into the signature."""
@@ -790,6 +810,7 @@ def _lower(model, path: Path, compiler, rewrites=(), quantization=None) -> tuple
         tuple(OnnxValue(i.name, _dtype(i), quantization.get(i.name)) for i in _effective_inputs(model)),
         tuple(OnnxValue(o.name, _dtype(o), quantization.get(o.name)) for o in model.graph.output),
         tuple(rewrites),
+        tuple(bounded),
     )
     torch_mlir = _import_to_torch(model, path)
     # stdin and stdout: no file name can end up in the lowered module's locations.

@@ -67,6 +67,7 @@ def content_key_inputs(
     kernels: dict | None = None,
     tune: str = "off",
     quantized_io: bool = False,
+    max_detections: int | None = None,
 ) -> dict:
     # An option at its default adds nothing to the key (--kernels absent,
     # --tune off, --quantized-io absent): the key of an emit without it is
@@ -77,6 +78,8 @@ def content_key_inputs(
         extra["tune"] = tune
     if quantized_io:  # absent without it, as --kernels and --tune
         extra["quantized_io"] = True
+    if max_detections is not None:  # absent without it, as --quantized-io
+        extra["max_detections"] = max_detections
     if config.threads != 1:  # absent at its default, as the options above
         extra["threads"] = config.threads
     return {
@@ -114,6 +117,7 @@ def content_key(
     kernels: dict | None = None,
     tune: str = "off",
     quantized_io: bool = False,
+    max_detections: int | None = None,
 ) -> str:
     """sha256 over the canonical JSON of content_key_inputs(); `source` is
     source_json()'s description of the model, when the caller has it."""
@@ -132,6 +136,7 @@ def content_key(
         kernels,
         tune,
         quantized_io,
+        max_detections,
     )
     text = json.dumps(inputs, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()

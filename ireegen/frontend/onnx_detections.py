@@ -1,0 +1,444 @@
+"""Detectors: a NonMaxSuppression whose output size depends on the data,
+bounded so that every mode can build it (docs/detectors.md).
+
+ONNX's NonMaxSuppression returns `selected_indices` [num_selected, 3]
+(batch, class, box), num_selected known only once the scores are: IREE's
+async lowering of such graphs fails, and runtimeless C refuses any result
+whose size depends on the data.  `bound_detections` replaces each
+NonMaxSuppression whose selected indices are a graph output by the same
+greedy suppression written in static-shape ops that every mode compiles:
+
+- rows: `selected_indices` becomes [rows, 3] int64, rows the most the model
+  implies (batches x classes x min(max_output_boxes_per_class, boxes)) or
+  `--max-detections`, whichever is smaller; a row past the count is all
+  zeros, and when the model selects more than `rows` the first `rows` in
+  ONNX Runtime's order are kept;
+- count: a new int64 [1] graph output, `<selected_indices>_count`, the number
+  of valid rows;
+- order and arithmetic are ONNX Runtime's: per batch, per class, boxes in
+  descending score, equal scores by ascending box index; a box is a
+  candidate when its score is above score_threshold (every box without
+  one); a candidate is dropped when its intersection over union with a box
+  already selected for its class is above iou_threshold, computed as
+  ONNX Runtime computes it for center_point_box 0 ([y1, x1, y2, x2], any
+  diagonal corners) and 1 ([x_center, y_center, width, height]).
+
+The suppression is unrolled: one step per selected box of a class, each
+step the arg-max of the candidates' scores and the overlap of the box it
+picks with every box.  Steps are bounded by MAX_STEPS; a model that implies
+more (an exporter's max_output_boxes_per_class of 2^63-1 over thousands of
+boxes) is refused with --max-detections as the hint, since that bounds the
+steps.  A NonMaxSuppression that does not take this form (its output read
+by another node, inside an If, thresholds computed at run time, shapes not
+static) is refused in one line naming the node: emitted as it is, it would
+fail in IREE or be refused by runtimeless C with no word of the cause.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ireegen.common.errors import UsageError
+
+from .containment import shown
+from .onnx_nodes import MIN_DEFAULT_OPSET, default_opset, fresh_name, known_arrays, node_attrs
+
+NMS = "NonMaxSuppression"
+# Unrolled suppression steps per NonMaxSuppression: each is some twenty ops
+# over [batches, classes, boxes].
+MAX_STEPS = 512
+# --max-detections: rows of the bounded output, at most (float32 counts
+# them exactly below 2^24, and the row selection is [rows, steps] wide).
+MAX_DETECTIONS = 1 << 16
+# Elements of the row selection's one-hot matrices ([rows, candidates] and
+# [classes, classes], float32): 64 MB each at most.
+MAX_MATRIX = 1 << 24
+_COUNT_SUFFIX = "_count"
+
+
+@dataclass(frozen=True)
+class BoundedOutput:
+    """A graph output whose size depended on the data, now `rows` long:
+    `count` names the output holding how many rows are valid; the rest
+    are `fill`.  `boxes` and `scores` name the NonMaxSuppression's inputs,
+    graph outputs (or inputs) of their own, and the other fields its
+    parameters: the selection is checked by running ONNX Runtime's
+    NonMaxSuppression on them (check/verify.py), since a score or overlap
+    within rounding of a threshold flips it between any two runtimes."""
+
+    name: str
+    count: str
+    rows: int
+    node: str  # the NonMaxSuppression it came from
+    boxes: str
+    scores: str
+    center_point_box: int
+    per_class: int
+    iou: float
+    score: float | None
+    fill: int = 0
+
+
+def check_max_detections(value) -> int | None:
+    """`--max-detections N`: None, or a positive integer up to MAX_DETECTIONS."""
+    if value is None:
+        return None
+    text = str(value).strip()
+    if not text.isascii() or not text.isdigit() or not 0 < int(text) <= MAX_DETECTIONS:
+        raise UsageError(
+            f"--max-detections {str(value)[:40]!r}: expected a whole number of detections from 1 to {MAX_DETECTIONS}"
+        )
+    return int(text)
+
+
+def _node_text(node) -> str:
+    return f"node {shown(node.name)} ({node.op_type})" if node.name else f"a {node.op_type} node"
+
+
+def _scalar(known: dict, name: str, node, what: str, default):
+    """The constant value of `node`'s optional input `name`, or `default` when absent."""
+    from onnx import numpy_helper
+
+    if not name:
+        return default
+    if name not in known:
+        raise UsageError(f"{_node_text(node)}: its {what} is computed at run time; ireegen needs it constant")
+    array = numpy_helper.to_array(known[name]).reshape(-1)
+    if array.size != 1:
+        raise UsageError(f"{_node_text(node)}: its {what} has {array.size} values, not one")
+    return array[0]
+
+
+@dataclass(frozen=True)
+class _Nms:
+    """One NonMaxSuppression, read and checked."""
+
+    node: object
+    batches: int
+    classes: int
+    boxes: int
+    per_class: int  # max_output_boxes_per_class, clamped at 0 as ONNX Runtime does
+    iou: float
+    score: float | None
+    center_point_box: int
+
+
+def _read(node, shapes: dict, known: dict) -> _Nms:
+    inputs = list(node.input) + [""] * (5 - len(node.input))
+    center = int(node_attrs(node).get("center_point_box", 0))
+    if center not in (0, 1):
+        raise UsageError(f"{_node_text(node)}: center_point_box is {center}; ONNX defines 0 and 1")
+    boxes, scores = shapes.get(inputs[0]), shapes.get(inputs[1])
+    if not boxes or not scores or len(boxes) != 3 or len(scores) != 3:
+        raise UsageError(
+            f"{_node_text(node)}: its boxes and scores need static shapes [batches, boxes, 4] and "
+            "[batches, classes, boxes] (pin the model's inputs with --input-shape)"
+        )
+    if boxes[2] != 4 or boxes[0] != scores[0] or boxes[1] != scores[2]:
+        raise UsageError(f"{_node_text(node)}: boxes {boxes} and scores {scores} do not fit each other")
+    per_class = int(_scalar(known, inputs[2], node, "max_output_boxes_per_class", 0))
+    iou = float(_scalar(known, inputs[3], node, "iou_threshold", 0.0))
+    score = _scalar(known, inputs[4], node, "score_threshold", None)
+    if not 0.0 <= iou <= 1.0:
+        raise UsageError(f"{_node_text(node)}: iou_threshold {iou:g} is outside [0, 1]")
+    return _Nms(
+        node, boxes[0], scores[1], boxes[1], max(per_class, 0), iou, None if score is None else float(score), center
+    )
+
+
+def _subgraphs(node) -> list:
+    return [g for a in node.attribute for g in ([a.g] if a.HasField("g") else list(a.graphs))]
+
+
+def _reads(node, name: str) -> bool:
+    """Whether `node`, or a node of its subgraphs at any depth, reads `name`."""
+    return name in node.input or any(_reads(m, name) for g in _subgraphs(node) for m in g.node)
+
+
+def _consumers(graph, name: str) -> list:
+    return [n for n in graph.node if _reads(n, name)]
+
+
+def _subgraph_nms(graph):
+    """The first NonMaxSuppression inside a subgraph (an If's branch, a Loop's body), with its holder."""
+    for n in graph.node:
+        for g in _subgraphs(n):
+            inner = next((m for m in g.node if m.op_type == NMS), None) or _subgraph_nms(g)
+            if inner is not None:
+                return inner if isinstance(inner, tuple) else (inner, n)
+    return None
+
+
+def bound_detections(model, path, max_detections: int | None, shapes: dict) -> tuple:
+    """Rewrites, in place, every NonMaxSuppression of `model` as the module
+    docstring says; returns the BoundedOutput of each.  Refuses (UsageError,
+    one line naming the node) one it cannot bound, and --max-detections on
+    a model with nothing to bound."""
+    graph = model.graph
+    nested = _subgraph_nms(graph)
+    if nested is not None:
+        inner, holder = nested
+        raise UsageError(
+            f"{path}: {_node_text(inner)} inside {_node_text(holder)}: a NonMaxSuppression in a branch or loop "
+            "has a result whose size depends on the data, which ireegen bounds only at the graph's top level "
+            "with its selected indices as a graph output (docs/detectors.md)"
+        )
+    found = [n for n in graph.node if n.op_type == NMS and n.domain in ("", "ai.onnx")]
+    if not found:
+        if max_detections is not None:
+            raise UsageError(f"--max-detections: {path} has no NonMaxSuppression whose output it could bound")
+        return ()
+    if default_opset(model) < MIN_DEFAULT_OPSET:
+        raise UsageError(
+            f"{path}: {_node_text(found[0])}: the model is opset {default_opset(model)}; ireegen bounds "
+            f"NonMaxSuppression in opset {MIN_DEFAULT_OPSET} and later (upgrade it with onnx.version_converter)"
+        )
+    known = known_arrays(graph, {t.name: t for t in graph.initializer})
+    outputs = {o.name: o for o in graph.output}
+    plans = []
+    for node in found:
+        selected = node.output[0]
+        readers = [n for n in _consumers(graph, selected) if n is not node]
+        if selected not in outputs or readers:
+            reader = f"are read by {_node_text(readers[0])}" if readers else "are not a graph output"
+            raise UsageError(
+                f"{path}: {_node_text(node)}: its selected indices {reader}; ireegen bounds a NonMaxSuppression "
+                "whose selected indices are a graph output (docs/detectors.md)"
+            )
+        try:
+            nms = _read(node, shapes, known)
+            plans.append((nms, _plan(nms, max_detections)))
+        except UsageError as e:
+            raise UsageError(f"{path}: {e}") from None
+    bounded = []
+    for nms, (rows, steps) in plans:
+        bounded.append(_rewrite(model, nms, rows, steps, outputs[nms.node.output[0]]))
+    return tuple(bounded)
+
+
+def _plan(nms: _Nms, max_detections: int | None) -> tuple:
+    """(rows, steps) of the bounded NonMaxSuppression."""
+    steps = min(nms.per_class, nms.boxes)
+    implied = nms.batches * nms.classes * steps
+    # One row at least: a model that can select nothing still has an output to write.
+    rows = max(1, implied if max_detections is None else min(implied, max_detections))
+    steps = min(steps, rows)
+    if steps > MAX_STEPS:
+        hint = (
+            f"; give --max-detections N (at most {MAX_STEPS} per class is unrolled)"
+            if max_detections is None
+            else f"; --max-detections {max_detections} is over the {MAX_STEPS} steps ireegen unrolls"
+        )
+        raise UsageError(
+            f"{_node_text(nms.node)}: up to {steps:,} boxes per class "
+            f"(max_output_boxes_per_class {nms.per_class:,}, {nms.boxes:,} boxes){hint}"
+        )
+    groups = nms.batches * nms.classes
+    if groups * groups > MAX_MATRIX or nms.boxes >= 1 << 24:
+        raise UsageError(
+            f"{_node_text(nms.node)}: {nms.batches:,} batches x {nms.classes:,} classes x {nms.boxes:,} boxes; "
+            f"ireegen bounds at most {int(MAX_MATRIX**0.5):,} batches x classes and 2^24 boxes"
+        )
+    if rows * groups * steps > MAX_MATRIX:
+        hint = "; give a smaller --max-detections" if max_detections is not None else "; give --max-detections N"
+        raise UsageError(
+            f"{_node_text(nms.node)}: {rows:,} rows from {groups * steps:,} candidates is over the "
+            f"{MAX_MATRIX:,} elements ireegen's row selection may take{hint}"
+        )
+    return rows, steps
+
+
+class _Builder:
+    """Appends nodes under a name prefix, as onnx_nodes.NodeBuilder, with
+    the graph's names read once (the unrolled steps add thousands of
+    nodes) and each constant added once."""
+
+    def __init__(self, graph, out_nodes: list, prefix: str):
+        self.graph, self.out_nodes, self.prefix = graph, out_nodes, prefix
+        self.used = {v for n in graph.node for v in (*n.input, *n.output)}
+        self.used |= {t.name for t in graph.initializer} | {v.name for v in (*graph.input, *graph.output)}
+        self.constants = {}
+        self.next = 0
+
+    def _name(self, base: str) -> str:
+        while True:
+            name, self.next = f"{self.prefix}/{base}{self.next}", self.next + 1
+            if name not in self.used:
+                self.used.add(name)
+                return name
+
+    def const(self, base: str, array) -> str:
+        from onnx import numpy_helper
+
+        array = np.ascontiguousarray(array)
+        key = (array.dtype.str, array.shape, array.tobytes())
+        if key not in self.constants:
+            self.constants[key] = self._name(base)
+            self.graph.initializer.append(numpy_helper.from_array(array, self.constants[key]))
+        return self.constants[key]
+
+    def op(self, op_type: str, *inputs: str, out: str | None = None, **attrs) -> str:
+        from onnx import helper
+
+        out = out or self._name(op_type.lower())
+        self.out_nodes.append(helper.make_node(op_type, list(inputs), [out], **attrs))
+        return out
+
+
+def _rewrite(model, nms: _Nms, rows: int, steps: int, output) -> BoundedOutput:
+    from onnx import TensorProto, helper
+
+    graph, node = model.graph, nms.node
+    selected = node.output[0]
+    count = selected + _COUNT_SUFFIX
+    if count in {o.name for o in graph.output} or count in {v for n in graph.node for v in n.output}:
+        count = fresh_name(graph, count)
+    out_nodes = []
+    b = _Builder(graph, out_nodes, f"{node.name or 'nms'}/ireegen.bounded")
+    _suppression(b, nms, rows, steps, selected, count)
+    index = list(graph.node).index(node)
+    del graph.node[index]
+    for offset, n in enumerate(out_nodes):
+        graph.node.insert(index + offset, n)
+    output.type.tensor_type.ClearField("shape")
+    output.type.tensor_type.elem_type = TensorProto.INT64
+    for d in (rows, 3):
+        output.type.tensor_type.shape.dim.add().dim_value = d
+    position = list(graph.output).index(output)
+    added = [helper.make_tensor_value_info(count, TensorProto.INT64, [1])]
+    # The boxes and scores the indices point into: the caller reads the
+    # selected boxes from them.
+    visible = {v.name for v in (*graph.output, *graph.input)}
+    boxes, scores = node.input[0], node.input[1]
+    shapes = {boxes: [nms.batches, nms.boxes, 4], scores: [nms.batches, nms.classes, nms.boxes]}
+    added += [
+        helper.make_tensor_value_info(v, TensorProto.FLOAT, shapes[v]) for v in (boxes, scores) if v not in visible
+    ]
+    for offset, value in enumerate(added):
+        graph.output.insert(position + 1 + offset, value)
+    return BoundedOutput(
+        selected, count, rows, node.name, boxes, scores, nms.center_point_box, nms.per_class, nms.iou, nms.score
+    )
+
+
+def _suppression(b: _Builder, nms: _Nms, rows: int, steps: int, selected: str, count: str) -> None:
+    """Appends to `b` the ops of the bounded suppression (the module docstring)."""
+    f32, i64 = np.float32, np.int64
+    node = nms.node
+    batches, classes, boxes = nms.batches, nms.classes, nms.boxes
+    if steps == 0:  # max_output_boxes_per_class 0: ONNX Runtime selects nothing
+        b.op("Identity", b.const("none", np.zeros((max(rows, 0), 3), i64)), out=selected)
+        b.op("Identity", b.const("zero", np.zeros(1, i64)), out=count)
+        return
+    box_in, score_in = node.input[0], node.input[1]
+    # Each box's edges and area, [batches, 1, boxes], as ONNX Runtime's SuppressByIOU computes them.
+    cols = [
+        b.op("Squeeze", b.op("Slice", box_in, *_slice(b, k)), b.const("axis2", np.array([2], i64))) for k in range(4)
+    ]
+    if nms.center_point_box == 0:  # [y1, x1, y2, x2], any diagonal corners
+        x_min, x_max = b.op("Min", cols[1], cols[3]), b.op("Max", cols[1], cols[3])
+        y_min, y_max = b.op("Min", cols[0], cols[2]), b.op("Max", cols[0], cols[2])
+    else:  # [x_center, y_center, width, height]
+        half_w = b.op("Div", cols[2], b.const("two", np.array(2, f32)))
+        half_h = b.op("Div", cols[3], b.const("two", np.array(2, f32)))
+        x_min, x_max = b.op("Sub", cols[0], half_w), b.op("Add", cols[0], half_w)
+        y_min, y_max = b.op("Sub", cols[1], half_h), b.op("Add", cols[1], half_h)
+    area = b.op("Mul", b.op("Sub", x_max, x_min), b.op("Sub", y_max, y_min))
+    edges = [x_min, x_max, y_min, y_max, area]
+    # Flat [batches * boxes] copies, gathered by batch * boxes + the box picked.
+    flat_shape = b.const("flat", np.array([batches * boxes], i64))
+    flat = [b.op("Reshape", e, flat_shape) for e in edges]
+    batch_base = b.const("batch_base", (np.arange(batches, dtype=i64) * boxes).reshape(batches, 1, 1))
+    unsqueezed = b.const("axis1", np.array([1], i64))
+    edges = [b.op("Unsqueeze", e, unsqueezed) for e in edges]
+    zero = b.const("zero_f", np.array(0, f32))
+    positive_area = b.op("Greater", edges[4], zero)
+    box_index = b.const("box_index", np.arange(boxes, dtype=i64))
+    lowest = b.const("lowest", np.array(-np.inf, f32))
+    iou_threshold = b.const("iou_threshold", np.array(nms.iou, f32))
+    if nms.score is None:
+        alive = b.op(
+            "ConstantOfShape",
+            b.const("scores_shape", np.array([batches, classes, boxes], i64)),
+            value=_tensor(np.array([True])),
+        )
+    else:
+        alive = b.op("Greater", score_in, b.const("score_threshold", np.array(nms.score, f32)))
+    picks, valids = [], []
+    for _ in range(steps):
+        masked = b.op("Where", alive, score_in, lowest)
+        pick = b.op("ArgMax", masked, axis=2, keepdims=1)  # first of equal scores: the lowest index
+        left = b.op("ReduceSum", b.op("Cast", alive, to=1), b.const("axes2", np.array([2], i64)), keepdims=1)
+        valids.append(b.op("Cast", b.op("Greater", left, zero), to=1))
+        picks.append(pick)
+        at = b.op("Add", pick, batch_base)
+        sel = [b.op("Gather", f, at, axis=0) for f in flat]  # [batches, classes, 1]
+        ix = b.op("Sub", b.op("Min", sel[1], edges[1]), b.op("Max", sel[0], edges[0]))
+        iy = b.op("Sub", b.op("Min", sel[3], edges[3]), b.op("Max", sel[2], edges[2]))
+        inter = b.op("Mul", ix, iy)
+        union = b.op("Sub", b.op("Add", sel[4], edges[4]), inter)
+        overlap = b.op("Greater", b.op("Div", inter, union), iou_threshold)
+        checks = [b.op("Greater", v, zero) for v in (ix, iy, inter, union, sel[4])]
+        for c in (*checks, positive_area):
+            overlap = b.op("And", overlap, c)
+        picked = b.op("Equal", box_index, pick)
+        alive = b.op("And", alive, b.op("Not", b.op("Or", overlap, picked)))
+    _compact(b, nms, rows, steps, picks, valids, selected, count)
+
+
+def _compact(b: _Builder, nms: _Nms, rows: int, steps: int, picks, valids, selected: str, count: str) -> None:
+    """Moves the valid (batch, class, step) rows to the front in that
+    order, as ONNX Runtime lists them, by a one-hot matrix product: row j
+    goes to the count of valid rows before its class, plus its step."""
+    f32, i64 = np.float32, np.int64
+    batches, classes = nms.batches, nms.classes
+    groups = batches * classes
+    valid = b.op("Concat", *valids, axis=2)  # [batches, classes, steps], 1.0 where selected
+    pick = b.op("Cast", b.op("Concat", *picks, axis=2), to=1)
+    per_class = b.op(
+        "Reshape",
+        b.op("ReduceSum", valid, b.const("axes2", np.array([2], i64)), keepdims=0),
+        b.const("groups", np.array([1, groups], i64)),
+    )
+    before = b.op("MatMul", per_class, b.const("earlier", np.triu(np.ones((groups, groups), f32), 1)))
+    before = b.op("Reshape", before, b.const("group_shape", np.array([batches, classes, 1], i64)))
+    position = b.op("Add", before, b.const("step", np.arange(steps, dtype=f32)))
+    position = b.op(
+        "Where",
+        b.op("Greater", valid, b.const("half", np.array(0.5, f32))),
+        position,
+        b.const("nowhere", np.array(-1, f32)),
+    )
+    position = b.op("Reshape", position, b.const("flat_rows", np.array([1, groups * steps], i64)))
+    to_row = b.op("Cast", b.op("Equal", b.const("row", np.arange(rows, dtype=f32).reshape(rows, 1)), position), to=1)
+    batch = np.broadcast_to(np.arange(batches, dtype=f32).reshape(batches, 1, 1, 1), (batches, classes, steps, 1))
+    klass = np.broadcast_to(np.arange(classes, dtype=f32).reshape(1, classes, 1, 1), (batches, classes, steps, 1))
+    triples = b.op(
+        "Concat",
+        b.const("batch", np.ascontiguousarray(batch)),
+        b.const("class", np.ascontiguousarray(klass)),
+        b.op("Unsqueeze", pick, b.const("axis3", np.array([3], i64))),
+        axis=3,
+    )
+    triples = b.op("Reshape", triples, b.const("triples", np.array([groups * steps, 3], i64)))
+    b.op("Cast", b.op("MatMul", to_row, triples), to=7, out=selected)
+    total = b.op("ReduceSum", valid, keepdims=0)
+    total = b.op("Min", total, b.const("rows", np.array(rows, f32)))
+    b.op("Reshape", b.op("Cast", total, to=7), b.const("one", np.array([1], i64)), out=count)
+
+
+def _slice(b: _Builder, k: int) -> tuple:
+    i64 = np.int64
+    return (
+        b.const("start", np.array([k], i64)),
+        b.const("end", np.array([k + 1], i64)),
+        b.const("axis2", np.array([2], i64)),
+    )
+
+
+def _tensor(array):
+    from onnx import numpy_helper
+
+    return numpy_helper.from_array(array)

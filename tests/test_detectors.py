@@ -1,0 +1,204 @@
+"""Detectors (ireegen/frontend/onnx_detections.py, docs/detectors.md): a
+NonMaxSuppression whose selected indices are a graph output is bounded in
+static-shape ops.  The bounded graph computes, in ONNX Runtime, what ONNX
+Runtime's own NonMaxSuppression computes (padded to the bound, with the
+count), over box formats, thresholds, batches, classes and equal scores
+(milliseconds per draw); a tiny YOLO-style detector emits in runtimeless
+and async, verified against ONNX Runtime; what cannot be bounded is refused
+in one line naming the node, and a bad --max-detections naming the flag."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import run_cli
+from detector_models import bare_nms, nms_gathered, nms_in_if, random_boxes, random_scores, yolo_head
+
+from ireegen.check.subjects import bounded_as
+from ireegen.common.errors import UsageError
+from ireegen.frontend.onnx_import import prepare_onnx
+
+onnx = pytest.importorskip("onnx")
+ort = pytest.importorskip("onnxruntime")
+
+DRAWS = 40
+
+
+def _session(model):
+    options = ort.SessionOptions()
+    options.log_severity_level = 3
+    return ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
+
+
+FORMS = {
+    "corners": dict(center=0),
+    "center": dict(center=1),
+    "no-score-threshold": dict(score=None),
+    "no-thresholds": dict(iou=None, score=None),
+    "batches-classes": dict(batches=2, classes=3, boxes=10),
+    "one-per-class": dict(per_class=1),
+    "iou-zero": dict(iou=0.0),
+    "per-class-over-boxes": dict(per_class=50, boxes=6),
+    "per-class-zero": dict(per_class=0),
+}
+
+
+@pytest.mark.parametrize("ties", [False, True], ids=["distinct", "ties"])
+@pytest.mark.parametrize("form", FORMS, ids=str)
+def test_bounded_nms_selects_what_onnxruntime_selects(tmp_path, form, ties):
+    options = dict(batches=1, classes=2, boxes=12, per_class=5, iou=0.5, score=0.3, center=0) | FORMS[form]
+    path = tmp_path / "nms.onnx"
+    bare_nms(path, **options)
+    model, _, _, bounded = prepare_onnx(path)
+    (bound,) = bounded
+    assert [o.name for o in model.graph.output] == ["selected", "selected_count"]
+    reference, ours = _session(str(path)), _session(model.SerializeToString())
+    rng = np.random.default_rng(len(form) + ties)
+    batches, classes, boxes = options["batches"], options["classes"], options["boxes"]
+    for _ in range(DRAWS):
+        feeds = {
+            "boxes": random_boxes(rng, batches, boxes, options["center"]),
+            "scores": random_scores(rng, batches, classes, boxes, ties),
+        }
+        want_rows, want_count = bounded_as(reference.run(None, feeds)[0], bound)
+        rows, count = ours.run(None, feeds)
+        np.testing.assert_array_equal(rows, want_rows)
+        np.testing.assert_array_equal(count, want_count)
+
+
+@pytest.mark.parametrize("limit", [1, 4, 7])
+def test_max_detections_keeps_the_first_rows_in_onnxruntime_order(tmp_path, limit):
+    path = tmp_path / "nms.onnx"
+    bare_nms(path, batches=2, classes=2, boxes=10, per_class=4, score=None)
+    model, _, _, (bound,) = prepare_onnx(path, max_detections=limit)
+    assert bound.rows == limit
+    reference, ours = _session(str(path)), _session(model.SerializeToString())
+    rng = np.random.default_rng(limit)
+    for _ in range(DRAWS):
+        feeds = {"boxes": random_boxes(rng, 2, 10, 0), "scores": random_scores(rng, 2, 2, 10)}
+        full = reference.run(None, feeds)[0]
+        rows, count = ours.run(None, feeds)
+        assert count[0] == min(len(full), limit)
+        np.testing.assert_array_equal(rows, bounded_as(full, bound)[0])
+
+
+def test_the_yolo_head_exposes_its_boxes_and_scores(tmp_path):
+    path = tmp_path / "yolo.onnx"
+    yolo_head(path)
+    model, _, _, (bound,) = prepare_onnx(path, onnx_rewrites=False)
+    assert [o.name for o in model.graph.output] == ["selected", "selected_count", "boxes", "scores"]
+    assert (bound.rows, bound.boxes, bound.scores, bound.center_point_box) == (30, "boxes", "scores", 1)
+    reference, ours = _session(str(path)), _session(model.SerializeToString())
+    rng = np.random.default_rng(0)
+    for k in range(DRAWS):
+        image = {"image": (rng.standard_normal((1, 3, 32, 32)) * (1 + k % 5)).astype(np.float32)}
+        rows, count, _, _ = ours.run(None, image)
+        want_rows, want_count = bounded_as(reference.run(None, image)[0], bound)
+        np.testing.assert_array_equal(rows, want_rows)
+        np.testing.assert_array_equal(count, want_count)
+
+
+REFUSED = {
+    "in-if": (nms_in_if, "node inner_nms (NonMaxSuppression) inside node batched_nms (If)"),
+    "gathered": (nms_gathered, "node nms (NonMaxSuppression): its selected indices are read by node pick_box (Gather)"),
+}
+
+
+@pytest.mark.parametrize("case", REFUSED, ids=str)
+def test_what_cannot_be_bounded_is_refused_naming_the_node(tmp_path, case):
+    write, message = REFUSED[case]
+    path = tmp_path / "model.onnx"
+    write(path)
+    with pytest.raises(UsageError) as e:
+        prepare_onnx(path)
+    assert message in str(e.value)
+    assert "\n" not in str(e.value) and "--max-detections" not in str(e.value)
+
+
+def test_a_threshold_computed_at_run_time_is_refused_naming_the_node(tmp_path):
+    from onnx import TensorProto, helper
+
+    path = tmp_path / "nms.onnx"
+    bare_nms(path)
+    model = onnx.load(str(path))
+    model.graph.initializer.remove(next(t for t in model.graph.initializer if t.name == "iou"))
+    model.graph.input.append(helper.make_tensor_value_info("iou", TensorProto.FLOAT, [1]))
+    onnx.save(model, str(path))
+    with pytest.raises(UsageError) as e:
+        prepare_onnx(path)
+    assert str(e.value) == (
+        f"{path}: node nms (NonMaxSuppression): its iou_threshold is computed at run time; ireegen needs it constant"
+    )
+
+
+def test_an_unbounded_per_class_count_gets_the_max_detections_hint(tmp_path):
+    path = tmp_path / "nms.onnx"
+    bare_nms(path, boxes=600, per_class=2**62)
+    with pytest.raises(
+        UsageError, match=r"node nms \(NonMaxSuppression\): up to 600 boxes per class.*--max-detections"
+    ):
+        prepare_onnx(path)
+    (bound,) = prepare_onnx(path, max_detections=20)[3]
+    assert bound.rows == 20
+
+
+def test_a_row_selection_too_large_gets_the_max_detections_hint(tmp_path):
+    path = tmp_path / "nms.onnx"
+    bare_nms(path, classes=80, boxes=200, per_class=100)  # 8,000 rows from 8,000 candidates
+    with pytest.raises(UsageError, match=r"8,000 rows from 8,000 candidates .*; give --max-detections N$"):
+        prepare_onnx(path)
+    (bound,) = prepare_onnx(path, max_detections=100)[3]
+    assert bound.rows == 100
+
+
+@pytest.mark.parametrize("value", ["0", "99999999", "٣"])
+def test_a_bad_max_detections_is_refused_naming_the_flag(tmp_path, value):
+    path = tmp_path / "nms.onnx"
+    bare_nms(path)
+    result = run_cli("emit", path, "-o", tmp_path / "out", f"--max-detections={value}")
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.count("\n") == 1 and "--max-detections" in result.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_max_detections_on_a_model_without_nms_is_refused(tmp_path):
+    from onnx import TensorProto, helper
+
+    path = tmp_path / "relu.onnx"
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"])],
+        "relu",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])],
+    )
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+    result = run_cli("emit", path, "-o", tmp_path / "out", "--max-detections", "5", "--no-verify")
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.count("\n") == 1 and "--max-detections" in result.stderr
+    assert "no NonMaxSuppression" in result.stderr
+
+
+@pytest.fixture(scope="module")
+def yolo(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("yolo") / "yolo.onnx"
+    yolo_head(path, per_class=2)
+    return path
+
+
+# About 20 s of CPU each (two compiles and the runs): the full suite's.
+@pytest.mark.full_suite
+@pytest.mark.parametrize("mode", ["runtimeless", "async"])
+def test_a_tiny_detector_emits_verified_against_onnxruntime(tmp_path, yolo, mode):
+    out = tmp_path / mode
+    result = run_cli("emit", yolo, "-o", out, "--execution-model", mode, "--tune", "off", "--max-detections", "3")
+    assert result.returncode == 0, result.stderr
+    import json
+
+    verification = json.loads((out / "manifest.json").read_text())["verification"]
+    assert verification["verified"] and verification["references"]["onnxruntime"]["used"]
+    assert verification["references"]["onnxruntime"]["bounded"] == {"selected": {"rows": 3, "count": "selected_count"}}
+    outputs = verification["functions"]["detector"]["outputs"]
+    assert sorted(outputs) == ["boxes", "scores", "selected", "selected_count"]
+    assert any("NonMaxSuppression on each run's own boxes and scores" in n for n in verification["notes"])
+    header = (out / "yolo.h").read_text()
+    assert "// selected: tensor<3x3xi64>" in header and "// selected_count: tensor<1xi64>" in header
