@@ -43,7 +43,7 @@ import numpy as np
 from ireegen.common.errors import UsageError
 
 from .containment import shown
-from .onnx_nodes import MIN_DEFAULT_OPSET, default_opset, fresh_name, known_arrays, node_attrs
+from .onnx_nodes import MIN_DEFAULT_OPSET, NodeBuilder, default_opset, fresh_name, known_arrays, node_attrs
 
 NMS = "NonMaxSuppression"
 # Unrolled suppression steps per NonMaxSuppression: each is some twenty ops
@@ -250,43 +250,6 @@ def _plan(nms: _Nms, max_detections: int | None) -> tuple:
     return rows, steps
 
 
-class _Builder:
-    """Appends nodes under a name prefix, as onnx_nodes.NodeBuilder, with
-    the graph's names read once (the unrolled steps add thousands of
-    nodes) and each constant added once."""
-
-    def __init__(self, graph, out_nodes: list, prefix: str):
-        self.graph, self.out_nodes, self.prefix = graph, out_nodes, prefix
-        self.used = {v for n in graph.node for v in (*n.input, *n.output)}
-        self.used |= {t.name for t in graph.initializer} | {v.name for v in (*graph.input, *graph.output)}
-        self.constants = {}
-        self.next = 0
-
-    def _name(self, base: str) -> str:
-        while True:
-            name, self.next = f"{self.prefix}/{base}{self.next}", self.next + 1
-            if name not in self.used:
-                self.used.add(name)
-                return name
-
-    def const(self, base: str, array) -> str:
-        from onnx import numpy_helper
-
-        array = np.ascontiguousarray(array)
-        key = (array.dtype.str, array.shape, array.tobytes())
-        if key not in self.constants:
-            self.constants[key] = self._name(base)
-            self.graph.initializer.append(numpy_helper.from_array(array, self.constants[key]))
-        return self.constants[key]
-
-    def op(self, op_type: str, *inputs: str, out: str | None = None, **attrs) -> str:
-        from onnx import helper
-
-        out = out or self._name(op_type.lower())
-        self.out_nodes.append(helper.make_node(op_type, list(inputs), [out], **attrs))
-        return out
-
-
 def _rewrite(model, nms: _Nms, rows: int, steps: int, output) -> BoundedOutput:
     from onnx import TensorProto, helper
 
@@ -296,7 +259,7 @@ def _rewrite(model, nms: _Nms, rows: int, steps: int, output) -> BoundedOutput:
     if count in {o.name for o in graph.output} or count in {v for n in graph.node for v in n.output}:
         count = fresh_name(graph, count)
     out_nodes = []
-    b = _Builder(graph, out_nodes, f"{node.name or 'nms'}/ireegen.bounded")
+    b = NodeBuilder(graph, out_nodes, f"{node.name or 'nms'}/ireegen.bounded", share_constants=True)
     _suppression(b, nms, rows, steps, selected, count)
     index = list(graph.node).index(node)
     del graph.node[index]
@@ -323,7 +286,7 @@ def _rewrite(model, nms: _Nms, rows: int, steps: int, output) -> BoundedOutput:
     )
 
 
-def _suppression(b: _Builder, nms: _Nms, rows: int, steps: int, selected: str, count: str) -> None:
+def _suppression(b: NodeBuilder, nms: _Nms, rows: int, steps: int, selected: str, count: str) -> None:
     """Appends to `b` the ops of the bounded suppression (the module docstring)."""
     f32, i64 = np.float32, np.int64
     node = nms.node
@@ -388,7 +351,7 @@ def _suppression(b: _Builder, nms: _Nms, rows: int, steps: int, selected: str, c
     _compact(b, nms, rows, steps, picks, valids, selected, count)
 
 
-def _compact(b: _Builder, nms: _Nms, rows: int, steps: int, picks, valids, selected: str, count: str) -> None:
+def _compact(b: NodeBuilder, nms: _Nms, rows: int, steps: int, picks, valids, selected: str, count: str) -> None:
     """Moves the valid (batch, class, step) rows to the front in that
     order, as ONNX Runtime lists them, by a one-hot matrix product: row j
     goes to the count of valid rows before its class, plus its step."""
@@ -429,7 +392,7 @@ def _compact(b: _Builder, nms: _Nms, rows: int, steps: int, picks, valids, selec
     b.op("Reshape", b.op("Cast", total, to=7), b.const("one", np.array([1], i64)), out=count)
 
 
-def _slice(b: _Builder, k: int) -> tuple:
+def _slice(b: NodeBuilder, k: int) -> tuple:
     i64 = np.int64
     return (
         b.const("start", np.array([k], i64)),

@@ -44,10 +44,15 @@ def default_opset(model) -> int:
     return next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), MIN_DEFAULT_OPSET)
 
 
+def used_names(graph, pending=()) -> set:
+    """The value names of `graph` and of the `pending` nodes."""
+    used = {v for n in (*graph.node, *pending) for v in (*n.input, *n.output)} | {t.name for t in graph.initializer}
+    return used | {v.name for v in graph.input}
+
+
 def fresh_name(graph, base: str, pending=()) -> str:
     """A value name not used in `graph` or by the `pending` nodes."""
-    used = {v for n in (*graph.node, *pending) for v in (*n.input, *n.output)} | {t.name for t in graph.initializer}
-    used |= {v.name for v in graph.input}
+    used = used_names(graph, pending)
     k = 0
     while f"{base}{k}" in used:
         k += 1
@@ -64,19 +69,57 @@ def add_const(graph, base: str, array) -> str:
 
 class NodeBuilder:
     """Appends nodes to `out_nodes` under a name prefix: `b.op("Add", x, y)`
-    returns the new value's name; `b.const(name, array)` adds an initializer."""
+    returns the new value's name; `b.const(name, array)` adds an initializer
+    (with `share_constants`, each distinct array once).  The graph's names
+    are read once and read again only when the graph or `out_nodes` grew
+    by other hands, so a rewrite that adds thousands of nodes stays linear;
+    a name is the one `fresh_name` gives."""
 
-    def __init__(self, graph, out_nodes: list, prefix: str):
+    def __init__(self, graph, out_nodes: list, prefix: str, share_constants: bool = False):
         self.graph, self.out_nodes, self.prefix = graph, out_nodes, prefix
+        self._used, self._sizes, self._next = set(), None, {}
+        self._constants = {} if share_constants else None
+
+    def _sizes_now(self) -> tuple:
+        return len(self.graph.node), len(self.graph.initializer), len(self.graph.input), len(self.out_nodes)
+
+    def _sync(self) -> None:
+        if self._sizes != self._sizes_now():
+            self._used, self._next = used_names(self.graph, self.out_nodes), {}
+            self._sizes = self._sizes_now()
+
+    def _fresh(self, base: str) -> str:
+        self._sync()
+        k = self._next.get(base, 0)
+        while f"{base}{k}" in self._used:
+            k += 1
+        self._next[base] = k + 1
+        name = f"{base}{k}"
+        self._used.add(name)
+        return name
 
     def const(self, base: str, array) -> str:
-        return add_const(self.graph, f"{self.prefix}/{base}", array)
+        from onnx import numpy_helper
+
+        array = np.ascontiguousarray(array)
+        key = (array.dtype.str, array.shape, array.tobytes())
+        if self._constants is not None and key in self._constants:
+            return self._constants[key]
+        name = self._fresh(f"{self.prefix}/{base}")
+        self.graph.initializer.append(numpy_helper.from_array(array, name))
+        self._sizes = self._sizes_now()
+        if self._constants is not None:
+            self._constants[key] = name
+        return name
 
     def op(self, op_type: str, *inputs: str, out: str | None = None, name: str = "", **attrs) -> str:
         from onnx import helper
 
-        out = out or fresh_name(self.graph, f"{self.prefix}/{op_type.lower()}", self.out_nodes)
+        self._sync()
+        out = out or self._fresh(f"{self.prefix}/{op_type.lower()}")
+        self._used.add(out)
         self.out_nodes.append(helper.make_node(op_type, list(inputs), [out], name=name, **attrs))
+        self._sizes = self._sizes_now()
         return out
 
 
