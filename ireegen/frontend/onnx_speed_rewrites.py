@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import depthwise_taps
+from . import depthwise_taps, rnn_steps
 from .conv_im2col import conv_as_im2col_matmul
 from .conv_transpose_matmul import conv_transpose_as_matmul
 from .depthwise_taps import MAX_TAPS
 from .nhwc_layout import depthwise_separable_as_nhwc
-from .onnx_nodes import NodeBuilder, Rewrite, known_arrays, rewrite_nodes, static_conv2d
+from .onnx_nodes import NodeBuilder, Rewrite, known_arrays, node_attrs, rewrite_nodes, static_conv2d
+from .onnx_rnn_rewrites import RNN_OPS, iree_lowered_form
 
 
 def depthwise_conv_as_taps(model, shapes: dict, values: dict) -> int:
@@ -56,10 +57,42 @@ def depthwise_conv_as_taps(model, shapes: dict, values: dict) -> int:
     return rewrite_nodes(graph, rewrite)
 
 
+def rnn_steps_unrolled(model, shapes: dict, values: dict) -> int:
+    """A GRU, LSTM or RNN node in the form IREE lowers itself (after
+    onnx_rewrites' rnn-directions-as-forward: forward, sequence-major),
+    with constant weights and a static sequence of at most
+    rnn_steps.MAX_STEPS steps: IREE 3.13 runs it as a loop of one command
+    buffer per step, whose submissions cost more than the step's arithmetic
+    in async.  Rewritten as its steps in plain ops, the input projection of
+    all steps hoisted into one MatMul (rnn_steps.py).  Figures:
+    docs/peers.md, "Recurrent layers"."""
+    graph = model.graph
+    known = known_arrays(graph, values)
+
+    def rewrite(node, out_nodes) -> bool:
+        if node.op_type not in RNN_OPS or node.domain not in ("", "ai.onnx") or not iree_lowered_form(node):
+            return False
+        dims = shapes.get(node.input[0]) if node.input else None
+        if not dims or len(dims) != 3 or not all(isinstance(d, int) and d > 0 for d in dims):
+            return False
+        found = rnn_steps.weights(node, known)
+        attrs = node_attrs(node)
+        if dims[0] > rnn_steps.MAX_STEPS or found is None or dims[2] != found[0].shape[1]:
+            return False
+        if attrs.get("hidden_size", found[1].shape[1]) != found[1].shape[1]:
+            return False
+        b = NodeBuilder(graph, out_nodes, f"{node.name or node.op_type.lower()}/ireegen.steps")
+        rnn_steps.build(b, node, attrs, *found, dims)
+        return True
+
+    return rewrite_nodes(graph, rewrite)
+
+
 SPEED_REWRITES = (
     Rewrite("depthwise-conv-as-taps", ("Conv",), depthwise_conv_as_taps),
     Rewrite("conv-as-im2col-matmul", ("Conv",), conv_as_im2col_matmul),
     Rewrite("conv-transpose-as-matmul", ("ConvTranspose",), conv_transpose_as_matmul),
+    Rewrite("rnn-steps-unrolled", RNN_OPS, rnn_steps_unrolled),
 )
 
 # Applied before the strided-depthwise decimation and SPEED_REWRITES: on a
