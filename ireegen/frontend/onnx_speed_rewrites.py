@@ -19,6 +19,7 @@ from .depthwise_taps import MAX_TAPS
 from .nhwc_layout import depthwise_separable_as_nhwc
 from .onnx_nodes import NodeBuilder, Rewrite, known_arrays, node_attrs, rewrite_nodes, static_conv2d
 from .onnx_rnn_rewrites import RNN_OPS, iree_lowered_form
+from .onnx_rnn_unroll import UnrollBuilder
 
 
 def depthwise_conv_as_taps(model, shapes: dict, values: dict) -> int:
@@ -81,7 +82,8 @@ def rnn_steps_unrolled(model, shapes: dict, values: dict) -> int:
             return False
         if attrs.get("hidden_size", found[1].shape[1]) != found[1].shape[1]:
             return False
-        b = NodeBuilder(graph, out_nodes, f"{node.name or node.op_type.lower()}/ireegen.steps")
+        # UnrollBuilder: names from a set, not a scan of the graph per value.
+        b = UnrollBuilder(graph, out_nodes, f"{node.name or node.op_type.lower()}/ireegen.steps")
         rnn_steps.build(b, node, attrs, *found, dims)
         return True
 

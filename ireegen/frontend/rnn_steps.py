@@ -53,8 +53,7 @@ def weights(node, known: dict):
     if w.ndim != 3 or r.ndim != 3 or w.shape[0] != 1 or r.shape[0] != 1:
         return None
     w, r = w[0], r[0]
-    gates = w.shape[0]
-    hidden = r.shape[1]
+    gates, hidden = w.shape[0], r.shape[1]
     if gates != GATES[node.op_type] * hidden or r.shape[0] != gates:
         return None
     if bias is None:
@@ -86,6 +85,7 @@ class _Steps:
 
     def __init__(self, b, op_type: str, r, inner_bias, hidden: int, batch: int, lbr: int):
         self.b, self.op_type, self.hidden, self.batch, self.lbr = b, op_type, hidden, batch, lbr
+        self.bounds = {}
         if op_type == "GRU" and not lbr:
             self.r_zr_t = b.const("r_zr_t", np.ascontiguousarray(r[: 2 * hidden].T))
             self.r_h_t = b.const("r_h_t", np.ascontiguousarray(r[2 * hidden :].T))
@@ -93,15 +93,19 @@ class _Steps:
             self.r_t = b.const("r_t", np.ascontiguousarray(r.T))  # [H, G*H]
         self.inner_bias = b.const("rb_h", inner_bias[2 * hidden :]) if inner_bias is not None else None
 
+    def _bounds(self, lo: int, hi: int) -> tuple:
+        """The Slice inputs of gates lo to hi along axis 1, made once."""
+        if (lo, hi) not in self.bounds:
+            b, hidden = self.b, self.hidden
+            self.bounds[lo, hi] = (
+                b.const("start", np.array([lo * hidden], np.int64)),
+                b.const("end", np.array([hi * hidden], np.int64)),
+                b.const("axis", np.array([1], np.int64)),
+            )
+        return self.bounds[lo, hi]
+
     def _part(self, value: str, lo: int, hi: int) -> str:
-        b, hidden = self.b, self.hidden
-        return b.op(
-            "Slice",
-            value,
-            b.const("start", np.array([lo * hidden], np.int64)),
-            b.const("end", np.array([hi * hidden], np.int64)),
-            b.const("axis", np.array([1], np.int64)),
-        )
+        return self.b.op("Slice", value, *self._bounds(lo, hi))
 
     def step(self, xw: str, h: str, c: str) -> tuple:
         """(H, C) after one step, from the step's input projection `xw`
@@ -138,10 +142,11 @@ def build(b, node, attrs: dict, w, r, bias, dims) -> None:
     hidden = r.shape[1]
     lbr = int(attrs.get("linear_before_reset", 0))
     outer, inner = folded_bias(node.op_type, bias, hidden, lbr)
-    gates = w.shape[0]
     rows = b.op("Reshape", _input(node, X), b.const("rows", np.array([steps * batch, features], np.int64)))
+    # [T * N, G * H]: step t's rows are t * N to (t + 1) * N, cut by a Slice
+    # (a Gather would be a dispatch of its own in every step).
     projected = b.op("Add", b.op("MatMul", rows, b.const("w_t", np.ascontiguousarray(w.T))), b.const("wb", outer))
-    projected = b.op("Reshape", projected, b.const("by_step", np.array([steps, batch, gates], np.int64)))
+    axis0 = b.const("axis0", np.array([0], np.int64))
     cell = _Steps(b, node.op_type, r, inner, hidden, batch, lbr)
 
     def initial(index: int) -> str:
@@ -154,14 +159,16 @@ def build(b, node, attrs: dict, w, r, bias, dims) -> None:
     c = initial(INITIAL_C) if node.op_type == "LSTM" else ""
     ys = []
     for t in range(steps):
-        xw = b.op("Gather", projected, b.const("t", np.array(t, np.int64)), axis=0)
-        h, c = cell.step(xw, h, c)
+        rows_t = (
+            b.const("t", np.array([t * batch], np.int64)),
+            b.const("t_end", np.array([(t + 1) * batch], np.int64)),
+        )
+        h, c = cell.step(b.op("Slice", projected, *rows_t, axis0), h, c)
         ys.append(h)
     outputs = list(node.output) + [""] * 3
     if outputs[0]:
         axes = b.const("axes01", np.array([0, 1], np.int64))
         b.op("Concat", *(b.op("Unsqueeze", y, axes) for y in ys), axis=0, out=outputs[0])  # [T, 1, N, H]
-    axis0 = b.const("axis0", np.array([0], np.int64))
     if outputs[1]:
         b.op("Unsqueeze", h, axis0, out=outputs[1])
     if node.op_type == "LSTM" and outputs[2]:
