@@ -68,6 +68,8 @@ def _models(tmp_path) -> dict:
     models["rnn-directions-as-forward"] = [_saved(tmp_path, write_rnn_model, form) for form in rnn]
     cells = (RnnForm("GRU", sequence_lens=(5, 3)), RnnForm("LSTM", peepholes=True), RnnForm("RNN", clip=0.5))
     models["rnn-cells-unrolled"] = [_saved(tmp_path, write_rnn_model, form) for form in cells]
+    steps = (RnnForm("GRU", linear_before_reset=1), RnnForm("LSTM", initial_h=True), RnnForm("RNN"))
+    models["rnn-steps-unrolled"] = [_saved(tmp_path, write_rnn_model, form) for form in steps]
     return models
 
 

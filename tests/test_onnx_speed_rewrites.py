@@ -327,3 +327,89 @@ def test_a_microcontroller_keeps_its_memory(tmp_path, monkeypatch):
     assert proc.returncode == 0 and "verified against " in proc.stdout, proc.stderr
     manifest = json.loads((tmp_path / "m4" / "manifest.json").read_text())
     assert not manifest.get("onnx_rewrites") and "tuning" not in manifest
+
+
+def _random_rnn_form(seed: int):
+    """An RnnForm in the forms IREE lowers itself or turns into them
+    (rnn-directions-as-forward): random op, direction, layout, sizes,
+    initial states, bias and linear_before_reset."""
+    from onnx_rnn_models import RnnForm
+
+    rng = np.random.default_rng(seed)
+    op = ("GRU", "LSTM", "RNN")[seed % 3]
+    return RnnForm(
+        op,
+        ("forward", "reverse", "bidirectional")[int(rng.integers(0, 3))],
+        layout=int(rng.integers(0, 2)),
+        initial_h=bool(rng.integers(0, 2)),
+        initial_c=op == "LSTM" and bool(rng.integers(0, 2)),
+        bias=bool(rng.integers(0, 2)),
+        linear_before_reset=int(op == "GRU" and rng.integers(0, 2)),
+        seq=int(rng.integers(1, 9)),
+        batch=int(rng.integers(1, 4)),
+        input_size=int(rng.integers(1, 7)),
+        hidden=int(rng.integers(1, 7)),
+    )
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_rnn_steps_unrolled_on_random_forms_match_onnxruntime(tmp_path, seed):
+    """The unrolled steps compute what ONNX Runtime computes for the node
+    (GRU, LSTM, RNN in every direction and layout, with and without bias
+    and initial states), Y, Y_h and Y_c."""
+    from onnx_rnn_models import reference_outputs, write_rnn_model
+
+    from ireegen.frontend.onnx_rewrites import apply_rewrites
+
+    form = _random_rnn_form(seed)
+    path = tmp_path / "rnn.onnx"
+    inputs = write_rnn_model(path, form, seed=seed)
+    expected = reference_outputs(path, form, inputs)
+    model = onnx.load(str(path))
+    assert "rnn-steps-unrolled" in {r["rewrite"] for r in apply_rewrites(model)}, form
+    assert not {"GRU", "LSTM", "RNN"} & {node.op_type for node in model.graph.node}
+    import onnxruntime as ort
+
+    got = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, inputs)
+    for g, e in zip(got, expected, strict=True):
+        assert g.shape == e.shape
+        np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-5)
+
+
+def test_rnn_steps_outside_the_pattern_stay(tmp_path):
+    """Left to IREE's loop: a sequence longer than rnn_steps.MAX_STEPS and
+    weights that are not constants; sequence_lens is rnn-cells-unrolled's."""
+    from onnx_rnn_models import RnnForm, write_rnn_model
+
+    from ireegen.frontend.onnx_fold import static_shapes
+    from ireegen.frontend.onnx_speed_rewrites import rnn_steps_unrolled
+    from ireegen.frontend.rnn_steps import MAX_STEPS
+
+    forms = [RnnForm("GRU", seq=MAX_STEPS + 1), RnnForm("LSTM", sequence_lens=(5, 3)), RnnForm("RNN")]
+    models = []
+    for k, form in enumerate(forms):
+        write_rnn_model(tmp_path / f"{k}.onnx", form)
+        models.append(onnx.load(str(tmp_path / f"{k}.onnx")))
+    weights = models[2].graph.initializer[0]  # W as a graph input
+    models[2].graph.input.append(onnx.helper.make_tensor_value_info(weights.name, 1, list(weights.dims)))
+    del models[2].graph.initializer[0]
+    for model in models:
+        values = {t.name: t for t in model.graph.initializer}
+        assert rnn_steps_unrolled(model, static_shapes(model), values) == 0
+
+
+@pytest.mark.full_suite  # CI: test_onnx_rnn_rewrites' bidirectional GRU goes through this row in both modes
+def test_rnn_steps_unrolled_through_iree(tmp_path):
+    """A PyTorch-style GRU (linear_before_reset, an initial state): async
+    emit unrolls it and verifies it against IREE's own loop and ONNX
+    Runtime."""
+    from onnx_rnn_models import RnnForm, write_rnn_model
+
+    path = tmp_path / "gru.onnx"
+    write_rnn_model(path, RnnForm("GRU", initial_h=True, linear_before_reset=1, seq=6, batch=1, hidden=8))
+    proc = run_cli("emit", path, "-o", tmp_path / "out", "--execution-model", "async", "--tune", "off")
+    assert proc.returncode == 0 and "verified against " in proc.stdout, proc.stderr
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert manifest["onnx_rewrites"] == [{"rewrite": "rnn-steps-unrolled", "nodes": 1}]
+    references = manifest["verification"]["references"]
+    assert references["iree_defaults"]["used"] and references["onnxruntime"]["used"], references
