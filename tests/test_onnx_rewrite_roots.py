@@ -56,6 +56,7 @@ def _models(tmp_path) -> dict:
     speed = test_onnx_speed_rewrites
     models["depthwise-conv-as-taps"] = speed._random_conv(np.random.default_rng(0), 0, True)[0]
     models["conv-as-im2col-matmul"] = speed._random_conv(np.random.default_rng(0), 0, False)[0]
+    models["grouped-conv-as-batched-matmul"] = speed._random_grouped_conv(np.random.default_rng(0))[0]
     models["conv-transpose-as-matmul"] = speed._random_conv_transpose(np.random.default_rng(0), 0)[0]
     models["depthwise-separable-as-nhwc"] = test_nhwc_layout._random_mobilenet(3)[0]
     decimated = [((5, 5), (2, 2, 2, 2), (1, 1), (2, 1), True)]

@@ -413,3 +413,50 @@ def test_rnn_steps_unrolled_through_iree(tmp_path):
     assert manifest["onnx_rewrites"] == [{"rewrite": "rnn-steps-unrolled", "nodes": 1}]
     references = manifest["verification"]["references"]
     assert references["iree_defaults"]["used"] and references["onnxruntime"]["used"], references
+
+
+def _random_grouped_conv(rng):
+    """A one-Conv model of 2 to 4 groups of 2 to 4 input channels each, 1 to
+    3 outputs per group, random kernel, pads, dilations and strides; a bias
+    on half of them.  Returns (model, x)."""
+    from onnx import helper, numpy_helper
+
+    groups, per_group, outputs = (int(rng.integers(2, 5)), int(rng.integers(2, 5)), int(rng.integers(1, 4)))
+    kernel = [int(rng.integers(1, 6)) for _ in range(2)]
+    dilations = [int(rng.integers(1, 3)) for _ in range(2)]
+    strides = [int(rng.integers(1, 4)) for _ in range(2)]
+    pads = [int(rng.integers(0, k)) for k in kernel * 2]
+    spans = [d * (k - 1) + 1 for d, k in zip(dilations, kernel)]
+    size = [int(rng.integers(max(1, s - p - q), s + 9)) for s, p, q in zip(spans, pads[:2], pads[2:])]
+    x = rng.standard_normal((int(rng.integers(1, 3)), groups * per_group, *size)).astype(np.float32)
+    w = rng.standard_normal((groups * outputs, per_group, *kernel)).astype(np.float32)
+    inits, inputs = [numpy_helper.from_array(w, "w")], ["x", "w"]
+    if rng.integers(0, 2):
+        inits.append(numpy_helper.from_array(rng.standard_normal(groups * outputs).astype(np.float32), "b"))
+        inputs.append("b")
+    conv = helper.make_node(
+        "Conv", inputs, ["y"], group=groups, kernel_shape=kernel, pads=pads, dilations=dilations, strides=strides
+    )
+    graph = helper.make_graph(
+        [conv],
+        "conv",
+        [helper.make_tensor_value_info("x", 1, list(x.shape))],
+        [helper.make_tensor_value_info("y", 1, None)],
+        inits,
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8), x
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_grouped_conv_as_batched_matmul_on_random_shapes_matches_onnxruntime(seed):
+    from ireegen.frontend.onnx_rewrites import apply_rewrites
+
+    model, x = _random_grouped_conv(np.random.default_rng(seed))
+    expected = _run_ort(model, x)
+    rewritten = onnx.ModelProto()
+    rewritten.CopyFrom(model)
+    assert {"rewrite": "grouped-conv-as-batched-matmul", "nodes": 1} in apply_rewrites(rewritten)
+    assert "Conv" not in {node.op_type for node in rewritten.graph.node}
+    got = _run_ort(rewritten, x)
+    assert got.shape == expected.shape
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
