@@ -460,3 +460,31 @@ def test_grouped_conv_as_batched_matmul_on_random_shapes_matches_onnxruntime(see
     got = _run_ort(rewritten, x)
     assert got.shape == expected.shape
     np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.full_suite  # an emit with verification: about 30 s on the shared 2-core machine
+def test_grouped_conv_as_batched_matmul_through_iree(tmp_path):
+    """A RegNet-style grouped Conv (groups of 4 channels, 3x3, stride 2,
+    bias): runtimeless emit rewrites it and verifies it against IREE's own
+    convolution and ONNX Runtime."""
+    from onnx import helper, numpy_helper
+
+    rng = np.random.default_rng(3)
+    w = numpy_helper.from_array(rng.standard_normal((16, 4, 3, 3)).astype(np.float32), "w")
+    b = numpy_helper.from_array(rng.standard_normal(16).astype(np.float32), "b")
+    conv = helper.make_node(
+        "Conv", ["x", "w", "b"], ["y"], group=4, kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[2, 2]
+    )
+    graph = helper.make_graph(
+        [conv],
+        "grouped",
+        [helper.make_tensor_value_info("x", 1, [1, 16, 9, 9])],
+        [helper.make_tensor_value_info("y", 1, [1, 16, 5, 5])],
+        [w, b],
+    )
+    path = tmp_path / "grouped.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8), str(path))
+    proc = run_cli("emit", path, "-o", tmp_path / "out", "--execution-model", "runtimeless", "--tune", "off")
+    assert proc.returncode == 0 and "verified against " in proc.stdout, proc.stderr
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert manifest["onnx_rewrites"] == [{"rewrite": "grouped-conv-as-batched-matmul", "nodes": 1}]
