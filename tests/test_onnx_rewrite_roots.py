@@ -56,6 +56,7 @@ def _models(tmp_path) -> dict:
     speed = test_onnx_speed_rewrites
     models["depthwise-conv-as-taps"] = speed._random_conv(np.random.default_rng(0), 0, True)[0]
     models["conv-as-im2col-matmul"] = speed._random_conv(np.random.default_rng(0), 0, False)[0]
+    models["grouped-conv-as-batched-matmul"] = speed._random_grouped_conv(np.random.default_rng(0))[0]
     models["conv-transpose-as-matmul"] = speed._random_conv_transpose(np.random.default_rng(0), 0)[0]
     models["depthwise-separable-as-nhwc"] = test_nhwc_layout._random_mobilenet(3)[0]
     decimated = [((5, 5), (2, 2, 2, 2), (1, 1), (2, 1), True)]
@@ -68,6 +69,8 @@ def _models(tmp_path) -> dict:
     models["rnn-directions-as-forward"] = [_saved(tmp_path, write_rnn_model, form) for form in rnn]
     cells = (RnnForm("GRU", sequence_lens=(5, 3)), RnnForm("LSTM", peepholes=True), RnnForm("RNN", clip=0.5))
     models["rnn-cells-unrolled"] = [_saved(tmp_path, write_rnn_model, form) for form in cells]
+    steps = (RnnForm("GRU", linear_before_reset=1), RnnForm("LSTM", initial_h=True), RnnForm("RNN"))
+    models["rnn-steps-unrolled"] = [_saved(tmp_path, write_rnn_model, form) for form in steps]
     return models
 
 

@@ -327,3 +327,164 @@ def test_a_microcontroller_keeps_its_memory(tmp_path, monkeypatch):
     assert proc.returncode == 0 and "verified against " in proc.stdout, proc.stderr
     manifest = json.loads((tmp_path / "m4" / "manifest.json").read_text())
     assert not manifest.get("onnx_rewrites") and "tuning" not in manifest
+
+
+def _random_rnn_form(seed: int):
+    """An RnnForm in the forms IREE lowers itself or turns into them
+    (rnn-directions-as-forward): random op, direction, layout, sizes,
+    initial states, bias and linear_before_reset."""
+    from onnx_rnn_models import RnnForm
+
+    rng = np.random.default_rng(seed)
+    op = ("GRU", "LSTM", "RNN")[seed % 3]
+    return RnnForm(
+        op,
+        ("forward", "reverse", "bidirectional")[int(rng.integers(0, 3))],
+        layout=int(rng.integers(0, 2)),
+        initial_h=bool(rng.integers(0, 2)),
+        initial_c=op == "LSTM" and bool(rng.integers(0, 2)),
+        bias=bool(rng.integers(0, 2)),
+        linear_before_reset=int(op == "GRU" and rng.integers(0, 2)),
+        seq=int(rng.integers(1, 9)),
+        batch=int(rng.integers(1, 4)),
+        input_size=int(rng.integers(1, 7)),
+        hidden=int(rng.integers(1, 7)),
+    )
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_rnn_steps_unrolled_on_random_forms_match_onnxruntime(tmp_path, seed):
+    """The unrolled steps compute what ONNX Runtime computes for the node
+    (GRU, LSTM, RNN in every direction and layout, with and without bias
+    and initial states), Y, Y_h and Y_c."""
+    from onnx_rnn_models import reference_outputs, write_rnn_model
+
+    from ireegen.frontend.onnx_rewrites import apply_rewrites
+
+    form = _random_rnn_form(seed)
+    path = tmp_path / "rnn.onnx"
+    inputs = write_rnn_model(path, form, seed=seed)
+    expected = reference_outputs(path, form, inputs)
+    model = onnx.load(str(path))
+    assert "rnn-steps-unrolled" in {r["rewrite"] for r in apply_rewrites(model)}, form
+    assert not {"GRU", "LSTM", "RNN"} & {node.op_type for node in model.graph.node}
+    import onnxruntime as ort
+
+    got = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, inputs)
+    for g, e in zip(got, expected, strict=True):
+        assert g.shape == e.shape
+        np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-5)
+
+
+def test_rnn_steps_outside_the_pattern_stay(tmp_path):
+    """Left to IREE's loop: a sequence longer than rnn_steps.MAX_STEPS and
+    weights that are not constants; sequence_lens is rnn-cells-unrolled's."""
+    from onnx_rnn_models import RnnForm, write_rnn_model
+
+    from ireegen.frontend.onnx_fold import static_shapes
+    from ireegen.frontend.onnx_speed_rewrites import rnn_steps_unrolled
+    from ireegen.frontend.rnn_steps import MAX_STEPS
+
+    forms = [RnnForm("GRU", seq=MAX_STEPS + 1), RnnForm("LSTM", sequence_lens=(5, 3)), RnnForm("RNN")]
+    models = []
+    for k, form in enumerate(forms):
+        write_rnn_model(tmp_path / f"{k}.onnx", form)
+        models.append(onnx.load(str(tmp_path / f"{k}.onnx")))
+    weights = models[2].graph.initializer[0]  # W as a graph input
+    models[2].graph.input.append(onnx.helper.make_tensor_value_info(weights.name, 1, list(weights.dims)))
+    del models[2].graph.initializer[0]
+    for model in models:
+        values = {t.name: t for t in model.graph.initializer}
+        assert rnn_steps_unrolled(model, static_shapes(model), values) == 0
+
+
+@pytest.mark.full_suite  # CI: test_onnx_rnn_rewrites' bidirectional GRU goes through this row in both modes
+def test_rnn_steps_unrolled_through_iree(tmp_path):
+    """A PyTorch-style GRU (linear_before_reset, an initial state): async
+    emit unrolls it and verifies it against IREE's own loop and ONNX
+    Runtime."""
+    from onnx_rnn_models import RnnForm, write_rnn_model
+
+    path = tmp_path / "gru.onnx"
+    write_rnn_model(path, RnnForm("GRU", initial_h=True, linear_before_reset=1, seq=6, batch=1, hidden=8))
+    proc = run_cli("emit", path, "-o", tmp_path / "out", "--execution-model", "async", "--tune", "off")
+    assert proc.returncode == 0 and "verified against " in proc.stdout, proc.stderr
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert manifest["onnx_rewrites"] == [{"rewrite": "rnn-steps-unrolled", "nodes": 1}]
+    references = manifest["verification"]["references"]
+    assert references["iree_defaults"]["used"] and references["onnxruntime"]["used"], references
+
+
+def _random_grouped_conv(rng):
+    """A one-Conv model of 2 to 4 groups of 2 to 4 input channels each, 1 to
+    3 outputs per group, random kernel, pads, dilations and strides; a bias
+    on half of them.  Returns (model, x)."""
+    from onnx import helper, numpy_helper
+
+    groups, per_group, outputs = (int(rng.integers(2, 5)), int(rng.integers(2, 5)), int(rng.integers(1, 4)))
+    kernel = [int(rng.integers(1, 6)) for _ in range(2)]
+    dilations = [int(rng.integers(1, 3)) for _ in range(2)]
+    strides = [int(rng.integers(1, 4)) for _ in range(2)]
+    pads = [int(rng.integers(0, k)) for k in kernel * 2]
+    spans = [d * (k - 1) + 1 for d, k in zip(dilations, kernel)]
+    size = [int(rng.integers(max(1, s - p - q), s + 9)) for s, p, q in zip(spans, pads[:2], pads[2:])]
+    x = rng.standard_normal((int(rng.integers(1, 3)), groups * per_group, *size)).astype(np.float32)
+    w = rng.standard_normal((groups * outputs, per_group, *kernel)).astype(np.float32)
+    inits, inputs = [numpy_helper.from_array(w, "w")], ["x", "w"]
+    if rng.integers(0, 2):
+        inits.append(numpy_helper.from_array(rng.standard_normal(groups * outputs).astype(np.float32), "b"))
+        inputs.append("b")
+    conv = helper.make_node(
+        "Conv", inputs, ["y"], group=groups, kernel_shape=kernel, pads=pads, dilations=dilations, strides=strides
+    )
+    graph = helper.make_graph(
+        [conv],
+        "conv",
+        [helper.make_tensor_value_info("x", 1, list(x.shape))],
+        [helper.make_tensor_value_info("y", 1, None)],
+        inits,
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8), x
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_grouped_conv_as_batched_matmul_on_random_shapes_matches_onnxruntime(seed):
+    from ireegen.frontend.onnx_rewrites import apply_rewrites
+
+    model, x = _random_grouped_conv(np.random.default_rng(seed))
+    expected = _run_ort(model, x)
+    rewritten = onnx.ModelProto()
+    rewritten.CopyFrom(model)
+    assert {"rewrite": "grouped-conv-as-batched-matmul", "nodes": 1} in apply_rewrites(rewritten)
+    assert "Conv" not in {node.op_type for node in rewritten.graph.node}
+    got = _run_ort(rewritten, x)
+    assert got.shape == expected.shape
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.full_suite  # an emit with verification: about 30 s on the shared 2-core machine
+def test_grouped_conv_as_batched_matmul_through_iree(tmp_path):
+    """A RegNet-style grouped Conv (groups of 4 channels, 3x3, stride 2,
+    bias): runtimeless emit rewrites it and verifies it against IREE's own
+    convolution and ONNX Runtime."""
+    from onnx import helper, numpy_helper
+
+    rng = np.random.default_rng(3)
+    w = numpy_helper.from_array(rng.standard_normal((16, 4, 3, 3)).astype(np.float32), "w")
+    b = numpy_helper.from_array(rng.standard_normal(16).astype(np.float32), "b")
+    conv = helper.make_node(
+        "Conv", ["x", "w", "b"], ["y"], group=4, kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[2, 2]
+    )
+    graph = helper.make_graph(
+        [conv],
+        "grouped",
+        [helper.make_tensor_value_info("x", 1, [1, 16, 9, 9])],
+        [helper.make_tensor_value_info("y", 1, [1, 16, 5, 5])],
+        [w, b],
+    )
+    path = tmp_path / "grouped.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8), str(path))
+    proc = run_cli("emit", path, "-o", tmp_path / "out", "--execution-model", "runtimeless", "--tune", "off")
+    assert proc.returncode == 0 and "verified against " in proc.stdout, proc.stderr
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert manifest["onnx_rewrites"] == [{"rewrite": "grouped-conv-as-batched-matmul", "nodes": 1}]

@@ -141,6 +141,7 @@ def test_silero_vad_16_chained_steps(tmp_path, shipped):
         "strided-conv-single-window",
         "reflect-pad-as-slices",
         "pointwise-conv-on-one-pixel-as-matmul",  # the decoder's 128 -> 1 Conv on one step
+        "rnn-steps-unrolled",  # the decoder's LSTM, one step
         "conv1d-as-matmul",  # the STFT and the encoder's four Convs
     ]
     assert [v["name"] for v in runtimeless["functions"][0]["inputs"]] == ["input", "state"]

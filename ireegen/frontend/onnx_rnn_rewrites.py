@@ -83,6 +83,12 @@ def unsupported_rnn_node(model) -> str | None:
     return None
 
 
+def iree_lowered_form(node) -> bool:
+    """Whether `node` is in the one form IREE 3.13's lowering computes
+    right as it is: forward, sequence-major, no cause of _unsupported_cause."""
+    return _unsupported_cause(node) is None and not node_attrs(node).get("layout", 0)
+
+
 def _unsupported_cause(node) -> str | None:
     """What of `node` IREE 3.13 does not compute, as a clause; None if nothing."""
     a = node_attrs(node)
