@@ -45,7 +45,11 @@ def conv_geometries(model_path: Path) -> list:
     Convs with one stride for both axes and no dilation."""
     import onnx
 
-    model = onnx.load(str(model_path), load_external_data=False)
+    return model_conv_geometries(onnx.load(str(model_path), load_external_data=False))
+
+
+def model_conv_geometries(model) -> list:
+    """conv_geometries() of an ONNX ModelProto."""
     out = set()
     for node in model.graph.node:
         if node.op_type != "Conv" or node.domain not in ("", "ai.onnx"):

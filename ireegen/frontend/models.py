@@ -104,6 +104,7 @@ def load_model(
     onnx_rewrites: bool = True,
     speed_rewrites: bool = True,
     quantized_io: bool = False,
+    tflm_kernels: bool = False,
 ) -> LoadedModel:
     """Parses (for ONNX: imports and lowers) the model and reads its public
     functions.  Parse errors become a UsageError carrying MLIR's own
@@ -115,7 +116,8 @@ def load_model(
     around IREE bugs (frontend/onnx_rewrites.py, for --no-workarounds); `compiler`
     (a compile.compiler.Compiler) lowers ONNX; an ONNX model needs one;
     `quantized_io` (`--quantized-io`) gives a QDQ ONNX model int8 inputs and
-    outputs (quantized_io.py)."""
+    outputs (quantized_io.py); `tflm_kernels` writes a .tflite model's int8
+    convolutions in the form the int8 kernels take (tflite_kernel_form.py)."""
     path = check_model_path(path)
     size = path.stat().st_size
     if size == 0 or (size < 4096 and not path.read_bytes().strip()):
@@ -129,7 +131,9 @@ def load_model(
             if given:
                 raise UsageError(f"{flag}: applies to .onnx models; {path} is TFLite, whose interface is its own")
     if path.suffix in (".onnx", ".tflite"):
-        return _load_onnx(path, input_shapes, compiler, input_values, onnx_rewrites, speed_rewrites, quantized_io)
+        return _load_onnx(
+            path, input_shapes, compiler, input_values, onnx_rewrites, speed_rewrites, quantized_io, tflm_kernels
+        )
     if quantized_io:
         raise UsageError(f"--quantized-io: applies to QDQ .onnx models; {path} is MLIR, whose types are its own")
     if input_shapes:
@@ -155,13 +159,22 @@ def load_model(
 
 
 def _load_onnx(
-    path: Path, input_shapes, compiler, input_values=None, onnx_rewrites=True, speed_rewrites=True, quantized_io=False
+    path: Path,
+    input_shapes,
+    compiler,
+    input_values=None,
+    onnx_rewrites=True,
+    speed_rewrites=True,
+    quantized_io=False,
+    tflm_kernels=False,
 ) -> LoadedModel:
     from iree.compiler import ir
 
     if compiler is None:
         raise TypeError("load_model: an ONNX model needs the compiler that lowers it")
-    text, onnx_sig = lower_onnx(path, input_shapes, compiler, input_values, onnx_rewrites, speed_rewrites, quantized_io)
+    text, onnx_sig = lower_onnx(
+        path, input_shapes, compiler, input_values, onnx_rewrites, speed_rewrites, quantized_io, tflm_kernels
+    )
     context = ir.Context()
     try:
         module = ir.Module.parse(text, context)
