@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import ctypes
 import json
-import math
 import shutil
 import subprocess
 import sys
@@ -27,12 +26,13 @@ import pytest
 
 import ireegen
 from ireegen.frontend.tflite_arith import quantize_multiplier
+from ireegen.frontend.tflite_import import tflite_to_onnx
+from ireegen.frontend.tflite_kernel_form import kernel_ops
 
 KERNELS = Path(ireegen.__file__).resolve().parent / "kernels" / "int8"
 runtime = pytest.importorskip("tflite_micro.python.tflite_micro.runtime")
 pytest.importorskip("tflite")
 sys.path.insert(0, str(Path(__file__).parent))
-import tflite_models  # noqa: E402
 from conftest import run_cli  # noqa: E402
 from tflite_builder import TFLiteBuilder  # noqa: E402
 
@@ -322,19 +322,74 @@ def test_tflm_kernels_are_in_both_specs():
 # --- emit ----------------------------------------------------------------------------------------------
 
 
+def _chain_model() -> bytes:
+    """CONV_2D 3x3 SAME stride 2 (RELU6) -> CONV_2D 1x1 (RELU) ->
+    DEPTHWISE_CONV_2D 3x3 SAME (no bias) -> RESHAPE -> FULLY_CONNECTED:
+    convolutions that pass their values on to each other, as MobileNet's."""
+    rng = np.random.default_rng(3)
+    b = TFLiteBuilder()
+
+    def act(name, shape, scale, zero):
+        return b.tensor(name, shape, "int8", scale=scale, zero_point=zero)
+
+    def conv(x, name, op, shape, out_shape, scale, zero, bias=True, **fields):
+        ws = rng.uniform(0.002, 0.01, shape[-1] if op == "DEPTHWISE_CONV_2D" else shape[0]).astype(np.float32)
+        w = b.tensor(f"{name}/w", shape, "int8", data=rng.integers(-127, 128, shape), scale=ws,
+                     axis=3 if op == "DEPTHWISE_CONV_2D" else 0)  # fmt: skip
+        inputs = [x, w]
+        if bias:
+            inputs.append(b.tensor(f"{name}/b", [ws.size], "int32", data=rng.integers(-2000, 2000, ws.size), scale=ws))
+        y = act(name, out_shape, scale, zero)
+        options = "DepthwiseConv2DOptions" if op == "DEPTHWISE_CONV_2D" else "Conv2DOptions"
+        b.op(op, inputs, [y], options, DilationWFactor=1, DilationHFactor=1, **fields)
+        return y
+
+    x = act("image", [1, 12, 12, 3], 0.02, -7)
+    c1 = conv(x, "c1", "CONV_2D", [8, 3, 3, 3], [1, 6, 6, 8], 6 / 255, -128,
+              Padding=0, StrideW=2, StrideH=2, FusedActivationFunction=3)  # fmt: skip
+    c2 = conv(c1, "c2", "CONV_2D", [8, 1, 1, 8], [1, 6, 6, 8], 0.05, -128,
+              Padding=1, StrideW=1, StrideH=1, FusedActivationFunction=1)  # fmt: skip
+    c3 = conv(c2, "c3", "DEPTHWISE_CONV_2D", [1, 3, 3, 8], [1, 6, 6, 8], 0.04, 5, bias=False,
+              Padding=0, StrideW=1, StrideH=1, DepthMultiplier=1, FusedActivationFunction=0)  # fmt: skip
+    flat = act("flat", [1, 288], 0.04, 5)
+    b.op("RESHAPE", [c3, b.tensor("flat/shape", [2], "int32", data=[1, 288])], [flat], "ReshapeOptions")
+    fw = b.tensor("fc/w", [4, 288], "int8", data=rng.integers(-127, 128, (4, 288)), scale=0.003)
+    fb = b.tensor("fc/b", [4], "int32", data=rng.integers(-500, 500, 4), scale=0.04 * 0.003)
+    y = act("logits", [1, 4], 0.1, -2)
+    b.op("FULLY_CONNECTED", [flat, fw, fb], [y], "FullyConnectedOptions", FusedActivationFunction=0)
+    return b.build([x], [y])
+
+
+def test_chained_convolutions_are_all_in_the_kernels_form(tmp_path):
+    """The translation of the chain for the kernels writes its four
+    convolutions and fully connected op in the form the spec matches, and
+    passes NCHW values from one convolution to the next."""
+    path = tmp_path / "chain.tflite"
+    path.write_bytes(_chain_model())
+    model = tflite_to_onnx(path, tflm_kernels=True)
+    assert kernel_ops(model) == 4
+    kinds = [n.op_type for n in model.graph.node if n.op_type in ("Conv", "Gemm", "Transpose")]
+    # One transpose in, each convolution's NHWC copy (unused but by the
+    # reshape after the last), no transpose back into NCHW between them.
+    assert kinds.count("Transpose") == 4, kinds
+
+
 @pytest.mark.full_suite
 def test_emit_tflite_for_cortex_m4_calls_the_tflm_kernels(tmp_path):
     """emit of an int8 .tflite model for the Cortex-M4 links the TFLM
-    kernels for its convolution and fully connected (the depthwise one,
-    multiplier 2, keeps the integer form) and verifies against TFLM."""
-    model = tmp_path / "conv.tflite"
-    model.write_bytes(tflite_models.conv_model("int8"))
+    kernels for its convolutions, depthwise and fully connected ops and
+    verifies against TFLM (bit for bit, three draws over the int8 range)."""
+    model = tmp_path / "chain.tflite"
+    model.write_bytes(_chain_model())
     out = tmp_path / "out"
     proc = run_cli("emit", model, "-o", out, "--execution-model", "runtimeless", "--target-cpu", "cortex-m4")
     assert proc.returncode == 0, proc.stderr
     manifest = json.loads((out / "manifest.json").read_text())
-    called = sorted(k for d in manifest["kernels"]["dispatches"] for k in d["kernels"])
-    assert called == ["ireegen_i8_convolution_tflm", "ireegen_i8_fully_connected_tflm"]
+    called = sorted({k for d in manifest["kernels"]["dispatches"] for k in d["kernels"]})
+    assert called == [
+        "ireegen_i8_convolution_tflm",
+        "ireegen_i8_depthwise_conv_tflm",
+        "ireegen_i8_fully_connected_tflm",
+    ]
     record = manifest["verification"]["tflite_micro"]["main"]
     assert record["outputs"] == {"logits": {"max_abs_error": 0.0}}
-    assert math.isfinite(record["outputs"]["logits"]["max_abs_error"])

@@ -75,15 +75,13 @@ def tflm_kernels(model_path: Path, config: Config) -> KernelLink | None:
     if not kernel_ops(model):
         return None
     link = kernel_link(load_kernel_spec(spec_path(config.optimize_for)), require_match=False)
-    return dataclasses.replace(link, match_text=int8_match.tflm_spec(model_conv_geometries(model)))
+    return dataclasses.replace(link, match_text=int8_match.tflm_spec(model_conv_geometries(model)), tflm=True)
 
 
 def uses_tflm_kernels(model_path: Path, link: KernelLink | None) -> bool:
     """Whether emit loads `model_path` in the form of the TFLM kernels: a
-    .tflite source with ireegen's own int8 kernels (not a user's --kernels)."""
-    if link is None or Path(model_path).suffix != ".tflite":
-        return False
-    return Path(link.spec.path) in {spec_path(o) for o in SPECS}
+    .tflite source with tflm_kernels()'s link (not a user's --kernels)."""
+    return link is not None and link.tflm and Path(model_path).suffix == ".tflite"
 
 
 def with_model_forms(link: KernelLink, model_path: Path) -> KernelLink:

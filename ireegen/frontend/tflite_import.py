@@ -105,6 +105,9 @@ class Translation:
         self.graph_names: dict = {}  # tensor index -> the graph input or output name it has
         # The int8 kernels take the convolutions and fully connected ops (tflite_kernel_form.py).
         self.tflm_kernels = False
+        # tensor index -> its int8 value in NCHW, where a kernel-form op wrote
+        # it so (the next kernel-form convolution reads it without a transpose pair).
+        self.nchw: dict = {}
 
     def fresh(self, hint: str) -> str:
         self._count += 1

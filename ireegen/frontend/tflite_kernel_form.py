@@ -96,11 +96,13 @@ def kernel_conv(tr, op, x, w, perm: tuple, pads: list, conv: dict, code: int) ->
         or not _fits(tr, op, x, w, code)
     ):
         return False
-    value = tr.node("Transpose", [tr.stored(x.index, op)], perm=[0, 3, 1, 2])
+    value = tr.nchw.get(x.index) or tr.node("Transpose", [tr.stored(x.index, op)], perm=[0, 3, 1, 2])
     filt = np.ascontiguousarray(np.transpose(w.data, perm))
     weight, bias = _weight_and_bias(tr, op, x, w, filt, channels)
     y = tr.node("Conv", [_input(tr, x, value), weight, bias], [tr.fresh(KERNEL_OP)], pads=list(pads), **conv)
-    tr.store_int(op.outputs[0], tr.node("Transpose", [_quantized(tr, op, y)], perm=[0, 2, 3, 1]))
+    y = _quantized(tr, op, y)
+    tr.store_int(op.outputs[0], tr.node("Transpose", [y], perm=[0, 2, 3, 1]))
+    tr.nchw[op.outputs[0]] = y
     return True
 
 
