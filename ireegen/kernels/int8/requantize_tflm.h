@@ -53,34 +53,31 @@ static inline int32_t ireegen_i8_rounding_divide_by_pot(int32_t x, int32_t r) {
   return (x >> r) + (remainder > threshold);
 }
 
+#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
+#include <arm_acle.h>
+
+// The zero point added saturating (QADD) and the clamp to int8 (SSAT).
+static inline int8_t ireegen_i8_offset_clamp(int32_t v, int32_t y_zero) {
+  return (int8_t)__ssat(__qadd(v, y_zero), 8);
+}
+#else
+static inline int8_t ireegen_i8_offset_clamp(int32_t v, int32_t y_zero) {
+  int64_t w = (int64_t)v + y_zero;
+  w = w < -128 ? -128 : w;
+  w = w > 127 ? 127 : w;
+  return (int8_t)w;
+}
+#endif
+
 static inline int8_t ireegen_i8_requantize(int32_t acc, ireegen_i8_scale_t s,
                                            int32_t y_zero) {
-  int32_t v;
-  if (s.shift <= 0 && (uint32_t)acc + (1u << 30) < (1u << 31)) {
-    // No left shift and |acc| < 2^30, as every real layer's: t, the high
-    // multiply, is then below 2^30 in magnitude, so t + 2^(r-1) cannot
-    // overflow, and x / 2^r rounded half away from zero is
-    // (t + 2^(r-1) - (t < 0)) >> r for r > 0 (t itself for r = 0): an add,
-    // a subtract of the sign bit and a shift in place of the mask and
-    // threshold.
-    const int32_t r = -s.shift;
-    const int32_t t = ireegen_i8_doubling_high_mul(acc, s.multiplier);
-    const int32_t negative = r ? (int32_t)((uint32_t)t >> 31) : 0;
-    v = (t + (int32_t)((1u << r) >> 1) - negative) >> r;
-  } else {
-    const int32_t left = s.shift > 0 ? s.shift : 0;
-    const int32_t right = s.shift > 0 ? 0 : -s.shift;
-    const int32_t scaled = (int32_t)((uint32_t)acc << left);
-    v = ireegen_i8_rounding_divide_by_pot(
-        ireegen_i8_doubling_high_mul(scaled, s.multiplier), right);
-    // Far outside int8 either way: kept so that adding the zero point
-    // cannot overflow.
-    v = v < -256 ? -256 : (v > 256 ? 256 : v);
-  }
-  v += y_zero;
-  v = v < -128 ? -128 : v;
-  v = v > 127 ? 127 : v;
-  return (int8_t)v;
+  const int32_t left = s.shift > 0 ? s.shift : 0;
+  const int32_t right = s.shift > 0 ? 0 : -s.shift;
+  const int32_t scaled = (int32_t)((uint32_t)acc << left);
+  return ireegen_i8_offset_clamp(
+      ireegen_i8_rounding_divide_by_pot(
+          ireegen_i8_doubling_high_mul(scaled, s.multiplier), right),
+      y_zero);
 }
 
 #endif  // IREEGEN_INT8_REQUANTIZE_TFLM_H_
