@@ -40,7 +40,8 @@ typedef int32_t ireegen_i8_table_t;
 #define IREEGEN_I8_PC_ENTRY(name) name##_tflm
 
 // (a * b + 2^30) >> 31: the 64-bit product's high word after doubling,
-// rounded half up.  gcc makes it SMULL and a shift pair on Armv7-M.
+// rounded half up.  gcc makes it SMLAL onto 2^30 and a shift pair on
+// Armv7-M.
 static inline int32_t ireegen_i8_doubling_high_mul(int32_t a, int32_t b) {
   return (int32_t)(((int64_t)a * b + ((int64_t)1 << 30)) >> 31);
 }
