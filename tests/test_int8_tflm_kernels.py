@@ -127,8 +127,8 @@ def test_requantization_is_gemmlowps(tmp_path):
 
 # --- the kernels against TFLM's interpreter ----------------------------------------------------------
 
-SPEED_SOURCES = ("convolution_tflm.c", "fully_connected_tflm.c")
-SIZE_SOURCES = ("convolution_small_tflm.c", "fully_connected_small_tflm.c")
+SPEED_SOURCES = ("convolution_tflm.c", "fully_connected_tflm.c", "add_tflm.c")
+SIZE_SOURCES = ("convolution_small_tflm.c", "fully_connected_small_tflm.c", "add_tflm.c")
 
 
 @pytest.fixture(scope="module")
@@ -280,6 +280,34 @@ def test_fully_connected_equals_tflm(libs, tmp_path):
             assert np.array_equal(y, want), f"case {case} ({goal}): m={m} n={n} k={k}"
 
 
+def test_add_equals_tflm(libs, tmp_path):
+    """ADD of two int8 tensors of one shape (random shapes, scales and zero
+    points, the larger scale on either input) equals TFLM's interpreter."""
+    rng = np.random.default_rng(47)
+    for case in range(CASES):
+        shape = [int(v) for v in rng.integers(1, 9, int(rng.integers(1, 5)))]
+        sa, sb = (np.float32(rng.uniform(0.005, 0.2)) for _ in range(2))
+        so = np.float32(rng.uniform(0.01, 0.4))
+        za, zb, zo = (int(rng.integers(-128, 128)) for _ in range(3))
+        b = TFLiteBuilder()
+        other = rng.integers(-128, 128, shape).astype(np.int8)
+        at = b.tensor("a", shape, "int8", scale=sa, zero_point=za)
+        bt = b.tensor("b", shape, "int8", data=other, scale=sb, zero_point=zb)
+        yt = b.tensor("y", shape, "int8", scale=so, zero_point=zo)
+        b.op("ADD", [at, bt], [yt], "AddOptions", FusedActivationFunction=0)
+        x = rng.integers(-128, 128, shape).astype(np.int8)
+        want = _tflm(b.build([at], [yt]), x, tmp_path)
+        bits = [int(np.array(v, np.float32).view(np.uint32)) for v in (sa, sb, so)]
+        for goal, lib in libs.items():
+            y = np.zeros(shape, np.int8)
+            lib.ireegen_i8_add_tflm(
+                _ptr(x), ctypes.c_size_t(0), _ptr(other), ctypes.c_size_t(0), _ptr(y), ctypes.c_size_t(0),
+                ctypes.c_size_t(x.size), ctypes.c_uint32(bits[0]), ctypes.c_int32(za), ctypes.c_uint32(bits[1]),
+                ctypes.c_int32(zb), ctypes.c_uint32(bits[2]), ctypes.c_int32(zo),
+            )  # fmt: skip
+            assert np.array_equal(y, want), f"case {case} ({goal}): {shape}"
+
+
 # --- the sources ---------------------------------------------------------------------------------------
 
 
@@ -324,8 +352,9 @@ def test_tflm_kernels_are_in_both_specs():
 
 def _chain_model() -> bytes:
     """CONV_2D 3x3 SAME stride 2 (RELU6) -> CONV_2D 1x1 (RELU) ->
-    DEPTHWISE_CONV_2D 3x3 SAME (no bias) -> RESHAPE -> FULLY_CONNECTED:
-    convolutions that pass their values on to each other, as MobileNet's."""
+    DEPTHWISE_CONV_2D 3x3 SAME (no bias), ADD of the last two -> RESHAPE ->
+    FULLY_CONNECTED: convolutions that pass their values on to each other,
+    as MobileNet's, and a residual ADD, as ResNet's."""
     rng = np.random.default_rng(3)
     b = TFLiteBuilder()
 
@@ -351,27 +380,29 @@ def _chain_model() -> bytes:
               Padding=1, StrideW=1, StrideH=1, FusedActivationFunction=1)  # fmt: skip
     c3 = conv(c2, "c3", "DEPTHWISE_CONV_2D", [1, 3, 3, 8], [1, 6, 6, 8], 0.04, 5, bias=False,
               Padding=0, StrideW=1, StrideH=1, DepthMultiplier=1, FusedActivationFunction=0)  # fmt: skip
-    flat = act("flat", [1, 288], 0.04, 5)
-    b.op("RESHAPE", [c3, b.tensor("flat/shape", [2], "int32", data=[1, 288])], [flat], "ReshapeOptions")
+    total = act("add", [1, 6, 6, 8], 0.06, -3)
+    b.op("ADD", [c2, c3], [total], "AddOptions", FusedActivationFunction=0)
+    flat = act("flat", [1, 288], 0.06, -3)
+    b.op("RESHAPE", [total, b.tensor("flat/shape", [2], "int32", data=[1, 288])], [flat], "ReshapeOptions")
     fw = b.tensor("fc/w", [4, 288], "int8", data=rng.integers(-127, 128, (4, 288)), scale=0.003)
-    fb = b.tensor("fc/b", [4], "int32", data=rng.integers(-500, 500, 4), scale=0.04 * 0.003)
+    fb = b.tensor("fc/b", [4], "int32", data=rng.integers(-500, 500, 4), scale=0.06 * 0.003)
     y = act("logits", [1, 4], 0.1, -2)
     b.op("FULLY_CONNECTED", [flat, fw, fb], [y], "FullyConnectedOptions", FusedActivationFunction=0)
     return b.build([x], [y])
 
 
 def test_chained_convolutions_are_all_in_the_kernels_form(tmp_path):
-    """The translation of the chain for the kernels writes its four
-    convolutions and fully connected op in the form the spec matches, and
-    passes NCHW values from one convolution to the next."""
+    """The translation of the chain for the kernels writes its
+    convolutions, ADD and fully connected op in the form the spec matches,
+    and passes NCHW values from one convolution to the next."""
     path = tmp_path / "chain.tflite"
     path.write_bytes(_chain_model())
     model = tflite_to_onnx(path, tflm_kernels=True)
-    assert kernel_ops(model) == 4
+    assert kernel_ops(model) == 5
     kinds = [n.op_type for n in model.graph.node if n.op_type in ("Conv", "Gemm", "Transpose")]
-    # One transpose in, each convolution's NHWC copy (unused but by the
-    # reshape after the last), no transpose back into NCHW between them.
-    assert kinds.count("Transpose") == 4, kinds
+    # One transpose in, each convolution's and the ADD's NHWC copy (unused
+    # but by the reshape after the ADD), none back into NCHW between them.
+    assert kinds.count("Transpose") == 5, kinds
 
 
 @pytest.mark.full_suite
@@ -387,6 +418,7 @@ def test_emit_tflite_for_cortex_m4_calls_the_tflm_kernels(tmp_path):
     manifest = json.loads((out / "manifest.json").read_text())
     called = sorted({k for d in manifest["kernels"]["dispatches"] for k in d["kernels"]})
     assert called == [
+        "ireegen_i8_add_tflm",
         "ireegen_i8_convolution_tflm",
         "ireegen_i8_depthwise_conv_tflm",
         "ireegen_i8_fully_connected_tflm",

@@ -220,21 +220,24 @@ def quantize_forms() -> list:
 
 
 def tflm_spec(geometries=()) -> str:
-    """The match spec of a .tflite source: the TFLM forms alone (its other
-    int8 ops are TFLM's integer arithmetic, which no matcher takes)."""
+    """The match spec of a .tflite source: the TFLM forms alone, the
+    weighted ones and the same-shape ADD (its other int8 ops are TFLM's
+    integer arithmetic, which no matcher takes)."""
     fs = tflm_forms(geometries)
+    adds = int8_match_ops.add_forms(tflm=True)
     return render(
         "int8_spec.mlir.jinja",
         executables=_executables(("tflm",)),
         forms=fs,
         quantize_forms=[],
-        add_executables=[],
-        add_forms=[],
+        add_executables=[(rank, int8_match_ops.dim_names(rank)) for rank in int8_match_ops.ADD_RANKS],
+        tflm_adds=True,
+        add_forms=adds,
         pool_forms=[],
         softmax_forms=[],
         ops_executables=False,
         pad_marks=[(pads, pad_mark(pads)) for pads in sorted({f.pads for f in fs if f.padded})],
-        patterns=fs,
+        patterns=[*fs, *adds],
     )
 
 
@@ -255,6 +258,7 @@ def spec(fs: list | None = None, pool_strides=()) -> str:
         add_forms=adds,
         pool_forms=pools,
         softmax_forms=softmaxes,
+        tflm_adds=False,
         ops_executables=True,
         pad_marks=[(pads, pad_mark(pads)) for pads in sorted({f.pads for f in fs if f.padded})],
         patterns=[*fs, *quantizes, *adds, *pools, *softmaxes],

@@ -33,7 +33,7 @@ import numpy as np
 from ireegen.common.errors import UsageError
 
 from .tflite_arith import activation_range, clamp_to, requantize, round_away
-from .tflite_kernel_form import kernel_conv, kernel_fully_connected
+from .tflite_kernel_form import kernel_add, kernel_conv, kernel_fully_connected
 
 # pyproject.toml's `tflite` and `tflite-micro` extras pin the same.
 TFLITE_PACKAGE = "tflite>=2.18"
@@ -529,6 +529,8 @@ def _exact_add(tr: Translation, op: Op, code: int) -> None:
     """ADD or SUB as TFLM computes int8: each input less its zero point,
     shifted up ADD_LEFT_SHIFT bits and rescaled to twice the larger input
     scale, summed, rescaled to the output."""
+    if tr.tflm_kernels and kernel_add(tr, op, code):
+        return
     real = np.float64  # TFLM derives the factors in double from the float32 scales
     a, b = (tr.tensors[i] for i in op.inputs[:2])
     out = tr.tensors[op.outputs[0]]

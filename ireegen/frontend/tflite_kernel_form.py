@@ -120,6 +120,41 @@ def kernel_fully_connected(tr, op, x, w, flat: list, code: int) -> bool:
     return True
 
 
+# Bits TFLM's int8 ADD shifts each input up before rescaling it.
+ADD_LEFT_SHIFT = 20
+
+
+def kernel_add(tr, op, code: int) -> bool:
+    """Writes an int8 ADD of two tensors of its output's shape (rank 1 to
+    4) in the form of the Add kernel (QDQ) and returns True, or returns
+    False where the kernel does not take it: TFLM's output factor must be
+    below 1 (its QuantizeMultiplierSmallerThanOneExp) and its clamp the
+    int8 range.  Values two kernel-form convolutions left in NCHW stay so."""
+    a, b = (tr.tensors[i] for i in op.inputs[:2])
+    out = tr.tensors[op.outputs[0]]
+    if op.name != "ADD" or not (a.shape == b.shape == out.shape and 1 <= len(out.shape) <= 4):
+        return False
+    sa, sb, so = (np.float64(t.q.scale[0]) for t in (a, b, out))
+    twice = np.float64(2) * np.float64(max(np.float32(sa), np.float32(sb)))
+    real_out = float(twice / (np.float64(1 << ADD_LEFT_SHIFT) * so))
+    low_high = activation_range(code, float(out.q.scale[0]), int(out.q.zero_point[0]), "int8")
+    if not (0.0 < real_out < 1.0) or low_high != INT8_RANGE:
+        return False
+    nchw = len(out.shape) == 4 and a.index in tr.nchw and b.index in tr.nchw
+    terms = [
+        _dequantized(tr, tr.nchw[t.index] if nchw else tr.stored(t.index, op), np.float32(t.q.scale[0]),
+                     np.int8(t.q.zero_point[0]))
+        for t in (a, b)
+    ]  # fmt: skip
+    y = _quantized(tr, op, tr.node("Add", terms, [tr.fresh(KERNEL_OP)]))
+    if nchw:
+        tr.store_int(op.outputs[0], tr.node("Transpose", [y], perm=[0, 2, 3, 1]))
+        tr.nchw[op.outputs[0]] = y
+    else:
+        tr.store_int(op.outputs[0], y)
+    return True
+
+
 def kernel_ops(model) -> int:
-    """The Conv and Gemm nodes of a translated model written in the kernels' form."""
+    """The nodes of a translated model written in the kernels' form."""
     return sum(1 for n in model.graph.node if n.output and n.output[0].startswith(f"tfl.{KERNEL_OP}."))

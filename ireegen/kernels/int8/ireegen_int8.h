@@ -121,6 +121,14 @@ void ireegen_i8_add(const int8_t* a, size_t a_offset, const int8_t* b,
                     uint32_t a_scale, int32_t a_zero, uint32_t b_scale,
                     int32_t b_zero, uint32_t y_scale, int32_t y_zero);
 
+// The same with TFLite Micro's int8 ADD arithmetic, for a .tflite source
+// (add_tflm.c).
+void ireegen_i8_add_tflm(const int8_t* a, size_t a_offset, const int8_t* b,
+                         size_t b_offset, int8_t* y, size_t y_offset,
+                         size_t count, uint32_t a_scale, int32_t a_zero,
+                         uint32_t b_scale, int32_t b_zero, uint32_t y_scale,
+                         int32_t y_zero);
+
 // NCHW average pool without padding, window (kh, kw), one stride for both
 // axes, output (n, c, oh, ow): ONNX Runtime's QLinearAveragePool (its exact
 // global path when the window is the image) (pool.c).

@@ -16,6 +16,8 @@
 #define ireegen_i8_doubling_high_mul ireegen_i8_tflm_doubling_high_mul
 #define ireegen_i8_rounding_divide_by_pot ireegen_i8_tflm_rounding_divide_by_pot
 #define ireegen_i8_offset_clamp ireegen_i8_tflm_offset_clamp
+#define ireegen_i8_tflm_factor ireegen_i8_tflm_tflm_factor
+#define ireegen_i8_add_term ireegen_i8_tflm_add_term
 
 #if defined(IREEGEN_I8_SMALL)
 // The compact kernels (convolution_small.c, fully_connected_small.c).
