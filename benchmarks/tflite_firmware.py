@@ -11,6 +11,8 @@ tensorflow/tflite-micro checkout); nothing is downloaded.
 from __future__ import annotations
 
 import argparse
+import json
+import math
 import sys
 import tempfile
 from pathlib import Path
@@ -29,6 +31,13 @@ from ireegen.check.tflm import draw_inputs  # noqa: E402
 from ireegen.config.cores import CORES  # noqa: E402
 from ireegen.config.modes import make_config  # noqa: E402
 from ireegen.emit import emit  # noqa: E402
+
+
+def _io_bytes(out: Path) -> int:
+    """The bytes of the first function's inputs and outputs, which the
+    caller holds (TFLM's arena holds them)."""
+    function = json.loads((out / "manifest.json").read_text())["functions"][0]
+    return sum(math.prod(v["shape"]) * np.dtype(v["dtype"]).itemsize for v in function["inputs"] + function["outputs"])
 
 
 def main() -> int:
@@ -55,8 +64,9 @@ def main() -> int:
             insns = instructions(runner, name, inputs, args.repeat, lib)
             print(
                 f"{model.name:32} {args.cpu} {args.optimize_for}: flash {size['flash']['total']:,} B "
-                f"(constants {size['flash']['constants']:,}), RAM {size['ram']['total']:,} B "
-                f"(arena {size['ram']['arena']:,}), {insns:,.0f} instructions/inference",
+                f"(constants {size['flash']['constants']:,}; C library {size['c_library_flash']:,} more), "
+                f"RAM {size['ram']['total']:,} B (arena {size['ram']['arena']:,}, "
+                f"inputs and outputs {_io_bytes(work / 'out'):,}), {insns:,.0f} instructions/inference",
                 flush=True,
             )
     return 0

@@ -16,8 +16,10 @@ from ireegen.common.resources import package_dir
 from ireegen.compile import int8_match, int8_match_ops
 from ireegen.compile.kernel_link import KernelLink
 from ireegen.config.modes import Config
-from ireegen.frontend.conv_geometry import kernel_geometry
+from ireegen.frontend.conv_geometry import kernel_geometry, model_conv_geometries
 from ireegen.frontend.kernel_spec import load_kernel_spec, target_family
+from ireegen.frontend.tflite_import import tflite_to_onnx
+from ireegen.frontend.tflite_kernel_form import kernel_ops
 
 from .kernels import kernel_link
 
@@ -50,13 +52,36 @@ def is_qdq_int8(model_path: Path) -> bool:
 
 
 def default_kernels(model_path: Path, config: Config) -> KernelLink | None:
-    """The int8 kernels when they apply to this model and target, else None."""
+    """The int8 kernels when they apply to this model and target, else None:
+    for a .tflite source, with TFLite Micro's requantization (tflm_kernels)."""
     if config.target is None or target_family(config.target.triple) not in FAMILIES:
         return None
+    if Path(model_path).suffix == ".tflite":
+        return tflm_kernels(Path(model_path), config)
     if not is_qdq_int8(Path(model_path)):
         return None
     link = kernel_link(load_kernel_spec(spec_path(config.optimize_for)), require_match=False)
     return with_model_forms(link, Path(model_path))
+
+
+def tflm_kernels(model_path: Path, config: Config) -> KernelLink | None:
+    """The int8 kernels of a .tflite source: the same sources, with a match
+    spec of the TFLM forms alone (compile/int8_match.py: tflm_spec), which
+    calls the _tflm entry points (requantize_tflm.h); the load then writes
+    the model's int8 convolutions and fully connected ops in the form that
+    spec matches (frontend/tflite_kernel_form.py).  None for a model with
+    none."""
+    model = tflite_to_onnx(model_path, tflm_kernels=True)
+    if not kernel_ops(model):
+        return None
+    link = kernel_link(load_kernel_spec(spec_path(config.optimize_for)), require_match=False)
+    return dataclasses.replace(link, match_text=int8_match.tflm_spec(model_conv_geometries(model)), tflm=True)
+
+
+def uses_tflm_kernels(model_path: Path, link: KernelLink | None) -> bool:
+    """Whether emit loads `model_path` in the form of the TFLM kernels: a
+    .tflite source with tflm_kernels()'s link (not a user's --kernels)."""
+    return link is not None and link.tflm and Path(model_path).suffix == ".tflite"
 
 
 def with_model_forms(link: KernelLink, model_path: Path) -> KernelLink:

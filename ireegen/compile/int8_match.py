@@ -46,6 +46,10 @@ class Form:
     # the weight's and the bias's scales are tensors, and the kernel takes a
     # table of multipliers computed at compile time.
     per_channel: bool = False
+    # TFLite Micro's requantization (a .tflite source): per channel, the
+    # kernel takes a table of TFLM's (multiplier, shift) pairs computed at
+    # compile time in double, as TFLM's QuantizeMultiplier.
+    tflm: bool = False
 
     @property
     def is_fc(self) -> bool:
@@ -55,7 +59,12 @@ class Form:
     def name(self) -> str:
         shape = "" if self.is_fc else "_p" + "".join(map(str, self.pads)) + f"_s{self.stride}"
         zeros = int8_match_ops.zero_points(x=self.x_zero, y=self.y_zero)
-        return f"{self.op}{shape}_{zeros}" + ("_pc" if self.per_channel else "")
+        return f"{self.op}{shape}_{zeros}" + self.suffix
+
+    @property
+    def suffix(self) -> str:
+        """Of the form's name and its executable's: TFLM, per channel or per tensor."""
+        return "_tflm" if self.tflm else "_pc" if self.per_channel else ""
 
     @property
     def rank(self) -> int:
@@ -71,7 +80,7 @@ class Form:
     def executable(self) -> str:
         """The executable its call dispatches: both fully connected forms
         call the (N, K) kernel; per channel, its _pc twin."""
-        return "ireegen_i8_" + ("fc" if self.is_fc else self.op) + ("_pc" if self.per_channel else "")
+        return "ireegen_i8_" + ("fc" if self.is_fc else self.op) + self.suffix
 
     @property
     def padded(self) -> bool:
@@ -96,6 +105,18 @@ def forms() -> list:
         for op in ("conv", "dwconv"):
             for (zx, zy), pads, stride in itertools.product(zeros, CONV_PADS, CONV_STRIDES):
                 out.append(Form(op, zx, zy, pads, stride, pc))
+    return out
+
+
+def tflm_forms(geometries=()) -> list:
+    """The TFLM forms (frontend/tflite_import.py writes every int8
+    convolution and fully connected it gives the kernels per channel): the
+    common convolution geometries and those of `geometries`."""
+    zeros = list(itertools.product((True, False), repeat=2))
+    shapes = sorted(set(itertools.product(CONV_PADS, CONV_STRIDES)) | {(tuple(p), s) for p, s in geometries})
+    out = [Form(op, zx, zy, per_channel=True, tflm=True) for op in ("fc", "fckn") for zx, zy in zeros]
+    for op, (zx, zy), (pads, stride) in itertools.product(("conv", "dwconv"), zeros, shapes):
+        out.append(Form(op, zx, zy, pads, stride, True, True))
     return out
 
 
@@ -129,6 +150,7 @@ class Executable:
     index: tuple
     per_channel: bool
     packed_weight: bool = False  # the weight binding is the fully connected call's packed N * K4 bytes
+    tflm: bool = False  # the table is TFLM's int32 (multiplier, shift) pairs, 2 per channel
 
 
 _CONV_INDEX = ("n", "c", "h", "w", "f", "kh", "kw", "oh", "ow", "s", "pt", "pl")
@@ -142,16 +164,29 @@ _WEIGHTED = (
 )
 
 
-def _executables() -> list:
-    """The fully connected, convolution and depthwise executables, per
-    tensor then per channel."""
+# (per channel, TFLM, executable suffix, kernel suffix) of each kind of table.
+_TABLES = {
+    "tensor": (False, False, "", ""),
+    "channel": (True, False, "_pc", "_per_channel"),
+    "tflm": (True, True, "_tflm", "_tflm"),
+}
+
+
+def _executables(tables=("tensor", "channel")) -> list:
+    """The fully connected, convolution and depthwise executables of each
+    kind of table in `tables`."""
     out = []
-    for per_channel in (False, True):
-        suffix, kernel_suffix = ("_pc", "_per_channel") if per_channel else ("", "")
+    for table in tables:
+        per_channel, tflm, suffix, kernel_suffix = _TABLES[table]
         for exe, kernel, *shapes, packed in _WEIGHTED:
             out.append(
                 Executable(
-                    f"ireegen_i8_{exe}{suffix}", f"ireegen_i8_{kernel}{kernel_suffix}", *shapes, per_channel, packed
+                    f"ireegen_i8_{exe}{suffix}",
+                    f"ireegen_i8_{kernel}{kernel_suffix}",
+                    *shapes,
+                    per_channel,
+                    packed,
+                    tflm,
                 )
             )
     return out
@@ -184,6 +219,28 @@ def quantize_forms() -> list:
     return [QuantizeForm(*f) for f in itertools.product(QUANTIZE_RANKS, (True, False), (False, True))]
 
 
+def tflm_spec(geometries=()) -> str:
+    """The match spec of a .tflite source: the TFLM forms alone, the
+    weighted ones and the same-shape ADD (its other int8 ops are TFLM's
+    integer arithmetic, which no matcher takes)."""
+    fs = tflm_forms(geometries)
+    adds = int8_match_ops.add_forms(tflm=True)
+    return render(
+        "int8_spec.mlir.jinja",
+        executables=_executables(("tflm",)),
+        forms=fs,
+        quantize_forms=[],
+        add_executables=[(rank, int8_match_ops.dim_names(rank)) for rank in int8_match_ops.ADD_RANKS],
+        tflm_adds=True,
+        add_forms=adds,
+        pool_forms=[],
+        softmax_forms=[],
+        ops_executables=False,
+        pad_marks=[(pads, pad_mark(pads)) for pads in sorted({f.pads for f in fs if f.padded})],
+        patterns=[*fs, *adds],
+    )
+
+
 def spec(fs: list | None = None, pool_strides=()) -> str:
     """The match spec of the forms `fs` (by default forms(): the committed
     spec) with the quantize, add, pool (also of `pool_strides`) and softmax
@@ -201,6 +258,8 @@ def spec(fs: list | None = None, pool_strides=()) -> str:
         add_forms=adds,
         pool_forms=pools,
         softmax_forms=softmaxes,
+        tflm_adds=False,
+        ops_executables=True,
         pad_marks=[(pads, pad_mark(pads)) for pads in sorted({f.pads for f in fs if f.padded})],
         patterns=[*fs, *quantizes, *adds, *pools, *softmaxes],
     )

@@ -46,20 +46,23 @@ class AddForm:
     za: bool  # a's zero point is an operand (not 0)
     zb: bool  # b's
     zy: bool  # the output's
+    # TFLite Micro's ADD arithmetic (a .tflite source): the _tflm kernel.
+    tflm: bool = False
 
     @property
     def name(self) -> str:
-        return f"add_r{self.rank}_{zero_points(a=self.za, b=self.zb, y=self.zy)}"
+        return f"add_r{self.rank}_{zero_points(a=self.za, b=self.zb, y=self.zy)}" + ("_tflm" if self.tflm else "")
 
     @property
     def dims(self) -> tuple:
         return dim_names(self.rank)
 
 
-def add_forms() -> list:
+def add_forms(tflm: bool = False) -> list:
     """A zero point of 0 is dropped by the import, so each
     present-or-absent combination is its own form."""
-    return [AddForm(rank, *zeros) for rank in ADD_RANKS for zeros in itertools.product((True, False), repeat=3)]
+    zeros = itertools.product((True, False), repeat=3)
+    return [AddForm(rank, *z, tflm=tflm) for rank, z in itertools.product(ADD_RANKS, zeros)]
 
 
 @dataclass(frozen=True)

@@ -55,6 +55,9 @@ class KernelLink:
     # The match spec to use instead of spec.match's file: the int8 library's
     # spec with the convolution forms a model needs (cbuild/int8_kernels.py).
     match_text: str | None = None
+    # The int8 library with TFLite Micro's rounding, for a .tflite source:
+    # the model is loaded in the form its spec matches (cbuild/int8_kernels.py).
+    tflm: bool = False
 
 
 @dataclass

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ireegen.cbuild.int8_kernels import uses_tflm_kernels
 from ireegen.cgen.c_api import build_functions
 from ireegen.check.verify import load_verify_inputs
 from ireegen.compile.compile_model import vm_module_name
@@ -67,6 +68,7 @@ def load(request: EmitRequest) -> Loaded:
         speed_rewrites=speed_rewrites,
         quantized_io=request.quantized_io,
         max_detections=request.max_detections,
+        tflm_kernels=uses_tflm_kernels(model_path, request.kernels),
     )
     check_tensor_sizes(model.functions, config, str(model_path))
     functions = build_functions(request.name, model.functions, str(model_path))

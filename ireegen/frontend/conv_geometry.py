@@ -86,7 +86,11 @@ def kernel_geometry(model_path: Path) -> KernelGeometry:
     pass over its nodes (the spec matches each exactly)."""
     import onnx
 
-    model = onnx.load(str(model_path), load_external_data=False)
+    return model_kernel_geometry(onnx.load(str(model_path), load_external_data=False))
+
+
+def model_kernel_geometry(model) -> KernelGeometry:
+    """kernel_geometry() of an ONNX ModelProto."""
     found = {field: set() for field, _ in _FORMS.values()}
     for node in model.graph.node:
         if node.op_type in _FORMS and node.domain in ("", "ai.onnx"):
@@ -101,6 +105,11 @@ def conv_geometries(model_path: Path) -> list:
     """Sorted [(pads (top, left, bottom, right), stride)] of the model's 2-D
     Convs with one stride for both axes and no dilation."""
     return kernel_geometry(model_path).convs
+
+
+def model_conv_geometries(model) -> list:
+    """conv_geometries() of an ONNX ModelProto."""
+    return model_kernel_geometry(model).convs
 
 
 def pool_strides(model_path: Path) -> list:

@@ -106,6 +106,7 @@ def load_model(
     speed_rewrites: bool = True,
     quantized_io: bool = False,
     max_detections: int | None = None,
+    tflm_kernels: bool = False,
 ) -> LoadedModel:
     """Parses (for ONNX: imports and lowers) the model and reads its public
     functions.  Parse errors become a UsageError carrying MLIR's own
@@ -118,7 +119,9 @@ def load_model(
     (a compile.compiler.Compiler) lowers ONNX; an ONNX model needs one;
     `quantized_io` (`--quantized-io`) gives a QDQ ONNX model int8 inputs and
     outputs (quantized_io.py); `max_detections` (`--max-detections`) bounds
-    an ONNX NonMaxSuppression's output (onnx_detections.py)."""
+    an ONNX NonMaxSuppression's output (onnx_detections.py);
+    `tflm_kernels` writes a .tflite model's int8
+    convolutions in the form the int8 kernels take (tflite_kernel_form.py)."""
     path = check_model_path(path)
     size = path.stat().st_size
     if size == 0 or (size < 4096 and not path.read_bytes().strip()):
@@ -134,7 +137,15 @@ def load_model(
                 raise UsageError(f"{flag}: applies to .onnx models; {path} is TFLite, whose interface is its own")
     if path.suffix in (".onnx", ".tflite"):
         return _load_onnx(
-            path, input_shapes, compiler, input_values, onnx_rewrites, speed_rewrites, quantized_io, max_detections
+            path,
+            input_shapes,
+            compiler,
+            input_values,
+            onnx_rewrites,
+            speed_rewrites,
+            quantized_io,
+            max_detections,
+            tflm_kernels,
         )
     if max_detections is not None:
         raise UsageError(f"--max-detections: applies to .onnx models; {path} is MLIR, whose shapes are its own")
@@ -171,13 +182,22 @@ def _load_onnx(
     speed_rewrites=True,
     quantized_io=False,
     max_detections=None,
+    tflm_kernels=False,
 ) -> LoadedModel:
     from iree.compiler import ir
 
     if compiler is None:
         raise TypeError("load_model: an ONNX model needs the compiler that lowers it")
     text, onnx_sig = lower_onnx(
-        path, input_shapes, compiler, input_values, onnx_rewrites, speed_rewrites, quantized_io, max_detections
+        path,
+        input_shapes,
+        compiler,
+        input_values,
+        onnx_rewrites,
+        speed_rewrites,
+        quantized_io,
+        max_detections,
+        tflm_kernels,
     )
     context = ir.Context()
     try:

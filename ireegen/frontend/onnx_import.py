@@ -660,6 +660,7 @@ def prepare_onnx(
     speed_rewrites: bool = True,
     quantized_io: bool = False,
     max_detections: int | None = None,
+    tflm_kernels: bool = False,
 ) -> tuple:
     """Everything ireegen does to the ONNX model at `path` before IREE's
     importer sees it: (model, rewrites, quantization, bounded), every refusal a
@@ -670,7 +671,7 @@ def prepare_onnx(
     if path.suffix == ".tflite":
         # A TFLite model comes in as the ONNX graph of its ops (tflite_import.py),
         # its integer interface tensors as they are.
-        model = require_onnx() and tflite_to_onnx(path)
+        model = require_onnx() and tflite_to_onnx(path, tflm_kernels)
         quantization = {k: Quantization(*v) for k, v in interface_quantization(path).items()}
     else:
         model = _load(path)
@@ -758,6 +759,7 @@ def lower_onnx(
     speed_rewrites: bool = True,
     quantized_io: bool = False,
     max_detections: int | None = None,
+    tflm_kernels: bool = False,
 ) -> tuple:
     """(input-dialect MLIR text, OnnxSignature) of the ONNX model at `path`,
     lowered by `compiler` (a compile.compiler.Compiler), with `input_shapes`
@@ -769,7 +771,7 @@ def lower_onnx(
     (unless `speed_rewrites` is False too) those it compiles slowly."""
     path = Path(path)
     model, rewrites, quantization, bounded = prepare_onnx(
-        path, input_shapes, input_values, onnx_rewrites, speed_rewrites, quantized_io, max_detections
+        path, input_shapes, input_values, onnx_rewrites, speed_rewrites, quantized_io, max_detections, tflm_kernels
     )
     try:
         return _lower(model, path, compiler, rewrites, quantization, bounded)

@@ -47,6 +47,7 @@ from .tflite_arith import (
 )
 from .tflite_arith_reduce import mean_int8, softmax_int8
 from .tflite_fixedpoint import Unsupported, hard_swish_table, logistic_table, relu_table, tanh_table
+from .tflite_kernel_form import kernel_add, kernel_conv, kernel_fully_connected
 
 # pyproject.toml's `tflite` and `tflite-micro` extras pin the same.
 TFLITE_PACKAGE = "tflite>=2.18"
@@ -117,6 +118,11 @@ class Translation:
         self.values: dict = {}  # tensor index -> ONNX value name holding it as stored (int8 for a quantized one)
         self._count = 0
         self.graph_names: dict = {}  # tensor index -> the graph input or output name it has
+        # The int8 kernels take the convolutions and fully connected ops (tflite_kernel_form.py).
+        self.tflm_kernels = False
+        # tensor index -> its int8 value in NCHW, where a kernel-form op wrote
+        # it so (the next kernel-form convolution reads it without a transpose pair).
+        self.nchw: dict = {}
 
     def fresh(self, hint: str) -> str:
         self._count += 1
@@ -330,6 +336,8 @@ def conv_2d(tr: Translation, op: Op) -> None:
     pads = spatial_pads(o.Padding(), x.shape, w.shape[1:3], strides, dil)
     conv = dict(kernel_shape=list(w.shape[1:3]), strides=list(strides), dilations=list(dil), group=groups)
     if _integer_form(tr, op, x, w, o.FusedActivationFunction()):
+        if tr.tflm_kernels and kernel_conv(tr, op, x, w, (0, 3, 1, 2), pads, conv, o.FusedActivationFunction()):
+            return None
         return _exact_conv(tr, op, x, w, (0, 3, 1, 2), pads, conv, o.FusedActivationFunction())
     # TFLite [O, H, W, I] -> ONNX [O, I, H, W]; a per-channel axis 0 stays 0.
     _float_conv(tr, op, x, _filter(tr, w, (0, 3, 1, 2), op), pads, conv, o.FusedActivationFunction())
@@ -349,6 +357,8 @@ def depthwise_conv_2d(tr: Translation, op: Op) -> None:
     pads = spatial_pads(o.Padding(), x.shape, w.shape[1:3], strides, dil)
     conv = dict(kernel_shape=list(w.shape[1:3]), strides=list(strides), dilations=list(dil), group=channels)
     if _integer_form(tr, op, x, w, o.FusedActivationFunction()):
+        if tr.tflm_kernels and kernel_conv(tr, op, x, w, (3, 0, 1, 2), pads, conv, o.FusedActivationFunction()):
+            return None
         return _exact_conv(tr, op, x, w, (3, 0, 1, 2), pads, conv, o.FusedActivationFunction())
     # TFLite [1, H, W, C*M] -> ONNX [C*M, 1, H, W]; the per-channel axis 3 becomes 0.
     _float_conv(tr, op, x, _filter(tr, w, (3, 0, 1, 2), op), pads, conv, o.FusedActivationFunction())
@@ -451,6 +461,9 @@ def fully_connected(tr: Translation, op: Op) -> None:
     if depth == 0 or count % depth:
         raise UsageError(f"{tr.path}: {op.label}: weights {w.name!r} do not fit input {x.name!r}")
     if _integer_form(tr, op, x, w, o.FusedActivationFunction() if o else 0):
+        flat, code = [count // depth, depth], o.FusedActivationFunction() if o else 0
+        if tr.tflm_kernels and kernel_fully_connected(tr, op, x, w, flat, code):
+            return None
         return _exact_fully_connected(tr, op, x, w, [count // depth, depth], o.FusedActivationFunction() if o else 0)
     flat = reshape_to(tr, tr.real(x.index, op), [count // depth, depth])
     y = tr.node("Gemm", [flat, tr.real(w.index, op), *_bias(tr, op)], transB=1)
@@ -531,6 +544,8 @@ def _exact_add(tr: Translation, op: Op, code: int) -> None:
     """ADD or SUB as TFLM computes int8: each input less its zero point,
     shifted up ADD_LEFT_SHIFT bits and rescaled to twice the larger input
     scale, summed, rescaled to the output."""
+    if tr.tflm_kernels and kernel_add(tr, op, code):
+        return
     real = np.float64  # TFLM derives the factors in double from the float32 scales
     a, b = (tr.tensors[i] for i in op.inputs[:2])
     out = tr.tensors[op.outputs[0]]
@@ -1042,9 +1057,11 @@ def _io_names(path: Path, tensors: list, inputs: list, outputs: list) -> dict:
     return names
 
 
-def tflite_to_onnx(path):
+def tflite_to_onnx(path, tflm_kernels: bool = False):
     """The ONNX ModelProto of the .tflite model at `path` (UsageError for
-    what it cannot translate, before anything is compiled)."""
+    what it cannot translate, before anything is compiled); `tflm_kernels`:
+    in the form the int8 kernels take with TFLM's rounding where they can
+    (tflite_kernel_form.py)."""
     from onnx import helper
 
     path = Path(path)
@@ -1053,6 +1070,7 @@ def tflite_to_onnx(path):
     if refusal:
         raise UsageError(refusal)
     tr = Translation(path, tensors)
+    tr.tflm_kernels = tflm_kernels
     tr.graph_names = _io_names(path, tensors, inputs, outputs)
     for i in inputs:
         tr.values[i] = tr.graph_names[i]

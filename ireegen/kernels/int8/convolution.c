@@ -138,17 +138,18 @@ static void ireegen_i8_gather(int16_t* d, size_t step, const int8_t* image,
 // that its few live values stay in registers around the SMLAD loop.
 static __attribute__((noinline)) void ireegen_i8_pair_filters(
     const int16_t* pair, const int8_t* w, size_t length, size_t f,
-    const int32_t* bias, float multiplier, const float* per_channel,
-    int32_t y_zero, int8_t* y, size_t pixels, int two) {
+    const int32_t* bias, ireegen_i8_scale_t multiplier,
+    const ireegen_i8_scale_t* per_channel, int32_t y_zero, int8_t* y,
+    size_t pixels, int two) {
   for (size_t o = 0; o < f; o += 2, y += 2 * pixels) {
     const size_t o1 = o + 1 < f ? o + 1 : o;
     int32_t acc[4] = {bias[o], bias[o], bias[o1], bias[o1]};
     ireegen_i8_dot_pair(pair, w + o * length, w + o1 * length, length, acc);
-    const float m0 = IREEGEN_I8_MULTIPLIER(o);
+    const ireegen_i8_scale_t m0 = IREEGEN_I8_MULTIPLIER(o);
     y[0] = ireegen_i8_requantize(acc[0], m0, y_zero);
     if (two) y[1] = ireegen_i8_requantize(acc[1], m0, y_zero);
     if (o1 != o) {
-      const float m1 = IREEGEN_I8_MULTIPLIER(o1);
+      const ireegen_i8_scale_t m1 = IREEGEN_I8_MULTIPLIER(o1);
       y[pixels] = ireegen_i8_requantize(acc[2], m1, y_zero);
       if (two) y[pixels + 1] = ireegen_i8_requantize(acc[3], m1, y_zero);
     }
@@ -161,7 +162,8 @@ IREEGEN_I8_BODY void ireegen_i8_conv(
     const int8_t* x, const int8_t* w, const int32_t* bias, int8_t* y, size_t n,
     size_t c, size_t h, size_t wd, size_t f, size_t kh, size_t kw, size_t oh,
     size_t ow, size_t stride, size_t pad_top, size_t pad_left, int32_t x_zero,
-    float multiplier, const float* per_channel, int32_t y_zero) {
+    ireegen_i8_scale_t multiplier, const ireegen_i8_scale_t* per_channel,
+    int32_t y_zero) {
 #if IREEGEN_I8_MVE_FLOAT
   if (ireegen_i8_convolution_mve(x, w, bias, y, n, c, h, wd, f, kh, kw, oh, ow,
                                  stride, pad_top, pad_left, x_zero, multiplier,
@@ -278,7 +280,8 @@ IREEGEN_I8_BODY void ireegen_i8_conv(
 static void ireegen_i8_depthwise_plane3x3(
     const int8_t* plane, const int8_t* taps, int32_t bias, int8_t* out,
     size_t h, size_t wd, size_t oh, size_t ow, size_t stride, size_t pad_top,
-    size_t pad_left, int32_t x_zero, float multiplier, int32_t y_zero) {
+    size_t pad_left, int32_t x_zero, ireegen_i8_scale_t multiplier,
+    int32_t y_zero) {
   const size_t hp = (oh - 1) * stride + 3,
                wp = (ow - 1) * stride + 3;  // the rows and columns read
   int16_t padded[IREEGEN_I8_PLANE_MAX];
@@ -317,7 +320,8 @@ IREEGEN_I8_BODY void ireegen_i8_depthwise(
     const int8_t* x, const int8_t* w, const int32_t* bias, int8_t* y, size_t n,
     size_t c, size_t h, size_t wd, size_t kh, size_t kw, size_t oh, size_t ow,
     size_t stride, size_t pad_top, size_t pad_left, int32_t x_zero,
-    float multiplier, const float* per_channel, int32_t y_zero) {
+    ireegen_i8_scale_t multiplier, const ireegen_i8_scale_t* per_channel,
+    int32_t y_zero) {
 #if IREEGEN_I8_MVE_FLOAT
   if (ireegen_i8_depthwise_conv_mve(x, w, bias, y, n, c, h, wd, kh, kw, oh, ow,
                                     stride, pad_top, pad_left, x_zero,
@@ -327,7 +331,7 @@ IREEGEN_I8_BODY void ireegen_i8_depthwise(
   const int is3x3 = kh == 3 && kw == 3;
   for (size_t b = 0; b < n; ++b) {
     for (size_t ch = 0; ch < c; ++ch) {
-      const float channel_multiplier = IREEGEN_I8_MULTIPLIER(ch);
+      const ireegen_i8_scale_t channel_multiplier = IREEGEN_I8_MULTIPLIER(ch);
       const int8_t* plane = x + (b * c + ch) * h * wd;
       const int8_t* taps = w + ch * kh * kw;
       int8_t* out = y + (b * c + ch) * oh * ow;
@@ -430,29 +434,30 @@ void ireegen_i8_depthwise_conv(
       ireegen_i8_multiplier(x_scale, w_scale, y_scale), NULL, y_zero);
 }
 #else
-void ireegen_i8_convolution_per_channel(
+void IREEGEN_I8_PC_ENTRY(ireegen_i8_convolution)(
     const int8_t* x, size_t x_offset, const int8_t* w, size_t w_offset,
-    const int32_t* bias, size_t bias_offset, const float* multipliers,
-    size_t multipliers_offset, int8_t* y, size_t y_offset, size_t n, size_t c,
-    size_t h, size_t wd, size_t f, size_t kh, size_t kw, size_t oh, size_t ow,
-    size_t stride, size_t pad_top, size_t pad_left, int32_t x_zero,
-    int32_t y_zero) {
+    const int32_t* bias, size_t bias_offset,
+    const ireegen_i8_table_t* multipliers, size_t multipliers_offset, int8_t* y,
+    size_t y_offset, size_t n, size_t c, size_t h, size_t wd, size_t f,
+    size_t kh, size_t kw, size_t oh, size_t ow, size_t stride, size_t pad_top,
+    size_t pad_left, int32_t x_zero, int32_t y_zero) {
   ireegen_i8_conv(x + x_offset, w + w_offset, bias + bias_offset, y + y_offset,
                   n, c, h, wd, f, kh, kw, oh, ow, stride, pad_top, pad_left,
-                  x_zero, 0.0f, multipliers + multipliers_offset, y_zero);
+                  x_zero, IREEGEN_I8_NO_SCALE,
+                  IREEGEN_I8_SCALES(multipliers, multipliers_offset), y_zero);
 }
 
-void ireegen_i8_depthwise_conv_per_channel(
+void IREEGEN_I8_PC_ENTRY(ireegen_i8_depthwise_conv)(
     const int8_t* x, size_t x_offset, const int8_t* w, size_t w_offset,
-    const int32_t* bias, size_t bias_offset, const float* multipliers,
-    size_t multipliers_offset, int8_t* y, size_t y_offset, size_t n, size_t c,
-    size_t h, size_t wd, size_t f, size_t kh, size_t kw, size_t oh, size_t ow,
-    size_t stride, size_t pad_top, size_t pad_left, int32_t x_zero,
-    int32_t y_zero) {
+    const int32_t* bias, size_t bias_offset,
+    const ireegen_i8_table_t* multipliers, size_t multipliers_offset, int8_t* y,
+    size_t y_offset, size_t n, size_t c, size_t h, size_t wd, size_t f,
+    size_t kh, size_t kw, size_t oh, size_t ow, size_t stride, size_t pad_top,
+    size_t pad_left, int32_t x_zero, int32_t y_zero) {
   (void)f;
-  ireegen_i8_depthwise(x + x_offset, w + w_offset, bias + bias_offset,
-                       y + y_offset, n, c, h, wd, kh, kw, oh, ow, stride,
-                       pad_top, pad_left, x_zero, 0.0f,
-                       multipliers + multipliers_offset, y_zero);
+  ireegen_i8_depthwise(
+      x + x_offset, w + w_offset, bias + bias_offset, y + y_offset, n, c, h, wd,
+      kh, kw, oh, ow, stride, pad_top, pad_left, x_zero, IREEGEN_I8_NO_SCALE,
+      IREEGEN_I8_SCALES(multipliers, multipliers_offset), y_zero);
 }
 #endif

@@ -49,7 +49,8 @@ static inline __attribute__((always_inline)) void ireegen_i8_small_conv(
     const int8_t* x, const int8_t* w, const int32_t* bias, int8_t* y, size_t n,
     size_t c, size_t h, size_t wd, size_t f, size_t kh, size_t kw, size_t oh,
     size_t ow, size_t stride, size_t pad_top, size_t pad_left, int32_t x_zero,
-    float multiplier, const float* per_channel, int32_t y_zero) {
+    ireegen_i8_scale_t multiplier, const ireegen_i8_scale_t* per_channel,
+    int32_t y_zero) {
   const size_t length = c * kh * kw, pixels = oh * ow;
   const size_t stretch =
       length < IREEGEN_I8_SMALL_COLUMN ? length : IREEGEN_I8_SMALL_COLUMN;
@@ -78,6 +79,8 @@ static inline __attribute__((always_inline)) void ireegen_i8_small_conv(
   }
 }
 
+// The per-tensor entry points: ONNX Runtime's rounding only.
+#ifndef IREEGEN_I8_TFLM
 void ireegen_i8_convolution(const int8_t* x, size_t x_offset, const int8_t* w,
                             size_t w_offset, const int32_t* bias,
                             size_t bias_offset, int8_t* y, size_t y_offset,
@@ -91,22 +94,24 @@ void ireegen_i8_convolution(const int8_t* x, size_t x_offset, const int8_t* w,
       f, kh, kw, oh, ow, stride, pad_top, pad_left, x_zero,
       ireegen_i8_multiplier(x_scale, w_scale, y_scale), NULL, y_zero);
 }
+#endif
 
-void ireegen_i8_convolution_per_channel(
+void IREEGEN_I8_PC_ENTRY(ireegen_i8_convolution)(
     const int8_t* x, size_t x_offset, const int8_t* w, size_t w_offset,
-    const int32_t* bias, size_t bias_offset, const float* multipliers,
-    size_t multipliers_offset, int8_t* y, size_t y_offset, size_t n, size_t c,
-    size_t h, size_t wd, size_t f, size_t kh, size_t kw, size_t oh, size_t ow,
-    size_t stride, size_t pad_top, size_t pad_left, int32_t x_zero,
-    int32_t y_zero) {
-  ireegen_i8_small_conv(x + x_offset, w + w_offset, bias + bias_offset,
-                        y + y_offset, n, c, h, wd, f, kh, kw, oh, ow, stride,
-                        pad_top, pad_left, x_zero, 0.0f,
-                        multipliers + multipliers_offset, y_zero);
+    const int32_t* bias, size_t bias_offset,
+    const ireegen_i8_table_t* multipliers, size_t multipliers_offset, int8_t* y,
+    size_t y_offset, size_t n, size_t c, size_t h, size_t wd, size_t f,
+    size_t kh, size_t kw, size_t oh, size_t ow, size_t stride, size_t pad_top,
+    size_t pad_left, int32_t x_zero, int32_t y_zero) {
+  ireegen_i8_small_conv(
+      x + x_offset, w + w_offset, bias + bias_offset, y + y_offset, n, c, h, wd,
+      f, kh, kw, oh, ow, stride, pad_top, pad_left, x_zero, IREEGEN_I8_NO_SCALE,
+      IREEGEN_I8_SCALES(multipliers, multipliers_offset), y_zero);
 }
 
 // Plane by plane (batch b, channel ch): a convolution of one channel with
 // one filter.
+#ifndef IREEGEN_I8_TFLM
 void ireegen_i8_depthwise_conv(
     const int8_t* x, size_t x_offset, const int8_t* w, size_t w_offset,
     const int32_t* bias, size_t bias_offset, int8_t* y, size_t y_offset,
@@ -122,19 +127,21 @@ void ireegen_i8_depthwise_conv(
                            h, wd, 1, kh, kw, oh, ow, stride, pad_top, pad_left,
                            x_scale, x_zero, w_scale, y_scale, y_zero);
 }
+#endif
 
-void ireegen_i8_depthwise_conv_per_channel(
+void IREEGEN_I8_PC_ENTRY(ireegen_i8_depthwise_conv)(
     const int8_t* x, size_t x_offset, const int8_t* w, size_t w_offset,
-    const int32_t* bias, size_t bias_offset, const float* multipliers,
-    size_t multipliers_offset, int8_t* y, size_t y_offset, size_t n, size_t c,
-    size_t h, size_t wd, size_t f, size_t kh, size_t kw, size_t oh, size_t ow,
-    size_t stride, size_t pad_top, size_t pad_left, int32_t x_zero,
-    int32_t y_zero) {
+    const int32_t* bias, size_t bias_offset,
+    const ireegen_i8_table_t* multipliers, size_t multipliers_offset, int8_t* y,
+    size_t y_offset, size_t n, size_t c, size_t h, size_t wd, size_t f,
+    size_t kh, size_t kw, size_t oh, size_t ow, size_t stride, size_t pad_top,
+    size_t pad_left, int32_t x_zero, int32_t y_zero) {
   (void)f;
   for (size_t p = 0; p < n * c; ++p)
-    ireegen_i8_convolution_per_channel(
-        x, x_offset + p * h * wd, w, w_offset + p % c * kh * kw, bias,
-        bias_offset + p % c, multipliers, multipliers_offset + p % c, y,
-        y_offset + p * oh * ow, 1, 1, h, wd, 1, kh, kw, oh, ow, stride, pad_top,
-        pad_left, x_zero, y_zero);
+    IREEGEN_I8_PC_ENTRY(ireegen_i8_convolution)
+    (x, x_offset + p * h * wd, w, w_offset + p % c * kh * kw, bias,
+     bias_offset + p % c, multipliers,
+     multipliers_offset + p % c * IREEGEN_I8_TABLE_STRIDE, y,
+     y_offset + p * oh * ow, 1, 1, h, wd, 1, kh, kw, oh, ow, stride, pad_top,
+     pad_left, x_zero, y_zero);
 }

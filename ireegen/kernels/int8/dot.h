@@ -142,9 +142,11 @@ static inline int32_t ireegen_i8_dot(const int16_t* column, const int8_t* w,
 // (rows of `length` weights), four at a time.
 static inline void ireegen_i8_filters(const int16_t* column, const int8_t* w,
                                       size_t length, size_t f,
-                                      const int32_t* bias, float multiplier,
-                                      const float* per_channel, int32_t y_zero,
-                                      int8_t* y, size_t y_stride) {
+                                      const int32_t* bias,
+                                      ireegen_i8_scale_t multiplier,
+                                      const ireegen_i8_scale_t* per_channel,
+                                      int32_t y_zero, int8_t* y,
+                                      size_t y_stride) {
   size_t o = 0;
   for (; o + 4 <= f; o += 4) {
     int32_t acc[4] = {bias[o], bias[o + 1], bias[o + 2], bias[o + 3]};

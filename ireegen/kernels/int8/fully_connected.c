@@ -58,7 +58,8 @@ static inline void ireegen_i8_dot4_packed(const int16_t* column,
 IREEGEN_I8_BODY void ireegen_i8_fc(const int8_t* x, const int8_t* w,
                                    const int32_t* bias, int8_t* y, size_t m,
                                    size_t n, size_t k, int32_t x_zero,
-                                   float multiplier, const float* per_channel,
+                                   ireegen_i8_scale_t multiplier,
+                                   const ireegen_i8_scale_t* per_channel,
                                    int32_t y_zero) {
 #if IREEGEN_I8_MVE
   ireegen_i8_fully_connected_mve(x, w, bias, y, m, n, k, multiplier,
@@ -127,12 +128,14 @@ void ireegen_i8_fully_connected(const int8_t* x, size_t x_offset,
                 NULL, y_zero);
 }
 #else
-void ireegen_i8_fully_connected_per_channel(
+void IREEGEN_I8_PC_ENTRY(ireegen_i8_fully_connected)(
     const int8_t* x, size_t x_offset, const int8_t* w, size_t w_offset,
-    const int32_t* bias, size_t bias_offset, const float* multipliers,
-    size_t multipliers_offset, int8_t* y, size_t y_offset, size_t m, size_t n,
-    size_t k, int32_t x_zero, int32_t y_zero) {
+    const int32_t* bias, size_t bias_offset,
+    const ireegen_i8_table_t* multipliers, size_t multipliers_offset, int8_t* y,
+    size_t y_offset, size_t m, size_t n, size_t k, int32_t x_zero,
+    int32_t y_zero) {
   ireegen_i8_fc(x + x_offset, w + w_offset, bias + bias_offset, y + y_offset, m,
-                n, k, x_zero, 0.0f, multipliers + multipliers_offset, y_zero);
+                n, k, x_zero, IREEGEN_I8_NO_SCALE,
+                IREEGEN_I8_SCALES(multipliers, multipliers_offset), y_zero);
 }
 #endif

@@ -24,8 +24,8 @@ static __attribute__((noinline)) int32_t ireegen_i8_small_dot_packed(
 // is NULL.  Inlined into its two entry points (a model calls one of them).
 static inline __attribute__((always_inline)) void ireegen_i8_small_fc(
     const int8_t* x, const int8_t* w, const int32_t* bias, int8_t* y, size_t m,
-    size_t n, size_t k, int32_t x_zero, float multiplier,
-    const float* per_channel, int32_t y_zero) {
+    size_t n, size_t k, int32_t x_zero, ireegen_i8_scale_t multiplier,
+    const ireegen_i8_scale_t* per_channel, int32_t y_zero) {
   const size_t k4 = (k + 3) & ~(size_t)3;
   const size_t groups = n & ~(size_t)3;  // rows packed in groups of four
   for (size_t i = 0; i < m; ++i, x += k) {
@@ -44,6 +44,8 @@ static inline __attribute__((always_inline)) void ireegen_i8_small_fc(
   }
 }
 
+// The per-tensor entry points: ONNX Runtime's rounding only.
+#ifndef IREEGEN_I8_TFLM
 void ireegen_i8_fully_connected(const int8_t* x, size_t x_offset,
                                 const int8_t* w, size_t w_offset,
                                 const int32_t* bias, size_t bias_offset,
@@ -55,13 +57,16 @@ void ireegen_i8_fully_connected(const int8_t* x, size_t x_offset,
       x + x_offset, w + w_offset, bias + bias_offset, y + y_offset, m, n, k,
       x_zero, ireegen_i8_multiplier(x_scale, w_scale, y_scale), NULL, y_zero);
 }
+#endif
 
-void ireegen_i8_fully_connected_per_channel(
+void IREEGEN_I8_PC_ENTRY(ireegen_i8_fully_connected)(
     const int8_t* x, size_t x_offset, const int8_t* w, size_t w_offset,
-    const int32_t* bias, size_t bias_offset, const float* multipliers,
-    size_t multipliers_offset, int8_t* y, size_t y_offset, size_t m, size_t n,
-    size_t k, int32_t x_zero, int32_t y_zero) {
+    const int32_t* bias, size_t bias_offset,
+    const ireegen_i8_table_t* multipliers, size_t multipliers_offset, int8_t* y,
+    size_t y_offset, size_t m, size_t n, size_t k, int32_t x_zero,
+    int32_t y_zero) {
   ireegen_i8_small_fc(x + x_offset, w + w_offset, bias + bias_offset,
-                      y + y_offset, m, n, k, x_zero, 0.0f,
-                      multipliers + multipliers_offset, y_zero);
+                      y + y_offset, m, n, k, x_zero, IREEGEN_I8_NO_SCALE,
+                      IREEGEN_I8_SCALES(multipliers, multipliers_offset),
+                      y_zero);
 }

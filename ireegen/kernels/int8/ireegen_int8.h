@@ -79,6 +79,35 @@ void ireegen_i8_depthwise_conv_per_channel(
     size_t stride, size_t pad_top, size_t pad_left, int32_t x_zero,
     int32_t y_zero);
 
+// The kernels of a .tflite source: the per-channel kernels with TFLite
+// Micro's requantization (requantize_tflm.h) in place of ONNX Runtime's.
+// `scales` holds two int32 per output channel o, TFLM's fixed-point factor
+// of x_scale * w_scale[o] / y_scale (computed in double): scales[2 * o] its
+// multiplier, scales[2 * o + 1] its shift; the offset counts int32.
+void ireegen_i8_fully_connected_tflm(const int8_t* x, size_t x_offset,
+                                     const int8_t* w, size_t w_offset,
+                                     const int32_t* bias, size_t bias_offset,
+                                     const int32_t* scales,
+                                     size_t scales_offset, int8_t* y,
+                                     size_t y_offset, size_t m, size_t n,
+                                     size_t k, int32_t x_zero, int32_t y_zero);
+void ireegen_i8_convolution_tflm(const int8_t* x, size_t x_offset,
+                                 const int8_t* w, size_t w_offset,
+                                 const int32_t* bias, size_t bias_offset,
+                                 const int32_t* scales, size_t scales_offset,
+                                 int8_t* y, size_t y_offset, size_t n, size_t c,
+                                 size_t h, size_t wd, size_t f, size_t kh,
+                                 size_t kw, size_t oh, size_t ow, size_t stride,
+                                 size_t pad_top, size_t pad_left,
+                                 int32_t x_zero, int32_t y_zero);
+void ireegen_i8_depthwise_conv_tflm(
+    const int8_t* x, size_t x_offset, const int8_t* w, size_t w_offset,
+    const int32_t* bias, size_t bias_offset, const int32_t* scales,
+    size_t scales_offset, int8_t* y, size_t y_offset, size_t n, size_t c,
+    size_t h, size_t wd, size_t f, size_t kh, size_t kw, size_t oh, size_t ow,
+    size_t stride, size_t pad_top, size_t pad_left, int32_t x_zero,
+    int32_t y_zero);
+
 // y[i] = saturate(round_half_even(x[i] / scale) + zero) for i < count: ONNX
 // Runtime's QuantizeLinear (MLAS divides, then rounds half to even).
 void ireegen_i8_quantize(const float* x, size_t x_offset, int8_t* y,
@@ -92,6 +121,14 @@ void ireegen_i8_add(const int8_t* a, size_t a_offset, const int8_t* b,
                     uint32_t a_scale, int32_t a_zero, uint32_t b_scale,
                     int32_t b_zero, uint32_t y_scale, int32_t y_zero);
 
+// The same with TFLite Micro's int8 ADD arithmetic, for a .tflite source
+// (add_tflm.c).
+void ireegen_i8_add_tflm(const int8_t* a, size_t a_offset, const int8_t* b,
+                         size_t b_offset, int8_t* y, size_t y_offset,
+                         size_t count, uint32_t a_scale, int32_t a_zero,
+                         uint32_t b_scale, int32_t b_zero, uint32_t y_scale,
+                         int32_t y_zero);
+
 // NCHW average pool without padding, window (kh, kw), one stride for both
 // axes, output (n, c, oh, ow): ONNX Runtime's QLinearAveragePool (its exact
 // global path when the window is the image) (pool.c).
@@ -103,13 +140,12 @@ void ireegen_i8_average_pool(const int8_t* x, size_t x_offset, int8_t* y,
 
 // The same where the window is the image (kh == h, kw == w): the global path
 // alone, which the match spec calls when the shapes show it.
-void ireegen_i8_global_average_pool(const int8_t* x, size_t x_offset,
-                                    int8_t* y, size_t y_offset, size_t n,
-                                    size_t c, size_t h, size_t w, size_t kh,
-                                    size_t kw, size_t oh, size_t ow,
-                                    size_t stride, uint32_t x_scale,
-                                    int32_t x_zero, uint32_t y_scale,
-                                    int32_t y_zero);
+void ireegen_i8_global_average_pool(const int8_t* x, size_t x_offset, int8_t* y,
+                                    size_t y_offset, size_t n, size_t c,
+                                    size_t h, size_t w, size_t kh, size_t kw,
+                                    size_t oh, size_t ow, size_t stride,
+                                    uint32_t x_scale, int32_t x_zero,
+                                    uint32_t y_scale, int32_t y_zero);
 
 // Softmax over the last axis of a (rows, d) int8 tensor: ONNX Runtime's
 // QLinearSoftmax (softmax.c).  The input's zero point cancels out.

@@ -7,7 +7,9 @@
 #ifndef IREEGEN_INT8_MVE_H_
 #define IREEGEN_INT8_MVE_H_
 
-#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
+// The TFLM compile (tflm.h) takes the DSP loops.
+#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1) && \
+    !defined(IREEGEN_I8_TFLM)
 #include <arm_mve.h>
 #define IREEGEN_I8_MVE 1
 #else

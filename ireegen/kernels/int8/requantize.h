@@ -56,9 +56,25 @@ static inline int8_t ireegen_i8_round_clamp(float v, int32_t y_zero) {
 }
 #endif
 
+#if defined(IREEGEN_I8_TFLM)
+// The TFLM kernels' requantization instead (tflm.h).
+#include "requantize_tflm.h"
+#else
+// A kernel body's per-channel factor: the float multiplier; the entry
+// points' table is the floats.
+typedef float ireegen_i8_scale_t;
+typedef float ireegen_i8_table_t;
+#define IREEGEN_I8_SCALES(table, offset) ((table) + (offset))
+#define IREEGEN_I8_NO_SCALE 0.0f
+// Table entries per output channel, and the name of a per-channel entry
+// point.
+#define IREEGEN_I8_TABLE_STRIDE 1
+#define IREEGEN_I8_PC_ENTRY(name) name##_per_channel
+
 static inline int8_t ireegen_i8_requantize(int32_t acc, float multiplier,
                                            int32_t y_zero) {
   return ireegen_i8_round_clamp((float)acc * multiplier, y_zero);
 }
+#endif
 
 #endif  // IREEGEN_INT8_REQUANTIZE_H_

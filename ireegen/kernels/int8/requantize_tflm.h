@@ -1,0 +1,84 @@
+// Requantization as TFLite Micro does it, for a model whose source is a
+// .tflite file: each output channel's real factor (x_scale * w_scale[o] /
+// y_scale, in double) is a 31-bit significand `multiplier` and a power of
+// two `shift` (real = multiplier * 2^(shift - 31)), computed at compile
+// time by the match spec, and the int32 accumulator becomes
+//
+//   rounding_divide_by_pot(doubling_high_mul(acc * 2^left, multiplier), right)
+//
+// with left = max(shift, 0) and right = max(-shift, 0), plus the zero point,
+// clamped to int8.  gemmlowp's definitions, which TFLM's reference kernels
+// use:
+//   doubling_high_mul(a, b): a * b * 2 / 2^32 rounded to nearest, ties up
+//     (toward +infinity): (a * b + 2^30) >> 31, the one overflow
+//     (a = b = INT32_MIN) saturating to INT32_MAX;
+//   rounding_divide_by_pot(x, r): x / 2^r rounded to nearest, ties away
+//     from zero.
+// The multiplier is positive (at most 2^31 - 1), so the saturating case
+// never arises.  A left shift wraps in 32 bits as TFLM's int32 product does.
+//
+// Compiled in by the TFLM kernels only (IREEGEN_I8_TFLM: tflm.h); the
+// kernels' bodies take an ireegen_i8_scale_t per output channel.
+#ifndef IREEGEN_INT8_REQUANTIZE_TFLM_H_
+#define IREEGEN_INT8_REQUANTIZE_TFLM_H_
+
+#include <stdint.h>
+
+// One output channel's fixed-point factor, as the match spec lays out the
+// table: pairs of int32 (multiplier, shift).
+typedef struct {
+  int32_t multiplier;
+  int32_t shift;
+} ireegen_i8_scale_t;
+
+// The table argument of the entry points, and filter o's factor in it.
+typedef int32_t ireegen_i8_table_t;
+#define IREEGEN_I8_SCALES(table, offset) \
+  ((const ireegen_i8_scale_t*)(const void*)((table) + (offset)))
+#define IREEGEN_I8_NO_SCALE ((ireegen_i8_scale_t){0, 0})
+#define IREEGEN_I8_TABLE_STRIDE 2
+#define IREEGEN_I8_PC_ENTRY(name) name##_tflm
+
+// (a * b + 2^30) >> 31: the 64-bit product's high word after doubling,
+// rounded half up.  gcc makes it SMLAL onto 2^30 and a shift pair on
+// Armv7-M.
+static inline int32_t ireegen_i8_doubling_high_mul(int32_t a, int32_t b) {
+  return (int32_t)(((int64_t)a * b + ((int64_t)1 << 30)) >> 31);
+}
+
+// x / 2^r rounded to nearest, ties away from zero (0 <= r <= 31).
+static inline int32_t ireegen_i8_rounding_divide_by_pot(int32_t x, int32_t r) {
+  const int32_t mask = (int32_t)(((int64_t)1 << r) - 1);
+  const int32_t remainder = x & mask;
+  const int32_t threshold = (mask >> 1) + (x < 0);
+  return (x >> r) + (remainder > threshold);
+}
+
+#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
+#include <arm_acle.h>
+
+// The zero point added saturating (QADD) and the clamp to int8 (SSAT).
+static inline int8_t ireegen_i8_offset_clamp(int32_t v, int32_t y_zero) {
+  return (int8_t)__ssat(__qadd(v, y_zero), 8);
+}
+#else
+static inline int8_t ireegen_i8_offset_clamp(int32_t v, int32_t y_zero) {
+  int64_t w = (int64_t)v + y_zero;
+  w = w < -128 ? -128 : w;
+  w = w > 127 ? 127 : w;
+  return (int8_t)w;
+}
+#endif
+
+static inline int8_t ireegen_i8_requantize(int32_t acc, ireegen_i8_scale_t s,
+                                           int32_t y_zero) {
+  const int32_t left = s.shift > 0 ? s.shift : 0;
+  const int32_t right = s.shift > 0 ? 0 : -s.shift;
+  const int32_t scaled = (int32_t)((uint32_t)acc << left);
+  return ireegen_i8_offset_clamp(
+      ireegen_i8_rounding_divide_by_pot(
+          ireegen_i8_doubling_high_mul(scaled, s.multiplier), right),
+      y_zero);
+}
+
+#endif  // IREEGEN_INT8_REQUANTIZE_TFLM_H_
