@@ -354,13 +354,30 @@ def test_a_shared_cache_hit_is_the_tuned_output_without_a_search(tmp_path):
 def test_quick_stops_starting_candidates_past_its_time_budget():
     import time
 
-    from ireegen.check.tune import BUDGET, BUDGET_FLOOR_SECONDS, _over_budget
+    from ireegen.check.tune import BUDGET, _Clock
 
     now = time.monotonic()
-    baseline = 100.0  # a model whose plain emit takes 100 s
-    # 170 s in, a candidate takes 40 s: it would end past 2x the baseline.
-    assert _over_budget(now - 170, baseline, 40, BUDGET["quick"])
-    assert not _over_budget(now - 170, baseline, 40, BUDGET["full"])  # full has no budget
-    assert not _over_budget(now - 150, baseline, 40, BUDGET["quick"])
-    # A small model: the floor lets every candidate run.
-    assert not _over_budget(now - 20, 5.0, 5.0, BUDGET["quick"]) and BUDGET_FLOOR_SECONDS >= 30
+    # A model whose plain emit takes 100 s, 60 of them building the shared
+    # references: each further candidate is estimated at 40 s.
+    shared = [0.0]
+    clock = _Clock(BUDGET["quick"], None, lambda: shared[0], started=now - 100)
+    shared[0] = 60.0
+    clock.measured("baseline", 100.0, 0.0)
+    assert clock.estimate == 40.0
+    assert clock.allows_next(3)  # 100 s in, ends at 140 s, within 2.5x the baseline
+    clock.started = now - 220
+    assert not clock.allows_next(3)  # would end at 260 s
+    clock.measured("im2col", 70.0, 60.0)  # a slower candidate raises the estimate
+    assert clock.estimate == 70.0
+    full = _Clock(BUDGET["full"], now - 1000, lambda: 0.0, started=now - 1000)
+    full.measured("baseline", 10.0, 0.0)
+    assert full.allows_next(5)  # full has no budget
+    # The whole emit's limit counts from the emit's start: 100 s in, a 20 s
+    # candidate would end past it, though within 2.5x the baseline.
+    late = _Clock(BUDGET["quick"], now - 100, lambda: 0.0, started=now - 20)
+    late.measured("baseline", 20.0, 0.0)
+    assert not late.allows_next(3)
+    # A tiny model: the floor lets its candidates run.
+    tiny = _Clock(BUDGET["quick"], now - 3, lambda: 0.0, started=now - 2)
+    tiny.measured("baseline", 2.0, 0.0)
+    assert tiny.allows_next(3) and BUDGET["quick"].floor_seconds >= 10

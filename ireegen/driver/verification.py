@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib.util
 import tempfile
+import time
 from pathlib import Path
 
 from ireegen.check.report import REFERENCE
@@ -90,11 +91,14 @@ class ReferenceCache:
         self.directory = Path(directory)
         self._iree: tuple | None = None  # (module path or None, manifest entry)
         self._independent: tuple | None = None
+        self.seconds = 0.0  # spent building them (a tuning search's estimate leaves them out)
 
     def iree_defaults(self, built: Built) -> tuple:
         """(IREE's defaults' module or None, its manifest entry); compiled on first use."""
         if self._iree is None:
+            began = time.monotonic()
             self._iree = _compile_defaults(built, self.directory / "reference")
+            self.seconds += time.monotonic() - began
         return self._iree
 
     def independent(self, request: EmitRequest) -> tuple:
