@@ -88,10 +88,12 @@ def test_conv_model_tries_candidates_skips_the_failing_one_and_records_the_choic
     assert "compile error" in tried["im2col"]["note"]
     assert "global resources" in tried["im2col"]["note"]
     assert section["choice"] != "im2col"
+    timed = [c for c in section["candidates"] if c["status"] == "ok"]
     for c in section["candidates"]:
         assert c["flags"] == list(BY_NAME[c["name"]].flags)
         if c["status"] == "ok":
-            assert c["figure"] > 0 and c["unit"] == "ns CPU/call" and c["samples"] == 3
+            # Alternating rounds when there is something to alternate with (quick's budget decides).
+            assert c["figure"] > 0 and c["unit"] == "ns CPU/call" and c["samples"] == (3 if len(timed) > 1 else 1)
     assert tried[section["choice"]]["status"] == "ok"
     chosen = BY_NAME[section["choice"]].flags
     assert section["flags"] == list(chosen)

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ireegen.cbuild.native_run import build_runner
+from ireegen.cbuild.native_run import build_runner, built_runner_in
 from ireegen.cbuild.timing import CPU_TIME, INSTRUCTIONS, Meter, Timer, build_plugin, this_cpu
 from ireegen.cbuild.toolchains import runs_natively, toolchain_for
 from ireegen.check.inputs import draw
@@ -270,12 +270,20 @@ def _output_files(outdir: Path) -> dict:
     return {f["path"]: f["sha256"] for f in manifest["files"]}
 
 
+def runner_dir(outdir: Path) -> Path:
+    """Where a candidate emitted into `outdir` keeps the runner its
+    verification built: its timing runs that program on one thread
+    instead of compiling the C again."""
+    return outdir.with_name(outdir.name + "-runner")
+
+
 def _timer(outdir: Path, build_dir: Path, inputs: dict, meter: Meter):
     if meter.vm_module:
         manifest = json.loads((outdir / MANIFEST).read_text())
         module = next(f["path"] for f in manifest["files"] if f["role"] == "module")
         return ModuleTimer(outdir / module, inputs)
-    return Timer(build_runner(outdir, build_dir), inputs, meter)
+    runner = built_runner_in(outdir, runner_dir(outdir)) or build_runner(outdir, build_dir)
+    return Timer(runner, inputs, meter)
 
 
 @dataclass

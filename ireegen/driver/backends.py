@@ -159,8 +159,9 @@ def _runtimeless_subject(built: Built, workdir: Path, emit_twin: EmitTwin) -> Ra
     config = built.request.config
     (built.staging / MANIFEST).write_text(manifest_text(built.manifest))
     label = config.execution_model.name
+    build = built.request.runner_dir or workdir / "build"
     try:
-        return Ran(runner_subject(label, built_runner(built.staging, workdir / "build")), config, [])
+        return Ran(runner_subject(label, built_runner(built.staging, build)), config, [])
     except UsageError as e:  # no cross compiler or emulator for the target here
         twin, reasons = runtimeless_twin(config, e)
     emit_twin(twin, workdir / "twin")
