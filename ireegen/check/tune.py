@@ -194,7 +194,9 @@ def tune(
         return _quiet(level, why)
     candidates = candidates_for(level, model_features(model))
     if len(candidates) < 2:
-        return _quiet(level, f"no candidate of --tune {level} can change this model (it has no convolutions)")
+        return _quiet(
+            level, f"no candidate of --tune {level} can change this model (it has no convolutions or matmuls)"
+        )
     offered = {c.name: c.flags for c in candidates}
     record = load_record(key, offered)
     timed_on = record.get("timed_on") if record is not None else None
