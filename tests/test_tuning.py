@@ -76,7 +76,11 @@ def _c_files(outdir):
     return {p.name: p.read_bytes() for p in sorted(outdir.iterdir()) if p.name != "manifest.json"}
 
 
-def test_conv_model_tries_candidates_skips_the_failing_one_and_records_the_choice(tmp_path, records):
+def test_conv_model_tries_candidates_skips_the_failing_one_and_records_the_choice(tmp_path, records, monkeypatch):
+    from ireegen.check import tune
+
+    # Every quick candidate, whatever the machine's load (the budget has its own test).
+    monkeypatch.setitem(tune.BUDGET, "quick", tune.Budget(None, None))
     model = _squeeze_excite(tmp_path / "se.onnx")
     result = emit(model, tmp_path / "out", RUNTIMELESS, tune="quick")
     section = result.manifest["tuning"]
@@ -105,7 +109,8 @@ def test_conv_model_tries_candidates_skips_the_failing_one_and_records_the_choic
     # Recorded under the content key, and read back as valid.
     record = json.loads((records / f"{result.manifest['content_key']}.json").read_text())
     assert record["choice"] == section["choice"]
-    offered = {c.name: c.flags for c in candidates_for("quick", {"convolutions", "nchw-convolutions"})}
+    features = {"convolutions", "nchw-convolutions", "contractions"}
+    offered = {c.name: c.flags for c in candidates_for("quick", features)}
     assert load_record(result.manifest["content_key"], offered)["choice"] == section["choice"]
 
 
