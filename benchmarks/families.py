@@ -278,6 +278,52 @@ def merge(path: Path, label: str, rows: list) -> None:
     path.write_text(json.dumps(data, indent=1) + "\n")
 
 
+def _seconds(row: dict | None) -> str:
+    if row is None:
+        return "-"
+    if row.get("exit") != 0:
+        return f"failed: {row.get('error', '')[:80]}"
+    cpu = f" / {row['emit_cpu_seconds']:.0f} s CPU" if row.get("emit_cpu_seconds") is not None else ""
+    return f"{row['emit_seconds']:.0f} s{cpu}"
+
+
+def _choice(row: dict | None) -> str:
+    if row is None or row.get("exit") != 0:
+        return "-"
+    if "choice" not in row:
+        return "no candidate"
+    untried = sum(v == "not tried" for v in row["candidates"].values())
+    tried = f"{len(row['candidates']) - untried} of {len(row['candidates'])} tried"
+    return f"{row['choice']}, {row.get('speedup') or 1:.2f}x ({tried})"
+
+
+def table(data: dict) -> str:
+    """The markdown table of a --json file: per export and mode, the untuned
+    emit, quick before and after, and the error against ONNX Runtime."""
+    rows = {(r["family"], r["exporter"], r["mode"], r["level"], r["label"]): r for r in data["rows"]}
+    lines = [
+        "| model | exporter | mode | `--tune off` | `quick` before | `quick` after | after / off, wall (CPU) "
+        "| quick's choice after | error vs ONNX Runtime, of the range |",
+        "|---|---|---|---:|---:|---:|---:|---|---:|",
+    ]
+    for family, exporter, mode in dict.fromkeys((k[0], k[1], k[2]) for k in rows):
+        off, before, after = (
+            rows.get((family, exporter, mode, *k)) for k in (("off", "after"), ("quick", "before"), ("quick", "after"))
+        )
+        ratio = "-"
+        if off and after and off.get("exit") == 0 and after.get("exit") == 0:
+            ratio = f"{after['emit_seconds'] / off['emit_seconds']:.1f}x"
+            if off.get("emit_cpu_seconds") and after.get("emit_cpu_seconds"):
+                ratio += f" ({after['emit_cpu_seconds'] / off['emit_cpu_seconds']:.1f}x)"
+        errors = [r["error_vs_onnxruntime"] for r in (off, after) if r and r.get("error_vs_onnxruntime") is not None]
+        error = f"{max(errors):.1e}" if errors else "-"
+        lines.append(
+            f"| {family} | {exporter} | {mode} | {_seconds(off)} | {_seconds(before)} | {_seconds(after)} | {ratio} "
+            f"| {_choice(after)} | {error} |"
+        )
+    return "\n".join(lines)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--families", nargs="+", choices=list(FAMILIES), default=list(FAMILIES))
