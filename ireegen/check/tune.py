@@ -320,12 +320,12 @@ class _Clock:
 
     def measured(self, name: str, seconds: float, shared_before: float) -> None:
         """Candidate `name` took `seconds`, `shared_seconds()` having been `shared_before` when it started."""
+        own = max(seconds - (self.shared_seconds() - shared_before), 0.0)
         if name == BASELINE:
             self.baseline_seconds = seconds
-            own = seconds - (self.shared_seconds() - shared_before)
-            self.estimate = max(own, 0.0)
+            self.estimate = own
         else:
-            self.estimate = max(self.estimate, seconds)
+            self.estimate = max(self.estimate, own)
 
 
 def _try(candidate, trials: list, k: int, n: int, emit_candidate, tmp: Path, baseline_files, inputs, meter, clock):
