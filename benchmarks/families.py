@@ -203,6 +203,8 @@ def export(family: str, exporter: str, path: Path) -> None:
     import torch
 
     torch.manual_seed(0)
+    # The fused encoder-layer kernel of eval mode has no ONNX export: the layers as written.
+    torch.backends.mha.set_fastpath_enabled(False)
     net, x = FAMILIES[family](torch)
     net.eval()
     with torch.no_grad():
@@ -237,7 +239,9 @@ def emit(model: Path, outdir: Path, mode: str, level: str, records: Path, log: P
     command += ["--tune", level]
     start, cpu = time.monotonic(), _children_cpu()
     try:
-        run = subprocess.run(command, env=env, capture_output=True, text=True, timeout=EMIT_TIMEOUT)
+        # Run outside any checkout: `-m` puts the working directory first on
+        # sys.path, and PYTHONPATH says which ireegen is measured.
+        run = subprocess.run(command, env=env, capture_output=True, text=True, timeout=EMIT_TIMEOUT, cwd=outdir.parent)
         code, stderr = run.returncode, run.stderr
     except subprocess.TimeoutExpired:
         code, stderr = None, f"killed after {EMIT_TIMEOUT} s"
