@@ -94,6 +94,7 @@ class ReferenceCache:
         self.directory = Path(directory)
         self._iree: tuple | None = None  # (module path or None, manifest entry)
         self._independent: tuple | None = None
+        self._rewritten: tuple | None = None
         self.seconds = 0.0  # spent building them (a tuning search's estimate leaves them out)
         self._outputs: dict = {}  # (reference, function, inputs' digest) -> outputs
 
@@ -119,6 +120,14 @@ class ReferenceCache:
             self._iree = _compile_defaults(built, self.directory / "reference")
             self.seconds += time.monotonic() - began
         return self._iree
+
+    def rewritten(self, built: Built, entry: dict) -> tuple:
+        """(IREE's defaults on the model as ireegen rewrote it, its manifest entry); compiled on first use."""
+        if self._rewritten is None:
+            began = time.monotonic()
+            self._rewritten = _compile_rewritten(built, self.directory / "rewritten", entry)
+            self.seconds += time.monotonic() - began
+        return self._rewritten
 
     def independent(self, request: EmitRequest) -> tuple:
         if self._independent is None:
@@ -186,7 +195,7 @@ def _references(built: Built, references: ReferenceCache) -> References:
     if module is None and independent is None:
         if not built.model.onnx_rewrites:
             raise reference_failed(request.model_path, request.config, IreegenError(entry["error"]))
-        module, section[IREE_DEFAULTS] = _compile_rewritten(built, references.directory / "rewritten", entry)
+        module, section[IREE_DEFAULTS] = references.rewritten(built, entry)
     iree = references.remembered(module_subject(REFERENCE, module, None)) if module is not None else None
     return References(iree, independent, section)
 
