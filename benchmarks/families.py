@@ -286,7 +286,7 @@ def _seconds(row: dict | None) -> str:
     if row is None:
         return "-"
     if row.get("exit") != 0:
-        return f"failed: {row.get('error', '')[:80]}"
+        return f"exit {row.get('exit')}"  # the error is in the JSON
     cpu = f" / {row['emit_cpu_seconds']:.0f} s CPU" if row.get("emit_cpu_seconds") is not None else ""
     return f"{row['emit_seconds']:.0f} s{cpu}"
 
