@@ -34,6 +34,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+import families  # noqa: E402
 import mlperf_tiny  # noqa: E402
 import real_models  # noqa: E402
 
@@ -42,6 +43,7 @@ MLPERF_JSON = "docs/mlperf_tiny.json"
 REAL_MODELS_JSON = "docs/real_models.json"
 REAL_MODELS_THREADS_JSON = "docs/real_models_threads.json"
 FOOTPRINT_JSON = "benchmarks/footprint.json"
+FAMILIES_JSON = "docs/families.json"
 MLPERF_CHARTS = {"cortex-m4": "docs/mlperf_tiny_cortex-m4.svg", "cortex-m55": "docs/mlperf_tiny_cortex-m55.svg"}
 
 FIGURE = re.compile(r"<!-- figure: (?P<file>[^#\s]+)#(?P<key>\S+) (?P<format>\S+) -->(?P<text>.*?)<!-- /figure -->")
@@ -186,7 +188,13 @@ def real_models_threads_section() -> str:
     return real_models.doc_section(load(REAL_MODELS_THREADS_JSON)).rstrip("\n")
 
 
+def families_table() -> str:
+    """docs/tuning.md's emit times and errors of the model families (benchmarks/families.py)."""
+    return families.table(load(FAMILIES_JSON))
+
+
 RENDERERS = {
+    "families": families_table,
     "mlperf_tiny_table": mlperf_tiny_table,
     "mlperf_tiny_memory": mlperf_tiny_memory,
     "footprint_table": footprint_table,

@@ -9,6 +9,7 @@ out.  The driver runs the stages of ireegen/driver/ in order:
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import replace
 
 from ireegen.cgen.render import preload
@@ -44,9 +45,14 @@ def emit(model_path, outdir, config, **options) -> EmitResult:
     return emit_request(EmitRequest(model_path, outdir, config, **options))
 
 
-def emit_request(request: EmitRequest, references: ReferenceCache | None = None) -> EmitResult:
+def emit_request(
+    request: EmitRequest, references: ReferenceCache | None = None, loaded: Loaded | None = None
+) -> EmitResult:
     """Runs one emit.  `references` (driver/verification.py) shares the
-    async reference between the candidates of one tuning search."""
+    async reference between the candidates of one tuning search, and
+    `loaded` the model they all compile (imported once per search: a
+    candidate's flags are iree-compile's, never the import's)."""
+    started = time.monotonic()
     request = checked(request)
     hit = None
     if request.cache is not None:
@@ -58,10 +64,10 @@ def emit_request(request: EmitRequest, references: ReferenceCache | None = None)
         hit, _source = cached(request)
         if hit is not None and not needs_rebuild(request, hit):
             return write_cached(request, hit, "signed")
-    loaded = load(request)
+    loaded = loaded or load(request)
     tuning = None
     if request.tune != "off":
-        tuning = search(request, loaded, emit_request)
+        tuning = search(request, loaded, emit_request, started)
         request = replace(request, candidate_flags=tuning.flags)
         if tuning.output is not None:
             try:

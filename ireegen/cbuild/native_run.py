@@ -240,6 +240,21 @@ def build_runner(
     return Runner(outdir, manifest, functions, program, toolchain, build_dir, threads)
 
 
+def built_runner_in(outdir, build_dir) -> Runner | None:
+    """The runner that build_runner left in `build_dir` for `outdir`, run on
+    one thread (a runner built with threads runs on one without --threads),
+    without compiling anything; None when there is none."""
+    outdir = Path(outdir).resolve()
+    manifest = load_manifest(outdir)
+    name = _manifest_name(manifest, outdir)
+    program = Path(build_dir).resolve() / f"{name}_runner"
+    if not program.is_file():
+        return None
+    target = manifest["target"]
+    toolchain = toolchain_for(target["triple"], cpu=target.get("cpu"), cpu_features=target.get("features", ""))
+    return Runner(outdir, manifest, manifest_functions(manifest), program, toolchain, program.parent)
+
+
 NPY_MAGIC = b"\x93NUMPY"
 
 

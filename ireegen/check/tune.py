@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ireegen.cbuild.native_run import build_runner
+from ireegen.cbuild.native_run import build_runner, built_runner_in
 from ireegen.cbuild.timing import CPU_TIME, INSTRUCTIONS, Meter, Timer, build_plugin, this_cpu
 from ireegen.cbuild.toolchains import runs_natively, toolchain_for
 from ireegen.check.inputs import draw
@@ -39,14 +39,25 @@ from ireegen.output.tuning_record import load_record, store_record
 MIN_GAIN = {CPU_TIME: 0.05, INSTRUCTIONS: 0.01}
 # Alternating timing rounds per --tune level (instruction counts need one).
 ROUNDS = {"quick": 3, "full": 5}
-# How long a --tune level may search, in multiples of the baseline's own
-# emit (its compile, the references' compile and the verification: what an
-# emit without tuning costs), so that a tuned emit stays within 3x an
-# untuned one with the import and the final write; None: no limit.  A candidate that would start
-# past the limit is not tried (its row says so; --tune full tries it).
-BUDGET = {"quick": 2.0, "full": None}
-# A search may always take this long: a small model's candidates all fit.
-BUDGET_FLOOR_SECONDS = 90.0
+
+
+# A --tune level's time limits (None: none).  A tuned emit is the import,
+# the search and the write; an untuned one the import, one emit of the
+# baseline (its compile, the references' compile and the verification)
+# and the write.  The search may take `multiple` times the baseline
+# candidate's emit, and the whole emit (from its start) `emit_seconds`:
+# so quick stays within 3x an untuned emit, and within 2 minutes unless
+# the untuned emit alone is longer.  A candidate that would end past
+# either limit, as estimated from the candidates measured before it, is
+# not tried (its row says so; --tune full tries it).
+@dataclass(frozen=True)
+class Budget:
+    multiple: float | None
+    emit_seconds: float | None
+    floor_seconds: float = 0.0  # a search may always take this long: a tiny model's candidates all fit
+
+
+BUDGET = {"quick": Budget(2.5, 110.0, 15.0), "full": Budget(None, None)}
 NOT_TRIED = "not tried"
 MAX_NOTE = 300
 SAME = "same as baseline"
@@ -166,18 +177,26 @@ def tune(
     seed: int,
     emit_candidate: Callable[[tuple, Path], None],
     keep_output: bool = False,
+    emit_started: float | None = None,
+    shared_seconds: Callable[[], float] = lambda: 0.0,
 ) -> Tuning:
     """Chooses the candidate for this emit.  `emit_candidate(flags, outdir)`
     emits the model, verified, with `flags` added, into `outdir`;
     `functions` are the model's signature.Functions, `given_inputs` the
     --verify-inputs arrays by function (timing uses them, else seeded draws).
-    With `keep_output`, the chosen candidate's directory is kept (Tuning.output)."""
+    With `keep_output`, the chosen candidate's directory is kept (Tuning.output).
+    `emit_started` is time.monotonic() at the emit's start (the level's
+    emit_seconds count from it); `shared_seconds()` the seconds spent so far
+    building what every candidate shares (the references): the first
+    candidate pays them, the others do not."""
     why = untunable(config)
     if why is not None:
         return _quiet(level, why)
     candidates = candidates_for(level, model_features(model))
     if len(candidates) < 2:
-        return _quiet(level, f"no candidate of --tune {level} can change this model (it has no convolutions)")
+        return _quiet(
+            level, f"no candidate of --tune {level} can change this model (it has no convolutions or matmuls)"
+        )
     offered = {c.name: c.flags for c in candidates}
     record = load_record(key, offered)
     timed_on = record.get("timed_on") if record is not None else None
@@ -202,7 +221,8 @@ def tune(
         if isinstance(meter, str):
             return _quiet(level, meter)
         inputs = {f.name: list(given_inputs.get(f.name) or draw(f, seed)) for f in functions}
-        trials = _search(candidates, meter, inputs, emit_candidate, tmp, ROUNDS[level], BUDGET[level])
+        clock = _Clock(BUDGET[level], emit_started, shared_seconds)
+        trials = _search(candidates, meter, inputs, emit_candidate, tmp, ROUNDS[level], clock)
         best, base = _best(trials, meter.unit)
         chosen = best or next(t for t in trials if t.name == BASELINE)
         kept = None
@@ -252,85 +272,133 @@ def _output_files(outdir: Path) -> dict:
     return {f["path"]: f["sha256"] for f in manifest["files"]}
 
 
+def runner_dir(outdir: Path) -> Path:
+    """Where a candidate emitted into `outdir` keeps the runner its
+    verification built: its timing runs that program on one thread
+    instead of compiling the C again."""
+    return outdir.with_name(outdir.name + "-runner")
+
+
 def _timer(outdir: Path, build_dir: Path, inputs: dict, meter: Meter):
     if meter.vm_module:
         manifest = json.loads((outdir / MANIFEST).read_text())
         module = next(f["path"] for f in manifest["files"] if f["role"] == "module")
         return ModuleTimer(outdir / module, inputs)
-    return Timer(build_runner(outdir, build_dir), inputs, meter)
+    runner = built_runner_in(outdir, runner_dir(outdir)) or build_runner(outdir, build_dir)
+    return Timer(runner, inputs, meter)
 
 
-def _over_budget(started: float, baseline_seconds: float | None, last_seconds: float, budget: float | None) -> bool:
-    """Whether the next candidate, taking as long as the last one, would end
-    past `budget` baselines (and past BUDGET_FLOOR_SECONDS)."""
-    if budget is None or baseline_seconds is None:
-        return False
-    limit = max(budget * baseline_seconds, BUDGET_FLOOR_SECONDS)
-    return time.monotonic() - started + last_seconds > limit
+@dataclass
+class _Clock:
+    """When a search stops starting candidates: it estimates each next
+    candidate's seconds (its emit, runner build and first timing) from the
+    ones measured before it, and the timing rounds still owed."""
+
+    budget: Budget
+    emit_started: float | None
+    shared_seconds: Callable[[], float]
+    started: float = field(default_factory=time.monotonic)
+    baseline_seconds: float | None = None  # the baseline candidate's emit, shared references included
+    estimate: float = 0.0  # the next candidate's seconds
+    round_seconds: float = 0.0  # one timing round of the candidates timed so far
+    timed: int = 0  # how many
+
+    def deadline(self) -> float | None:
+        ends = []
+        if self.budget.multiple is not None and self.baseline_seconds is not None:
+            ends.append(self.started + max(self.budget.multiple * self.baseline_seconds, self.budget.floor_seconds))
+        if self.budget.emit_seconds is not None and self.emit_started is not None:
+            ends.append(self.emit_started + self.budget.emit_seconds)
+        return min(ends) if ends else None
+
+    def allows_next(self, rounds: int) -> bool:
+        deadline = self.deadline()
+        # The next candidate, then the later rounds of every timed one and of it.
+        per_sample = self.round_seconds / self.timed if self.timed else 0.0
+        owed = self.estimate + (rounds - 1) * (self.round_seconds + per_sample)
+        return deadline is None or time.monotonic() + owed <= deadline
+
+    def measured(self, name: str, seconds: float, shared_before: float) -> None:
+        """Candidate `name` took `seconds`, `shared_seconds()` having been `shared_before` when it started."""
+        own = max(seconds - (self.shared_seconds() - shared_before), 0.0)
+        if name == BASELINE:
+            self.baseline_seconds = seconds
+            self.estimate = own
+        else:
+            self.estimate = max(self.estimate, own)
 
 
-def _search(candidates, meter: Meter, inputs: dict, emit_candidate, tmp: Path, rounds: int, budget=None) -> list:
+def _try(candidate, trials: list, k: int, n: int, emit_candidate, tmp: Path, baseline_files, inputs, meter, clock):
+    """Emits, verifies and first times candidate `k` of `n` (the last of
+    `trials`) into tmp/candidate<k>."""
+    trial = trials[-1]
+    outdir = tmp / f"candidate{k}"
+    try:
+        emit_candidate(candidate.flags, outdir)
+    except DiskFullError:
+        raise
+    except IreegenError as e:
+        trial.status, trial.note = "failed", _note(e)
+        progress("tuning", f"candidate {k} of {n}: {candidate.name}: skipped, {trial.note}")
+        return
+    if candidate.name != BASELINE and _output_files(outdir) == baseline_files:
+        # The flags changed nothing this model compiles to: nothing to time.
+        trial.status, trial.note = SAME, "the same output as the baseline"
+        progress("tuning", f"candidate {k} of {n}: {candidate.name}: {trial.note}")
+        return
+    try:
+        trial.timer = _timer(outdir, tmp / f"build{k}", inputs, meter)
+        sampled = time.monotonic()
+        trial.samples.append(trial.timer.sample())
+        clock.round_seconds += time.monotonic() - sampled
+        clock.timed += 1
+    except (RunError, IreegenError) as e:
+        trial.status, trial.note = "not timed", f"not timed: {str(e).strip().splitlines()[0][:MAX_NOTE]}"
+        if trial.timer is not None:
+            trial.timer.close()
+            trial.timer = None
+        return
+    progress(
+        "tuning",
+        f"candidate {k} of {n}: {candidate.name}: {show(trial.figure, meter.unit)}{_progress_best(trials, meter.unit)}",
+    )
+
+
+def _search(candidates, meter: Meter, inputs: dict, emit_candidate, tmp: Path, rounds: int, clock: _Clock) -> list:
     trials = []
     n = len(candidates)
     baseline_files = None
-    started = time.monotonic()
-    baseline_seconds, last_seconds = None, 0.0
     try:
         for k, candidate in enumerate(candidates, 1):
             trial = Trial(candidate.name, candidate.flags)
             trials.append(trial)
-            if _over_budget(started, baseline_seconds, last_seconds, budget):
-                trial.status, trial.note = NOT_TRIED, f"not tried: past {budget:g}x the baseline's emit time"
+            if not clock.allows_next(rounds):
+                trial.status, trial.note = NOT_TRIED, "not tried: past the time budget of the level"
                 progress("tuning", f"candidate {k} of {n}: {candidate.name}: {trial.note}")
                 continue
-            began = time.monotonic()
+            began, shared_before = time.monotonic(), clock.shared_seconds()
             progress(
                 "tuning",
                 f"candidate {k} of {n}: {candidate.name}: compiling and verifying{_progress_best(trials, meter.unit)}",
             )
-            outdir = tmp / f"candidate{k}"
             try:
-                emit_candidate(candidate.flags, outdir)
-            except DiskFullError:
-                raise
-            except IreegenError as e:
-                last_seconds = time.monotonic() - began
-                trial.status, trial.note = "failed", _note(e)
-                progress("tuning", f"candidate {k} of {n}: {candidate.name}: skipped, {trial.note}")
-                continue
-            last_seconds = time.monotonic() - began
-            if candidate.name == BASELINE:
-                # The baseline's emit compiles twice, the output and the references; a candidate, once.
-                baseline_seconds, last_seconds = last_seconds, last_seconds / 2
-            files = _output_files(outdir)
-            if candidate.name != BASELINE and files == baseline_files:
-                # The flags changed nothing this model compiles to: nothing to time.
-                trial.status, trial.note = SAME, "the same output as the baseline"
-                progress("tuning", f"candidate {k} of {n}: {candidate.name}: {trial.note}")
-                continue
-            if candidate.name == BASELINE:
-                baseline_files = files
-            try:
-                trial.timer = _timer(outdir, tmp / f"build{k}", inputs, meter)
-                trial.samples.append(trial.timer.sample())
-            except (RunError, IreegenError) as e:
-                trial.status, trial.note = "not timed", f"not timed: {str(e).strip().splitlines()[0][:MAX_NOTE]}"
-                continue
-            progress(
-                "tuning",
-                f"candidate {k} of {n}: {candidate.name}: {show(trial.figure, meter.unit)}"
-                f"{_progress_best(trials, meter.unit)}",
-            )
-        if meter.unit == CPU_TIME:
+                _try(candidate, trials, k, n, emit_candidate, tmp, baseline_files, inputs, meter, clock)
+            finally:
+                clock.measured(candidate.name, time.monotonic() - began, shared_before)
+            if candidate.name == BASELINE and trial.status != "failed":
+                baseline_files = _output_files(tmp / f"candidate{k}")
+        timed = [t for t in trials if t.timer is not None]
+        if meter.unit == CPU_TIME and len(timed) > 1:
             for r in range(2, rounds + 1):
                 progress("tuning", f"timing round {r} of {rounds}{_progress_best(trials, meter.unit)}")
-                for trial in trials:
+                for trial in timed:
                     if trial.timer is not None:
                         try:
                             trial.samples.append(trial.timer.sample())
                         except RunError as e:
                             trial.status, trial.note = "not timed", f"not timed: {str(e).strip()[:MAX_NOTE]}"
                             trial.samples.clear()
+                            trial.timer.close()
                             trial.timer = None
     finally:
         for trial in trials:

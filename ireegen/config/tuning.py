@@ -19,11 +19,13 @@ from dataclasses import dataclass
 from ireegen.common.errors import UsageError
 
 # --tune: off (today's flags, no search), quick (the few candidates that
-# win most often; CI runs it), full (every candidate).  quick is im2col,
-# channels-last, im2col+data-tiling-codegen and data-tiling-convolutions:
-# the winners on the OCR classifier, the OCR detector, MobileNetV2 and
-# ResNet-18 (docs/peers.md), where the other combinations lose or fail to
-# compile.
+# win most often, in the order of how often they won; CI runs it), full
+# (every candidate).  quick's rows, in that order: im2col+data-tiling-codegen
+# (the most frequent winner: MobileNetV2, the OCR classifier, silero-vad
+# and a CRNN, docs/peers.md and docs/tuning.md), channels-last (the OCR
+# detector), im2col (a CRNN at x86-64-v3), data-tiling-convolutions
+# (ResNet-18 at host).  quick's time budget (check/tune.py) cuts the search
+# at the end of that order, so the likelier winners come first.
 LEVELS = ("off", "quick", "full")
 DEFAULT_LEVEL = "quick"
 # Overrides DEFAULT_LEVEL when no --tune is given (ireegen's own test suite
@@ -65,11 +67,14 @@ BASELINE = "baseline"
 CANDIDATES = (
     Candidate(BASELINE, (), ANY, ("quick", "full"), "ireegen's flags for the configuration, nothing added"),
     Candidate(
-        "im2col",
-        (_IM2COL,),
-        CONVOLUTIONS,
+        "im2col+data-tiling-codegen",
+        (_IM2COL, _DATA_TILING[0]),
+        # On a model without convolutions im2col changes nothing: this is
+        # data tiling through codegen, which wins on models whose
+        # convolutions ireegen rewrote to matmuls (MobileNetV2's).
+        CONTRACTIONS,
         ("quick", "full"),
-        "convolutions as im2col + matmul, IREE's matmul codegen instead of its direct convolution",
+        "im2col (where there are convolutions), then packed (mmt4d) matmuls through IREE's codegen, no ukernels",
     ),
     Candidate(
         "channels-last",
@@ -77,6 +82,13 @@ CANDIDATES = (
         NCHW_CONVOLUTIONS,
         ("quick", "full"),
         "NCHW convolutions transposed to NHWC (IREE's channels-last preprocessing)",
+    ),
+    Candidate(
+        "im2col",
+        (_IM2COL,),
+        CONVOLUTIONS,
+        ("quick", "full"),
+        "convolutions as im2col + matmul, IREE's matmul codegen instead of its direct convolution",
     ),
     Candidate(
         "im2col+channels-last+data-tiling",
@@ -98,13 +110,6 @@ CANDIDATES = (
         CONVOLUTIONS,
         ("full",),
         "im2col, then packed (mmt4d) matmuls with ukernels",
-    ),
-    Candidate(
-        "im2col+data-tiling-codegen",
-        (_IM2COL, _DATA_TILING[0]),
-        CONVOLUTIONS,
-        ("quick", "full"),
-        "im2col, then packed (mmt4d) matmuls through IREE's codegen instead of its ukernels",
     ),
     Candidate(
         "data-tiling-convolutions",

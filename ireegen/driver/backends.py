@@ -17,6 +17,7 @@ from ireegen.check.runners import find_runtime_tools
 from ireegen.check.subjects import module_subject, runner_subject
 from ireegen.check.verify import Ran, built_runner, runnable_twin, runtimeless_twin
 from ireegen.common.errors import UsageError
+from ireegen.common.progress import progress
 from ireegen.common.untrusted import tool_deadline
 from ireegen.compile.compile_model import CompiledModule, compile_model
 from ireegen.config.modes import Config
@@ -159,8 +160,10 @@ def _runtimeless_subject(built: Built, workdir: Path, emit_twin: EmitTwin) -> Ra
     config = built.request.config
     (built.staging / MANIFEST).write_text(manifest_text(built.manifest))
     label = config.execution_model.name
+    build = built.request.runner_dir or workdir / "build"
+    progress("verifying", "building the emitted C into a runner")
     try:
-        return Ran(runner_subject(label, built_runner(built.staging, workdir / "build")), config, [])
+        return Ran(runner_subject(label, built_runner(built.staging, build)), config, [])
     except UsageError as e:  # no cross compiler or emulator for the target here
         twin, reasons = runtimeless_twin(config, e)
     emit_twin(twin, workdir / "twin")

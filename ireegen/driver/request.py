@@ -10,6 +10,7 @@ from pathlib import Path
 from ireegen.cbuild.int8_kernels import default_kernels
 from ireegen.cbuild.kernels import kernel_link, kernel_toolchain
 from ireegen.cgen.naming import check_name, default_name
+from ireegen.check.tune import runner_dir
 from ireegen.check.verify import VerifyOptions
 from ireegen.common.errors import UsageError
 from ireegen.compile.compile_model import check_extra_flags
@@ -69,6 +70,9 @@ class EmitRequest:
     builtin_kernels: bool = True
     quantized_io: bool = False
     max_detections: int | None = None
+    # Where verification builds the runtimeless runner (None: a temporary
+    # directory): a tuning candidate's, kept for its timing.
+    runner_dir: Path | None = None
 
     @property
     def compile_flags(self) -> list:
@@ -141,10 +145,12 @@ def _inputs(request: EmitRequest) -> list:
 
 def candidate_request(request: EmitRequest, flags, outdir: Path) -> EmitRequest:
     """A tuning candidate of the checked `request`: `flags` added, always
-    verified, never cached or tuned, linking the kernels `request` links."""
+    verified, never cached or tuned, linking the kernels `request` links;
+    its verification's runner is kept beside `outdir` for its timing."""
     return replace(
         request,
         outdir=outdir,
+        runner_dir=runner_dir(outdir),
         verify=replace(request.verify, enabled=True),
         cache=None,
         tune="off",

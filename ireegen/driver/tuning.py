@@ -15,9 +15,11 @@ from .request import EmitRequest, candidate_request
 from .verification import ReferenceCache
 
 
-def search(request: EmitRequest, loaded: Loaded, emit: Callable) -> Tuning:
-    """The tuning of the checked `request`.  `emit(request, references)` is
-    the driver: it emits each candidate, verified against `references`."""
+def search(request: EmitRequest, loaded: Loaded, emit: Callable, started: float | None = None) -> Tuning:
+    """The tuning of the checked `request`.  `emit(request, references,
+    loaded)` is the driver: it emits each candidate from the model `loaded`
+    imported once, verified against `references` built once.  `started`
+    is time.monotonic() at the emit's start (the level's time budget counts from it)."""
     verify = request.verify
     given = loaded.verify_inputs if verify.enabled else {}
     with tempfile.TemporaryDirectory(prefix="ireegen-reference-") as reference_dir:
@@ -30,6 +32,8 @@ def search(request: EmitRequest, loaded: Loaded, emit: Callable) -> Tuning:
             loaded.signatures,
             given,
             verify.seed,
-            lambda flags, outdir: emit(candidate_request(request, flags, outdir), references),
+            lambda flags, outdir: emit(candidate_request(request, flags, outdir), references, loaded),
             keep_output=verify.enabled,  # under --no-verify, the output's verification section differs
+            emit_started=started,
+            shared_seconds=lambda: references.seconds,
         )

@@ -16,9 +16,13 @@ same references (ReferenceCache)."""
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import tempfile
+import time
 from pathlib import Path
+
+import numpy as np
 
 from ireegen.check.report import REFERENCE
 from ireegen.check.subjects import Subject, module_subject, onnxruntime_outputs
@@ -95,16 +99,45 @@ class ReferenceCache:
         self.directory = Path(directory)
         self._iree: tuple | None = None  # (module path or None, manifest entry)
         self._independent: tuple | None = None
+        self._rewritten: tuple | None = None
+        self.seconds = 0.0  # spent building them (a tuning search's estimate leaves them out)
+        self._outputs: dict = {}  # (reference, function, inputs' digest) -> outputs
+
+    def remembered(self, subject: Subject) -> Subject:
+        """`subject` (a reference) run once per function and inputs: every
+        candidate of a search is compared on the same inputs, and a
+        reference's outputs do not depend on the candidate."""
+
+        def run(function, inputs):
+            arrays = [np.asarray(x) for x in inputs]
+            digest = tuple((a.dtype.str, a.shape, hashlib.sha256(a.tobytes()).hexdigest()) for a in arrays)
+            key = (subject.label, function.name, digest)
+            if key not in self._outputs:
+                self._outputs[key] = subject.run(function, inputs)
+            return [np.array(x, copy=True) for x in self._outputs[key]]
+
+        return Subject(subject.label, run)
 
     def iree_defaults(self, built: Built) -> tuple:
         """(IREE's defaults' module or None, its manifest entry); compiled on first use."""
         if self._iree is None:
+            began = time.monotonic()
             self._iree = _compile_defaults(built, self.directory / "reference")
+            self.seconds += time.monotonic() - began
         return self._iree
+
+    def rewritten(self, built: Built, entry: dict) -> tuple:
+        """(IREE's defaults on the model as ireegen rewrote it, its manifest entry); compiled on first use."""
+        if self._rewritten is None:
+            began = time.monotonic()
+            self._rewritten = _compile_rewritten(built, self.directory / "rewritten", entry)
+            self.seconds += time.monotonic() - began
+        return self._rewritten
 
     def independent(self, request: EmitRequest, bounded: tuple = ()) -> tuple:
         if self._independent is None:
-            self._independent = _independent(request, bounded)
+            subject, entry = _independent(request, bounded)
+            self._independent = (self.remembered(subject) if subject is not None else None, entry)
         return self._independent
 
 
@@ -168,8 +201,8 @@ def _references(built: Built, references: ReferenceCache) -> References:
     if module is None and independent is None:
         if not built.model.onnx_rewrites:
             raise reference_failed(request.model_path, request.config, IreegenError(entry["error"]))
-        module, section[IREE_DEFAULTS] = _compile_rewritten(built, references.directory / "rewritten", entry)
-    iree = module_subject(REFERENCE, module, None) if module is not None else None
+        module, section[IREE_DEFAULTS] = references.rewritten(built, entry)
+    iree = references.remembered(module_subject(REFERENCE, module, None)) if module is not None else None
     return References(iree, independent, section)
 
 
