@@ -41,6 +41,7 @@
 // requantize_mve.h).
 #define ireegen_i8_fc_row_offsets ireegen_i8_pc_fc_row_offsets
 #define ireegen_i8_fc_group_mve ireegen_i8_pc_fc_group_mve
+#define ireegen_i8_fc_blocks_mve ireegen_i8_pc_fc_blocks_mve
 #define ireegen_i8_fc_row_mve ireegen_i8_pc_fc_row_mve
 #define ireegen_i8_fully_connected_mve ireegen_i8_pc_fully_connected_mve
 #define ireegen_i8_requantize4_mve ireegen_i8_pc_requantize4_mve
