@@ -29,10 +29,13 @@
 #define IREEGEN_I8_MVE_FILTERS 64
 
 // The column of output pixel (oy, ox) at `column` (length c * kh * kw).
+// Value e of the column is at offsets[e] from the field's first value, in
+// row rows[e] and column cols[e] of the field (the tables of the call).
 static inline void ireegen_i8_gather_column(
-    int8_t* column, const int8_t* image, const uint16_t* offsets, size_t length,
-    size_t c, size_t h, size_t wd, size_t kh, size_t kw, size_t oy, size_t ox,
-    size_t stride, size_t pad_top, size_t pad_left, int32_t x_zero) {
+    int8_t* column, const int8_t* image, const uint16_t* offsets,
+    const uint8_t* rows, const uint8_t* cols, size_t length, size_t c, size_t h,
+    size_t wd, size_t kh, size_t kw, size_t oy, size_t ox, size_t stride,
+    size_t pad_top, size_t pad_left, int32_t x_zero) {
   const ptrdiff_t iy0 = (ptrdiff_t)(oy * stride) - (ptrdiff_t)pad_top;
   const ptrdiff_t ix0 = (ptrdiff_t)(ox * stride) - (ptrdiff_t)pad_left;
   if (iy0 >= 0 && ix0 >= 0 && (size_t)iy0 + kh <= h && (size_t)ix0 + kw <= wd) {
@@ -47,6 +50,33 @@ static inline void ireegen_i8_gather_column(
           column + e,
           vldrbq_gather_offset_z_s16(origin, vldrhq_z_u16(offsets + e, p), p),
           p);
+    }
+    return;
+  }
+  if (h < 32768 && wd < 32768) {
+    // A field reaching into the padding, eight values at a time: value e
+    // lies in the image when its row iy0 + rows[e] is in [0, h) and its
+    // column ix0 + cols[e] in [0, wd) (compared as 16-bit unsigned, which
+    // a negative wraps past), and is gathered from the field's first value
+    // under that predicate (the address outside the image is never read);
+    // the other lanes take x_zero.
+    const int8_t* origin =
+        (const int8_t*)((uintptr_t)image +
+                        (uintptr_t)(iy0 * (ptrdiff_t)wd + ix0));
+    const uint16x8_t height = vdupq_n_u16((uint16_t)h);
+    const uint16x8_t width = vdupq_n_u16((uint16_t)wd);
+    const int16x8_t pad = vdupq_n_s16((int16_t)x_zero);
+    for (size_t e = 0; e < length; e += 8) {
+      const mve_pred16_t tail = vctp16q((uint32_t)(length - e));
+      const uint16x8_t iy =
+          vaddq_n_u16(vldrbq_z_u16(rows + e, tail), (uint16_t)iy0);
+      const uint16x8_t ix =
+          vaddq_n_u16(vldrbq_z_u16(cols + e, tail), (uint16_t)ix0);
+      mve_pred16_t inside = vcmphiq_m_u16(height, iy, tail);
+      inside = vcmphiq_m_u16(width, ix, inside);
+      const int16x8_t v = vldrbq_gather_offset_z_s16(
+          origin, vldrhq_z_u16(offsets + e, inside), inside);
+      vstrbq_p_s16(column + e, vpselq_s16(v, pad, inside), tail);
     }
     return;
   }
@@ -189,15 +219,19 @@ static inline int ireegen_i8_convolution_mve(
   (void)per_channel;
 #endif
   const size_t length = c * kh * kw;
-  if (length > IREEGEN_I8_MVE_COLUMN_MAX ||
+  if (length > IREEGEN_I8_MVE_COLUMN_MAX || kh > UINT8_MAX || kw > UINT8_MAX ||
       (c - 1) * h * wd + (kh - 1) * wd + (kw - 1) > UINT16_MAX)
     return 0;
   uint16_t offsets[IREEGEN_I8_MVE_COLUMN_MAX];
+  uint8_t rows[IREEGEN_I8_MVE_COLUMN_MAX], cols[IREEGEN_I8_MVE_COLUMN_MAX];
   size_t e = 0;
   for (size_t ci = 0; ci < c; ++ci)
     for (size_t ky = 0; ky < kh; ++ky)
-      for (size_t kx = 0; kx < kw; ++kx)
-        offsets[e++] = (uint16_t)(ci * h * wd + ky * wd + kx);
+      for (size_t kx = 0; kx < kw; ++kx, ++e) {
+        offsets[e] = (uint16_t)(ci * h * wd + ky * wd + kx);
+        rows[e] = (uint8_t)ky;
+        cols[e] = (uint8_t)kx;
+      }
   int8_t c0[IREEGEN_I8_MVE_COLUMN_MAX], c1[IREEGEN_I8_MVE_COLUMN_MAX];
   int32_t bases[IREEGEN_I8_MVE_FILTERS];
   const uint32_t plane = (uint32_t)(oh * ow);
@@ -219,12 +253,13 @@ static inline int ireegen_i8_convolution_mve(
           // A last odd pixel goes through as a pair with itself, its second
           // lanes not stored.
           const size_t ox1 = ox + 1 < ow ? ox + 1 : ox;
-          ireegen_i8_gather_column(c0, image, offsets, length, c, h, wd, kh, kw,
-                                   oy, ox, stride, pad_top, pad_left, x_zero);
+          ireegen_i8_gather_column(c0, image, offsets, rows, cols, length, c, h,
+                                   wd, kh, kw, oy, ox, stride, pad_top,
+                                   pad_left, x_zero);
           if (ox1 != ox)
-            ireegen_i8_gather_column(c1, image, offsets, length, c, h, wd, kh,
-                                     kw, oy, ox1, stride, pad_top, pad_left,
-                                     x_zero);
+            ireegen_i8_gather_column(c1, image, offsets, rows, cols, length, c,
+                                     h, wd, kh, kw, oy, ox1, stride, pad_top,
+                                     pad_left, x_zero);
           const int8_t* second = ox1 != ox ? c1 : c0;
           // Lanes 0, 2 (pixel ox) always; 1, 3 (pixel ox + 1) when it
           // exists; 2, 3 (filter o + 1) when it exists.
@@ -251,8 +286,8 @@ static inline int ireegen_i8_convolution_mve(
 #else
             const int32x4_t q01 =
                 ireegen_i8_requantize4_mve(vldrwq_s32(acc), multiplier, y_zero);
-            const int32x4_t q2 = ireegen_i8_requantize4_mve(
-                vldrwq_s32(acc + 4), multiplier, y_zero);
+            const int32x4_t q2 = ireegen_i8_requantize4_mve(vldrwq_s32(acc + 4),
+                                                            multiplier, y_zero);
 #endif
             vstrbq_scatter_offset_p_s32(dst + o * plane, block, q01, pixels);
             vstrbq_scatter_offset_p_s32(dst + (o + 2) * plane, block, q2,
