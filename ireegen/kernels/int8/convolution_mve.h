@@ -31,7 +31,7 @@
 // The column of output pixel (oy, ox) at `column` (length c * kh * kw).
 // Value e of the column is at offsets[e] from the field's first value, in
 // row rows[e] and column cols[e] of the field (the tables of the call).
-static inline void ireegen_i8_gather_column(
+__attribute__((always_inline)) static inline void ireegen_i8_gather_column(
     int8_t* column, const int8_t* image, const uint16_t* offsets,
     const uint8_t* rows, const uint8_t* cols, size_t length, size_t c, size_t h,
     size_t wd, size_t kh, size_t kw, size_t oy, size_t ox, size_t stride,
