@@ -187,6 +187,143 @@ static inline void ireegen_i8_dot2x3_s8(const int8_t* c0, const int8_t* c1,
   acc[5] = a5;
 }
 
+// What ireegen_i8_triples_mve reads and steps, in memory: its loop needs
+// every general register but one for the dot products.
+struct ireegen_i8_triples {
+  const int8_t* c0;  // the two pixels' columns
+  const int8_t* c1;
+  uint32_t blocks;       // length / 16
+  uint32_t length;       // of a column and a filter
+  const int32_t* pairs;  // each filter's base twice, stepped
+  const float* scales;   // each filter's multiplier twice, stepped
+  int8_t* dst;           // the first filter's pixel, stepped
+  uint32_t triples;      // left to do
+  int32_t y_zero;
+  uint32_t first_two;  // the store predicates: filters o, o + 1
+  uint32_t third;      // and o + 2
+  uint32_t plane2;     // 2 * plane
+  uint32_t plane3;     // 3 * plane
+  int32_t sums[8];     // the six dot products, moved to two vectors
+};
+// The offsets the assembler below reads the fields at.
+_Static_assert(offsetof(struct ireegen_i8_triples, c0) == 0, "c0");
+_Static_assert(offsetof(struct ireegen_i8_triples, c1) == 4, "c1");
+_Static_assert(offsetof(struct ireegen_i8_triples, blocks) == 8, "blocks");
+_Static_assert(offsetof(struct ireegen_i8_triples, length) == 12, "length");
+_Static_assert(offsetof(struct ireegen_i8_triples, pairs) == 16, "pairs");
+_Static_assert(offsetof(struct ireegen_i8_triples, scales) == 20, "scales");
+_Static_assert(offsetof(struct ireegen_i8_triples, dst) == 24, "dst");
+_Static_assert(offsetof(struct ireegen_i8_triples, triples) == 28, "triples");
+_Static_assert(offsetof(struct ireegen_i8_triples, y_zero) == 32, "y_zero");
+_Static_assert(offsetof(struct ireegen_i8_triples, first_two) == 36,
+               "first_two");
+_Static_assert(offsetof(struct ireegen_i8_triples, third) == 40, "third");
+_Static_assert(offsetof(struct ireegen_i8_triples, plane2) == 44, "plane2");
+_Static_assert(offsetof(struct ireegen_i8_triples, plane3) == 48, "plane3");
+_Static_assert(offsetof(struct ireegen_i8_triples, sums) == 52, "sums");
+
+// The pixel pair's triples of filters (from w, t->triples of them, columns
+// a multiple of sixteen long) dot-multiplied, requantized and stored, all in
+// assembler: in C, gcc 12 spilled and reloaded the loop's state around each
+// triple's sixteen-value loop (about 145 instructions a triple besides it;
+// this is about 50).  Each step is the C path's: VMLADAVA.S8 from the
+// bases, VCVT, VMUL by the multipliers, VCVTN, VQADD of y_zero, then the
+// clamp to int8 as a saturating shift left by 24 and back (a value outside
+// [-128, 127] saturates to INT32_MIN or INT32_MAX, whose top byte is -128 or
+// 127), and VSTRB scatters to {0, 1, plane, plane + 1} under the predicates.
+static inline void ireegen_i8_triples_mve(const int8_t* w,
+                                          struct ireegen_i8_triples* t,
+                                          uint32x4_t block) {
+  int32_t a0, a1, a2, a3, a4, a5;
+  const int8_t *p0, *p1, *w2;
+  const void* state = t;
+  register uint32_t count __asm__("lr");
+  int8x16_t x0, x1, v0, v1;
+  // clang-format off
+  __asm__ volatile(
+      "2:\n\t"
+      "ldr %[p0], [%[t], #0]\n\t"
+      "ldr %[p1], [%[t], #4]\n\t"
+      "ldr %[count], [%[t], #8]\n\t"
+      "ldr %[w2], [%[t], #16]\n\t"
+      "ldrd %[a0], %[a1], [%[w2]]\n\t"
+      "ldrd %[a2], %[a3], [%[w2], #8]\n\t"
+      "ldrd %[a4], %[a5], [%[w2], #16]\n\t"
+      "adds %[w2], %[w2], #24\n\t"
+      "str %[w2], [%[t], #16]\n\t"
+      "ldr %[w2], [%[t], #12]\n\t"
+      "push {%[t]}\n\t"
+      "add %[t], %[w], %[w2]\n\t"
+      "add %[w2], %[t], %[w2]\n\t"
+      "dls lr, %[count]\n"
+      "1:\n\t"
+      "vldrb.u8 %q[x0], [%[p0]], #16\n\t"
+      "vldrb.u8 %q[v0], [%[w]], #16\n\t"
+      "vldrb.u8 %q[x1], [%[p1]], #16\n\t"
+      "vmladava.s8 %[a0], %q[x0], %q[v0]\n\t"
+      "vldrb.u8 %q[v1], [%[t]], #16\n\t"
+      "vmladava.s8 %[a1], %q[x1], %q[v0]\n\t"
+      "vldrb.u8 %q[v0], [%[w2]], #16\n\t"
+      "vmladava.s8 %[a2], %q[x0], %q[v1]\n\t"
+      "vmladava.s8 %[a3], %q[x1], %q[v1]\n\t"
+      "vmladava.s8 %[a4], %q[x0], %q[v0]\n\t"
+      "vmladava.s8 %[a5], %q[x1], %q[v0]\n\t"
+      "le lr, 1b\n\t"
+      "mov %[w], %[w2]\n\t"
+      "pop {%[t]}\n\t"
+      "strd %[a0], %[a1], [%[t], #52]\n\t"
+      "strd %[a2], %[a3], [%[t], #60]\n\t"
+      "strd %[a4], %[a5], [%[t], #68]\n\t"
+      "vldrw.u32 %q[x0], [%[t], #52]\n\t"
+      "vldrw.u32 %q[x1], [%[t], #68]\n\t"
+      "ldr %[a0], [%[t], #20]\n\t"
+      "vldrw.u32 %q[v0], [%[a0]]\n\t"
+      "vldrw.u32 %q[v1], [%[a0], #16]\n\t"
+      "adds %[a0], %[a0], #24\n\t"
+      "str %[a0], [%[t], #20]\n\t"
+      "vcvt.f32.s32 %q[x0], %q[x0]\n\t"
+      "vcvt.f32.s32 %q[x1], %q[x1]\n\t"
+      "vmul.f32 %q[x0], %q[x0], %q[v0]\n\t"
+      "vmul.f32 %q[x1], %q[x1], %q[v1]\n\t"
+      "vcvtn.s32.f32 %q[x0], %q[x0]\n\t"
+      "vcvtn.s32.f32 %q[x1], %q[x1]\n\t"
+      "ldr %[a0], [%[t], #32]\n\t"
+      "vqadd.s32 %q[x0], %q[x0], %[a0]\n\t"
+      "vqadd.s32 %q[x1], %q[x1], %[a0]\n\t"
+      "vqshl.s32 %q[x0], %q[x0], #24\n\t"
+      "vqshl.s32 %q[x1], %q[x1], #24\n\t"
+      "vshr.s32 %q[x0], %q[x0], #24\n\t"
+      "vshr.s32 %q[x1], %q[x1], #24\n\t"
+      "ldr %[a0], [%[t], #24]\n\t"
+      "ldr %[a1], [%[t], #36]\n\t"
+      "vmsr p0, %[a1]\n\t"
+      "vpst\n\t"
+      "vstrbt.32 %q[x0], [%[a0], %q[block]]\n\t"
+      "ldr %[a1], [%[t], #44]\n\t"
+      "add %[a1], %[a1], %[a0]\n\t"
+      "ldr %[a2], [%[t], #40]\n\t"
+      "vmsr p0, %[a2]\n\t"
+      "vpst\n\t"
+      "vstrbt.32 %q[x1], [%[a1], %q[block]]\n\t"
+      "ldr %[a1], [%[t], #48]\n\t"
+      "add %[a0], %[a0], %[a1]\n\t"
+      "str %[a0], [%[t], #24]\n\t"
+      "ldr %[a0], [%[t], #28]\n\t"
+      "subs %[a0], %[a0], #1\n\t"
+      "str %[a0], [%[t], #28]\n\t"
+      "bne 2b\n\t"
+      : [a0] "=&Te"(a0), [a1] "=&Te"(a1), [a2] "=&Te"(a2), [a3] "=&Te"(a3),
+        [a4] "=&Te"(a4), [a5] "=&Te"(a5), [p0] "=&r"(p0), [p1] "=&r"(p1),
+        [w2] "=&r"(w2), [w] "+r"(w), [t] "+r"(state), [count] "=&r"(count),
+        [x0] "=&w"(x0), [x1] "=&w"(x1), [v0] "=&w"(v0), [v1] "=&w"(v1)
+      : [block] "w"(block)
+      : "memory", "cc");
+  // clang-format on
+  (void)a0, (void)a1, (void)a2, (void)a3, (void)a4, (void)a5;
+  (void)p0, (void)p1, (void)w2, (void)count;
+  (void)x0, (void)x1, (void)v0, (void)v1;
+}
+
 // bias[o] - x_zero * sum of filter o's weights, for f filters.
 static inline void ireegen_i8_filter_bases(const int8_t* w, size_t length,
                                            size_t f, const int32_t* bias,
@@ -234,6 +371,11 @@ static inline int ireegen_i8_convolution_mve(
       }
   int8_t c0[IREEGEN_I8_MVE_COLUMN_MAX], c1[IREEGEN_I8_MVE_COLUMN_MAX];
   int32_t bases[IREEGEN_I8_MVE_FILTERS];
+  // Each filter's base and multiplier twice, in ireegen_i8_triples_mve's
+  // lane order (the last triple's second vector of multipliers reads two
+  // past the chunk).
+  int32_t pairs[2 * IREEGEN_I8_MVE_FILTERS];
+  float scales[2 * IREEGEN_I8_MVE_FILTERS + 2];
   const uint32_t plane = (uint32_t)(oh * ow);
   // Where the four results of a 2x2 block go, from the first: pixels ox and
   // ox + 1 of filters o and o + 1.
@@ -245,6 +387,16 @@ static inline int ireegen_i8_convolution_mve(
     const int8_t* filters = w + first * length;
     ireegen_i8_filter_bases(filters, length, count, bias + first, x_zero,
                             bases);
+    for (size_t o = 0; o < count; ++o) {
+#if defined(IREEGEN_I8_PER_CHANNEL)
+      const float scale = per_channel[first + o];
+#else
+      const float scale = multiplier;
+#endif
+      pairs[2 * o] = pairs[2 * o + 1] = bases[o];
+      scales[2 * o] = scales[2 * o + 1] = scale;
+    }
+    scales[2 * count] = scales[2 * count + 1] = 0.0f;
     for (size_t b = 0; b < n; ++b) {
       const int8_t* image = x + b * c * h * wd;
       int8_t* out = y + (b * f + first) * oh * ow;
@@ -268,9 +420,27 @@ static inline int ireegen_i8_convolution_mve(
           // Filters three at a time while three are left: the first two's
           // results as one 2x2 block, the third's in lanes 0 and 1 of a
           // second vector.
-          const int8_t* w0 = filters;
-          const int32_t* base = bases;
           size_t o = 0;
+          if (length % 16 == 0 && count >= 3) {
+            struct ireegen_i8_triples t = {c0,
+                                           second,
+                                           (uint32_t)(length / 16),
+                                           (uint32_t)length,
+                                           pairs,
+                                           scales,
+                                           dst,
+                                           (uint32_t)(count / 3),
+                                           y_zero,
+                                           pixels,
+                                           pixels & 0x00FF,
+                                           2 * plane,
+                                           3 * plane,
+                                           {0}};
+            ireegen_i8_triples_mve(filters, &t, block);
+            o = count / 3 * 3;
+          }
+          const int8_t* w0 = filters + o * length;
+          const int32_t* base = bases + o;
           for (; o + 3 <= count; o += 3, w0 += 3 * length, base += 3) {
             int32_t acc[6] = {base[0], base[0], base[1],
                               base[1], base[2], base[2]};
