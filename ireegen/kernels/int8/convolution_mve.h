@@ -126,67 +126,6 @@ static inline int32x4_t ireegen_i8_dot2x2_s8(const int8_t* c0, const int8_t* c1,
   return vsetq_lane_s32(a11, acc, 3);
 }
 
-// Two pixels' columns c0, c1 by three filters from w0 (`length` apart):
-// acc = {c0 . w0, c1 . w0, c0 . w1, c1 . w1, c0 . w2, c1 . w2} added to
-// what acc holds.  Six accumulators: each sixteen values of a column,
-// loaded once, serve three VMLADAVA.S8, five loads for six.  In assembler
-// for the sixteen-value blocks: gcc 12 runs out of even registers for six
-// VMLADAVA accumulators and moves them through others.
-static inline void ireegen_i8_dot2x3_s8(const int8_t* c0, const int8_t* c1,
-                                        const int8_t* w0, size_t length,
-                                        int32_t acc[6]) {
-  const int8_t* w1 = w0 + length;
-  const int8_t* w2 = w1 + length;
-  int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3], a4 = acc[4],
-          a5 = acc[5];
-  if (length >= 16) {
-    int8x16_t x0, x1, v0, v1;
-    // The count in the loop register itself: no other register is left.
-    register uint32_t blocks __asm__("lr") = (uint32_t)(length / 16);
-    // clang-format off
-    __asm__ volatile(
-        "dls lr, lr\n"
-        "1:\n\t"
-        "vldrb.u8 %q[x0], [%[c0]], #16\n\t"
-        "vldrb.u8 %q[v0], [%[w0]], #16\n\t"
-        "vldrb.u8 %q[x1], [%[c1]], #16\n\t"
-        "vmladava.s8 %[a0], %q[x0], %q[v0]\n\t"
-        "vldrb.u8 %q[v1], [%[w1]], #16\n\t"
-        "vmladava.s8 %[a1], %q[x1], %q[v0]\n\t"
-        "vldrb.u8 %q[v0], [%[w2]], #16\n\t"
-        "vmladava.s8 %[a2], %q[x0], %q[v1]\n\t"
-        "vmladava.s8 %[a3], %q[x1], %q[v1]\n\t"
-        "vmladava.s8 %[a4], %q[x0], %q[v0]\n\t"
-        "vmladava.s8 %[a5], %q[x1], %q[v0]\n\t"
-        "le lr, 1b\n\t"
-        : [a0] "+Te"(a0), [a1] "+Te"(a1), [a2] "+Te"(a2), [a3] "+Te"(a3),
-          [a4] "+Te"(a4), [a5] "+Te"(a5), [c0] "+r"(c0), [c1] "+r"(c1),
-          [w0] "+r"(w0), [w1] "+r"(w1), [w2] "+r"(w2), [x0] "=&w"(x0),
-          [x1] "=&w"(x1), [v0] "=&w"(v0), [v1] "=&w"(v1), "+r"(blocks)
-        :
-        : "memory");
-    // clang-format on
-  }
-  if (length & 15) {
-    const mve_pred16_t p = vctp8q((uint32_t)(length & 15));
-    const int8x16_t x0 = vldrbq_z_s8(c0, p), x1 = vldrbq_z_s8(c1, p);
-    const int8x16_t v0 = vldrbq_z_s8(w0, p), v1 = vldrbq_z_s8(w1, p),
-                    v2 = vldrbq_z_s8(w2, p);
-    a0 = vmladavaq_s8(a0, x0, v0);
-    a1 = vmladavaq_s8(a1, x1, v0);
-    a2 = vmladavaq_s8(a2, x0, v1);
-    a3 = vmladavaq_s8(a3, x1, v1);
-    a4 = vmladavaq_s8(a4, x0, v2);
-    a5 = vmladavaq_s8(a5, x1, v2);
-  }
-  acc[0] = a0;
-  acc[1] = a1;
-  acc[2] = a2;
-  acc[3] = a3;
-  acc[4] = a4;
-  acc[5] = a5;
-}
-
 // What ireegen_i8_triples_mve reads and steps, in memory: its loop needs
 // every general register but one for the dot products.
 struct ireegen_i8_triples {
@@ -204,6 +143,7 @@ struct ireegen_i8_triples {
   uint32_t plane2;     // 2 * plane
   uint32_t plane3;     // 3 * plane
   int32_t sums[8];     // the six dot products, moved to two vectors
+  uint32_t tail;       // length % 16
 };
 // The offsets the assembler below reads the fields at.
 _Static_assert(offsetof(struct ireegen_i8_triples, c0) == 0, "c0");
@@ -221,16 +161,18 @@ _Static_assert(offsetof(struct ireegen_i8_triples, third) == 40, "third");
 _Static_assert(offsetof(struct ireegen_i8_triples, plane2) == 44, "plane2");
 _Static_assert(offsetof(struct ireegen_i8_triples, plane3) == 48, "plane3");
 _Static_assert(offsetof(struct ireegen_i8_triples, sums) == 52, "sums");
+_Static_assert(offsetof(struct ireegen_i8_triples, tail) == 84, "tail");
 
-// The pixel pair's triples of filters (from w, t->triples of them, columns
-// a multiple of sixteen long) dot-multiplied, requantized and stored, all in
-// assembler: in C, gcc 12 spilled and reloaded the loop's state around each
-// triple's sixteen-value loop (about 145 instructions a triple besides it;
-// this is about 50).  Each step is the C path's: VMLADAVA.S8 from the
-// bases, VCVT, VMUL by the multipliers, VCVTN, VQADD of y_zero, then the
-// clamp to int8 as a saturating shift left by 24 and back (a value outside
-// [-128, 127] saturates to INT32_MIN or INT32_MAX, whose top byte is -128 or
-// 127), and VSTRB scatters to {0, 1, plane, plane + 1} under the predicates.
+// The pixel pair's triples of filters (from w, t->triples of them)
+// dot-multiplied, sixteen values a pass and the last length % 16 under a
+// tail predicate, requantized and stored, all in assembler: in C, gcc 12
+// spilled and reloaded the loop's state around each triple's sixteen-value
+// loop.  Each step is the C path's: VMLADAVA.S8 from the bases, VCVT, VMUL
+// by the multipliers, VCVTN, VQADD of y_zero, then the clamp to int8 as a
+// saturating shift left by 24 and back (a value outside [-128, 127]
+// saturates to INT32_MIN or INT32_MAX, whose top byte is -128 or 127), and
+// VSTRB scatters to {0, 1, plane, plane + 1} under the predicates.  The
+// six sums go to two vectors through memory (t->sums).
 static inline void ireegen_i8_triples_mve(const int8_t* w,
                                           struct ireegen_i8_triples* t,
                                           uint32x4_t block) {
@@ -255,7 +197,7 @@ static inline void ireegen_i8_triples_mve(const int8_t* w,
       "push {%[t]}\n\t"
       "add %[t], %[w], %[w2]\n\t"
       "add %[w2], %[t], %[w2]\n\t"
-      "dls lr, %[count]\n"
+      "wls lr, %[count], 3f\n"
       "1:\n\t"
       "vldrb.u8 %q[x0], [%[p0]], #16\n\t"
       "vldrb.u8 %q[v0], [%[w]], #16\n\t"
@@ -268,7 +210,30 @@ static inline void ireegen_i8_triples_mve(const int8_t* w,
       "vmladava.s8 %[a3], %q[x1], %q[v1]\n\t"
       "vmladava.s8 %[a4], %q[x0], %q[v0]\n\t"
       "vmladava.s8 %[a5], %q[x1], %q[v0]\n\t"
-      "le lr, 1b\n\t"
+      "le lr, 1b\n"
+      // The last length % 16 values under a tail predicate (the lanes
+      // past it loaded as zeros), the state's address from the stack.
+      "3:\n\t"
+      "ldr lr, [sp]\n\t"
+      "ldr lr, [lr, #84]\n\t"
+      "cmp lr, #0\n\t"
+      "beq 4f\n\t"
+      "vctp.8 lr\n\t"
+      "vpstttt\n\t"
+      "vldrbt.u8 %q[x0], [%[p0]]\n\t"
+      "vldrbt.u8 %q[v0], [%[w]]\n\t"
+      "vldrbt.u8 %q[x1], [%[p1]]\n\t"
+      "vldrbt.u8 %q[v1], [%[t]]\n\t"
+      "vmladava.s8 %[a0], %q[x0], %q[v0]\n\t"
+      "vmladava.s8 %[a1], %q[x1], %q[v0]\n\t"
+      "vmladava.s8 %[a2], %q[x0], %q[v1]\n\t"
+      "vmladava.s8 %[a3], %q[x1], %q[v1]\n\t"
+      "vpst\n\t"
+      "vldrbt.u8 %q[v0], [%[w2]]\n\t"
+      "vmladava.s8 %[a4], %q[x0], %q[v0]\n\t"
+      "vmladava.s8 %[a5], %q[x1], %q[v0]\n\t"
+      "add %[w2], %[w2], lr\n"
+      "4:\n\t"
       "mov %[w], %[w2]\n\t"
       "pop {%[t]}\n\t"
       "strd %[a0], %[a1], [%[t], #52]\n\t"
@@ -421,7 +386,7 @@ static inline int ireegen_i8_convolution_mve(
           // results as one 2x2 block, the third's in lanes 0 and 1 of a
           // second vector.
           size_t o = 0;
-          if (length % 16 == 0 && count >= 3) {
+          if (count >= 3) {
             struct ireegen_i8_triples t = {c0,
                                            second,
                                            (uint32_t)(length / 16),
@@ -435,34 +400,13 @@ static inline int ireegen_i8_convolution_mve(
                                            pixels & 0x00FF,
                                            2 * plane,
                                            3 * plane,
-                                           {0}};
+                                           {0},
+                                           (uint32_t)(length % 16)};
             ireegen_i8_triples_mve(filters, &t, block);
             o = count / 3 * 3;
           }
           const int8_t* w0 = filters + o * length;
           const int32_t* base = bases + o;
-          for (; o + 3 <= count; o += 3, w0 += 3 * length, base += 3) {
-            int32_t acc[6] = {base[0], base[0], base[1],
-                              base[1], base[2], base[2]};
-            ireegen_i8_dot2x3_s8(c0, second, w0, length, acc);
-#if defined(IREEGEN_I8_PER_CHANNEL)
-            const int32x4_t q01 = ireegen_i8_requantize4v_mve(
-                vldrwq_s32(acc),
-                vldrwq_gather_shifted_offset_f32(per_channel + first + o,
-                                                 pair_lanes),
-                y_zero);
-            const int32x4_t q2 = ireegen_i8_requantize4_mve(
-                vldrwq_s32(acc + 4), per_channel[first + o + 2], y_zero);
-#else
-            const int32x4_t q01 =
-                ireegen_i8_requantize4_mve(vldrwq_s32(acc), multiplier, y_zero);
-            const int32x4_t q2 = ireegen_i8_requantize4_mve(vldrwq_s32(acc + 4),
-                                                            multiplier, y_zero);
-#endif
-            vstrbq_scatter_offset_p_s32(dst + o * plane, block, q01, pixels);
-            vstrbq_scatter_offset_p_s32(dst + (o + 2) * plane, block, q2,
-                                        pixels & 0x00FF);
-          }
           // The last one or two filters as a pair, pointers stepped; a last
           // odd filter goes through as a pair with itself, lanes 2 and 3
           // not stored.

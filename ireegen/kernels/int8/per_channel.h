@@ -48,7 +48,6 @@
 #define ireegen_i8_requantize4v_mve ireegen_i8_pc_requantize4v_mve
 #define ireegen_i8_gather_column ireegen_i8_pc_gather_column
 #define ireegen_i8_dot2x2_s8 ireegen_i8_pc_dot2x2_s8
-#define ireegen_i8_dot2x3_s8 ireegen_i8_pc_dot2x3_s8
 #define ireegen_i8_triples_mve ireegen_i8_pc_triples_mve
 #define ireegen_i8_triples ireegen_i8_pc_triples
 #define ireegen_i8_filter_bases ireegen_i8_pc_filter_bases
