@@ -387,21 +387,23 @@ static inline int ireegen_i8_convolution_mve(
           // second vector.
           size_t o = 0;
           if (count >= 3) {
-            struct ireegen_i8_triples t = {c0,
-                                           second,
-                                           (uint32_t)(length / 16),
-                                           (uint32_t)length,
-                                           pairs,
-                                           scales,
-                                           dst,
-                                           (uint32_t)(count / 3),
-                                           y_zero,
-                                           pixels,
-                                           pixels & 0x00FF,
-                                           2 * plane,
-                                           3 * plane,
-                                           {0},
-                                           (uint32_t)(length % 16)};
+            // Field by field: an initializer would zero t.sums, which the
+            // assembler only writes, with a memset call per pixel pair.
+            struct ireegen_i8_triples t;
+            t.c0 = c0;
+            t.c1 = second;
+            t.blocks = (uint32_t)(length / 16);
+            t.length = (uint32_t)length;
+            t.pairs = pairs;
+            t.scales = scales;
+            t.dst = dst;
+            t.triples = (uint32_t)(count / 3);
+            t.y_zero = y_zero;
+            t.first_two = pixels;
+            t.third = pixels & 0x00FF;
+            t.plane2 = 2 * plane;
+            t.plane3 = 3 * plane;
+            t.tail = (uint32_t)(length % 16);
             ireegen_i8_triples_mve(filters, &t, block);
             o = count / 3 * 3;
           }
