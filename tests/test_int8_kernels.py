@@ -991,12 +991,13 @@ def test_odd_padding_and_stride_per_channel_equal_onnxruntime(tmp_path, cpu, per
 # --- the MVE (Helium) loops: the kernels on a Cortex-M55 under qemu --------
 
 
-def _fc_case(rng, per_channel=False):
+def _fc_case(rng, per_channel=False, x_zero=None):
     """A random fully connected case: the kernel's parameters, x, the
     packed w, the bias, the per-channel multipliers (empty per tensor) and
-    ORT's QGemm output."""
+    ORT's QGemm output; x_zero, when given, replaces the drawn zero point."""
     m, n, k = int(rng.integers(1, 4)), int(rng.integers(1, 40)), int(rng.choice([rng.integers(1, 300), 1100]))
     sx, zx, sw, sy, zy = _qparams(rng)
+    zx = zx if x_zero is None else np.int8(x_zero)
     if per_channel:  # a weight scale per output row
         sw = rng.uniform(0.001, 0.05, n).astype(np.float32)
     x = rng.integers(-128, 128, (m, k), dtype=np.int8)
@@ -1029,7 +1030,11 @@ def test_kernels_on_cortex_m55_equal_onnxruntime(tmp_path):
     from ireegen.cbuild.toolchains import toolchain_for
 
     rng = np.random.default_rng(55)
-    cases = [(4 * (i % 2), *_fc_case(rng, per_channel=i % 2 == 1)) for i in range(40)]
+    # Of the cases whose weights are on a word boundary (i % 4 == 0, below),
+    # half have x_zero -128 (a ReLU's output: -x_zero is past int8,
+    # fully_connected_mve.h's negated pass) and half 127 (-x_zero = -127).
+    x_zeros = {0: -128, 4: 127}
+    cases = [(4 * (i % 2), *_fc_case(rng, i % 2 == 1, x_zeros.get(i % 8))) for i in range(40)]
     # (depthwise, what replaces the random draw): past the 64 filters whose
     # bases the MVE convolution tables at once, columns past its 640 values
     # (convolution.c's SMLAD loops, which the M55 runs as the M4 does); the

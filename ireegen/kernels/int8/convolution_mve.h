@@ -29,10 +29,13 @@
 #define IREEGEN_I8_MVE_FILTERS 64
 
 // The column of output pixel (oy, ox) at `column` (length c * kh * kw).
-static inline void ireegen_i8_gather_column(
-    int8_t* column, const int8_t* image, const uint16_t* offsets, size_t length,
-    size_t c, size_t h, size_t wd, size_t kh, size_t kw, size_t oy, size_t ox,
-    size_t stride, size_t pad_top, size_t pad_left, int32_t x_zero) {
+// Value e of the column is at offsets[e] from the field's first value, in
+// row rows[e] and column cols[e] of the field (the tables of the call).
+__attribute__((always_inline)) static inline void ireegen_i8_gather_column(
+    int8_t* column, const int8_t* image, const uint16_t* offsets,
+    const uint8_t* rows, const uint8_t* cols, size_t length, size_t c, size_t h,
+    size_t wd, size_t kh, size_t kw, size_t oy, size_t ox, size_t stride,
+    size_t pad_top, size_t pad_left, int32_t x_zero) {
   const ptrdiff_t iy0 = (ptrdiff_t)(oy * stride) - (ptrdiff_t)pad_top;
   const ptrdiff_t ix0 = (ptrdiff_t)(ox * stride) - (ptrdiff_t)pad_left;
   if (iy0 >= 0 && ix0 >= 0 && (size_t)iy0 + kh <= h && (size_t)ix0 + kw <= wd) {
@@ -47,6 +50,33 @@ static inline void ireegen_i8_gather_column(
           column + e,
           vldrbq_gather_offset_z_s16(origin, vldrhq_z_u16(offsets + e, p), p),
           p);
+    }
+    return;
+  }
+  if (h < 32768 && wd < 32768) {
+    // A field reaching into the padding, eight values at a time: value e
+    // lies in the image when its row iy0 + rows[e] is in [0, h) and its
+    // column ix0 + cols[e] in [0, wd) (compared as 16-bit unsigned, which
+    // a negative wraps past), and is gathered from the field's first value
+    // under that predicate (the address outside the image is never read);
+    // the other lanes take x_zero.
+    const int8_t* origin =
+        (const int8_t*)((uintptr_t)image +
+                        (uintptr_t)(iy0 * (ptrdiff_t)wd + ix0));
+    const uint16x8_t height = vdupq_n_u16((uint16_t)h);
+    const uint16x8_t width = vdupq_n_u16((uint16_t)wd);
+    const int16x8_t pad = vdupq_n_s16((int16_t)x_zero);
+    for (size_t e = 0; e < length; e += 8) {
+      const mve_pred16_t tail = vctp16q((uint32_t)(length - e));
+      const uint16x8_t iy =
+          vaddq_n_u16(vldrbq_z_u16(rows + e, tail), (uint16_t)iy0);
+      const uint16x8_t ix =
+          vaddq_n_u16(vldrbq_z_u16(cols + e, tail), (uint16_t)ix0);
+      mve_pred16_t inside = vcmphiq_m_u16(height, iy, tail);
+      inside = vcmphiq_m_u16(width, ix, inside);
+      const int16x8_t v = vldrbq_gather_offset_z_s16(
+          origin, vldrhq_z_u16(offsets + e, inside), inside);
+      vstrbq_p_s16(column + e, vpselq_s16(v, pad, inside), tail);
     }
     return;
   }
@@ -96,6 +126,169 @@ static inline int32x4_t ireegen_i8_dot2x2_s8(const int8_t* c0, const int8_t* c1,
   return vsetq_lane_s32(a11, acc, 3);
 }
 
+// What ireegen_i8_triples_mve reads and steps, in memory: its loop needs
+// every general register but one for the dot products.
+struct ireegen_i8_triples {
+  const int8_t* c0;  // the two pixels' columns
+  const int8_t* c1;
+  uint32_t blocks;       // length / 16
+  uint32_t length;       // of a column and a filter
+  const int32_t* pairs;  // each filter's base twice, stepped
+  const float* scales;   // each filter's multiplier twice, stepped
+  int8_t* dst;           // the first filter's pixel, stepped
+  uint32_t triples;      // left to do
+  int32_t y_zero;
+  uint32_t first_two;  // the store predicates: filters o, o + 1
+  uint32_t third;      // and o + 2
+  uint32_t plane2;     // 2 * plane
+  uint32_t plane3;     // 3 * plane
+  int32_t sums[8];     // the six dot products, moved to two vectors
+  uint32_t tail;       // length % 16
+};
+// The offsets the assembler below reads the fields at.
+_Static_assert(offsetof(struct ireegen_i8_triples, c0) == 0, "c0");
+_Static_assert(offsetof(struct ireegen_i8_triples, c1) == 4, "c1");
+_Static_assert(offsetof(struct ireegen_i8_triples, blocks) == 8, "blocks");
+_Static_assert(offsetof(struct ireegen_i8_triples, length) == 12, "length");
+_Static_assert(offsetof(struct ireegen_i8_triples, pairs) == 16, "pairs");
+_Static_assert(offsetof(struct ireegen_i8_triples, scales) == 20, "scales");
+_Static_assert(offsetof(struct ireegen_i8_triples, dst) == 24, "dst");
+_Static_assert(offsetof(struct ireegen_i8_triples, triples) == 28, "triples");
+_Static_assert(offsetof(struct ireegen_i8_triples, y_zero) == 32, "y_zero");
+_Static_assert(offsetof(struct ireegen_i8_triples, first_two) == 36,
+               "first_two");
+_Static_assert(offsetof(struct ireegen_i8_triples, third) == 40, "third");
+_Static_assert(offsetof(struct ireegen_i8_triples, plane2) == 44, "plane2");
+_Static_assert(offsetof(struct ireegen_i8_triples, plane3) == 48, "plane3");
+_Static_assert(offsetof(struct ireegen_i8_triples, sums) == 52, "sums");
+_Static_assert(offsetof(struct ireegen_i8_triples, tail) == 84, "tail");
+
+// The pixel pair's triples of filters (from w, t->triples of them)
+// dot-multiplied, sixteen values a pass and the last length % 16 under a
+// tail predicate, requantized and stored, all in assembler: in C, gcc 12
+// spilled and reloaded the loop's state around each triple's sixteen-value
+// loop.  Each step is the C path's: VMLADAVA.S8 from the bases, VCVT, VMUL
+// by the multipliers, VCVTN, VQADD of y_zero, then the clamp to int8 as a
+// saturating shift left by 24 and back (a value outside [-128, 127]
+// saturates to INT32_MIN or INT32_MAX, whose top byte is -128 or 127), and
+// VSTRB scatters to {0, 1, plane, plane + 1} under the predicates.  The
+// six sums go to two vectors through memory (t->sums).
+static inline void ireegen_i8_triples_mve(const int8_t* w,
+                                          struct ireegen_i8_triples* t,
+                                          uint32x4_t block) {
+  int32_t a0, a1, a2, a3, a4, a5;
+  const int8_t *p0, *p1, *w2;
+  const void* state = t;
+  register uint32_t count __asm__("lr");
+  int8x16_t x0, x1, v0, v1;
+  // clang-format off
+  __asm__ volatile(
+      "2:\n\t"
+      "ldr %[p0], [%[t], #0]\n\t"
+      "ldr %[p1], [%[t], #4]\n\t"
+      "ldr %[count], [%[t], #8]\n\t"
+      "ldr %[w2], [%[t], #16]\n\t"
+      "ldrd %[a0], %[a1], [%[w2]]\n\t"
+      "ldrd %[a2], %[a3], [%[w2], #8]\n\t"
+      "ldrd %[a4], %[a5], [%[w2], #16]\n\t"
+      "adds %[w2], %[w2], #24\n\t"
+      "str %[w2], [%[t], #16]\n\t"
+      "ldr %[w2], [%[t], #12]\n\t"
+      "push {%[t]}\n\t"
+      "add %[t], %[w], %[w2]\n\t"
+      "add %[w2], %[t], %[w2]\n\t"
+      "wls lr, %[count], 3f\n"
+      "1:\n\t"
+      "vldrb.u8 %q[x0], [%[p0]], #16\n\t"
+      "vldrb.u8 %q[v0], [%[w]], #16\n\t"
+      "vldrb.u8 %q[x1], [%[p1]], #16\n\t"
+      "vmladava.s8 %[a0], %q[x0], %q[v0]\n\t"
+      "vldrb.u8 %q[v1], [%[t]], #16\n\t"
+      "vmladava.s8 %[a1], %q[x1], %q[v0]\n\t"
+      "vldrb.u8 %q[v0], [%[w2]], #16\n\t"
+      "vmladava.s8 %[a2], %q[x0], %q[v1]\n\t"
+      "vmladava.s8 %[a3], %q[x1], %q[v1]\n\t"
+      "vmladava.s8 %[a4], %q[x0], %q[v0]\n\t"
+      "vmladava.s8 %[a5], %q[x1], %q[v0]\n\t"
+      "le lr, 1b\n"
+      // The last length % 16 values under a tail predicate (the lanes
+      // past it loaded as zeros), the state's address from the stack.
+      "3:\n\t"
+      "ldr lr, [sp]\n\t"
+      "ldr lr, [lr, #84]\n\t"
+      "cmp lr, #0\n\t"
+      "beq 4f\n\t"
+      "vctp.8 lr\n\t"
+      "vpstttt\n\t"
+      "vldrbt.u8 %q[x0], [%[p0]]\n\t"
+      "vldrbt.u8 %q[v0], [%[w]]\n\t"
+      "vldrbt.u8 %q[x1], [%[p1]]\n\t"
+      "vldrbt.u8 %q[v1], [%[t]]\n\t"
+      "vmladava.s8 %[a0], %q[x0], %q[v0]\n\t"
+      "vmladava.s8 %[a1], %q[x1], %q[v0]\n\t"
+      "vmladava.s8 %[a2], %q[x0], %q[v1]\n\t"
+      "vmladava.s8 %[a3], %q[x1], %q[v1]\n\t"
+      "vpst\n\t"
+      "vldrbt.u8 %q[v0], [%[w2]]\n\t"
+      "vmladava.s8 %[a4], %q[x0], %q[v0]\n\t"
+      "vmladava.s8 %[a5], %q[x1], %q[v0]\n\t"
+      "add %[w2], %[w2], lr\n"
+      "4:\n\t"
+      "mov %[w], %[w2]\n\t"
+      "pop {%[t]}\n\t"
+      "strd %[a0], %[a1], [%[t], #52]\n\t"
+      "strd %[a2], %[a3], [%[t], #60]\n\t"
+      "strd %[a4], %[a5], [%[t], #68]\n\t"
+      "vldrw.u32 %q[x0], [%[t], #52]\n\t"
+      "vldrw.u32 %q[x1], [%[t], #68]\n\t"
+      "ldr %[a0], [%[t], #20]\n\t"
+      "vldrw.u32 %q[v0], [%[a0]]\n\t"
+      "vldrw.u32 %q[v1], [%[a0], #16]\n\t"
+      "adds %[a0], %[a0], #24\n\t"
+      "str %[a0], [%[t], #20]\n\t"
+      "vcvt.f32.s32 %q[x0], %q[x0]\n\t"
+      "vcvt.f32.s32 %q[x1], %q[x1]\n\t"
+      "vmul.f32 %q[x0], %q[x0], %q[v0]\n\t"
+      "vmul.f32 %q[x1], %q[x1], %q[v1]\n\t"
+      "vcvtn.s32.f32 %q[x0], %q[x0]\n\t"
+      "vcvtn.s32.f32 %q[x1], %q[x1]\n\t"
+      "ldr %[a0], [%[t], #32]\n\t"
+      "vqadd.s32 %q[x0], %q[x0], %[a0]\n\t"
+      "vqadd.s32 %q[x1], %q[x1], %[a0]\n\t"
+      "vqshl.s32 %q[x0], %q[x0], #24\n\t"
+      "vqshl.s32 %q[x1], %q[x1], #24\n\t"
+      "vshr.s32 %q[x0], %q[x0], #24\n\t"
+      "vshr.s32 %q[x1], %q[x1], #24\n\t"
+      "ldr %[a0], [%[t], #24]\n\t"
+      "ldr %[a1], [%[t], #36]\n\t"
+      "vmsr p0, %[a1]\n\t"
+      "vpst\n\t"
+      "vstrbt.32 %q[x0], [%[a0], %q[block]]\n\t"
+      "ldr %[a1], [%[t], #44]\n\t"
+      "add %[a1], %[a1], %[a0]\n\t"
+      "ldr %[a2], [%[t], #40]\n\t"
+      "vmsr p0, %[a2]\n\t"
+      "vpst\n\t"
+      "vstrbt.32 %q[x1], [%[a1], %q[block]]\n\t"
+      "ldr %[a1], [%[t], #48]\n\t"
+      "add %[a0], %[a0], %[a1]\n\t"
+      "str %[a0], [%[t], #24]\n\t"
+      "ldr %[a0], [%[t], #28]\n\t"
+      "subs %[a0], %[a0], #1\n\t"
+      "str %[a0], [%[t], #28]\n\t"
+      "bne 2b\n\t"
+      : [a0] "=&Te"(a0), [a1] "=&Te"(a1), [a2] "=&Te"(a2), [a3] "=&Te"(a3),
+        [a4] "=&Te"(a4), [a5] "=&Te"(a5), [p0] "=&r"(p0), [p1] "=&r"(p1),
+        [w2] "=&r"(w2), [w] "+r"(w), [t] "+r"(state), [count] "=&r"(count),
+        [x0] "=&w"(x0), [x1] "=&w"(x1), [v0] "=&w"(v0), [v1] "=&w"(v1)
+      : [block] "w"(block)
+      : "memory", "cc");
+  // clang-format on
+  (void)a0, (void)a1, (void)a2, (void)a3, (void)a4, (void)a5;
+  (void)p0, (void)p1, (void)w2, (void)count;
+  (void)x0, (void)x1, (void)v0, (void)v1;
+}
+
 // bias[o] - x_zero * sum of filter o's weights, for f filters.
 static inline void ireegen_i8_filter_bases(const int8_t* w, size_t length,
                                            size_t f, const int32_t* bias,
@@ -128,17 +321,26 @@ static inline int ireegen_i8_convolution_mve(
   (void)per_channel;
 #endif
   const size_t length = c * kh * kw;
-  if (length > IREEGEN_I8_MVE_COLUMN_MAX ||
+  if (length > IREEGEN_I8_MVE_COLUMN_MAX || kh > UINT8_MAX || kw > UINT8_MAX ||
       (c - 1) * h * wd + (kh - 1) * wd + (kw - 1) > UINT16_MAX)
     return 0;
   uint16_t offsets[IREEGEN_I8_MVE_COLUMN_MAX];
+  uint8_t rows[IREEGEN_I8_MVE_COLUMN_MAX], cols[IREEGEN_I8_MVE_COLUMN_MAX];
   size_t e = 0;
   for (size_t ci = 0; ci < c; ++ci)
     for (size_t ky = 0; ky < kh; ++ky)
-      for (size_t kx = 0; kx < kw; ++kx)
-        offsets[e++] = (uint16_t)(ci * h * wd + ky * wd + kx);
+      for (size_t kx = 0; kx < kw; ++kx, ++e) {
+        offsets[e] = (uint16_t)(ci * h * wd + ky * wd + kx);
+        rows[e] = (uint8_t)ky;
+        cols[e] = (uint8_t)kx;
+      }
   int8_t c0[IREEGEN_I8_MVE_COLUMN_MAX], c1[IREEGEN_I8_MVE_COLUMN_MAX];
   int32_t bases[IREEGEN_I8_MVE_FILTERS];
+  // Each filter's base and multiplier twice, in ireegen_i8_triples_mve's
+  // lane order (the last triple's second vector of multipliers reads two
+  // past the chunk).
+  int32_t pairs[2 * IREEGEN_I8_MVE_FILTERS];
+  float scales[2 * IREEGEN_I8_MVE_FILTERS + 2];
   const uint32_t plane = (uint32_t)(oh * ow);
   // Where the four results of a 2x2 block go, from the first: pixels ox and
   // ox + 1 of filters o and o + 1.
@@ -150,6 +352,16 @@ static inline int ireegen_i8_convolution_mve(
     const int8_t* filters = w + first * length;
     ireegen_i8_filter_bases(filters, length, count, bias + first, x_zero,
                             bases);
+    for (size_t o = 0; o < count; ++o) {
+#if defined(IREEGEN_I8_PER_CHANNEL)
+      const float scale = per_channel[first + o];
+#else
+      const float scale = multiplier;
+#endif
+      pairs[2 * o] = pairs[2 * o + 1] = bases[o];
+      scales[2 * o] = scales[2 * o + 1] = scale;
+    }
+    scales[2 * count] = scales[2 * count + 1] = 0.0f;
     for (size_t b = 0; b < n; ++b) {
       const int8_t* image = x + b * c * h * wd;
       int8_t* out = y + (b * f + first) * oh * ow;
@@ -158,22 +370,49 @@ static inline int ireegen_i8_convolution_mve(
           // A last odd pixel goes through as a pair with itself, its second
           // lanes not stored.
           const size_t ox1 = ox + 1 < ow ? ox + 1 : ox;
-          ireegen_i8_gather_column(c0, image, offsets, length, c, h, wd, kh, kw,
-                                   oy, ox, stride, pad_top, pad_left, x_zero);
+          ireegen_i8_gather_column(c0, image, offsets, rows, cols, length, c, h,
+                                   wd, kh, kw, oy, ox, stride, pad_top,
+                                   pad_left, x_zero);
           if (ox1 != ox)
-            ireegen_i8_gather_column(c1, image, offsets, length, c, h, wd, kh,
-                                     kw, oy, ox1, stride, pad_top, pad_left,
-                                     x_zero);
+            ireegen_i8_gather_column(c1, image, offsets, rows, cols, length, c,
+                                     h, wd, kh, kw, oy, ox1, stride, pad_top,
+                                     pad_left, x_zero);
           const int8_t* second = ox1 != ox ? c1 : c0;
           // Lanes 0, 2 (pixel ox) always; 1, 3 (pixel ox + 1) when it
           // exists; 2, 3 (filter o + 1) when it exists.
           const mve_pred16_t pixels = ox1 != ox ? 0xFFFF : 0x0F0F;
           int8_t* dst = out + oy * ow + ox;
-          // Filters two at a time, pointers stepped; a last odd filter
-          // goes through as a pair with itself, lanes 2 and 3 not stored.
-          const int8_t* w0 = filters;
-          const int32_t* base = bases;
-          for (size_t o = 0; o < count; o += 2, w0 += 2 * length, base += 2) {
+          // Filters three at a time while three are left: the first two's
+          // results as one 2x2 block, the third's in lanes 0 and 1 of a
+          // second vector.
+          size_t o = 0;
+          if (count >= 3) {
+            // Field by field: an initializer would zero t.sums, which the
+            // assembler only writes, with a memset call per pixel pair.
+            struct ireegen_i8_triples t;
+            t.c0 = c0;
+            t.c1 = second;
+            t.blocks = (uint32_t)(length / 16);
+            t.length = (uint32_t)length;
+            t.pairs = pairs;
+            t.scales = scales;
+            t.dst = dst;
+            t.triples = (uint32_t)(count / 3);
+            t.y_zero = y_zero;
+            t.first_two = pixels;
+            t.third = pixels & 0x00FF;
+            t.plane2 = 2 * plane;
+            t.plane3 = 3 * plane;
+            t.tail = (uint32_t)(length % 16);
+            ireegen_i8_triples_mve(filters, &t, block);
+            o = count / 3 * 3;
+          }
+          const int8_t* w0 = filters + o * length;
+          const int32_t* base = bases + o;
+          // The last one or two filters as a pair, pointers stepped; a last
+          // odd filter goes through as a pair with itself, lanes 2 and 3
+          // not stored.
+          for (; o < count; o += 2, w0 += 2 * length, base += 2) {
             const int odd = o + 1 == count;
             const int32x4_t acc =
                 ireegen_i8_dot2x2_s8(c0, second, w0, odd ? w0 : w0 + length,

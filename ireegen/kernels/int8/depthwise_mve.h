@@ -27,20 +27,38 @@
 #define IREEGEN_I8_TAPS_MAX 64
 
 // Rows [0, rows) of the band, each `wp` bytes: input row row0 + r of the
-// plane, columns from -pad_left; x_zero outside the image.  One memset of
-// the whole band, then one memcpy per row inside the image.
+// plane, columns from -pad_left; x_zero outside the image.  The whole band
+// filled with x_zero, then each row inside the image copied, sixteen bytes
+// a store under a tail predicate: the rows are short (a few to a few
+// hundred bytes), where a memset or memcpy call costs more than the copy.
 static inline void ireegen_i8_fill_band(int8_t* band, const int8_t* plane,
                                         ptrdiff_t row0, size_t rows, size_t h,
                                         size_t wd, size_t wp, size_t pad_left,
                                         int32_t x_zero) {
   const size_t left = pad_left < wp ? pad_left : wp;
   const size_t inside = wp - left < wd ? wp - left : wd;
-  memset(band, x_zero, rows * wp);
-  for (size_t r = 0; r < rows; ++r) {
-    const ptrdiff_t iy = row0 + (ptrdiff_t)r;
-    if (iy >= 0 && iy < (ptrdiff_t)h)
-      memcpy(band + r * wp + left, plane + (size_t)iy * wd, inside);
+  const size_t total = rows * wp;
+  const int8x16_t fill = vdupq_n_s8((int8_t)x_zero);
+  for (size_t i = 0; i < total; i += 16)
+    vstrbq_p_s8(band + i, fill, vctp8q((uint32_t)(total - i)));
+  // Band rows [first, last) lie inside the image.
+  const ptrdiff_t first = row0 < 0 ? -row0 : 0;
+  const ptrdiff_t below = (ptrdiff_t)h - row0;
+  const ptrdiff_t last = below < (ptrdiff_t)rows ? below : (ptrdiff_t)rows;
+  const int8_t* src = plane + (row0 + first) * (ptrdiff_t)wd;
+  int8_t* dst = band + (size_t)first * wp + left;
+  if (inside <= 16) {
+    // A row in one predicated load and store.
+    const mve_pred16_t p = vctp8q((uint32_t)inside);
+    for (ptrdiff_t r = first; r < last; ++r, src += wd, dst += wp)
+      vstrbq_p_s8(dst, vldrbq_z_s8(src, p), p);
+    return;
   }
+  for (ptrdiff_t r = first; r < last; ++r, src += wd, dst += wp)
+    for (size_t i = 0; i < inside; i += 16) {
+      const mve_pred16_t p = vctp8q((uint32_t)(inside - i));
+      vstrbq_p_s8(dst + i, vldrbq_z_s8(src + i, p), p);
+    }
 }
 
 // One pass of a 3x3 stride-1 band: *lo, *hi = base + the nine taps times

@@ -41,12 +41,15 @@
 // requantize_mve.h).
 #define ireegen_i8_fc_row_offsets ireegen_i8_pc_fc_row_offsets
 #define ireegen_i8_fc_group_mve ireegen_i8_pc_fc_group_mve
+#define ireegen_i8_fc_blocks_mve ireegen_i8_pc_fc_blocks_mve
 #define ireegen_i8_fc_row_mve ireegen_i8_pc_fc_row_mve
 #define ireegen_i8_fully_connected_mve ireegen_i8_pc_fully_connected_mve
 #define ireegen_i8_requantize4_mve ireegen_i8_pc_requantize4_mve
 #define ireegen_i8_requantize4v_mve ireegen_i8_pc_requantize4v_mve
 #define ireegen_i8_gather_column ireegen_i8_pc_gather_column
 #define ireegen_i8_dot2x2_s8 ireegen_i8_pc_dot2x2_s8
+#define ireegen_i8_triples_mve ireegen_i8_pc_triples_mve
+#define ireegen_i8_triples ireegen_i8_pc_triples
 #define ireegen_i8_filter_bases ireegen_i8_pc_filter_bases
 #define ireegen_i8_convolution_mve ireegen_i8_pc_convolution_mve
 #define ireegen_i8_fill_band ireegen_i8_pc_fill_band
