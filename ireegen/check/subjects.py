@@ -56,15 +56,34 @@ def require_onnxruntime():
     return onnxruntime
 
 
+# ONNX Runtime's session config for the reference.  On x86-64 its QDQ fusion
+# hands MLAS uint8 activations, and the int8 -> uint8 conversion skips a
+# QuantizeLinear read by two DequantizeLinear (a residual block's input):
+# every Conv and Add next to one then runs in float, whose sum rounds a value
+# near a half either way, and a softmax after it turns that one step into
+# several.  On ARM it runs its int8 operators there.  Allowing int8 makes it
+# run them on every host, so the reference is what the fused QDQ operators
+# compute wherever it runs (docs/kernels-int8.md, "Trained PyTorch ResNet-8s").
+ONNXRUNTIME_CONFIG = {"session.qdqisint8allowed": "1"}
+
+
+def onnxruntime_session(model_path):
+    """An ONNX Runtime CPU session of the .onnx model as the reference runs it."""
+    ort = require_onnxruntime()
+    options = ort.SessionOptions()
+    options.log_severity_level = 3
+    for key, value in ONNXRUNTIME_CONFIG.items():
+        options.add_session_config_entry(key, value)
+    return ort.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
+
+
 def onnxruntime_outputs(model_path, function: Function, inputs, fixed: dict | None = None) -> list:
     """The reference provider for --reference onnxruntime: runs the .onnx
     model in ONNX Runtime (CPU) on `inputs`, fed and read by ONNX name;
     `fixed` ({name: array}) feeds the inputs --input-value made constants."""
-    ort = require_onnxruntime()
-    options = ort.SessionOptions()
-    options.log_severity_level = 3
+    require_onnxruntime()
     try:
-        session = ort.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
+        session = onnxruntime_session(model_path)
         feeds = {v.name: np.asarray(x) for v, x in zip(function.inputs, inputs)}
         feeds.update(fixed or {})
         return session.run([v.name for v in function.outputs], feeds)
