@@ -11,8 +11,11 @@ quant_pre_process, quantized by quantize_static (QInt8, per tensor, QDQ,
 MinMax unless told); emitted for the host with the int8 kernels and the
 model's own forms (what a Cortex-M's verification twin runs); run on
 inputs, half N(0, 1) and half calibration-like images scaled by U(0.3, 2).
-Prints, per input whose output differs from ONNX Runtime's by more than
-one step, the input and the steps, then the count of inputs per step.
+Compared with ONNX Runtime twice: a default session (on x86-64 it runs the
+ops next to a twice-read QuantizeLinear in float) and emit's reference
+(check/subjects.onnxruntime_session, its int8 operators everywhere).
+Prints, per input whose output differs from either by more than one step,
+the input and the steps, then the count of inputs per step for each.
 
     python benchmarks/resnet8_torch.py OUTDIR [--reduce-range] [--exporter dynamo] [--inputs 100]
 
@@ -133,6 +136,7 @@ def main(argv=None) -> int:
     import torch
 
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from ireegen.check.subjects import onnxruntime_session
     from tests.int8_forms import emit_with_kernels
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -169,20 +173,25 @@ def main(argv=None) -> int:
     quantized(float_path, q_path, samples, args.reduce_range, args.calibration)
     runner = emit_with_kernels(q_path, args.outdir / "out")
     function = next(iter(runner.functions))
-    session = ort.InferenceSession(str(q_path), providers=["CPUExecutionProvider"])
+    sessions = {
+        "ONNX Runtime's default": ort.InferenceSession(str(q_path), providers=["CPUExecutionProvider"]),
+        "emit's ONNX Runtime reference": onnxruntime_session(q_path),
+    }
     rng = np.random.default_rng(1)
-    counts = collections.Counter()
+    counts = {label: collections.Counter() for label in sessions}
     for i in range(args.inputs):
         if i % 2:
             x = rng.standard_normal(shape).astype(np.float32)
         else:
             x = (samples[i % IMAGES_SHOWN][None] * rng.uniform(0.3, 2)).astype(np.float32)
         got = runner.call(function, [x])[0][0]
-        steps = int(round(float(np.abs(got - session.run(None, {"input": x})[0]).max()) / SOFTMAX_STEP))
-        counts[steps] += 1
-        if steps > 1:
-            print(f"input {i}: {steps} steps from ONNX Runtime", flush=True)
-    print("inputs per largest difference (steps):", dict(sorted(counts.items())))
+        for label, session in sessions.items():
+            steps = int(round(float(np.abs(got - session.run(None, {"input": x})[0]).max()) / SOFTMAX_STEP))
+            counts[label][steps] += 1
+            if steps > 1:
+                print(f"input {i}: {steps} steps from {label}", flush=True)
+    for label, count in counts.items():
+        print(f"inputs per largest difference from {label} (steps):", dict(sorted(count.items())))
     return 0
 
 
