@@ -231,15 +231,11 @@ def quantized_case(seed: int, kinds=None):
     return quantize_qdq(model, samples), branches
 
 
-def mismatches(model_path: Path, branches, outdir: Path, runs: int = 3, seed: int = 0) -> list:
+def emit_with_kernels(model_path: Path, outdir: Path):
     """Emits the QDQ model at `model_path` for the host with the int8 kernels
     (the portable C) and the model's own convolution and pool forms, as
-    they are on by default on a Cortex-M (cbuild/int8_kernels.py), runs it on `runs` random inputs and returns, per
-    output that differs from ONNX Runtime's anywhere, (branch text, run,
-    elements differing, largest difference in quantization steps).  The
-    comparison is exact: no tolerance."""
-    import onnxruntime as ort
-
+    they are on by default on a Cortex-M (cbuild/int8_kernels.py); returns
+    the built runner."""
     from ireegen.cbuild.int8_kernels import spec_path, with_model_forms
     from ireegen.cbuild.kernels import kernel_link
     from ireegen.cbuild.native_run import build_runner
@@ -249,8 +245,20 @@ def mismatches(model_path: Path, branches, outdir: Path, runs: int = 3, seed: in
 
     link = with_model_forms(kernel_link(load_kernel_spec(spec_path()), require_match=False), model_path)
     emit(model_path, outdir, make_config("runtimeless"), name="m", kernels=link)
+    return build_runner(outdir, outdir.parent / (outdir.name + "-build"))
+
+
+def mismatches(model_path: Path, branches, outdir: Path, runs: int = 3, seed: int = 0) -> list:
+    """Emits the QDQ model at `model_path` for the host with the int8 kernels
+    (the portable C) and the model's own convolution and pool forms, as
+    they are on by default on a Cortex-M (cbuild/int8_kernels.py), runs it on `runs` random inputs and returns, per
+    output that differs from ONNX Runtime's anywhere, (branch text, run,
+    elements differing, largest difference in quantization steps).  The
+    comparison is exact: no tolerance."""
+    import onnxruntime as ort
+
     session = ort.InferenceSession(str(model_path), providers=["CPUExecutionProvider"])
-    runner = build_runner(outdir, outdir.parent / (outdir.name + "-build"))
+    runner = emit_with_kernels(model_path, outdir)
     function = next(iter(runner.functions))
     rng = np.random.default_rng(20_000 + seed)
     found = []

@@ -56,18 +56,40 @@ def require_onnxruntime():
     return onnxruntime
 
 
+# ONNX Runtime's session config for the reference.  On x86-64 its QDQ fusion
+# hands MLAS uint8 activations, and the int8 -> uint8 conversion skips a
+# QuantizeLinear read by two DequantizeLinear (a residual block's input):
+# every Conv and Add next to one then runs in float, whose sum rounds a value
+# near a half either way, and a softmax after it turns that one step into
+# several.  On ARM it runs its int8 operators there.  Allowing int8 makes it
+# run them on every host, so the reference is what the fused QDQ operators
+# compute wherever it runs (docs/kernels-int8.md, "Trained PyTorch ResNet-8s").
+ONNXRUNTIME_CONFIG = {"session.qdqisint8allowed": "1"}
+
+
+def onnxruntime_session(model):
+    """An ONNX Runtime CPU session of the .onnx model (a path, or its bytes)
+    as the reference runs it."""
+    ort = require_onnxruntime()
+    options = ort.SessionOptions()
+    options.log_severity_level = 3
+    for key, value in ONNXRUNTIME_CONFIG.items():
+        options.add_session_config_entry(key, value)
+    return ort.InferenceSession(
+        model if isinstance(model, bytes) else str(model), options, providers=["CPUExecutionProvider"]
+    )
+
+
 def onnxruntime_outputs(model_path, function: Function, inputs, fixed: dict | None = None, bounded=()) -> list:
     """The reference provider for --reference onnxruntime: runs the .onnx
     model in ONNX Runtime (CPU) on `inputs`, fed and read by ONNX name;
     `fixed` ({name: array}) feeds the inputs --input-value made constants;
     `bounded` (frontend/onnx_detections.BoundedOutput) are the outputs
     ireegen bounded: ONNX Runtime's are given the same form (bounded_as)."""
-    ort = require_onnxruntime()
-    options = ort.SessionOptions()
-    options.log_severity_level = 3
+    require_onnxruntime()
     try:
         model = _with_outputs(model_path, [n for b in bounded for n in (b.boxes, b.scores)]) if bounded else None
-        session = ort.InferenceSession(model or str(model_path), options, providers=["CPUExecutionProvider"])
+        session = onnxruntime_session(model or model_path)
         feeds = {v.name: np.asarray(x) for v, x in zip(function.inputs, inputs)}
         feeds.update(fixed or {})
         counts = {b.count for b in bounded}
@@ -110,7 +132,7 @@ def onnxruntime_selection(boxes, scores, bound) -> tuple:
     """(rows, count) that ONNX Runtime's NonMaxSuppression selects from
     `boxes` and `scores` with the parameters of `bound` (a BoundedOutput),
     in the bounded form (bounded_as)."""
-    ort = require_onnxruntime()
+    require_onnxruntime()
     from onnx import TensorProto, helper
 
     inputs = ["boxes", "scores", "max_output_boxes_per_class", "iou_threshold"]
@@ -134,9 +156,7 @@ def onnxruntime_selection(boxes, scores, bound) -> tuple:
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
-    options = ort.SessionOptions()
-    options.log_severity_level = 3
-    session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    session = onnxruntime_session(model.SerializeToString())
     feeds = {"boxes": np.asarray(boxes, np.float32), "scores": np.asarray(scores, np.float32)}
     return bounded_as(session.run(None, feeds)[0], bound)
 
