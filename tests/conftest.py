@@ -195,7 +195,19 @@ def in_ci_suite(item) -> bool:
     return item.get_closest_marker("full_suite") is None and in_ci_subset(item.nodeid)
 
 
+def _shares_a_module_fixture(item) -> bool:
+    info = getattr(item, "_fixtureinfo", None)
+    return info is not None and any(d.scope == "module" for defs in info.name2fixturedefs.values() for d in defs)
+
+
 def pytest_collection_modifyitems(config, items):
+    # Under pytest-xdist's loadgroup, a module whose tests share a
+    # module-scoped fixture (a model emitted once, the ONNX node-test run)
+    # runs on one worker, so that the fixture is built once, not once per
+    # worker.  A test's own xdist_group comes first.
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None and _shares_a_module_fixture(item):
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
     if not ci_suite():
         return
     dropped = [item for item in items if not in_ci_suite(item)]

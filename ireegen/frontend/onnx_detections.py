@@ -41,6 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ireegen.common.errors import UsageError
+from ireegen.common.resources import doc
 
 from .containment import shown
 from .onnx_nodes import MIN_DEFAULT_OPSET, NodeBuilder, default_opset, fresh_name, known_arrays, node_attrs
@@ -183,7 +184,7 @@ def bound_detections(model, path, max_detections: int | None, shapes: dict) -> t
         raise UsageError(
             f"{path}: {_node_text(inner)} inside {_node_text(holder)}: a NonMaxSuppression in a branch or loop "
             "has a result whose size depends on the data, which ireegen bounds only at the graph's top level "
-            "with its selected indices as a graph output (docs/detectors.md)"
+            f"with its selected indices as a graph output ({doc('detectors.md')})"
         )
     found = [n for n in graph.node if n.op_type == NMS and n.domain in ("", "ai.onnx")]
     if not found:
@@ -205,7 +206,7 @@ def bound_detections(model, path, max_detections: int | None, shapes: dict) -> t
             reader = f"are read by {_node_text(readers[0])}" if readers else "are not a graph output"
             raise UsageError(
                 f"{path}: {_node_text(node)}: its selected indices {reader}; ireegen bounds a NonMaxSuppression "
-                "whose selected indices are a graph output (docs/detectors.md)"
+                f"whose selected indices are a graph output ({doc('detectors.md')})"
             )
         try:
             nms = _read(node, shapes, known)
