@@ -724,11 +724,12 @@ def _cmd_info(args) -> int:
         )
     else:
         from ireegen.compile.compiler import find_compiler
+        from ireegen.frontend.import_options import ImportOptions
         from ireegen.frontend.models import load_model
 
         name = check_name(args.name) if args.name else default_name(path)
         compiler = find_compiler() if path.suffix in (".onnx", ".tflite") else None
-        functions = list(load_model(path, _input_shapes(args), compiler, _input_values(args)).functions)
+        functions = list(load_model(path, compiler, ImportOptions(_input_shapes(args), _input_values(args))).functions)
         header = f"{path} (C prefix {name})"
     c_functions = build_functions(name, functions, str(path))
     if args.json:

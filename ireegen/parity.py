@@ -44,6 +44,7 @@ from ireegen.compile.compile_model import compile_model
 from ireegen.compile.compiler import Compiler, find_compiler
 from ireegen.config.modes import EXECUTION_MODELS, make_config
 from ireegen.emit import emit
+from ireegen.frontend.import_options import ImportOptions
 from ireegen.frontend.kernel_spec import load_kernel_spec
 from ireegen.frontend.models import load_model
 from ireegen.frontend.onnx_import import input_value_arrays
@@ -176,9 +177,8 @@ def _reference_subject(model, request: ParityRequest, workdir: Path) -> Subject:
     toolchain, config = request.toolchain, make_config(REFERENCE)
     if model.onnx_rewrites:
         try:
-            exported = load_model(
-                request.model_path, request.input_shapes, toolchain.compiler, request.input_values, False, False
-            )
+            options = ImportOptions(request.input_shapes, request.input_values).as_exported()
+            exported = load_model(request.model_path, toolchain.compiler, options)
             compiled = compile_model(exported, "parity", config, [], toolchain.compiler, workdir, False)
             return module_subject(REFERENCE, workdir / compiled.module_file, toolchain.runtime)
         except IreegenError:
@@ -244,13 +244,8 @@ def run_parity(request: ParityRequest) -> Report:
     runs = _runs(request, modes)
     request = replace(request, toolchain=request.toolchain or toolchain_from())
     toolchain, model_path = request.toolchain, request.model_path
-    model = load_model(
-        model_path,
-        request.input_shapes,
-        toolchain.compiler,
-        request.input_values,
-        onnx_rewrites=request.apply_workarounds,
-    )
+    options = ImportOptions(request.input_shapes, request.input_values, onnx_rewrites=request.apply_workarounds)
+    model = load_model(model_path, toolchain.compiler, options)
     everything = list(model.functions)
     functions = [model.function(request.function)] if request.function else everything
     given, wanted = _given(request, everything)

@@ -16,6 +16,7 @@ from detector_models import bare_nms, nms_gathered, nms_in_if, random_boxes, ran
 
 from ireegen.check.subjects import bounded_as
 from ireegen.common.errors import UsageError
+from ireegen.frontend.import_options import ImportOptions
 from ireegen.frontend.onnx_import import prepare_onnx
 
 onnx = pytest.importorskip("onnx")
@@ -70,7 +71,7 @@ def test_bounded_nms_selects_what_onnxruntime_selects(tmp_path, form, ties):
 def test_max_detections_keeps_the_first_rows_in_onnxruntime_order(tmp_path, limit):
     path = tmp_path / "nms.onnx"
     bare_nms(path, batches=2, classes=2, boxes=10, per_class=4, score=None)
-    model, _, _, (bound,) = prepare_onnx(path, max_detections=limit)
+    model, _, _, (bound,) = prepare_onnx(path, ImportOptions(max_detections=limit))
     assert bound.rows == limit
     reference, ours = _session(str(path)), _session(model.SerializeToString())
     rng = np.random.default_rng(limit)
@@ -85,7 +86,7 @@ def test_max_detections_keeps_the_first_rows_in_onnxruntime_order(tmp_path, limi
 def test_the_yolo_head_exposes_its_boxes_and_scores(tmp_path):
     path = tmp_path / "yolo.onnx"
     yolo_head(path)
-    model, _, _, (bound,) = prepare_onnx(path, onnx_rewrites=False)
+    model, _, _, (bound,) = prepare_onnx(path, ImportOptions(onnx_rewrites=False))
     assert [o.name for o in model.graph.output] == ["selected", "selected_count", "boxes", "scores"]
     assert (bound.rows, bound.boxes, bound.scores, bound.center_point_box) == (30, "boxes", "scores", 1)
     reference, ours = _session(str(path)), _session(model.SerializeToString())
@@ -138,7 +139,7 @@ def test_an_unbounded_per_class_count_gets_the_max_detections_hint(tmp_path):
         UsageError, match=r"node nms \(NonMaxSuppression\): up to 600 boxes per class.*--max-detections"
     ):
         prepare_onnx(path)
-    (bound,) = prepare_onnx(path, max_detections=20)[3]
+    (bound,) = prepare_onnx(path, ImportOptions(max_detections=20))[3]
     assert bound.rows == 20
 
 
@@ -147,7 +148,7 @@ def test_a_row_selection_too_large_gets_the_max_detections_hint(tmp_path):
     bare_nms(path, classes=80, boxes=200, per_class=100)  # 8,000 rows from 8,000 candidates
     with pytest.raises(UsageError, match=r"8,000 rows from 8,000 candidates .*; give --max-detections N$"):
         prepare_onnx(path)
-    (bound,) = prepare_onnx(path, max_detections=100)[3]
+    (bound,) = prepare_onnx(path, ImportOptions(max_detections=100))[3]
     assert bound.rows == 100
 
 

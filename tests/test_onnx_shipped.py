@@ -269,3 +269,49 @@ def test_an_if_on_a_pinned_shape_folds(tmp_path):
     )
     assert report.agrees and not report.compile_errors, report.table()
     np.testing.assert_array_equal(report.results["runtimeless"]["guarded"][0], _ort(path, {"x": x})[0])
+
+
+def head_split_model():
+    """x [1, 8, 6] split into 2 heads as PyTorch's attention exports it: the
+    new shape computed from Shape(x) with a Mod and a Slice (onnx's shape
+    inference cannot follow a Mod, so the Reshape's rank is unknown), then a
+    5-D Transpose that IREE's lowering takes only on a known rank."""
+
+    def const(name, values):
+        return helper.make_node("Constant", [], [name], value=numpy_helper.from_array(np.array(values, np.int64), name))
+
+    nodes = [
+        helper.make_node("Shape", ["x"], ["shape"]),
+        const("minus_one", [-1]),
+        const("three", [3]),
+        helper.make_node("Mod", ["minus_one", "three"], ["last"]),
+        const("zero", [0]),
+        helper.make_node("Slice", ["shape", "zero", "last"], ["leading"]),
+        const("heads", [2, 3]),
+        helper.make_node("Concat", ["leading", "heads"], ["split"], axis=0),
+        helper.make_node("Reshape", ["x", "split"], ["heads_x"]),
+        const("axis0", [0]),
+        helper.make_node("Unsqueeze", ["heads_x", "axis0"], ["five"]),
+        helper.make_node("Transpose", ["five"], ["moved"], perm=[3, 1, 2, 0, 4]),
+        const("axis3", [3]),
+        helper.make_node("Squeeze", ["moved", "axis3"], ["y"]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "heads",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 6])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 1, 8, 3])],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+
+def test_sizes_computed_from_a_static_input_fold_without_input_shape(tmp_path):
+    """The input's shape as the model declares it is as known as one pinned
+    with --input-shape: the head split's sizes fold, and the 5-D Transpose
+    gets its rank (a PyTorch TransformerEncoder exported by TorchScript was
+    refused at that Transpose)."""
+    path = _save(head_split_model(), tmp_path / "heads.onnx")
+    out = tmp_path / "out"
+    proc = run_cli("emit", path, "-o", out, "--execution-model", "runtimeless")
+    assert proc.returncode == 0, proc.stderr
+    assert "ONNX Runtime" in proc.stdout, proc.stdout

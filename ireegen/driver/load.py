@@ -11,6 +11,7 @@ from ireegen.cgen.c_api import build_functions
 from ireegen.check.verify import load_verify_inputs
 from ireegen.compile.compile_model import vm_module_name
 from ireegen.compile.size_limits import check_tensor_sizes
+from ireegen.frontend.import_options import ImportOptions
 from ireegen.frontend.models import LoadedModel, load_model
 from ireegen.output.reproducible import content_key, source_json
 
@@ -53,23 +54,26 @@ def key_of(request: EmitRequest, source: dict) -> str:
     )
 
 
+def import_options(request: EmitRequest) -> ImportOptions:
+    """What the frontend does to the request's model before IREE sees it."""
+    target = request.config.target
+    return ImportOptions(
+        input_shapes=request.input_shapes,
+        input_values=request.input_values,
+        onnx_rewrites=request.apply_workarounds,
+        # A microcontroller keeps its memory: no rewrite that trades it for speed.
+        speed_rewrites=target is None or not target.microcontroller,
+        quantized_io=request.quantized_io,
+        max_detections=request.max_detections,
+        tflm_kernels=uses_tflm_kernels(request.model_path, request.kernels),
+    )
+
+
 def load(request: EmitRequest) -> Loaded:
     """Reads the checked `request`'s model and refuses, before anything is
     compiled, what its configuration cannot take."""
     config, model_path = request.config, request.model_path
-    # A microcontroller keeps its memory: no rewrite that trades it for speed.
-    speed_rewrites = config.target is None or not config.target.microcontroller
-    model = load_model(
-        model_path,
-        request.input_shapes,
-        request.compiler,
-        request.input_values,
-        onnx_rewrites=request.apply_workarounds,
-        speed_rewrites=speed_rewrites,
-        quantized_io=request.quantized_io,
-        max_detections=request.max_detections,
-        tflm_kernels=uses_tflm_kernels(model_path, request.kernels),
-    )
+    model = load_model(model_path, request.compiler, import_options(request))
     check_tensor_sizes(model.functions, config, str(model_path))
     functions = build_functions(request.name, model.functions, str(model_path))
     module_name = vm_module_name(request.name)

@@ -46,6 +46,7 @@ from ireegen.frontend.models import load_model
 from ireegen.frontend.onnx_import import input_value_arrays
 
 from .backends import Built, EmitTwin, backend_for
+from .load import import_options
 from .request import EmitRequest
 
 IREE_DEFAULTS = "iree_defaults"
@@ -154,16 +155,7 @@ def _compile_defaults(built: Built, workdir: Path) -> tuple:
     try:
         model = built.model
         if model.onnx_rewrites:
-            model = load_model(
-                request.model_path,
-                request.input_shapes,
-                request.compiler,
-                request.input_values,
-                onnx_rewrites=False,
-                speed_rewrites=False,
-                quantized_io=request.quantized_io,
-                max_detections=request.max_detections,
-            )
+            model = load_model(request.model_path, request.compiler, import_options(request).as_exported())
         compiled = compile_model(model, request.name, reference_config(), [], request.compiler, workdir, False)
         return workdir / compiled.module_file, entry
     except IreegenError as e:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from ireegen.common.errors import DiagnosticsError, UsageError
 
+from .import_options import DEFAULT, ImportOptions
 from .mlir_text import mlir_escaped
 from .onnx_import import ImportFailure, lower_onnx
 from .parse_guard import check_parses
@@ -97,63 +98,35 @@ def check_model_path(path) -> Path:
     return path
 
 
-def load_model(
-    path,
-    input_shapes: dict | None = None,
-    compiler=None,
-    input_values: dict | None = None,
-    onnx_rewrites: bool = True,
-    speed_rewrites: bool = True,
-    quantized_io: bool = False,
-    max_detections: int | None = None,
-    tflm_kernels: bool = False,
-) -> LoadedModel:
+def load_model(path, compiler=None, options: ImportOptions = DEFAULT) -> LoadedModel:
     """Parses (for ONNX: imports and lowers) the model and reads its public
     functions.  Parse errors become a UsageError carrying MLIR's own
-    file:line diagnostics.  `input_shapes` ({ONNX input name: dims}, from
-    `--input-shape`) pins symbolic dimensions of an ONNX model and
-    `input_values` ({ONNX input name: values}, from `--input-value`) makes
-    inputs constants; `speed_rewrites=False` leaves out the rewrites that
-    trade memory for speed (a microcontroller's); `onnx_rewrites=False` leaves out the ONNX graph rewrites
-    around IREE bugs (frontend/onnx_rewrites.py, for --no-workarounds); `compiler`
-    (a compile.compiler.Compiler) lowers ONNX; an ONNX model needs one;
-    `quantized_io` (`--quantized-io`) gives a QDQ ONNX model int8 inputs and
-    outputs (quantized_io.py); `max_detections` (`--max-detections`) bounds
-    an ONNX NonMaxSuppression's output (onnx_detections.py);
-    `tflm_kernels` writes a .tflite model's int8
-    convolutions in the form the int8 kernels take (tflite_kernel_form.py)."""
+    file:line diagnostics.  `compiler` (a compile.compiler.Compiler) lowers
+    ONNX; an ONNX model needs one.  `options` (import_options.ImportOptions)
+    are what ireegen does to an ONNX or TFLite model before IREE sees it;
+    an MLIR model refuses those that need an ONNX graph."""
     path = check_model_path(path)
     size = path.stat().st_size
     if size == 0 or (size < 4096 and not path.read_bytes().strip()):
         raise UsageError(f"{path}: the model file is empty")
     if path.suffix == ".tflite":
         for flag, given in (
-            ("--quantized-io", quantized_io),
-            ("--input-shape", input_shapes),
-            ("--input-value", input_values),
-            ("--max-detections", max_detections),
+            ("--quantized-io", options.quantized_io),
+            ("--input-shape", options.input_shapes),
+            ("--input-value", options.input_values),
+            ("--max-detections", options.max_detections),
         ):
             if given:
                 raise UsageError(f"{flag}: applies to .onnx models; {path} is TFLite, whose interface is its own")
     if path.suffix in (".onnx", ".tflite"):
-        return _load_onnx(
-            path,
-            input_shapes,
-            compiler,
-            input_values,
-            onnx_rewrites,
-            speed_rewrites,
-            quantized_io,
-            max_detections,
-            tflm_kernels,
-        )
-    if max_detections is not None:
+        return _load_onnx(path, compiler, options)
+    if options.max_detections is not None:
         raise UsageError(f"--max-detections: applies to .onnx models; {path} is MLIR, whose shapes are its own")
-    if quantized_io:
+    if options.quantized_io:
         raise UsageError(f"--quantized-io: applies to QDQ .onnx models; {path} is MLIR, whose types are its own")
-    if input_shapes:
+    if options.input_shapes:
         raise UsageError(f"--input-shape: applies to .onnx models; {path} is MLIR, whose shapes are its own")
-    if input_values:
+    if options.input_values:
         raise UsageError(
             f"--input-value: applies to .onnx models; {path} is MLIR: make the value a constant in the function"
         )
@@ -173,32 +146,12 @@ def load_model(
     return LoadedModel(path, context, module, functions)
 
 
-def _load_onnx(
-    path: Path,
-    input_shapes,
-    compiler,
-    input_values=None,
-    onnx_rewrites=True,
-    speed_rewrites=True,
-    quantized_io=False,
-    max_detections=None,
-    tflm_kernels=False,
-) -> LoadedModel:
+def _load_onnx(path: Path, compiler, options: ImportOptions) -> LoadedModel:
     from iree.compiler import ir
 
     if compiler is None:
         raise TypeError("load_model: an ONNX model needs the compiler that lowers it")
-    text, onnx_sig = lower_onnx(
-        path,
-        input_shapes,
-        compiler,
-        input_values,
-        onnx_rewrites,
-        speed_rewrites,
-        quantized_io,
-        max_detections,
-        tflm_kernels,
-    )
+    text, onnx_sig = lower_onnx(path, compiler, options)
     context = ir.Context()
     try:
         module = ir.Module.parse(text, context)

@@ -20,9 +20,11 @@ stay dynamic.  So, before import, repeatedly until nothing changes:
 
 Values that the graph returns, random ops and ops of other domains are left
 alone.  `fold_known` runs only for models that have a top-level `If`,
-inputs made constant, or pinned input shapes and a `Shape` op (an LSTM
-exporter's `ConstantOfShape` for its initial state): any other model imports
-as it was written.
+inputs made constant, or static input shapes (pinned with `--input-shape`,
+or declared so by the model) and a `Shape` or `Reshape` op (an LSTM
+exporter's `ConstantOfShape` for its initial state; PyTorch's attention,
+whose head split computes its sizes with Shape, Mod and Slice): any other
+model imports as it was written.
 """
 
 from __future__ import annotations
@@ -41,7 +43,23 @@ MAX_FOLDED_ELEMENTS = 1 << 24  # a result larger than this stays a node (64 MB o
 
 def needs_folding(model, input_values: dict, input_shapes: dict | None = None) -> bool:
     ops = {n.op_type for n in model.graph.node}
-    return bool(input_values) or "If" in ops or (bool(input_shapes) and bool({"Shape", "Reshape"} & ops))
+    shaped = bool(input_shapes) or _inputs_static(model)
+    return bool(input_values) or "If" in ops or (shaped and bool({"Shape", "Reshape"} & ops))
+
+
+def _inputs_static(model) -> bool:
+    """Whether every graph input that is not an initializer has a fully
+    static shape as the model declares it: shapes the exporter pinned are
+    as known as the ones `--input-shape` pins."""
+    initializers = {t.name for t in model.graph.initializer}
+    inputs = [v for v in model.graph.input if v.name not in initializers]
+    for v in inputs:
+        t = v.type.tensor_type
+        if not v.type.HasField("tensor_type") or not t.HasField("shape"):
+            return False
+        if any(not d.HasField("dim_value") or d.dim_value <= 0 for d in t.shape.dim):
+            return False
+    return bool(inputs)
 
 
 def fold_known(model) -> int:

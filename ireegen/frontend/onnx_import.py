@@ -35,6 +35,7 @@ from ireegen.common.progress import progress
 from ireegen.common.untrusted import deadline_message, tool_deadline
 
 from .containment import contained_file, shown
+from .import_options import DEFAULT, ImportOptions
 from .mlir_text import mlir_escaped
 from .onnx_detections import bound_detections
 from .onnx_fold import fold_known, if_hint, needs_folding, static_shapes
@@ -654,45 +655,39 @@ def _lowering_error(stderr: str, returncode: int, path: Path, model) -> ImportFa
 
 def prepare_onnx(
     path: Path,
-    input_shapes: dict | None = None,
-    input_values: dict | None = None,
-    onnx_rewrites: bool = True,
-    speed_rewrites: bool = True,
-    quantized_io: bool = False,
-    max_detections: int | None = None,
-    tflm_kernels: bool = False,
+    options: ImportOptions = DEFAULT,
 ) -> tuple:
     """Everything ireegen does to the ONNX model at `path` before IREE's
     importer sees it: (model, rewrites, quantization, bounded), every refusal a
     UsageError (or ImportFailure) in one line: lower_onnx's first half.
     `bounded` (onnx_detections.BoundedOutput) are the outputs whose size
-    depended on the data, bounded by the model or `max_detections`: a
+    depended on the data, bounded by the model or `options.max_detections`: a
     required transformation, like --input-value (it defines the interface)."""
     if path.suffix == ".tflite":
         # A TFLite model comes in as the ONNX graph of its ops (tflite_import.py),
         # its integer interface tensors as they are.
-        model = require_onnx() and tflite_to_onnx(path, tflm_kernels)
+        model = require_onnx() and tflite_to_onnx(path, options.tflm_kernels)
         quantization = {k: Quantization(*v) for k, v in interface_quantization(path).items()}
     else:
         model = _load(path)
         _check_structure(model, path)
     try:
         if path.suffix != ".tflite":
-            _pin_shapes(model, dict(input_shapes or {}), path)
-            fix_input_values(model, dict(input_values or {}), path)
-            quantization = cut_quantized_io(model, path, _effective_inputs(model)) if quantized_io else {}
+            _pin_shapes(model, dict(options.input_shapes or {}), path)
+            fix_input_values(model, dict(options.input_values or {}), path)
+            quantization = cut_quantized_io(model, path, _effective_inputs(model)) if options.quantized_io else {}
             quantization = {**dequantized_outputs(model), **quantization}
-        if needs_folding(model, input_values, input_shapes):
+        if needs_folding(model, options.input_values, options.input_shapes):
             fold_known(model)
         bounded = ()
-        if max_detections is not None or any(n.op_type == "NonMaxSuppression" for n in _all_nodes(model.graph)):
-            bounded = bound_detections(model, path, max_detections, static_shapes(model))
-        rewrites = apply_rewrites(model, speed_rewrites) if onnx_rewrites else []
+        if options.max_detections is not None or any(n.op_type == "NonMaxSuppression" for n in _all_nodes(model.graph)):
+            bounded = bound_detections(model, path, options.max_detections, static_shapes(model))
+        rewrites = apply_rewrites(model, options.speed_rewrites) if options.onnx_rewrites else []
     except _MALFORMED as e:
         # The rewrites read the graph as ONNX defines it; a model the checks
         # above let through that still breaks them is malformed data.
         raise UsageError(f"{path}: a malformed ONNX model ({type(e).__name__}: {shown(str(e))[:160]})") from None
-    left = unrewritten_ml_node(model) if onnx_rewrites else None
+    left = unrewritten_ml_node(model) if options.onnx_rewrites else None
     if left:
         raise ImportFailure(f"{path}: {left}")
     if (_opset(model) or MIN_DEFAULT_OPSET) >= MIN_DEFAULT_OPSET:  # else refused once upgraded and rewritten
@@ -751,28 +746,16 @@ def check_onnx(path) -> None:
 
 
 def lower_onnx(
-    path,
-    input_shapes: dict | None,
+    path: Path,
     compiler,
-    input_values: dict | None = None,
-    onnx_rewrites: bool = True,
-    speed_rewrites: bool = True,
-    quantized_io: bool = False,
-    max_detections: int | None = None,
-    tflm_kernels: bool = False,
+    options: ImportOptions = DEFAULT,
 ) -> tuple:
     """(input-dialect MLIR text, OnnxSignature) of the ONNX model at `path`,
-    lowered by `compiler` (a compile.compiler.Compiler), with `input_shapes`
-    pinned, the inputs in `input_values` made constants, with `quantized_io`
-    its float inputs and outputs cut to their int8 tensors
-    (frontend/quantized_io.py), its NonMaxSuppression bounded
-    (`max_detections`, frontend/onnx_detections.py), and (unless
-    `onnx_rewrites` is False) the patterns IREE fails on rewritten, and
-    (unless `speed_rewrites` is False too) those it compiles slowly."""
+    lowered by `compiler` (a compile.compiler.Compiler) after what `options`
+    (import_options.ImportOptions) asks: shapes pinned, inputs made
+    constants, int8 interface, NonMaxSuppression bounded, the rewrites."""
     path = Path(path)
-    model, rewrites, quantization, bounded = prepare_onnx(
-        path, input_shapes, input_values, onnx_rewrites, speed_rewrites, quantized_io, max_detections, tflm_kernels
-    )
+    model, rewrites, quantization, bounded = prepare_onnx(path, options)
     try:
         return _lower(model, path, compiler, rewrites, quantization, bounded)
     except ImportFailure as e:
@@ -782,8 +765,8 @@ def lower_onnx(
         failure = e
     # IREE's lowering covers opset 17 and later: older ops may have no lowering.
     upgraded = _upgrade_opset(model, failure)
-    if onnx_rewrites:  # a model below opset 13 is rewritten once upgraded
-        rewrites = [*rewrites, *apply_rewrites(upgraded, speed_rewrites)]
+    if options.onnx_rewrites:  # a model below opset 13 is rewritten once upgraded
+        rewrites = [*rewrites, *apply_rewrites(upgraded, options.speed_rewrites)]
     _refuse_rnn_forms(upgraded, path)
     try:
         return _lower(upgraded, path, compiler, rewrites, quantization, bounded)
