@@ -76,6 +76,20 @@ def test_depthwise_conv_as_taps(tmp_path):
     assert report.agrees and not report.compile_errors, report.table()
 
 
+def _one_conv_model(conv, x, inits):
+    """A float model of the one Conv node `conv` on input `x` ("x" -> "y")."""
+    from onnx import helper
+
+    graph = helper.make_graph(
+        [conv],
+        "conv",
+        [helper.make_tensor_value_info("x", 1, list(x.shape))],
+        [helper.make_tensor_value_info("y", 1, None)],
+        inits,
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+
 def _run_ort(model, x):
     import onnxruntime as ort
 
@@ -116,14 +130,7 @@ def _random_conv(rng, seed: int, depthwise: bool):
         dilations=dilations,
         strides=strides,
     )
-    graph = helper.make_graph(
-        [conv],
-        "conv",
-        [helper.make_tensor_value_info("x", 1, list(x.shape))],
-        [helper.make_tensor_value_info("y", 1, None)],
-        inits,
-    )
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8), x
+    return _one_conv_model(conv, x, inits), x
 
 
 @pytest.mark.parametrize("seed", range(40))
@@ -437,14 +444,7 @@ def _random_grouped_conv(rng):
     conv = helper.make_node(
         "Conv", inputs, ["y"], group=groups, kernel_shape=kernel, pads=pads, dilations=dilations, strides=strides
     )
-    graph = helper.make_graph(
-        [conv],
-        "conv",
-        [helper.make_tensor_value_info("x", 1, list(x.shape))],
-        [helper.make_tensor_value_info("y", 1, None)],
-        inits,
-    )
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8), x
+    return _one_conv_model(conv, x, inits), x
 
 
 @pytest.mark.parametrize("seed", range(30))

@@ -188,9 +188,10 @@ def _int8_table(fn) -> np.ndarray:
     return np.array([fn(v) for v in range(-128, 128)], np.int8)
 
 
-def logistic_table(input_scale: float, input_zero_point: int) -> np.ndarray:
-    """TFLM's int8 LOGISTIC of each int8 input -128 .. 127 (output scale
-    1/256, zero point -128, as TFLM requires and assumes)."""
+def _saturating_table(input_scale: float, input_zero_point: int, fixed_point, output_shift: int, offset: int):
+    """TFLM's int8 LOGISTIC or TANH of each int8 input: saturated outside
+    the radius, else `fixed_point` of the rescaled input, divided by
+    2^output_shift rounding, plus `offset`, clamped to int8."""
     multiplier, shift, radius = _sigmoid_tanh_params(input_scale)
 
     def f(v):
@@ -199,27 +200,22 @@ def logistic_table(input_scale: float, input_zero_point: int) -> np.ndarray:
             return -128
         if x >= radius:
             return 127
-        q0 = logistic_fp(mbqm(x, multiplier, shift), INPUT_INTEGER_BITS)
-        return min(max(rdbp(q0, 23) - 128, -128), 127)
+        q0 = fixed_point(mbqm(x, multiplier, shift), INPUT_INTEGER_BITS)
+        return min(max(rdbp(q0, output_shift) + offset, -128), 127)
 
     return _int8_table(f)
+
+
+def logistic_table(input_scale: float, input_zero_point: int) -> np.ndarray:
+    """TFLM's int8 LOGISTIC of each int8 input -128 .. 127 (output scale
+    1/256, zero point -128, as TFLM requires and assumes)."""
+    return _saturating_table(input_scale, input_zero_point, logistic_fp, 23, -128)
 
 
 def tanh_table(input_scale: float, input_zero_point: int) -> np.ndarray:
     """TFLM's int8 TANH of each int8 input (output scale 1/128, zero point
     0, which TFLM assumes without reading the output's parameters)."""
-    multiplier, shift, radius = _sigmoid_tanh_params(input_scale)
-
-    def f(v):
-        x = v - input_zero_point
-        if x <= -radius:
-            return -128
-        if x >= radius:
-            return 127
-        q0 = tanh_fp(mbqm(x, multiplier, shift), INPUT_INTEGER_BITS)
-        return min(max(rdbp(q0, 24), -128), 127)
-
-    return _int8_table(f)
+    return _saturating_table(input_scale, input_zero_point, tanh_fp, 24, 0)
 
 
 def _int16_multiplier(fixed: int) -> int:
