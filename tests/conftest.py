@@ -214,3 +214,26 @@ def pytest_collection_modifyitems(config, items):
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = [item for item in items if in_ci_suite(item)]
+
+
+def refused_in_one_line(proc, *needles) -> str:
+    """The CLI run `proc` exited 2 with one line on stderr holding every
+    needle; returns that line."""
+    assert proc.returncode == 2, (proc.returncode, proc.stderr)
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, proc.stderr
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+    return lines[0]
+
+
+def pack_fc_weights(w: np.ndarray) -> np.ndarray:
+    """An (N, K) int8 weight as the int8 match spec packs it for the fully
+    connected kernels (ireegen_int8.h): K padded with zeros to K4, whole
+    groups of four rows as (K4/4, 4, 4), the last N % 4 rows as they are."""
+    n, k = w.shape
+    k4, n4 = -(-k // 4) * 4, n // 4 * 4
+    padded = np.zeros((n, k4), np.int8)
+    padded[:, :k] = w
+    groups = padded[:n4].reshape(n4 // 4, 4, k4 // 4, 4).transpose(0, 2, 1, 3)
+    return np.ascontiguousarray(np.concatenate([groups.ravel(), padded[n4:].ravel()]))

@@ -33,6 +33,7 @@ onnx = pytest.importorskip("onnx")
 from onnx import TensorProto, helper  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+from conftest import pack_fc_weights  # noqa: E402
 from mlperf_tiny_models import quantize_qdq  # noqa: E402
 
 CASES = 100  # random cases per operator
@@ -124,18 +125,6 @@ def _multipliers(sx, sw, sy) -> np.ndarray:
     return np.ascontiguousarray((np.float32(sx) * sw) / np.float32(sy), dtype=np.float32)
 
 
-def _pack_fc_weights(w: np.ndarray) -> np.ndarray:
-    """An (N, K) weight as the match spec packs it for the kernel
-    (ireegen_int8.h): K padded with zeros to K4, whole groups of four rows
-    as (K4/4, 4, 4), the last N % 4 rows as they are."""
-    n, k = w.shape
-    k4, n4 = -(-k // 4) * 4, n // 4 * 4
-    padded = np.zeros((n, k4), np.int8)
-    padded[:, :k] = w
-    groups = padded[:n4].reshape(n4 // 4, 4, k4 // 4, 4).transpose(0, 2, 1, 3)
-    return np.ascontiguousarray(np.concatenate([groups.ravel(), padded[n4:].ravel()]))
-
-
 def test_fully_connected_equals_onnxruntime(lib, small_lib):
     """Weights (N, K) as Gemm transB=1 keeps them, packed as the match spec
     packs them (a (K, N) weight is transposed first, at compile time:
@@ -165,7 +154,7 @@ def test_fully_connected_equals_onnxruntime(lib, small_lib):
         params = {k2: np.array(v) for k2, v in params.items()}
         s = _session(node, {"x": x, "w": w, "b": b, **params}, (m, n), "com.microsoft")
         expected = s.run(None, {"x": x})[0]
-        packed = _pack_fc_weights(w)
+        packed = pack_fc_weights(w)
         head = (_ptr(x), ctypes.c_size_t(0), _ptr(packed), ctypes.c_size_t(0), _ptr(b), ctypes.c_size_t(0))
         for kernels in (lib, small_lib):
             y = np.zeros((m, n), np.int8)
@@ -1011,7 +1000,7 @@ def _fc_case(rng, per_channel=False, x_zero=None):
     expected = _session(node, {"x": x, "w": w, "b": b, **params}, (m, n), "com.microsoft").run(None, {"x": x})[0]
     multipliers = _multipliers(sx, sw, sy) if per_channel else np.zeros(0, np.float32)
     sizes = [m, n, k, _bits(sx), int(zx), 0 if per_channel else _bits(sw), _bits(sy), int(zy)]
-    return sizes, x, _pack_fc_weights(w), b, multipliers, expected
+    return sizes, x, pack_fc_weights(w), b, multipliers, expected
 
 
 @pytest.mark.skipif(

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import pack_fc_weights
 
 import ireegen
 from ireegen.frontend.tflite_arith import quantize_multiplier
@@ -239,16 +240,6 @@ def test_convolution_equals_tflm(libs, tmp_path, depthwise):
             assert np.array_equal(y, want), f"case {case} ({goal}): {sizes} same={same}"
 
 
-def _pack_fc_weights(w: np.ndarray) -> np.ndarray:
-    """An (N, K) weight as the match spec packs it (ireegen_int8.h)."""
-    n, k = w.shape
-    k4, n4 = -(-k // 4) * 4, n // 4 * 4
-    padded = np.zeros((n, k4), np.int8)
-    padded[:, :k] = w
-    groups = padded[:n4].reshape(n4 // 4, 4, k4 // 4, 4).transpose(0, 2, 1, 3)
-    return np.ascontiguousarray(np.concatenate([groups.ravel(), padded[n4:].ravel()]))
-
-
 def test_fully_connected_equals_tflm(libs, tmp_path):
     """FULLY_CONNECTED on random (M, K, N), K past the stack column too,
     per-tensor weights (TFLite's converter writes them so): the speed and
@@ -268,7 +259,7 @@ def test_fully_connected_equals_tflm(libs, tmp_path):
         b.op("FULLY_CONNECTED", [xt, wt, bt], [yt], "FullyConnectedOptions", FusedActivationFunction=0)
         x = rng.integers(-128, 128, (m, k)).astype(np.int8)
         want = _tflm(b.build([xt], [yt]), x, tmp_path)
-        packed = _pack_fc_weights(weights)
+        packed = pack_fc_weights(weights)
         table = _table(sx, np.repeat(sw, n), sy)
         for goal, lib in libs.items():
             y = np.zeros((m, n), np.int8)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import run_cli
+from conftest import refused_in_one_line, run_cli
 
 pytest.importorskip("tflite")
 runtime = pytest.importorskip("tflite_micro.python.tflite_micro.runtime")
@@ -113,7 +113,7 @@ def test_emit_float_with_several_inputs_and_outputs(models, tmp_path):
     assert set(manifest["verification"]["tflite_micro"]["main"]["outputs"]) == {"slice", "reshape", "squeeze", "relu6"}
 
 
-def test_an_output_that_differs_from_tflm_is_refused(models, tmp_path):
+def test_an_output_that_differs_from_tflm_isrefused_in_one_line(models, tmp_path):
     """An int8 ADD with a fused TANH, which TFLM's kernel ignores (its
     activation range of TANH is the whole int8 range) and the QDQ form
     applies: refused, nothing written."""
@@ -125,17 +125,8 @@ def test_an_output_that_differs_from_tflm_is_refused(models, tmp_path):
     assert not (tmp_path / "out").exists()
 
 
-def _refused(proc, *needles):
-    assert proc.returncode == 2, (proc.returncode, proc.stderr)
-    lines = [line for line in proc.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1, proc.stderr
-    for needle in needles:
-        assert needle in lines[0], lines[0]
-    return lines[0]
-
-
 def test_unsupported_op_is_refused_naming_it_and_its_tensor(models):
-    _refused(run_cli("info", models["unsupported"]), "floor.tflite", "FLOOR", "'rounded'")
+    refused_in_one_line(run_cli("info", models["unsupported"]), "floor.tflite", "FLOOR", "'rounded'")
 
 
 def _corrupt(data: bytes, how: str) -> bytes:
@@ -152,10 +143,10 @@ def _corrupt(data: bytes, how: str) -> bytes:
 def test_malformed_file_is_refused_in_one_line(models, tmp_path, how):
     path = tmp_path / "bad.tflite"
     path.write_bytes(_corrupt(models["conv_model", "int8"].read_bytes(), how))
-    _refused(run_cli("info", path), "bad.tflite")
+    refused_in_one_line(run_cli("info", path), "bad.tflite")
 
 
-def test_a_buffer_of_the_wrong_size_is_refused(tmp_path):
+def test_a_buffer_of_the_wrong_size_isrefused_in_one_line(tmp_path):
     from tflite_builder import TFLiteBuilder
 
     b = TFLiteBuilder()
@@ -166,11 +157,11 @@ def test_a_buffer_of_the_wrong_size_is_refused(tmp_path):
     b.tensors[w] = ("w", [3, 4], "float32", *b.tensors[w][3:])  # 12 elements declared, 8 stored
     path = tmp_path / "short.tflite"
     path.write_bytes(b.build([x], [y]))
-    _refused(run_cli("info", path), "short.tflite", "'w'", "holds 32 bytes", "need 48")
+    refused_in_one_line(run_cli("info", path), "short.tflite", "'w'", "holds 32 bytes", "need 48")
 
 
-def test_onnx_only_flags_are_refused(models, tmp_path):
-    _refused(
+def test_onnx_only_flags_arerefused_in_one_line(models, tmp_path):
+    refused_in_one_line(
         run_cli("emit", models["conv_model", "int8"], "-o", tmp_path / "out", "--quantized-io"),
         "--quantized-io",
         "TFLite",

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import run_cli
+from conftest import refused_in_one_line, run_cli
 
 pytest.importorskip("tflite")
 runtime = pytest.importorskip("tflite_micro.python.tflite_micro.runtime")
@@ -184,14 +184,6 @@ def test_float_quantize_rounds_half_away_from_zero_as_tflm(tmp_path):
     _compare(tmp_path, b.build([x], [y]), [np.concatenate([halves, noise]).reshape(1, 64)])
 
 
-def _refused(proc, *needles):
-    assert proc.returncode == 2, (proc.returncode, proc.stderr)
-    lines = [line for line in proc.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1, proc.stderr
-    for needle in needles:
-        assert needle in lines[0], lines[0]
-
-
 def _uint8_conv(b):
     x = b.tensor("image", [1, 4, 4, 1], "uint8", scale=0.1, zero_point=128)
     w = b.tensor("w", [1, 1, 1, 1], "uint8", data=[200], scale=0.01, zero_point=128)
@@ -302,7 +294,7 @@ def test_what_tflm_does_not_run_is_refused_in_one_line(tmp_path, build):
 
 
 def test_the_cli_refuses_a_uint8_model_in_one_line(tmp_path):
-    _refused(run_cli("info", _model(tmp_path, _uint8_conv)), "model.tflite", *REFUSALS[_uint8_conv])
+    refused_in_one_line(run_cli("info", _model(tmp_path, _uint8_conv)), "model.tflite", *REFUSALS[_uint8_conv])
 
 
 def _model(tmp_path, build) -> Path:
