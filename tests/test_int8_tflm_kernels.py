@@ -416,3 +416,107 @@ def test_emit_tflite_for_cortex_m4_calls_the_tflm_kernels(tmp_path):
     ]
     record = manifest["verification"]["tflite_micro"]["main"]
     assert record["outputs"] == {"logits": {"max_abs_error": 0.0}}
+
+
+# --- the MVE loops: the TFLM kernels on a Cortex-M55 under qemu ------------------------------------
+
+
+def _m55_conv_case(rng, depthwise: bool, i: int):
+    """A random NCHW convolution for the MVE loops: (driver kind, the 20
+    parameters, x, w, bias, table, output shape).  Every few cases one of
+    the shapes the loops split on: past the 64 filters whose factors are
+    tabled at once, a column past 640 values (the SMLAD loops), an odd last
+    pixel and filter, a depthwise band several times down a tall image, a
+    row too wide for one, 3x3 at strides 1 and 2."""
+    n, c = int(rng.integers(1, 3)), int(rng.integers(1, 9))
+    h, wd = int(rng.integers(3, 12)), int(rng.integers(3, 12))
+    kh, kw = (3, 3) if rng.random() < 0.5 else (int(rng.integers(1, 4)), int(rng.integers(1, 4)))
+    stride = int(rng.integers(1, 3)) if kh == 3 else int(rng.integers(1, 5))
+    f = int(rng.integers(1, 12))
+    special = i % 6
+    if special == 1 and not depthwise:
+        f, c, h, wd = 130, 2, 5, 6
+    if special == 2 and not depthwise:
+        c, h, wd = 80, 4, 5
+    if special == 1 and depthwise:
+        h, wd = 150, 9
+    if special == 2 and depthwise:
+        h, wd, kh, kw, stride = 3, 900, 3, 3, 1
+    f = c if depthwise else f
+    pt, pl = int(rng.integers(0, kh)), int(rng.integers(0, kw))
+    pb, pr = int(rng.integers(0, kh)), int(rng.integers(0, kw))
+    oh, ow = (h + pt + pb - kh) // stride + 1, (wd + pl + pr - kw) // stride + 1
+    sx, sw, sy, zx, zy = _scales(rng, f)
+    x = rng.integers(-128, 128, (n, c, h, wd), dtype=np.int8)
+    w = rng.integers(-127, 128, (f, 1 if depthwise else c, kh, kw), dtype=np.int8)
+    bias = rng.integers(-20000, 20000, f).astype(np.int32)
+    sizes = [n, c, h, wd, f, kh, kw, oh, ow, stride, pt, pl, 0, zx, 0, 0, zy]
+    return 8 + depthwise, sizes, x, w, bias, _table(sx, sw, sy), (n, f, oh, ow)
+
+
+@pytest.mark.skipif(
+    not (shutil.which("arm-none-eabi-gcc") and shutil.which("qemu-system-arm")), reason="no Arm bare-metal toolchain"
+)
+def test_kernels_on_cortex_m55_equal_the_tflm_kernels_on_the_host(libs, tmp_path):
+    """The MVE loops with TFLM's rounding (requantize_mve.h: VQRDMULH and the
+    division by a power of two rounded half away from zero): the _tflm
+    kernels built for the Cortex-M55, run by tests/c/int8_kernels_driver.c
+    under qemu-system-arm on random shapes (x_zero -128 and 127 among them,
+    factors above 1: TFLM's left shift), weights at every byte alignment,
+    every output equal to the same kernels' portable C on the host, which
+    the tests above hold to TFLM's interpreter."""
+    from ireegen.cbuild import baremetal
+    from ireegen.cbuild.toolchains import toolchain_for
+
+    rng = np.random.default_rng(56)
+    host = libs["speed"]
+    cases = []
+    for i in range(30):
+        m, n = int(rng.integers(1, 4)), int(rng.integers(1, 40))
+        k = int(rng.choice([rng.integers(1, 300), 1100]))
+        sx, sw, sy, zx, zy = _scales(rng, 1)
+        zx = {0: -128, 1: 127}.get(i % 4, zx)
+        x = rng.integers(-128, 128, (m, k), dtype=np.int8)
+        w = rng.integers(-127, 128, (n, k), dtype=np.int8)
+        bias = rng.integers(-20000, 20000, n).astype(np.int32)
+        cases.append(
+            (7, [m, n, k, 0, zx, 0, 0, zy], x, pack_fc_weights(w), bias, _table(sx, np.repeat(sw, n), sy), (m, n))
+        )
+    cases += [_m55_conv_case(rng, i % 2 == 1, i // 2) for i in range(48)]
+    expected = []
+    for kind, sizes, x, w, bias, table, shape in cases:
+        y = np.zeros(shape, np.int8)
+        head = (_ptr(x), ctypes.c_size_t(0), _ptr(w), ctypes.c_size_t(0), _ptr(bias), ctypes.c_size_t(0))
+        head += (_ptr(table), ctypes.c_size_t(0), _ptr(y), ctypes.c_size_t(0))
+        if kind == 7:
+            host.ireegen_i8_fully_connected_tflm(*head, *map(ctypes.c_size_t, sizes[:3]), ctypes.c_int32(sizes[4]),
+                                                 ctypes.c_int32(sizes[7]))  # fmt: skip
+        else:
+            entry = host.ireegen_i8_convolution_tflm if kind == 8 else host.ireegen_i8_depthwise_conv_tflm
+            entry(*head, *map(ctypes.c_size_t, sizes[:12]), ctypes.c_int32(sizes[13]), ctypes.c_int32(sizes[16]))
+        expected.append(y)
+    with open(tmp_path / "cases.bin", "wb") as f:
+        for i, (kind, sizes, x, w, bias, table, _) in enumerate(cases):
+            counts = [x.size, w.size, bias.nbytes, expected[i].size, i % 4]  # weights at offsets 0 to 3
+            f.write(np.array([kind, *sizes, *[0] * (20 - len(sizes)), *counts], np.int64).astype(np.uint32).tobytes())
+            f.write(x.tobytes() + w.tobytes() + bias.tobytes() + table.tobytes())
+    toolchain = toolchain_for("thumbv8.1m.main-none-eabihf", cpu="cortex-m55")
+    sources, link_flags = baremetal.support_files(toolchain.core, tmp_path)
+    names = ("fully_connected.c", "convolution.c", "add.c", "fully_connected_per_channel.c")
+    names += ("convolution_per_channel.c", "fully_connected_tflm.c", "convolution_tflm.c")
+    driver = Path(__file__).resolve().parent / "c" / "int8_kernels_driver.c"
+    flags = [*toolchain.cflags, "-O2", "-std=c11", "-Wall", "-Wextra", "-Werror", f"-I{KERNELS}"]
+    program = tmp_path / "driver.elf"
+    subprocess.run(
+        [toolchain.cc, *flags, driver, *(KERNELS / s for s in names), *sources, *link_flags, "-lm", "-o", program],
+        check=True,
+    )
+    run = subprocess.run(toolchain.run_command(program, ["cases.bin", "out.bin"]), cwd=tmp_path, timeout=120)
+    assert run.returncode == 0
+    got = (tmp_path / "out.bin").read_bytes()
+    at = 0
+    for i, ((kind, sizes, *_), want) in enumerate(zip(cases, expected, strict=True)):
+        y = np.frombuffer(got[at : at + want.size], np.int8).reshape(want.shape)
+        at += want.size
+        assert np.array_equal(y, want), f"case {i} (kernel {kind}): {sizes}, {np.count_nonzero(y != want)} differ"
+    assert at == len(got)

@@ -3,11 +3,14 @@
 // outputs with ONNX Runtime's): `driver CASES OUT`, over semihosting.
 //
 // Each case: the kernel (0 fully connected, 1 convolution, 2 depthwise, 3
-// add; 4, 5, 6 the first three per channel), 20 uint32 parameters (the
+// add; 4, 5, 6 the first three per channel; 7, 8, 9 the first three with
+// TFLite Micro's requantization, the _tflm entry points), 20 uint32
+// parameters (the
 // kernel's sizes, then the scales' bits and zero points), the byte counts of
 // x, w, bias and y, the weights' element offset, then x, w and the int32
 // bias (an Add's two inputs are x and w), and per channel one float
-// multiplier per output channel.  The y of each case is appended to OUT.
+// multiplier per output channel (TFLM: two int32, its multiplier and shift).
+// The y of each case is appended to OUT.
 #include <stdint.h>
 #include <stdio.h>
 
@@ -18,7 +21,11 @@
 static int8_t x[BUFFER] __attribute__((aligned(16)));
 static int8_t w[BUFFER] __attribute__((aligned(16)));
 static int32_t bias[BUFFER / 4];
-static float multipliers[BUFFER / 4];
+static union {
+  float multipliers[BUFFER / 4];
+  int32_t factors[BUFFER / 4];
+} table;
+#define multipliers table.multipliers
 static int8_t y[BUFFER];
 
 static int read_all(FILE* f, void* p, size_t n) {
@@ -43,11 +50,23 @@ int main(int argc, char** argv) {
         !read_all(in, bias, count[2]))
       return 6;
     // Per channel: a multiplier per output (the FC's n, a convolution's f).
-    const uint32_t outputs = kind == 4 ? p[1] : kind > 4 ? p[4] : 0;
-    if (outputs > BUFFER / 4 ||
-        !read_all(in, multipliers, outputs * sizeof multipliers[0]))
+    const uint32_t tflm = kind >= 7;
+    const uint32_t outputs =
+        kind == 4 || kind == 7 ? p[1] : kind > 4 ? p[4] : 0;
+    if (outputs > BUFFER / 8 ||
+        !read_all(in, multipliers, (1 + tflm) * outputs * sizeof(float)))
       return 6;
-    if (kind == 4) {
+    if (kind == 7) {
+      ireegen_i8_fully_connected_tflm(x, 0, w, offset, bias, 0, table.factors,
+                                      0, y, 0, p[0], p[1], p[2], (int32_t)p[4],
+                                      (int32_t)p[7]);
+    } else if (kind >= 8) {
+      (kind == 8 ? ireegen_i8_convolution_tflm
+                 : ireegen_i8_depthwise_conv_tflm)(
+          x, 0, w, offset, bias, 0, table.factors, 0, y, 0, p[0], p[1], p[2],
+          p[3], p[4], p[5], p[6], p[7], p[8], p[9], p[10], p[11],
+          (int32_t)p[13], (int32_t)p[16]);
+    } else if (kind == 4) {
       ireegen_i8_fully_connected_per_channel(
           x, 0, w, offset, bias, 0, multipliers, 0, y, 0, p[0], p[1], p[2],
           (int32_t)p[4], (int32_t)p[7]);

@@ -164,7 +164,7 @@ IREEGEN_I8_BODY void ireegen_i8_conv(
     size_t ow, size_t stride, size_t pad_top, size_t pad_left, int32_t x_zero,
     ireegen_i8_scale_t multiplier, const ireegen_i8_scale_t* per_channel,
     int32_t y_zero) {
-#if IREEGEN_I8_MVE_FLOAT
+#if IREEGEN_I8_MVE_REQUANTIZE
   if (ireegen_i8_convolution_mve(x, w, bias, y, n, c, h, wd, f, kh, kw, oh, ow,
                                  stride, pad_top, pad_left, x_zero, multiplier,
                                  per_channel, y_zero))
@@ -322,7 +322,7 @@ IREEGEN_I8_BODY void ireegen_i8_depthwise(
     size_t stride, size_t pad_top, size_t pad_left, int32_t x_zero,
     ireegen_i8_scale_t multiplier, const ireegen_i8_scale_t* per_channel,
     int32_t y_zero) {
-#if IREEGEN_I8_MVE_FLOAT
+#if IREEGEN_I8_MVE_REQUANTIZE
   if (ireegen_i8_depthwise_conv_mve(x, w, bias, y, n, c, h, wd, kh, kw, oh, ow,
                                     stride, pad_top, pad_left, x_zero,
                                     multiplier, per_channel, y_zero))

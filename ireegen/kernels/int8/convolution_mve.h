@@ -16,10 +16,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dot.h"
 #include "mve.h"
 #include "requantize_mve.h"
 
-#if IREEGEN_I8_MVE_FLOAT
+#if IREEGEN_I8_MVE_REQUANTIZE
 
 // The longest column taken here (two columns and the offsets: 2.5 KiB of
 // stack), and the filters whose bases are tabled at once (256 B; the
@@ -27,6 +28,33 @@
 // next to the filters' dot products).
 #define IREEGEN_I8_MVE_COLUMN_MAX 640
 #define IREEGEN_I8_MVE_FILTERS 64
+
+// The requantization table of a chunk of filters, in
+// ireegen_i8_triples_mve's lane order: each filter's factor twice, two
+// more lanes past the last filter (the last triple's second vector reads
+// them).  A row of floats (the multipliers), or with TFLM's rounding three
+// rows of int32: the multipliers, the left shifts (max(shift, 0)) and the
+// right shifts as VRSHL counts (min(shift, 0)), IREEGEN_I8_MVE_ROW_BYTES
+// apart.
+#define IREEGEN_I8_MVE_ROW (2 * IREEGEN_I8_MVE_FILTERS + 2)
+#define IREEGEN_I8_MVE_ROW_BYTES (4 * IREEGEN_I8_MVE_ROW)
+#if defined(IREEGEN_I8_TFLM)
+typedef int32_t ireegen_i8_factor_t;
+#define IREEGEN_I8_MVE_ROWS 3
+static inline void ireegen_i8_factor_set(int32_t* table, size_t lane,
+                                         ireegen_i8_scale_t s) {
+  table[lane] = s.multiplier;
+  table[IREEGEN_I8_MVE_ROW + lane] = s.shift > 0 ? s.shift : 0;
+  table[2 * IREEGEN_I8_MVE_ROW + lane] = s.shift < 0 ? s.shift : 0;
+}
+#else
+typedef float ireegen_i8_factor_t;
+#define IREEGEN_I8_MVE_ROWS 1
+static inline void ireegen_i8_factor_set(float* table, size_t lane,
+                                         float multiplier) {
+  table[lane] = multiplier;
+}
+#endif
 
 // The column of output pixel (oy, ox) at `column` (length c * kh * kw).
 // Value e of the column is at offsets[e] from the field's first value, in
@@ -134,7 +162,7 @@ struct ireegen_i8_triples {
   uint32_t blocks;       // length / 16
   uint32_t length;       // of a column and a filter
   const int32_t* pairs;  // each filter's base twice, stepped
-  const float* scales;   // each filter's multiplier twice, stepped
+  const ireegen_i8_factor_t* scales;  // the factor table, stepped
   int8_t* dst;           // the first filter's pixel, stepped
   uint32_t triples;      // left to do
   int32_t y_zero;
@@ -180,8 +208,51 @@ static inline void ireegen_i8_triples_mve(const int8_t* w,
   const int8_t *p0, *p1, *w2;
   const void* state = t;
   register uint32_t count __asm__("lr");
-  int8x16_t x0, x1, v0, v1;
+  int8x16_t x0, x1, v0, v1, q;
   // clang-format off
+#if defined(IREEGEN_I8_TFLM)
+  // TFLM's rounding (requantize_mve.h): VSHL by the left shifts, VQRDMULH
+  // by the multipliers, a negative value lowered by one where it is shifted
+  // right, VRSHL by the right shifts.  The table's rows are %[row] apart.
+#define IREEGEN_I8_TRIPLES_SCALE                 \
+      "ldr %[a0], [%[t], #20]\n\t"               \
+      "add %[a1], %[a0], %[row]\n\t"             \
+      "vldrw.u32 %q[v0], [%[a1]]\n\t"            \
+      "vldrw.u32 %q[v1], [%[a1], #16]\n\t"       \
+      "vshl.s32 %q[x0], %q[x0], %q[v0]\n\t"      \
+      "vshl.s32 %q[x1], %q[x1], %q[v1]\n\t"      \
+      "vldrw.u32 %q[v0], [%[a0]]\n\t"            \
+      "vldrw.u32 %q[v1], [%[a0], #16]\n\t"       \
+      "vqrdmulh.s32 %q[x0], %q[x0], %q[v0]\n\t"  \
+      "vqrdmulh.s32 %q[x1], %q[x1], %q[v1]\n\t"  \
+      "add %[a1], %[a1], %[row]\n\t"             \
+      "vldrw.u32 %q[v0], [%[a1]]\n\t"            \
+      "vldrw.u32 %q[v1], [%[a1], #16]\n\t"       \
+      "adds %[a0], %[a0], #24\n\t"               \
+      "str %[a0], [%[t], #20]\n\t"               \
+      "vand %q[q], %q[x0], %q[v0]\n\t"           \
+      "vshr.s32 %q[q], %q[q], #31\n\t"           \
+      "vqadd.s32 %q[x0], %q[x0], %q[q]\n\t"      \
+      "vrshl.s32 %q[x0], %q[x0], %q[v0]\n\t"     \
+      "vand %q[q], %q[x1], %q[v1]\n\t"           \
+      "vshr.s32 %q[q], %q[q], #31\n\t"           \
+      "vqadd.s32 %q[x1], %q[x1], %q[q]\n\t"      \
+      "vrshl.s32 %q[x1], %q[x1], %q[v1]\n\t"
+#else
+  // ONNX Runtime's rounding: VCVT, VMUL by the multipliers, VCVTN.
+#define IREEGEN_I8_TRIPLES_SCALE                 \
+      "ldr %[a0], [%[t], #20]\n\t"               \
+      "vldrw.u32 %q[v0], [%[a0]]\n\t"            \
+      "vldrw.u32 %q[v1], [%[a0], #16]\n\t"       \
+      "adds %[a0], %[a0], #24\n\t"               \
+      "str %[a0], [%[t], #20]\n\t"               \
+      "vcvt.f32.s32 %q[x0], %q[x0]\n\t"          \
+      "vcvt.f32.s32 %q[x1], %q[x1]\n\t"          \
+      "vmul.f32 %q[x0], %q[x0], %q[v0]\n\t"      \
+      "vmul.f32 %q[x1], %q[x1], %q[v1]\n\t"      \
+      "vcvtn.s32.f32 %q[x0], %q[x0]\n\t"         \
+      "vcvtn.s32.f32 %q[x1], %q[x1]\n\t"
+#endif
   __asm__ volatile(
       "2:\n\t"
       "ldr %[p0], [%[t], #0]\n\t"
@@ -241,17 +312,7 @@ static inline void ireegen_i8_triples_mve(const int8_t* w,
       "strd %[a4], %[a5], [%[t], #68]\n\t"
       "vldrw.u32 %q[x0], [%[t], #52]\n\t"
       "vldrw.u32 %q[x1], [%[t], #68]\n\t"
-      "ldr %[a0], [%[t], #20]\n\t"
-      "vldrw.u32 %q[v0], [%[a0]]\n\t"
-      "vldrw.u32 %q[v1], [%[a0], #16]\n\t"
-      "adds %[a0], %[a0], #24\n\t"
-      "str %[a0], [%[t], #20]\n\t"
-      "vcvt.f32.s32 %q[x0], %q[x0]\n\t"
-      "vcvt.f32.s32 %q[x1], %q[x1]\n\t"
-      "vmul.f32 %q[x0], %q[x0], %q[v0]\n\t"
-      "vmul.f32 %q[x1], %q[x1], %q[v1]\n\t"
-      "vcvtn.s32.f32 %q[x0], %q[x0]\n\t"
-      "vcvtn.s32.f32 %q[x1], %q[x1]\n\t"
+      IREEGEN_I8_TRIPLES_SCALE
       "ldr %[a0], [%[t], #32]\n\t"
       "vqadd.s32 %q[x0], %q[x0], %[a0]\n\t"
       "vqadd.s32 %q[x1], %q[x1], %[a0]\n\t"
@@ -280,13 +341,15 @@ static inline void ireegen_i8_triples_mve(const int8_t* w,
       : [a0] "=&Te"(a0), [a1] "=&Te"(a1), [a2] "=&Te"(a2), [a3] "=&Te"(a3),
         [a4] "=&Te"(a4), [a5] "=&Te"(a5), [p0] "=&r"(p0), [p1] "=&r"(p1),
         [w2] "=&r"(w2), [w] "+r"(w), [t] "+r"(state), [count] "=&r"(count),
-        [x0] "=&w"(x0), [x1] "=&w"(x1), [v0] "=&w"(v0), [v1] "=&w"(v1)
-      : [block] "w"(block)
+        [x0] "=&w"(x0), [x1] "=&w"(x1), [v0] "=&w"(v0), [v1] "=&w"(v1),
+        [q] "=&w"(q)
+      : [block] "w"(block), [row] "i"(IREEGEN_I8_MVE_ROW_BYTES)
       : "memory", "cc");
   // clang-format on
+#undef IREEGEN_I8_TRIPLES_SCALE
   (void)a0, (void)a1, (void)a2, (void)a3, (void)a4, (void)a5;
   (void)p0, (void)p1, (void)w2, (void)count;
-  (void)x0, (void)x1, (void)v0, (void)v1;
+  (void)x0, (void)x1, (void)v0, (void)v1, (void)q;
 }
 
 // bias[o] - x_zero * sum of filter o's weights, for f filters.
@@ -311,15 +374,8 @@ static inline int ireegen_i8_convolution_mve(
     const int8_t* x, const int8_t* w, const int32_t* bias, int8_t* y, size_t n,
     size_t c, size_t h, size_t wd, size_t f, size_t kh, size_t kw, size_t oh,
     size_t ow, size_t stride, size_t pad_top, size_t pad_left, int32_t x_zero,
-    float multiplier, const float* per_channel, int32_t y_zero) {
-#if defined(IREEGEN_I8_PER_CHANNEL)
-  // A 2x2 block's multipliers, gathered from filter o's: lanes 0, 1 filter
-  // o's, 2, 3 filter o + 1's (o's again for a last odd filter).
-  const uint32x4_t pair_lanes = {0, 0, 1, 1};
-  (void)multiplier;
-#else
-  (void)per_channel;
-#endif
+    ireegen_i8_scale_t multiplier, const ireegen_i8_scale_t* per_channel,
+    int32_t y_zero) {
   const size_t length = c * kh * kw;
   if (length > IREEGEN_I8_MVE_COLUMN_MAX || kh > UINT8_MAX || kw > UINT8_MAX ||
       (c - 1) * h * wd + (kh - 1) * wd + (kw - 1) > UINT16_MAX)
@@ -336,11 +392,10 @@ static inline int ireegen_i8_convolution_mve(
       }
   int8_t c0[IREEGEN_I8_MVE_COLUMN_MAX], c1[IREEGEN_I8_MVE_COLUMN_MAX];
   int32_t bases[IREEGEN_I8_MVE_FILTERS];
-  // Each filter's base and multiplier twice, in ireegen_i8_triples_mve's
-  // lane order (the last triple's second vector of multipliers reads two
-  // past the chunk).
+  // Each filter's base twice, in ireegen_i8_triples_mve's lane order, and
+  // the factor table.
   int32_t pairs[2 * IREEGEN_I8_MVE_FILTERS];
-  float scales[2 * IREEGEN_I8_MVE_FILTERS + 2];
+  ireegen_i8_factor_t scales[IREEGEN_I8_MVE_ROWS * IREEGEN_I8_MVE_ROW];
   const uint32_t plane = (uint32_t)(oh * ow);
   // Where the four results of a 2x2 block go, from the first: pixels ox and
   // ox + 1 of filters o and o + 1.
@@ -353,15 +408,13 @@ static inline int ireegen_i8_convolution_mve(
     ireegen_i8_filter_bases(filters, length, count, bias + first, x_zero,
                             bases);
     for (size_t o = 0; o < count; ++o) {
-#if defined(IREEGEN_I8_PER_CHANNEL)
-      const float scale = per_channel[first + o];
-#else
-      const float scale = multiplier;
-#endif
+      const ireegen_i8_scale_t scale = IREEGEN_I8_MULTIPLIER(first + o);
       pairs[2 * o] = pairs[2 * o + 1] = bases[o];
-      scales[2 * o] = scales[2 * o + 1] = scale;
+      ireegen_i8_factor_set(scales, 2 * o, scale);
+      ireegen_i8_factor_set(scales, 2 * o + 1, scale);
     }
-    scales[2 * count] = scales[2 * count + 1] = 0.0f;
+    ireegen_i8_factor_set(scales, 2 * count, IREEGEN_I8_NO_SCALE);
+    ireegen_i8_factor_set(scales, 2 * count + 1, IREEGEN_I8_NO_SCALE);
     for (size_t b = 0; b < n; ++b) {
       const int8_t* image = x + b * c * h * wd;
       int8_t* out = y + (b * f + first) * oh * ow;
@@ -418,12 +471,13 @@ static inline int ireegen_i8_convolution_mve(
                 ireegen_i8_dot2x2_s8(c0, second, w0, odd ? w0 : w0 + length,
                                      length, base[0], base[odd ? 0 : 1]);
 #if defined(IREEGEN_I8_PER_CHANNEL)
+            // Lanes 0, 1 filter o's factor, 2, 3 filter o + 1's.
+            (void)multiplier;
             const int32x4_t q = ireegen_i8_requantize4v_mve(
-                acc,
-                vldrwq_gather_shifted_offset_f32(
-                    per_channel + first + o, odd ? vdupq_n_u32(0) : pair_lanes),
+                acc, ireegen_i8_scales4_pair(per_channel + first + o, odd),
                 y_zero);
 #else
+            (void)per_channel;
             const int32x4_t q =
                 ireegen_i8_requantize4_mve(acc, multiplier, y_zero);
 #endif
@@ -437,6 +491,6 @@ static inline int ireegen_i8_convolution_mve(
   return 1;
 }
 
-#endif  // IREEGEN_I8_MVE_FLOAT
+#endif  // IREEGEN_I8_MVE_REQUANTIZE
 
 #endif  // IREEGEN_INT8_CONVOLUTION_MVE_H_

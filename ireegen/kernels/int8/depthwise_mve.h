@@ -16,7 +16,7 @@
 #include "mve.h"
 #include "requantize_mve.h"
 
-#if IREEGEN_I8_MVE_FLOAT
+#if IREEGEN_I8_MVE_REQUANTIZE
 
 // The band's bytes on the stack (as the int16 plane of convolution.c), and
 // what the last eight lanes of a row may read past it (7 * stride, stride
@@ -105,7 +105,7 @@ static inline void ireegen_i8_depthwise_pass3x3s1(const int8_t* p, size_t wp,
 __attribute__((always_inline)) static inline void ireegen_i8_depthwise_band(
     const int8_t* band, const int32_t* taps, int32_t base, int8_t* out,
     size_t rows, size_t ow, size_t wp, size_t stride, size_t kh, size_t kw,
-    float multiplier, int32_t y_zero) {
+    ireegen_i8_scale_t multiplier, int32_t y_zero) {
   const uint32x4_t lanes = vmulq_n_u32(vidupq_n_u32(0, 1), (uint32_t)stride);
   for (size_t oy = 0; oy < rows; ++oy, out += ow) {
     const int8_t* top = band + oy * stride * wp;
@@ -151,7 +151,7 @@ __attribute__((always_inline)) static inline void ireegen_i8_depthwise_band(
   __attribute__((noinline)) static void name(                                 \
       const int8_t* band, const int32_t* taps, int32_t base, int8_t* out,     \
       size_t rows, size_t ow, size_t wp, size_t stride, size_t kh, size_t kw, \
-      float multiplier, int32_t y_zero) {                                     \
+      ireegen_i8_scale_t multiplier, int32_t y_zero) {                        \
     (void)stride;                                                             \
     (void)kh;                                                                 \
     (void)kw;                                                                 \
@@ -172,7 +172,8 @@ static inline int ireegen_i8_depthwise_conv_mve(
     const int8_t* x, const int8_t* w, const int32_t* bias, int8_t* y, size_t n,
     size_t c, size_t h, size_t wd, size_t kh, size_t kw, size_t oh, size_t ow,
     size_t stride, size_t pad_top, size_t pad_left, int32_t x_zero,
-    float multiplier, const float* per_channel, int32_t y_zero) {
+    ireegen_i8_scale_t multiplier, const ireegen_i8_scale_t* per_channel,
+    int32_t y_zero) {
   const size_t wp = (ow - 1) * stride + kw;  // the columns read
   if (stride > 4 || wp * kh > IREEGEN_I8_BAND_MAX ||
       kh * kw > IREEGEN_I8_TAPS_MAX)
@@ -185,7 +186,7 @@ static inline int ireegen_i8_depthwise_conv_mve(
       const int8_t* plane = x + (b * c + ch) * h * wd;
       const int8_t* taps = w + ch * kh * kw;
       int8_t* out = y + (b * c + ch) * oh * ow;
-      const float channel_multiplier = IREEGEN_I8_MULTIPLIER(ch);
+      const ireegen_i8_scale_t channel_multiplier = IREEGEN_I8_MULTIPLIER(ch);
       // The taps as int32 in a local copy: the int8 output may alias the
       // int8 weights as far as C knows, which would reload them per pixel.
       int32_t t[IREEGEN_I8_TAPS_MAX], tap_sum = 0;
@@ -216,6 +217,6 @@ static inline int ireegen_i8_depthwise_conv_mve(
   return 1;
 }
 
-#endif  // IREEGEN_I8_MVE_FLOAT
+#endif  // IREEGEN_I8_MVE_REQUANTIZE
 
 #endif  // IREEGEN_INT8_DEPTHWISE_MVE_H_

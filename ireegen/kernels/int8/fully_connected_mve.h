@@ -125,22 +125,22 @@ static inline int32_t ireegen_i8_fc_row_mve(const int8_t* x, const int8_t* w,
 // offset; output o's multiplier is IREEGEN_I8_MULTIPLIER(o) (dot.h).
 static inline void ireegen_i8_fully_connected_mve(
     const int8_t* x, const int8_t* w, const int32_t* bias, int8_t* y, size_t m,
-    size_t n, size_t k, float multiplier, const float* per_channel,
-    int32_t x_zero, int32_t y_zero) {
+    size_t n, size_t k, ireegen_i8_scale_t multiplier,
+    const ireegen_i8_scale_t* per_channel, int32_t x_zero, int32_t y_zero) {
   const size_t k4 = (k + 3) & ~(size_t)3;
   const size_t groups = n & ~(size_t)3;
   // Group by group, each row of x through the group's four rows.
   for (size_t o = 0; o < groups; o += 4) {
     const int8_t* g = w + o * k4;
     const int32x4_t base = vldrwq_s32(bias + o);
-#if IREEGEN_I8_MVE_FLOAT && defined(IREEGEN_I8_PER_CHANNEL)
-    // The group's four multipliers, one per lane.
-    const float32x4_t scales = vldrwq_f32(per_channel + o);
+#if IREEGEN_I8_MVE_REQUANTIZE && defined(IREEGEN_I8_PER_CHANNEL)
+    // The group's four factors, one per lane.
+    const ireegen_i8_scales4_t scales = ireegen_i8_scales4_load(per_channel + o);
 #endif
     for (size_t i = 0; i < m; ++i) {
       int32_t dot[4];
       ireegen_i8_fc_group_mve(x + i * k, g, k, x_zero, dot);
-#if IREEGEN_I8_MVE_FLOAT
+#if IREEGEN_I8_MVE_REQUANTIZE
       const int32x4_t acc = vaddq_s32(base, vldrwq_s32(dot));
 #if defined(IREEGEN_I8_PER_CHANNEL)
       vstrbq_s32(y + i * n + o,

@@ -59,5 +59,9 @@
 #define ireegen_i8_depthwise_band_3x3s2 ireegen_i8_pc_depthwise_band_3x3s2
 #define ireegen_i8_depthwise_band_any ireegen_i8_pc_depthwise_band_any
 #define ireegen_i8_depthwise_conv_mve ireegen_i8_pc_depthwise_conv_mve
+#define ireegen_i8_factor_set ireegen_i8_pc_factor_set
+#define ireegen_i8_scales4_split ireegen_i8_pc_scales4_split
+#define ireegen_i8_scales4_load ireegen_i8_pc_scales4_load
+#define ireegen_i8_scales4_pair ireegen_i8_pc_scales4_pair
 
 #endif  // IREEGEN_INT8_PER_CHANNEL_H_

@@ -5,9 +5,8 @@
 // entry points are the per-channel ones with the suffix _tflm, their table
 // the (multiplier, shift) pairs.  Every static function gets a name of its
 // own, for the reason per_channel.h gives (a new static function belongs
-// here too: tests/test_int8_kernels.py checks).  The MVE loops take float
-// multipliers, so the TFLM compile leaves them out (mve.h): on the
-// Cortex-M55 these kernels run the DSP loops.
+// here too: tests/test_int8_kernels.py checks).  On MVE cores they take the
+// MVE loops with TFLM's rounding (requantize_mve.h).
 #ifndef IREEGEN_INT8_TFLM_H_
 #define IREEGEN_INT8_TFLM_H_
 
@@ -57,6 +56,31 @@
 #define ireegen_i8_pc_multiplier ireegen_i8_tflm_multiplier
 #define ireegen_i8_pc_round_clamp ireegen_i8_tflm_round_clamp
 #define ireegen_i8_pc_requantize ireegen_i8_tflm_requantize
+// The MVE loops (requantize_mve.h takes TFLM's rounding).
+#define ireegen_i8_pc_fc_row_offsets ireegen_i8_tflm_fc_row_offsets
+#define ireegen_i8_pc_fc_group_mve ireegen_i8_tflm_fc_group_mve
+#define ireegen_i8_pc_fc_blocks_mve ireegen_i8_tflm_fc_blocks_mve
+#define ireegen_i8_pc_fc_row_mve ireegen_i8_tflm_fc_row_mve
+#define ireegen_i8_pc_fully_connected_mve ireegen_i8_tflm_fully_connected_mve
+#define ireegen_i8_pc_requantize4_mve ireegen_i8_tflm_requantize4_mve
+#define ireegen_i8_pc_requantize4v_mve ireegen_i8_tflm_requantize4v_mve
+#define ireegen_i8_pc_gather_column ireegen_i8_tflm_gather_column
+#define ireegen_i8_pc_dot2x2_s8 ireegen_i8_tflm_dot2x2_s8
+#define ireegen_i8_pc_triples_mve ireegen_i8_tflm_triples_mve
+#define ireegen_i8_pc_triples ireegen_i8_tflm_triples
+#define ireegen_i8_pc_filter_bases ireegen_i8_tflm_filter_bases
+#define ireegen_i8_pc_convolution_mve ireegen_i8_tflm_convolution_mve
+#define ireegen_i8_pc_fill_band ireegen_i8_tflm_fill_band
+#define ireegen_i8_pc_depthwise_pass3x3s1 ireegen_i8_tflm_depthwise_pass3x3s1
+#define ireegen_i8_pc_depthwise_band ireegen_i8_tflm_depthwise_band
+#define ireegen_i8_pc_depthwise_band_3x3s1 ireegen_i8_tflm_depthwise_band_3x3s1
+#define ireegen_i8_pc_depthwise_band_3x3s2 ireegen_i8_tflm_depthwise_band_3x3s2
+#define ireegen_i8_pc_depthwise_band_any ireegen_i8_tflm_depthwise_band_any
+#define ireegen_i8_pc_depthwise_conv_mve ireegen_i8_tflm_depthwise_conv_mve
+#define ireegen_i8_pc_factor_set ireegen_i8_tflm_factor_set
+#define ireegen_i8_pc_scales4_split ireegen_i8_tflm_scales4_split
+#define ireegen_i8_pc_scales4_load ireegen_i8_tflm_scales4_load
+#define ireegen_i8_pc_scales4_pair ireegen_i8_tflm_scales4_pair
 #endif
 
 #endif  // IREEGEN_INT8_TFLM_H_
