@@ -1065,7 +1065,7 @@ def test_kernels_on_cortex_m55_equal_onnxruntime(tmp_path):
     kernel_sources = [KERNELS / s for s in ("fully_connected.c", "convolution.c", "add.c")]
     kernel_sources += [KERNELS / s for s in ("fully_connected_per_channel.c", "convolution_per_channel.c")]
     # The driver calls the TFLM entry points too (test_int8_tflm_kernels.py).
-    kernel_sources += [KERNELS / s for s in ("fully_connected_tflm.c", "convolution_tflm.c")]
+    kernel_sources += [KERNELS / s for s in ("fully_connected_tflm.c", "convolution_tflm.c", "add_tflm.c")]
     driver = Path(__file__).resolve().parent / "c" / "int8_kernels_driver.c"
     flags = [*toolchain.cflags, "-O2", "-std=c11", "-Wall", "-Wextra", "-Werror", f"-I{KERNELS}"]
     program = tmp_path / "driver.elf"

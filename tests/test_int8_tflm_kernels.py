@@ -460,7 +460,7 @@ def _m55_conv_case(rng, depthwise: bool, i: int):
 def test_kernels_on_cortex_m55_equal_the_tflm_kernels_on_the_host(libs, tmp_path):
     """The MVE loops with TFLM's rounding (requantize_mve.h: VQRDMULH and the
     division by a power of two rounded half away from zero): the _tflm
-    kernels built for the Cortex-M55, run by tests/c/int8_kernels_driver.c
+    kernels (ADD too: add_mve.h) built for the Cortex-M55, run by tests/c/int8_kernels_driver.c
     under qemu-system-arm on random shapes (x_zero -128 and 127 among them,
     factors above 1: TFLM's left shift), weights at every byte alignment,
     every output equal to the same kernels' portable C on the host, which
@@ -483,12 +483,24 @@ def test_kernels_on_cortex_m55_equal_the_tflm_kernels_on_the_host(libs, tmp_path
             (7, [m, n, k, 0, zx, 0, 0, zy], x, pack_fc_weights(w), bias, _table(sx, np.repeat(sw, n), sy), (m, n))
         )
     cases += [_m55_conv_case(rng, i % 2 == 1, i // 2) for i in range(48)]
+    for _ in range(8):  # ADD
+        count = int(rng.integers(1, 300))
+        a, b = rng.integers(-128, 128, (2, count), dtype=np.int8)
+        scales = [int(np.float32(rng.uniform(0.005, 0.3)).view(np.uint32)) for _ in range(3)]
+        za, zb, zy = (int(v) for v in rng.integers(-128, 128, 3))
+        empty = np.zeros(0, np.int32)
+        cases.append((10, [count, scales[0], za, scales[1], zb, scales[2], zy], a, b, empty, empty, (count,)))
     expected = []
     for kind, sizes, x, w, bias, table, shape in cases:
         y = np.zeros(shape, np.int8)
         head = (_ptr(x), ctypes.c_size_t(0), _ptr(w), ctypes.c_size_t(0), _ptr(bias), ctypes.c_size_t(0))
         head += (_ptr(table), ctypes.c_size_t(0), _ptr(y), ctypes.c_size_t(0))
-        if kind == 7:
+        if kind == 10:
+            host.ireegen_i8_add_tflm(
+                _ptr(x), ctypes.c_size_t(0), _ptr(w), ctypes.c_size_t(0), _ptr(y), ctypes.c_size_t(0),
+                ctypes.c_size_t(sizes[0]), *(t(v) for t, v in zip([ctypes.c_uint32, ctypes.c_int32] * 3, sizes[1:])),
+            )  # fmt: skip
+        elif kind == 7:
             host.ireegen_i8_fully_connected_tflm(*head, *map(ctypes.c_size_t, sizes[:3]), ctypes.c_int32(sizes[4]),
                                                  ctypes.c_int32(sizes[7]))  # fmt: skip
         else:
@@ -503,7 +515,7 @@ def test_kernels_on_cortex_m55_equal_the_tflm_kernels_on_the_host(libs, tmp_path
     toolchain = toolchain_for("thumbv8.1m.main-none-eabihf", cpu="cortex-m55")
     sources, link_flags = baremetal.support_files(toolchain.core, tmp_path)
     names = ("fully_connected.c", "convolution.c", "add.c", "fully_connected_per_channel.c")
-    names += ("convolution_per_channel.c", "fully_connected_tflm.c", "convolution_tflm.c")
+    names += ("convolution_per_channel.c", *SPEED_SOURCES)
     driver = Path(__file__).resolve().parent / "c" / "int8_kernels_driver.c"
     flags = [*toolchain.cflags, "-O2", "-std=c11", "-Wall", "-Wextra", "-Werror", f"-I{KERNELS}"]
     program = tmp_path / "driver.elf"

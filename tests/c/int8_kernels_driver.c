@@ -3,7 +3,7 @@
 // outputs with ONNX Runtime's): `driver CASES OUT`, over semihosting.
 //
 // Each case: the kernel (0 fully connected, 1 convolution, 2 depthwise, 3
-// add; 4, 5, 6 the first three per channel; 7, 8, 9 the first three with
+// add; 4, 5, 6 the first three per channel; 7, 8, 9, 10 the four with
 // TFLite Micro's requantization, the _tflm entry points), 20 uint32
 // parameters (the
 // kernel's sizes, then the scales' bits and zero points), the byte counts of
@@ -50,9 +50,10 @@ int main(int argc, char** argv) {
         !read_all(in, bias, count[2]))
       return 6;
     // Per channel: a multiplier per output (the FC's n, a convolution's f).
-    const uint32_t tflm = kind >= 7;
-    const uint32_t outputs =
-        kind == 4 || kind == 7 ? p[1] : kind > 4 ? p[4] : 0;
+    const uint32_t tflm = kind >= 7 && kind <= 9;
+    const uint32_t outputs = kind == 4 || kind == 7   ? p[1]
+                             : kind > 4 && kind != 10 ? p[4]
+                                                      : 0;
     if (outputs > BUFFER / 8 ||
         !read_all(in, multipliers, (1 + tflm) * outputs * sizeof(float)))
       return 6;
@@ -60,6 +61,9 @@ int main(int argc, char** argv) {
       ireegen_i8_fully_connected_tflm(x, 0, w, offset, bias, 0, table.factors,
                                       0, y, 0, p[0], p[1], p[2], (int32_t)p[4],
                                       (int32_t)p[7]);
+    } else if (kind == 10) {
+      ireegen_i8_add_tflm(x, 0, w, offset, y, 0, p[0], p[1], (int32_t)p[2],
+                          p[3], (int32_t)p[4], p[5], (int32_t)p[6]);
     } else if (kind >= 8) {
       (kind == 8 ? ireegen_i8_convolution_tflm
                  : ireegen_i8_depthwise_conv_tflm)(

@@ -3,7 +3,8 @@
 // bits, rescaled to twice the larger input scale, summed, and rescaled to the
 // output, every rescaling requantize_tflm.h's.  The three factors are TFLM's,
 // derived per call from the float scales in double as TFLM does (soft float
-// on a core without a double-precision FPU: three divisions per call).
+// on a core without a double-precision FPU: three divisions per call).  On
+// MVE cores the elements go four at a time (add_mve.h).
 // tflm.h first: it renames the static functions.
 // clang-format off
 #include "tflm.h"
@@ -11,6 +12,7 @@
 
 #include <string.h>
 
+#include "add_mve.h"
 #include "ireegen_int8.h"
 #include "requantize.h"
 
@@ -62,6 +64,11 @@ void ireegen_i8_add_tflm(const int8_t* a, size_t a_offset, const int8_t* b,
   const ireegen_i8_scale_t so =
       ireegen_i8_tflm_factor(twice / ((double)(1 << IREEGEN_I8_ADD_LEFT_SHIFT) *
                                       (double)ireegen_i8_float(y_scale)));
+#if IREEGEN_I8_MVE_REQUANTIZE
+  ireegen_i8_add_fixed_mve(a, b, y, count, IREEGEN_I8_ADD_LEFT_SHIFT, a_zero,
+                           sa, b_zero, sb, so, y_zero);
+  return;
+#endif
   for (size_t i = 0; i < count; ++i) {
     const int32_t sum = ireegen_i8_add_term(a[i], a_zero, sa) +
                         ireegen_i8_add_term(b[i], b_zero, sb);

@@ -159,12 +159,12 @@ static inline int32x4_t ireegen_i8_dot2x2_s8(const int8_t* c0, const int8_t* c1,
 struct ireegen_i8_triples {
   const int8_t* c0;  // the two pixels' columns
   const int8_t* c1;
-  uint32_t blocks;       // length / 16
-  uint32_t length;       // of a column and a filter
-  const int32_t* pairs;  // each filter's base twice, stepped
+  uint32_t blocks;                    // length / 16
+  uint32_t length;                    // of a column and a filter
+  const int32_t* pairs;               // each filter's base twice, stepped
   const ireegen_i8_factor_t* scales;  // the factor table, stepped
-  int8_t* dst;           // the first filter's pixel, stepped
-  uint32_t triples;      // left to do
+  int8_t* dst;                        // the first filter's pixel, stepped
+  uint32_t triples;                   // left to do
   int32_t y_zero;
   uint32_t first_two;  // the store predicates: filters o, o + 1
   uint32_t third;      // and o + 2
@@ -195,9 +195,10 @@ _Static_assert(offsetof(struct ireegen_i8_triples, tail) == 84, "tail");
 // dot-multiplied, sixteen values a pass and the last length % 16 under a
 // tail predicate, requantized and stored, all in assembler: in C, gcc 12
 // spilled and reloaded the loop's state around each triple's sixteen-value
-// loop.  Each step is the C path's: VMLADAVA.S8 from the bases, VCVT, VMUL
-// by the multipliers, VCVTN, VQADD of y_zero, then the clamp to int8 as a
-// saturating shift left by 24 and back (a value outside [-128, 127]
+// loop.  Each step is the C path's: VMLADAVA.S8 from the bases, the
+// scaling of requantize_mve.h (IREEGEN_I8_TRIPLES_SCALE: the ONNX or the
+// TFLM rounding, from the factor table), VQADD of y_zero, then the clamp to
+// int8 as a saturating shift left by 24 and back (a value outside [-128, 127]
 // saturates to INT32_MIN or INT32_MAX, whose top byte is -128 or 127), and
 // VSTRB scatters to {0, 1, plane, plane + 1} under the predicates.  The
 // six sums go to two vectors through memory (t->sums).

@@ -135,7 +135,8 @@ static inline void ireegen_i8_fully_connected_mve(
     const int32x4_t base = vldrwq_s32(bias + o);
 #if IREEGEN_I8_MVE_REQUANTIZE && defined(IREEGEN_I8_PER_CHANNEL)
     // The group's four factors, one per lane.
-    const ireegen_i8_scales4_t scales = ireegen_i8_scales4_load(per_channel + o);
+    const ireegen_i8_scales4_t scales =
+        ireegen_i8_scales4_load(per_channel + o);
 #endif
     for (size_t i = 0; i < m; ++i) {
       int32_t dot[4];

@@ -63,5 +63,7 @@
 #define ireegen_i8_scales4_split ireegen_i8_pc_scales4_split
 #define ireegen_i8_scales4_load ireegen_i8_pc_scales4_load
 #define ireegen_i8_scales4_pair ireegen_i8_pc_scales4_pair
+#define ireegen_i8_scales4_dup ireegen_i8_pc_scales4_dup
+#define ireegen_i8_scale4v_mve ireegen_i8_pc_scale4v_mve
 
 #endif  // IREEGEN_INT8_PER_CHANNEL_H_

@@ -68,26 +68,36 @@ static inline ireegen_i8_scales4_t ireegen_i8_scales4_pair(
       vldrwq_gather_shifted_offset_s32(words + 1, lanes));
 }
 
+// The lanes of `acc` times their factors: TFLM's
+// MultiplyByQuantizedMultiplier.
+static inline int32x4_t ireegen_i8_scale4v_mve(int32x4_t acc,
+                                               ireegen_i8_scales4_t s) {
+  int32x4_t v = vqrdmulhq_s32(vshlq_s32(acc, s.left), s.multiplier);
+  v = vqaddq_s32(v, vshrq_n_s32(vandq_s32(v, s.right), 31));
+  return vrshlq_s32(v, s.right);
+}
+
 // The lanes of `acc` requantized, each in [-128, 127] (VSTRB stores their
 // low bytes).
 static inline int32x4_t ireegen_i8_requantize4v_mve(int32x4_t acc,
                                                     ireegen_i8_scales4_t s,
                                                     int32_t y_zero) {
-  int32x4_t v = vqrdmulhq_s32(vshlq_s32(acc, s.left), s.multiplier);
-  v = vqaddq_s32(v, vshrq_n_s32(vandq_s32(v, s.right), 31));
-  v = vqaddq_n_s32(vrshlq_s32(v, s.right), y_zero);
+  const int32x4_t v = vqaddq_n_s32(ireegen_i8_scale4v_mve(acc, s), y_zero);
   return vmaxq_s32(vminq_s32(v, vdupq_n_s32(127)), vdupq_n_s32(-128));
+}
+
+// One factor in all four lanes.
+static inline ireegen_i8_scales4_t ireegen_i8_scales4_dup(
+    ireegen_i8_scale_t s) {
+  return ireegen_i8_scales4_split(vdupq_n_s32(s.multiplier),
+                                  vdupq_n_s32(s.shift));
 }
 
 // The same with one factor for all four lanes.
 static inline int32x4_t ireegen_i8_requantize4_mve(int32x4_t acc,
                                                    ireegen_i8_scale_t s,
                                                    int32_t y_zero) {
-  return ireegen_i8_requantize4v_mve(
-      acc,
-      ireegen_i8_scales4_split(vdupq_n_s32(s.multiplier),
-                               vdupq_n_s32(s.shift)),
-      y_zero);
+  return ireegen_i8_requantize4v_mve(acc, ireegen_i8_scales4_dup(s), y_zero);
 }
 
 #elif IREEGEN_I8_MVE && (__ARM_FEATURE_MVE & 2)

@@ -17,6 +17,7 @@
 #define ireegen_i8_offset_clamp ireegen_i8_tflm_offset_clamp
 #define ireegen_i8_tflm_factor ireegen_i8_tflm_tflm_factor
 #define ireegen_i8_add_term ireegen_i8_tflm_add_term
+#define ireegen_i8_add_fixed_mve ireegen_i8_tflm_add_fixed_mve
 
 #if defined(IREEGEN_I8_SMALL)
 // The compact kernels (convolution_small.c, fully_connected_small.c).
@@ -81,6 +82,8 @@
 #define ireegen_i8_pc_scales4_split ireegen_i8_tflm_scales4_split
 #define ireegen_i8_pc_scales4_load ireegen_i8_tflm_scales4_load
 #define ireegen_i8_pc_scales4_pair ireegen_i8_tflm_scales4_pair
+#define ireegen_i8_pc_scales4_dup ireegen_i8_tflm_scales4_dup
+#define ireegen_i8_pc_scale4v_mve ireegen_i8_tflm_scale4v_mve
 #endif
 
 #endif  // IREEGEN_INT8_TFLM_H_
