@@ -25,21 +25,26 @@
 #define IREEGEN_I8_BAND_SLACK 32
 // The largest kernel (kh * kw) taken here.
 #define IREEGEN_I8_TAPS_MAX 64
+// The most output pixels of a narrow plane taken a field at a time
+// (ireegen_i8_depthwise_flat: their origins, 528 B of stack).
+#define IREEGEN_I8_FLAT_MAX 128
 
 // Rows [0, rows) of the band, each `wp` bytes: input row row0 + r of the
 // plane, columns from -pad_left; x_zero outside the image.  The whole band
-// filled with x_zero, then each row inside the image copied, sixteen bytes
-// a store under a tail predicate: the rows are short (a few to a few
-// hundred bytes), where a memset or memcpy call costs more than the copy.
+// filled with x_zero (unless `padded`: a band of the same rows and x_zero
+// before, whose padding holds it still), then each row inside the image
+// copied, sixteen bytes a store under a tail predicate: the rows are short
+// (a few to a few hundred bytes), where a memset or memcpy call costs more
+// than the copy.
 static inline void ireegen_i8_fill_band(int8_t* band, const int8_t* plane,
                                         ptrdiff_t row0, size_t rows, size_t h,
                                         size_t wd, size_t wp, size_t pad_left,
-                                        int32_t x_zero) {
+                                        int32_t x_zero, int padded) {
   const size_t left = pad_left < wp ? pad_left : wp;
   const size_t inside = wp - left < wd ? wp - left : wd;
   const size_t total = rows * wp;
   const int8x16_t fill = vdupq_n_s8((int8_t)x_zero);
-  for (size_t i = 0; i < total; i += 16)
+  for (size_t i = 0; !padded && i < total; i += 16)
     vstrbq_p_s8(band + i, fill, vctp8q((uint32_t)(total - i)));
   // Band rows [first, last) lie inside the image.
   const ptrdiff_t first = row0 < 0 ? -row0 : 0;
@@ -143,6 +148,41 @@ __attribute__((always_inline)) static inline void ireegen_i8_depthwise_band(
   }
 }
 
+// A narrow plane (fewer than eight output columns, where a row's passes
+// leave lanes idle) whose padded plane the band holds whole, and a kernel
+// of at most sixteen taps whose field spans at most 256 bytes of the band:
+// each output pixel's whole field in one byte gather (VLDRB.S8, the
+// field's offsets from its origin in `field`, lanes past the kernel at
+// offset 0) and one VMLADAVA.S8 by the taps (zero past the kernel) from
+// the base, four pixels in output order, across rows, then requantized
+// together.  The pixels' origins (fields[p], in the band; the band's
+// start past the last pixel) are the same for every channel.
+static inline void ireegen_i8_depthwise_flat(const int8_t* const* fields,
+                                             size_t pixels, uint8x16_t field,
+                                             int8x16_t taps, int32_t base,
+                                             int8_t* out,
+                                             ireegen_i8_scale_t multiplier,
+                                             int32_t y_zero) {
+  for (size_t p = 0; p < pixels; p += 4, fields += 4, out += 4) {
+    int32x4_t acc = vdupq_n_s32(
+        vmladavaq_s8(base, vldrbq_gather_offset_s8(fields[0], field), taps));
+    acc = vsetq_lane_s32(
+        vmladavaq_s8(base, vldrbq_gather_offset_s8(fields[1], field), taps),
+        acc, 1);
+    acc = vsetq_lane_s32(
+        vmladavaq_s8(base, vldrbq_gather_offset_s8(fields[2], field), taps),
+        acc, 2);
+    acc = vsetq_lane_s32(
+        vmladavaq_s8(base, vldrbq_gather_offset_s8(fields[3], field), taps),
+        acc, 3);
+    const int32x4_t q = ireegen_i8_requantize4_mve(acc, multiplier, y_zero);
+    if (pixels - p >= 4)
+      vstrbq_s32(out, q);
+    else
+      vstrbq_p_s32(out, q, vctp32q((uint32_t)(pixels - p)));
+  }
+}
+
 // The band loop for 3x3 of stride 1 and 2 (unrolled) and any other
 // kernel, each its own function: inlined into the caller, gcc keeps the
 // taps array in registers it then spills and copies per pixel; here the
@@ -181,6 +221,22 @@ static inline int ireegen_i8_depthwise_conv_mve(
   // Output rows per band: its (rows - 1) * stride + kh input rows fit.
   const size_t band_rows = (IREEGEN_I8_BAND_MAX / wp - kh) / stride + 1;
   int8_t band[IREEGEN_I8_BAND_MAX + IREEGEN_I8_BAND_SLACK];
+  // A narrow plane in one band: ireegen_i8_depthwise_flat, from each
+  // output pixel's origin in the band (four past the last: the band's
+  // start) and the field's offsets from it.
+  const size_t pixels = oh * ow;
+  const int flat = ow < 8 && band_rows >= oh && pixels <= IREEGEN_I8_FLAT_MAX &&
+                   kh * kw <= 16 && (kh - 1) * wp + kw - 1 <= UINT8_MAX;
+  const int8_t* fields[IREEGEN_I8_FLAT_MAX + 4];
+  uint8_t offsets[16] = {0};
+  if (flat) {
+    for (size_t p = 0; p < pixels + 4; ++p)
+      fields[p] =
+          band + (p < pixels ? (p / ow) * stride * wp + (p % ow) * stride : 0);
+    for (size_t i = 0; i < kh * kw; ++i)
+      offsets[i] = (uint8_t)((i / kw) * wp + i % kw);
+  }
+  const uint8x16_t field = vldrbq_u8(offsets);
   for (size_t b = 0; b < n; ++b) {
     for (size_t ch = 0; ch < c; ++ch) {
       const int8_t* plane = x + (b * c + ch) * h * wd;
@@ -192,11 +248,22 @@ static inline int ireegen_i8_depthwise_conv_mve(
       int32_t t[IREEGEN_I8_TAPS_MAX], tap_sum = 0;
       for (size_t i = 0; i < kh * kw; ++i) tap_sum += t[i] = taps[i];
       const int32_t base = bias[ch] - x_zero * tap_sum;
+      if (flat) {
+        // The same rows for every channel: the padding filled once.
+        ireegen_i8_fill_band(band, plane, -(ptrdiff_t)pad_top,
+                             (oh - 1) * stride + kh, h, wd, wp, pad_left,
+                             x_zero, b + ch > 0);
+        ireegen_i8_depthwise_flat(
+            fields, pixels, field,
+            vldrbq_z_s8(taps, vctp8q((uint32_t)(kh * kw))), base, out,
+            channel_multiplier, y_zero);
+        continue;
+      }
       for (size_t oy = 0; oy < oh; oy += band_rows) {
         const size_t rows = oh - oy < band_rows ? oh - oy : band_rows;
         ireegen_i8_fill_band(
             band, plane, (ptrdiff_t)(oy * stride) - (ptrdiff_t)pad_top,
-            (rows - 1) * stride + kh, h, wd, wp, pad_left, x_zero);
+            (rows - 1) * stride + kh, h, wd, wp, pad_left, x_zero, 0);
 #ifndef __OPTIMIZE_SIZE__  // -Os (kernels.size.json) keeps the one loop
         if (kh == 3 && kw == 3 && stride == 1)
           ireegen_i8_depthwise_band_3x3s1(band, t, base, out + oy * ow, rows,

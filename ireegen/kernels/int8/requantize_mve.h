@@ -78,12 +78,14 @@ static inline int32x4_t ireegen_i8_scale4v_mve(int32x4_t acc,
 }
 
 // The lanes of `acc` requantized, each in [-128, 127] (VSTRB stores their
-// low bytes).
+// low bytes): the clamp a saturating shift left by 24 and back (a value
+// outside [-128, 127] saturates to INT32_MIN or INT32_MAX, whose top byte
+// is -128 or 127), which needs no constant registers.
 static inline int32x4_t ireegen_i8_requantize4v_mve(int32x4_t acc,
                                                     ireegen_i8_scales4_t s,
                                                     int32_t y_zero) {
   const int32x4_t v = vqaddq_n_s32(ireegen_i8_scale4v_mve(acc, s), y_zero);
-  return vmaxq_s32(vminq_s32(v, vdupq_n_s32(127)), vdupq_n_s32(-128));
+  return vshrq_n_s32(vqshlq_n_s32(v, 24), 24);
 }
 
 // One factor in all four lanes.
