@@ -397,14 +397,17 @@ def test_chained_convolutions_are_all_in_the_kernels_form(tmp_path):
 
 
 @pytest.mark.full_suite
-def test_emit_tflite_for_cortex_m4_calls_the_tflm_kernels(tmp_path):
-    """emit of an int8 .tflite model for the Cortex-M4 links the TFLM
-    kernels for its convolutions, depthwise and fully connected ops and
-    verifies against TFLM (bit for bit, three draws over the int8 range)."""
+@pytest.mark.parametrize("cpu", ["cortex-m4", "cortex-m55"])
+def test_emit_tflite_for_cortex_m_calls_the_tflm_kernels(tmp_path, cpu):
+    """emit of an int8 .tflite model for the Cortex-M4 (the SMLAD loops) and
+    the M55 (the MVE loops with TFLM's rounding, the depthwise's narrow
+    plane among them) links the TFLM kernels for its convolutions,
+    depthwise, ADD and fully connected ops and verifies against TFLM (bit
+    for bit, three draws over the int8 range)."""
     model = tmp_path / "chain.tflite"
     model.write_bytes(_chain_model())
     out = tmp_path / "out"
-    proc = run_cli("emit", model, "-o", out, "--execution-model", "runtimeless", "--target-cpu", "cortex-m4")
+    proc = run_cli("emit", model, "-o", out, "--execution-model", "runtimeless", "--target-cpu", cpu)
     assert proc.returncode == 0, proc.stderr
     manifest = json.loads((out / "manifest.json").read_text())
     called = sorted({k for d in manifest["kernels"]["dispatches"] for k in d["kernels"]})
