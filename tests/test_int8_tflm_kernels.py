@@ -308,15 +308,17 @@ def test_tflm_sources_define_no_function_another_compile_defines(tmp_path, goal)
     twins) compile a source the per-tensor and per-channel kernels compile
     too: every function they define is an entry point ending in _tflm or a
     static named ireegen_i8_tflm_* (tflm.h), names no other compile has, so
-    a firmware's --gc-sections keeps only what it calls.  On the host and
-    the Cortex-M4F when its compiler is installed."""
+    a firmware's --gc-sections keeps only what it calls.  On the host, and
+    the Cortex-M4F and M55 (the MVE loops' functions) when the compiler is
+    installed."""
     cc, nm = _cc(), shutil.which("nm")
     if nm is None:
         pytest.skip("no nm")
     compilers = [("host", [cc], nm)]
     if shutil.which("arm-none-eabi-gcc") and shutil.which("arm-none-eabi-nm"):
         m4 = ["arm-none-eabi-gcc", "-mthumb", "-mfloat-abi=hard", "-mcpu=cortex-m4", "-mfpu=fpv4-sp-d16"]
-        compilers.append(("m4", m4, "arm-none-eabi-nm"))
+        m55 = ["arm-none-eabi-gcc", "-mthumb", "-mfloat-abi=hard", "-mcpu=cortex-m55", "-mfpu=auto"]
+        compilers += [("m4", m4, "arm-none-eabi-nm"), ("m55", m55, "arm-none-eabi-nm")]
     opt, sources = ("-O2", SPEED_SOURCES) if goal == "speed" else ("-Os", SIZE_SOURCES)
     for target, compiler, nm in compilers:
         for source in sources:
