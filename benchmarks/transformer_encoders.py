@@ -3,7 +3,8 @@ encoder of two layers, random weights, seed 0) exported with both PyTorch
 exporters, through ireegen's generated C against ONNX Runtime, one thread.
 
     python benchmarks/transformer_encoders.py [--models vit-ts vit-dynamo bert-ts bert-dynamo]
-        [--flag-sets base data-tiling] [--modes runtimeless async] [--rounds 3] [--seconds 0.5]
+        [--flag-sets base data-tiling] [--modes runtimeless async] [--forms iree rewrites]
+        [--rounds 3] [--seconds 0.5]
 
 The models (`pip install torch transformers`; nothing is downloaded):
 - vit: transformers' ViTModel, hidden 192, 4 layers, 3 heads, MLP 768,
@@ -17,9 +18,9 @@ with dynamo=True (`-dynamo`: opset 18).
 Each ireegen configuration is emitted at --target-cpu host, --tune off,
 with a flag set (--flag-sets: base, IREE's defaults; data-tiling,
 --iree-opt-data-tiling, the flag `--tune quick`'s second candidate adds to
-a model with matmuls) and with ireegen's graph rewrites (`rewrites`) or
-without them (`IREE's form`: --no-workarounds, as benchmarks/recurrent.py
-does).  Per model one run, the measurements alternating --rounds times;
+a model with matmuls) and (--forms) with ireegen's graph rewrites
+(`rewrites`) or without them (`iree`, "IREE's form": --no-workarounds, as
+benchmarks/recurrent.py does).  Per model one run, the measurements alternating --rounds times;
 the figure is the median round's CPU time per call, as benchmarks/peers.py
 measures it:
 - runtimeless: the emitted C through `ireegen run`'s runner, --repeat N
@@ -111,7 +112,7 @@ def contenders(name: str, workdir: Path, inputs: list, reference: list, args) ->
     c_name = name.replace("-", "_")
     timers = {}
     for flag_set in args.flag_sets:
-        for rewrites in (False, True):
+        for rewrites in [f == "rewrites" for f in args.forms]:
             form = "rewrites" if rewrites else "IREE's form"
             for mode in args.modes:
                 label = f"{mode}, {flag_set}, {form}"
@@ -146,6 +147,7 @@ def main() -> int:
     parser.add_argument("--models", nargs="+", default=list(MODELS), choices=MODELS)
     parser.add_argument("--flag-sets", nargs="+", default=list(FLAG_SETS), choices=list(FLAG_SETS))
     parser.add_argument("--modes", nargs="+", default=["runtimeless", "async"], choices=["runtimeless", "async"])
+    parser.add_argument("--forms", nargs="+", default=["iree", "rewrites"], choices=["iree", "rewrites"])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=0.5, help="target time of one measurement")
     args = parser.parse_args()
