@@ -38,6 +38,7 @@ def _models(tmp_path) -> dict:
     import test_onnx_decimate_rewrites
     import test_onnx_qdq_rewrites
     import test_onnx_speed_rewrites
+    import test_transformer_speed
 
     opsets = [helper.make_opsetid("", 17), helper.make_opsetid("ai.onnx.ml", 3)]
     models = {
@@ -71,6 +72,7 @@ def _models(tmp_path) -> dict:
     models["rnn-cells-unrolled"] = [_saved(tmp_path, write_rnn_model, form) for form in cells]
     steps = (RnnForm("GRU", linear_before_reset=1), RnnForm("LSTM", initial_h=True), RnnForm("RNN"))
     models["rnn-steps-unrolled"] = [_saved(tmp_path, write_rnn_model, form) for form in steps]
+    models["matmul-columns-padded"] = test_transformer_speed._matmul_model([2, 30, 64], [2, 64, 197])
     return models
 
 

@@ -140,12 +140,68 @@ def rnn_steps_unrolled(model, shapes: dict, values: dict) -> int:
     return rewrite_nodes(graph, rewrite)
 
 
+# matmul-columns-padded: the column multiple of the padded product (16
+# float32 lanes: AVX-512's vector; a multiple of AVX2's 8 and NEON's 4), and
+# the fewest columns it pads (below them, padding adds more than a quarter).
+COLUMN_MULTIPLE = 16
+MIN_PADDED_COLUMNS = 64
+
+
+def matmul_columns_padded(model, shapes: dict, values: dict) -> int:
+    """A MatMul of two computed operands (attention's scores, Q x K^T,
+    [.., L, d] x [.., d, L]) whose column count N (the sequence length) is
+    not a multiple of COLUMN_MULTIPLE: IREE 3.13's default matmul codegen
+    runs it several times slower than with N rounded up (ViT's 197 tokens:
+    11.2 ms for 3 x 197 x 197 x 64, 1.4 ms at 208).  Rewritten as the MatMul
+    of B padded with zero columns to the next multiple, then a Slice back
+    to N: the added columns are products with zeros, sliced off, so the
+    numbers are the MatMul's.  A product with a constant operand is left
+    alone (a layer's weights, and the MatMuls of the convolution rewrites
+    above; data tiling packs those), as are products of fewer than
+    MIN_PADDED_COLUMNS columns.  Figures: docs/peers.md,
+    "Transformers"."""
+    graph = model.graph
+    known = known_arrays(graph, values)
+
+    def rewrite(node, out_nodes) -> bool:
+        if node.op_type != "MatMul" or node.domain not in ("", "ai.onnx") or len(node.input) != 2:
+            return False
+        a, b_in = node.input
+        dims_a, dims_b, dims_y = shapes.get(a), shapes.get(b_in), shapes.get(node.output[0])
+        if a in known or b_in in known or not dims_a or not dims_b or not dims_y or len(dims_b) < 2:
+            return False
+        if None in dims_a or None in dims_b or None in dims_y:
+            return False
+        n = dims_b[-1]
+        if n < MIN_PADDED_COLUMNS or n % COLUMN_MULTIPLE == 0:
+            return False
+        pads = np.zeros(2 * len(dims_b), np.int64)
+        pads[-1] = -n % COLUMN_MULTIPLE
+        b = NodeBuilder(graph, out_nodes, f"{node.name or 'matmul'}/ireegen.padded")
+        padded = b.op("Pad", b_in, b.const("pads", pads))
+        product = b.op("MatMul", a, padded)
+        last = b.const("axis", np.array([-1], np.int64))
+        b.op(
+            "Slice",
+            product,
+            b.const("starts", np.array([0], np.int64)),
+            b.const("ends", np.array([n], np.int64)),
+            last,
+            out=node.output[0],
+            name=node.name,
+        )
+        return True
+
+    return rewrite_nodes(graph, rewrite)
+
+
 SPEED_REWRITES = (
     Rewrite("depthwise-conv-as-taps", ("Conv",), depthwise_conv_as_taps),
     Rewrite("grouped-conv-as-batched-matmul", ("Conv",), grouped_conv_as_batched_matmul),
     Rewrite("conv-as-im2col-matmul", ("Conv",), conv_as_im2col_matmul),
     Rewrite("conv-transpose-as-matmul", ("ConvTranspose",), conv_transpose_as_matmul),
     Rewrite("rnn-steps-unrolled", RNN_OPS, rnn_steps_unrolled),
+    Rewrite("matmul-columns-padded", ("MatMul",), matmul_columns_padded),
 )
 
 # Applied before the strided-depthwise decimation and SPEED_REWRITES: on a
