@@ -14,6 +14,7 @@ import numpy as np
 
 from . import depthwise_taps, rnn_steps
 from .conv_im2col import conv_as_im2col_matmul
+from .conv_pointwise_matmul import pointwise_conv_as_matmul
 from .conv_transpose_matmul import conv_transpose_as_matmul
 from .depthwise_taps import MAX_TAPS
 from .nhwc_layout import depthwise_separable_as_nhwc
@@ -146,6 +147,7 @@ SPEED_REWRITES = (
     Rewrite("conv-as-im2col-matmul", ("Conv",), conv_as_im2col_matmul),
     Rewrite("conv-transpose-as-matmul", ("ConvTranspose",), conv_transpose_as_matmul),
     Rewrite("rnn-steps-unrolled", RNN_OPS, rnn_steps_unrolled),
+    Rewrite("pointwise-conv-as-matmul", ("Conv",), pointwise_conv_as_matmul),
 )
 
 # Applied before the strided-depthwise decimation and SPEED_REWRITES: on a
