@@ -74,3 +74,22 @@ def test_other_resizes_stay(attrs):
     model, _ = _random_resize(2, **attrs)
     apply_rewrites(model)
     assert "Resize" in {node.op_type for node in model.graph.node}
+
+
+def test_a_resize_of_integers_stays():
+    """A uint8 image's Resize: the interpolation matrices are float32."""
+    from onnx import helper, numpy_helper
+
+    from ireegen.frontend.onnx_rewrites import apply_rewrites
+
+    sizes = numpy_helper.from_array(np.array([1, 3, 16, 16], np.int64), "sizes")
+    graph = helper.make_graph(
+        [helper.make_node("Resize", ["x", "", "", "sizes"], ["y"], mode="linear")],
+        "resize",
+        [helper.make_tensor_value_info("x", onnx.TensorProto.UINT8, [1, 3, 8, 8])],
+        [helper.make_tensor_value_info("y", onnx.TensorProto.UINT8, None)],
+        [sizes],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    assert apply_rewrites(model) == []
+    assert [node.op_type for node in model.graph.node] == ["Resize"]

@@ -48,6 +48,21 @@ def _text(value, default: str) -> str:
     return value.decode() if isinstance(value, bytes) else value
 
 
+def _float_values(model) -> set:
+    """The names of the graph's float32 values (inputs, initializers and
+    what shape inference types)."""
+    import onnx
+
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model)
+    except Exception:  # noqa: BLE001 - no types: nothing is taken
+        return set()
+    graph = inferred.graph
+    typed = (*graph.value_info, *graph.input, *graph.output)
+    names = {v.name for v in typed if v.type.tensor_type.elem_type == onnx.TensorProto.FLOAT}
+    return names | {t.name for t in graph.initializer if t.data_type == onnx.TensorProto.FLOAT}
+
+
 def linear_resize_as_matmuls(model, shapes: dict, values: dict) -> int:
     """Rewrites each Resize of a static 4-D float tensor in `linear` mode
     that scales only H and W, with a coordinate transformation of
@@ -56,10 +71,15 @@ def linear_resize_as_matmuls(model, shapes: dict, values: dict) -> int:
     from onnx import numpy_helper
 
     graph = model.graph
+    if not any(node.op_type == "Resize" for node in graph.node):
+        return 0
     known = known_arrays(graph, values)
+    floats = _float_values(model)
 
     def rewrite(node, out_nodes) -> bool:
         if node.op_type != "Resize" or node.domain not in ("", "ai.onnx") or len(node.output) != 1:
+            return False
+        if node.input[0] not in floats:  # the products are float32 (an image's uint8 Resize stays)
             return False
         a = node_attrs(node)
         dims, out_dims = shapes.get(node.input[0]) if node.input else None, shapes.get(node.output[0])
