@@ -136,6 +136,11 @@ class ModelSpec:
 MODELS = {
     "resnet18": ModelSpec("torchvision ResNet-18, 1x3x224x224 (weights=None)", {"image": (1, 3, 224, 224)}),
     "mobilenet_v2": ModelSpec("torchvision MobileNetV2, 1x3x224x224 (weights=None)", {"image": (1, 3, 224, 224)}),
+    "regnety": ModelSpec("torchvision RegNetY-400MF, 1x3x224x224 (weights=None)", {"image": (1, 3, 224, 224)}),
+    "lraspp": ModelSpec(
+        "torchvision LRASPP MobileNetV3-Large, 1x3x224x224 (weights=None, weights_backbone=None)",
+        {"image": (1, 3, 224, 224)},
+    ),
     "ocr_cls": ModelSpec("PaddleOCR text-direction classifier, 1x3x48x192 (rapidocr 1.4.4)", {"x": (1, 3, 48, 192)}),
     "ocr_det": ModelSpec("PP-OCRv4 text detector, 1x3x320x320 (rapidocr 1.4.4)", {"x": (1, 3, 320, 320)}),
     "silero_vad": ModelSpec(
@@ -144,7 +149,13 @@ MODELS = {
         {"sr": (16000,)},
     ),
 }
-TORCHVISION = {"resnet18": "resnet18", "mobilenet_v2": "mobilenet_v2"}
+# name -> (torchvision.models module, constructor); a segmentation model's "out" is its output.
+TORCHVISION = {
+    "resnet18": ("", "resnet18"),
+    "mobilenet_v2": ("", "mobilenet_v2"),
+    "regnety": ("", "regnet_y_400mf"),
+    "lraspp": ("segmentation", "lraspp_mobilenet_v3_large"),
+}
 
 
 def fetch_shipped(directory: Path) -> dict:
@@ -174,7 +185,21 @@ def export_torchvision(name: str, path: Path) -> None:
     import torchvision
 
     torch.manual_seed(SEED)
-    model = getattr(torchvision.models, TORCHVISION[name])(weights=None).eval()
+    package, constructor = TORCHVISION[name]
+    if package:
+        net = getattr(getattr(torchvision.models, package), constructor)(weights=None, weights_backbone=None).eval()
+
+        class Out(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.net = net
+
+            def forward(self, image):
+                return self.net(image)["out"]
+
+        model = Out().eval()
+    else:
+        model = getattr(torchvision.models, constructor)(weights=None).eval()
     torch.onnx.export(
         model,
         (torch.randn(1, 3, 224, 224),),

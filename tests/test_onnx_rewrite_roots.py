@@ -38,6 +38,8 @@ def _models(tmp_path) -> dict:
     import test_onnx_decimate_rewrites
     import test_onnx_qdq_rewrites
     import test_onnx_speed_rewrites
+    import test_pointwise_conv_matmul
+    import test_resize_matmul
     import test_transformer_speed
 
     opsets = [helper.make_opsetid("", 17), helper.make_opsetid("ai.onnx.ml", 3)]
@@ -59,6 +61,8 @@ def _models(tmp_path) -> dict:
     models["conv-as-im2col-matmul"] = speed._random_conv(np.random.default_rng(0), 0, False)[0]
     models["grouped-conv-as-batched-matmul"] = speed._random_grouped_conv(np.random.default_rng(0))[0]
     models["conv-transpose-as-matmul"] = speed._random_conv_transpose(np.random.default_rng(0), 0)[0]
+    models["pointwise-conv-as-matmul"] = test_pointwise_conv_matmul._random_pointwise(1)[0]
+    models["linear-resize-as-matmuls"] = test_resize_matmul._random_resize(0)[0]
     models["depthwise-separable-as-nhwc"] = test_nhwc_layout._random_mobilenet(3)[0]
     decimated = [((5, 5), (2, 2, 2, 2), (1, 1), (2, 1), True)]
     models["strided-depthwise-conv-as-decimated-taps"] = _saved(

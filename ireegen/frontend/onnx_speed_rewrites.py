@@ -14,12 +14,14 @@ import numpy as np
 
 from . import depthwise_taps, rnn_steps
 from .conv_im2col import conv_as_im2col_matmul
+from .conv_pointwise_matmul import pointwise_conv_as_matmul
 from .conv_transpose_matmul import conv_transpose_as_matmul
 from .depthwise_taps import MAX_TAPS
 from .nhwc_layout import depthwise_separable_as_nhwc
 from .onnx_nodes import NodeBuilder, Rewrite, known_arrays, node_attrs, rewrite_nodes, static_conv2d
 from .onnx_rnn_rewrites import RNN_OPS, iree_lowered_form
 from .onnx_rnn_unroll import UnrollBuilder
+from .resize_matmul import linear_resize_as_matmuls
 
 
 def depthwise_conv_as_taps(model, shapes: dict, values: dict) -> int:
@@ -202,6 +204,8 @@ SPEED_REWRITES = (
     Rewrite("conv-transpose-as-matmul", ("ConvTranspose",), conv_transpose_as_matmul),
     Rewrite("rnn-steps-unrolled", RNN_OPS, rnn_steps_unrolled),
     Rewrite("matmul-columns-padded", ("MatMul",), matmul_columns_padded),
+    Rewrite("pointwise-conv-as-matmul", ("Conv",), pointwise_conv_as_matmul),
+    Rewrite("linear-resize-as-matmuls", ("Resize",), linear_resize_as_matmuls),
 )
 
 # Applied before the strided-depthwise decimation and SPEED_REWRITES: on a
