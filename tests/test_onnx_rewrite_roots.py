@@ -40,6 +40,7 @@ def _models(tmp_path) -> dict:
     import test_onnx_speed_rewrites
     import test_pointwise_conv_matmul
     import test_resize_matmul
+    import test_stable_rewrites
     import test_transformer_speed
 
     opsets = [helper.make_opsetid("", 17), helper.make_opsetid("ai.onnx.ml", 3)]
@@ -76,6 +77,7 @@ def _models(tmp_path) -> dict:
     models["rnn-cells-unrolled"] = [_saved(tmp_path, write_rnn_model, form) for form in cells]
     steps = (RnnForm("GRU", linear_before_reset=1), RnnForm("LSTM", initial_h=True), RnnForm("RNN"))
     models["rnn-steps-unrolled"] = [_saved(tmp_path, write_rnn_model, form) for form in steps]
+    models["reduce-log-sum-exp-stable"] = test_stable_rewrites._model([2, 5], [1], 0, 17)
     models["matmul-columns-padded"] = test_transformer_speed._matmul_model([2, 30, 64], [2, 64, 197])
     return models
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .onnx_nodes import NodeBuilder, node_attrs, rewrite_nodes
+from .onnx_nodes import NodeBuilder, elem_types, node_attrs, rewrite_nodes
 
 ML = "ai.onnx.ml"
 FLOAT, DOUBLE = 1, 11
@@ -79,7 +79,7 @@ def _rewrite_each(model, op_type: str, build) -> int:
         nonlocal types
         if node.op_type != op_type or node.domain != ML:
             return False
-        types = _elem_types(model) if types is None else types
+        types = elem_types(model) if types is None else types
         mark, constants = len(out_nodes), len(graph.initializer)
         if build(node, out_nodes, types):
             return True
@@ -88,19 +88,6 @@ def _rewrite_each(model, op_type: str, build) -> int:
         return False
 
     return rewrite_nodes(graph, rewrite)
-
-
-def _elem_types(model) -> dict:
-    import onnx
-
-    try:
-        inferred = onnx.shape_inference.infer_shapes(model)
-    except Exception:  # noqa: BLE001 - no types: nothing rewrites
-        return {}
-    values = list(inferred.graph.value_info) + list(inferred.graph.input) + list(inferred.graph.output)
-    types = {v.name: v.type.tensor_type.elem_type for v in values if v.type.HasField("tensor_type")}
-    types.update({t.name: t.data_type for t in model.graph.initializer})
-    return types
 
 
 # ---------------------------------------------------------------------------

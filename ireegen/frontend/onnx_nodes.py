@@ -44,6 +44,21 @@ def default_opset(model) -> int:
     return next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), MIN_DEFAULT_OPSET)
 
 
+def elem_types(model) -> dict:
+    """{value name: ONNX element type} from onnx's shape inference and the
+    initializers; empty when the inference fails (nothing typed)."""
+    import onnx
+
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model)
+    except Exception:  # noqa: BLE001 - no types: nothing rewrites
+        return {}
+    values = list(inferred.graph.value_info) + list(inferred.graph.input) + list(inferred.graph.output)
+    types = {v.name: v.type.tensor_type.elem_type for v in values if v.type.HasField("tensor_type")}
+    types.update({t.name: t.data_type for t in model.graph.initializer})
+    return types
+
+
 def used_names(graph, pending=()) -> set:
     """The value names of `graph` and of the `pending` nodes."""
     used = {v for n in (*graph.node, *pending) for v in (*n.input, *n.output)} | {t.name for t in graph.initializer}

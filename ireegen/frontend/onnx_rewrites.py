@@ -35,6 +35,7 @@ from .onnx_nodes import (
 from .onnx_qdq_rewrites import identical_qdq_around_data_movement, quantize_before_data_movement
 from .onnx_rnn_rewrites import rnn_cells_unrolled, rnn_directions_as_forward
 from .onnx_speed_rewrites import LAYOUT_REWRITES, SPEED_REWRITES
+from .onnx_stable_rewrites import reduce_log_sum_exp_stable
 
 
 def strided_conv_single_window(model, shapes: dict, values: dict) -> int:
@@ -383,6 +384,7 @@ def pointwise_conv_on_one_pixel_as_matmul(model, shapes: dict, values: dict) -> 
 REWRITES = (
     Rewrite("strided-conv-single-window", ("Conv",), strided_conv_single_window),
     Rewrite("reflect-pad-as-slices", ("Pad",), reflect_pad_as_slices),
+    Rewrite("reduce-log-sum-exp-stable", ("ReduceLogSumExp",), reduce_log_sum_exp_stable),
     # Scaler first: the ml ops after it need the shape of its result.
     Rewrite("scaler-as-arithmetic", ("Scaler",), onnx_ml_rewrites.scaler_as_arithmetic),
     Rewrite("array-feature-extractor-as-gather", ("ArrayFeatureExtractor",), array_feature_extractor_as_gather),
