@@ -101,7 +101,22 @@ def test_requantization_is_gemmlowps(tmp_path):
     cases = []
     for shift in (-31, -20, -9, -1, 0, 1, 4, 30):
         for m in (1 << 30, (1 << 31) - 1, 1518500250, 1 << 30 | 1):
-            for acc in (0, 1, -1, 2**30, -(2**30), 2**31 - 1, -(2**31), 1 << 8, -(1 << 8) - 1, 3 << 20, -(3 << 20)):
+            for acc in (
+                0,
+                1,
+                -1,
+                2**30,
+                -(2**30),
+                2**30 - 1,
+                1 - 2**30,
+                -(2**30) - 1,
+                2**31 - 1,
+                -(2**31),
+                1 << 8,
+                -(1 << 8) - 1,
+                3 << 20,
+                -(3 << 20),
+            ):
                 cases.append((acc, m, shift, 0))
     # Exact ties: acc * m = (2k + 1) * 2^30 (the high multiply), and a
     # high product whose low `right` bits are exactly half.

@@ -70,8 +70,39 @@ static inline int8_t ireegen_i8_offset_clamp(int32_t v, int32_t y_zero) {
 }
 #endif
 
+// The same value in one rounding step, for a right shift (shift < 0, so
+// 1 <= right <= 31) and |acc| < 2^30.  With s = 1 for a negative acc, else
+// 0, the division's ties-away rounding is floor((x + 2^(right-1) - s) /
+// 2^right) (s may be taken from acc: where acc < 0 and x = 0 both give 0),
+// and the nested floors of the two steps merge into one:
+//
+//   floor((2 * acc * multiplier + 2^31 + 2^32 * (2^(right-1) - s)) / 2^32)
+//     >> right,
+//
+// whose inner floor is SMMLAR (the high word of Ra * 2^32 + Rn * Rm +
+// 2^31) of 2 * acc, which fits 32 bits, the multiplier and 2^(right-1) - s.
+static inline int32_t ireegen_i8_smmlar(int32_t a, int32_t b, int32_t c) {
+#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
+  int32_t r;
+  __asm__("smmlar %0, %1, %2, %3" : "=r"(r) : "r"(a), "r"(b), "r"(c));
+  return r;
+#else
+  return (int32_t)((((int64_t)c << 32) + (int64_t)a * b + ((int64_t)1 << 31)) >>
+                   32);
+#endif
+}
+
 static inline int8_t ireegen_i8_requantize(int32_t acc, ireegen_i8_scale_t s,
                                            int32_t y_zero) {
+  const uint32_t doubled = (uint32_t)acc << 1;
+  if (s.shift < 0 && s.shift >= -31 && (int32_t)(doubled ^ (uint32_t)acc) >= 0) {
+    const int32_t right = -s.shift;
+    const int32_t half = (int32_t)(UINT32_C(0x40000000) >> (31 - right));
+    return ireegen_i8_offset_clamp(
+        ireegen_i8_smmlar((int32_t)doubled, s.multiplier, half + (acc >> 31)) >>
+            right,
+        y_zero);
+  }
   const int32_t left = s.shift > 0 ? s.shift : 0;
   const int32_t right = s.shift > 0 ? 0 : -s.shift;
   const int32_t scaled = (int32_t)((uint32_t)acc << left);

@@ -18,6 +18,7 @@
 #define ireegen_i8_offset_clamp ireegen_i8_tflm_offset_clamp
 #define ireegen_i8_tflm_factor ireegen_i8_tflm_tflm_factor
 #define ireegen_i8_add_term ireegen_i8_tflm_add_term
+#define ireegen_i8_smmlar ireegen_i8_tflm_smmlar
 
 #if defined(IREEGEN_I8_SMALL)
 // The compact kernels (convolution_small.c, fully_connected_small.c).
