@@ -134,26 +134,43 @@ static void ireegen_i8_gather(int16_t* d, size_t step, const int8_t* image,
 
 // y[o * pixels] and, when `two`, y[o * pixels + 1]: the requantized dot
 // products of the pair column's two pixels with the f filters (rows of
-// `length` weights), two filters at a time.  A function of its own, so
-// that its few live values stay in registers around the SMLAD loop.
-static __attribute__((noinline)) void ireegen_i8_pair_filters(
+// `length` weights), two filters at a time; `fast`: the layer's check of
+// IREEGEN_I8_FAST_LAYER (dot.h), a constant of each copy.
+IREEGEN_I8_BODY void ireegen_i8_pair_filters_in(
     const int16_t* pair, const int8_t* w, size_t length, size_t f,
     const int32_t* bias, ireegen_i8_scale_t multiplier,
     const ireegen_i8_scale_t* per_channel, int32_t y_zero, int8_t* y,
-    size_t pixels, int two) {
+    size_t pixels, int two, const int fast) {
+  (void)fast;  // the plain kernels have one form
   for (size_t o = 0; o < f; o += 2, y += 2 * pixels) {
     const size_t o1 = o + 1 < f ? o + 1 : o;
     int32_t acc[4] = {bias[o], bias[o], bias[o1], bias[o1]};
     ireegen_i8_dot_pair(pair, w + o * length, w + o1 * length, length, acc);
     const ireegen_i8_scale_t m0 = IREEGEN_I8_MULTIPLIER(o);
-    y[0] = ireegen_i8_requantize(acc[0], m0, y_zero);
-    if (two) y[1] = ireegen_i8_requantize(acc[1], m0, y_zero);
+    y[0] = IREEGEN_I8_REQUANTIZE_IN(acc[0], m0, y_zero, fast);
+    if (two) y[1] = IREEGEN_I8_REQUANTIZE_IN(acc[1], m0, y_zero, fast);
     if (o1 != o) {
       const ireegen_i8_scale_t m1 = IREEGEN_I8_MULTIPLIER(o1);
-      y[pixels] = ireegen_i8_requantize(acc[2], m1, y_zero);
-      if (two) y[pixels + 1] = ireegen_i8_requantize(acc[3], m1, y_zero);
+      y[pixels] = IREEGEN_I8_REQUANTIZE_IN(acc[2], m1, y_zero, fast);
+      if (two)
+        y[pixels + 1] = IREEGEN_I8_REQUANTIZE_IN(acc[3], m1, y_zero, fast);
     }
   }
+}
+
+// A function of its own, so that its few live values stay in registers
+// around the SMLAD loop.
+static __attribute__((noinline)) void ireegen_i8_pair_filters(
+    const int16_t* pair, const int8_t* w, size_t length, size_t f,
+    const int32_t* bias, ireegen_i8_scale_t multiplier,
+    const ireegen_i8_scale_t* per_channel, int32_t y_zero, int8_t* y,
+    size_t pixels, int two, int fast) {
+  if (fast)
+    ireegen_i8_pair_filters_in(pair, w, length, f, bias, multiplier,
+                               per_channel, y_zero, y, pixels, two, 1);
+  else
+    ireegen_i8_pair_filters_in(pair, w, length, f, bias, multiplier,
+                               per_channel, y_zero, y, pixels, two, 0);
 }
 
 // The convolution: filter o's multiplier is IREEGEN_I8_MULTIPLIER(o).  Its
@@ -184,6 +201,8 @@ IREEGEN_I8_BODY void ireegen_i8_conv(
                               ? offsets
                               : NULL;
   if (length <= IREEGEN_I8_PAIR_MAX) {
+    const int fast =
+        IREEGEN_I8_FAST_LAYER(bias, per_channel, f, length, x_zero);
     // Two output pixels at a time (the next in (oy, ox) order, across rows
     // too): both receptive fields unpacked to int16 into one pair column,
     // then dotted with the filters two at a time.  A last odd pixel is
@@ -214,7 +233,8 @@ IREEGEN_I8_BODY void ireegen_i8_conv(
                             oy1, ox1, stride, pad_top, pad_left, x_zero);
         }
         ireegen_i8_pair_filters(pair, w, length, f, bias, multiplier,
-                                per_channel, y_zero, out + p, pixels, two);
+                                per_channel, y_zero, out + p, pixels, two,
+                                fast);
         ox = ox1 + two;
         oy = oy1;
         if (ox == ow) oy += 1, ox = 0;
@@ -276,7 +296,70 @@ IREEGEN_I8_BODY void ireegen_i8_conv(
 #define IREEGEN_I8_PLANE_MAX 1280
 
 // Depthwise 3x3 on one channel through its padded int16 plane: every
-// output pixel is then a full 3x3 dot product, with no edge cases.
+// output pixel is then a full 3x3 dot product, with no edge cases.  On DSP
+// cores two neighbouring outputs at a time: for each tap row, the words
+// (p0, p1) and (p2, p3) of the first output's inputs and the same of the
+// second's (stride further) against the taps as (t0, t1) and (t1, t2):
+// SMLAD (p0, p1).(t0, t1) plus p2 * t2 (SMLABT) for each; at stride 1 the
+// second output shares the first's words.
+IREEGEN_I8_BODY void ireegen_i8_depthwise_plane3x3_in(
+    const int16_t* padded, size_t wp, const int8_t* taps, int32_t bias,
+    int8_t* out, size_t oh, size_t ow, size_t stride,
+    ireegen_i8_scale_t multiplier, int32_t y_zero, const int fast) {
+  (void)fast;  // the plain kernels have one form
+#if IREEGEN_I8_DSP
+  uint32_t t01[3], t12[3];
+  for (size_t r = 0; r < 3; ++r) {
+    t01[r] = (uint16_t)taps[3 * r] | (uint32_t)(uint16_t)taps[3 * r + 1] << 16;
+    t12[r] = (uint16_t)taps[3 * r + 1] | (uint32_t)(uint16_t)taps[3 * r + 2]
+                                             << 16;
+  }
+#endif
+  for (size_t oy = 0; oy < oh; ++oy) {
+    const int16_t* row = padded + oy * stride * wp;
+    size_t ox = 0;
+#if IREEGEN_I8_DSP
+    for (; ox + 2 <= ow; ox += 2) {
+      const int16_t* p = row + ox * stride;
+      int32_t a0 = bias, a1 = bias;
+      if (stride == 1) {
+        // The second output's (p1, p2, p3): p1 * t0 (SMLATB), then
+        // (p2, p3).(t1, t2).
+        for (size_t r = 0; r < 3; ++r, p += wp) {
+          const int32_t w0 = (int32_t)ireegen_i8_load32(p);
+          const int32_t w1 = (int32_t)ireegen_i8_load32(p + 2);
+          a0 = __smlad((uint32_t)w0, t01[r], a0);
+          a0 = __smlabt(w1, (int32_t)t12[r], a0);
+          a1 = __smlatb(w0, (int32_t)t01[r], a1);
+          a1 = __smlad((uint32_t)w1, t12[r], a1);
+        }
+      } else {
+        for (size_t r = 0; r < 3; ++r, p += wp) {
+          a0 = __smlad(ireegen_i8_load32(p), t01[r], a0);
+          a0 = __smlabt((int32_t)ireegen_i8_load32(p + 2), (int32_t)t12[r], a0);
+          a1 = __smlad(ireegen_i8_load32(p + stride), t01[r], a1);
+          a1 = __smlabt((int32_t)ireegen_i8_load32(p + stride + 2),
+                        (int32_t)t12[r], a1);
+        }
+      }
+      out[oy * ow + ox] =
+          IREEGEN_I8_REQUANTIZE_IN(a0, multiplier, y_zero, fast);
+      out[oy * ow + ox + 1] =
+          IREEGEN_I8_REQUANTIZE_IN(a1, multiplier, y_zero, fast);
+    }
+#endif
+    for (; ox < ow; ++ox) {
+      const int16_t* p = row + ox * stride;
+      int32_t acc = bias;
+      for (size_t r = 0; r < 3; ++r, p += wp)
+        acc += p[0] * taps[3 * r] + p[1] * taps[3 * r + 1] +
+               p[2] * taps[3 * r + 2];
+      out[oy * ow + ox] =
+          IREEGEN_I8_REQUANTIZE_IN(acc, multiplier, y_zero, fast);
+    }
+  }
+}
+
 static void ireegen_i8_depthwise_plane3x3(
     const int8_t* plane, const int8_t* taps, int32_t bias, int8_t* out,
     size_t h, size_t wd, size_t oh, size_t ow, size_t stride, size_t pad_top,
@@ -284,34 +367,22 @@ static void ireegen_i8_depthwise_plane3x3(
     int32_t y_zero) {
   const size_t hp = (oh - 1) * stride + 3,
                wp = (ow - 1) * stride + 3;  // the rows and columns read
-  int16_t padded[IREEGEN_I8_PLANE_MAX];
-  memset(padded, 0, hp * wp * sizeof padded[0]);
+  // One more element: the second output's last word reads one past the
+  // last column.
+  int16_t padded[IREEGEN_I8_PLANE_MAX + 1];
+  memset(padded, 0, (hp * wp + 1) * sizeof padded[0]);
   for (size_t iy = 0; iy < h && iy + pad_top < hp; ++iy) {
     int16_t* dst = padded + (iy + pad_top) * wp + pad_left;
     const int8_t* src = plane + iy * wd;
     for (size_t ix = 0; ix < wd && ix + pad_left < wp; ++ix)
       dst[ix] = (int16_t)(src[ix] - x_zero);
   }
-#if IREEGEN_I8_DSP
-  uint32_t t01[3];
-  for (size_t r = 0; r < 3; ++r)
-    t01[r] = (uint16_t)taps[3 * r] | (uint32_t)(uint16_t)taps[3 * r + 1] << 16;
-#endif
-  for (size_t oy = 0; oy < oh; ++oy) {
-    for (size_t ox = 0; ox < ow; ++ox) {
-      const int16_t* p = padded + oy * stride * wp + ox * stride;
-      int32_t acc = bias;
-      for (size_t r = 0; r < 3; ++r, p += wp) {
-#if IREEGEN_I8_DSP
-        acc = __smlad(ireegen_i8_load32(p), t01[r], acc);
-#else
-        acc += p[0] * taps[3 * r] + p[1] * taps[3 * r + 1];
-#endif
-        acc += p[2] * taps[3 * r + 2];
-      }
-      out[oy * ow + ox] = ireegen_i8_requantize(acc, multiplier, y_zero);
-    }
-  }
+  if (IREEGEN_I8_FAST_LAYER(&bias, &multiplier, 1, 9, x_zero))
+    ireegen_i8_depthwise_plane3x3_in(padded, wp, taps, bias, out, oh, ow,
+                                     stride, multiplier, y_zero, 1);
+  else
+    ireegen_i8_depthwise_plane3x3_in(padded, wp, taps, bias, out, oh, ow,
+                                     stride, multiplier, y_zero, 0);
 }
 
 // The depthwise convolution: channel ch's multiplier is

@@ -113,4 +113,46 @@ static inline int8_t ireegen_i8_requantize(int32_t acc, ireegen_i8_scale_t s,
       y_zero);
 }
 
+// The one-step form alone, for a layer that ireegen_i8_fast_layer() has
+// checked once: every channel's shift in [-31, -1], every accumulator in
+// [-2^30, 2^30).
+static inline int8_t ireegen_i8_requantize_fast(int32_t acc,
+                                                ireegen_i8_scale_t s,
+                                                int32_t y_zero) {
+  const int32_t half = (int32_t)(UINT32_C(0x40000000) >> (31 + s.shift));
+  return ireegen_i8_offset_clamp(
+      ireegen_i8_smmlar((int32_t)((uint32_t)acc << 1), s.multiplier,
+                        half + (acc >> 31)) >>
+          -s.shift,
+      y_zero);
+}
+
+// Whether a layer of f channels, `length` products each, may take
+// ireegen_i8_requantize_fast(): its shifts are right shifts of at most 31,
+// and its accumulators bias[o] + sum (x - x_zero) * w, with |x - x_zero| <=
+// 128 + |x_zero| and |w| <= 128, stay inside (-2^30, 2^30).
+static inline int ireegen_i8_fast_layer(const int32_t* bias,
+                                        const ireegen_i8_scale_t* scales,
+                                        size_t f, size_t length,
+                                        int32_t x_zero) {
+  const int64_t limit = (int64_t)1 << 30;
+  if (x_zero < -128 || x_zero > 127 || length > (size_t)(limit >> 15)) return 0;
+  const int64_t products =
+      (int64_t)(128 + (x_zero < 0 ? -x_zero : x_zero)) * 128 * (int64_t)length;
+  for (size_t o = 0; o < f; ++o) {
+    const int64_t b = bias[o] < 0 ? -(int64_t)bias[o] : bias[o];
+    if (scales[o].shift >= 0 || scales[o].shift < -31 || b + products >= limit)
+      return 0;
+  }
+  return 1;
+}
+
+// A kernel's requantization where a checked layer (fast) takes the one-step
+// form: `fast` is a constant of each inlined copy of the kernel's loop.
+#define IREEGEN_I8_REQUANTIZE_IN(acc, s, y_zero, fast) \
+  ((fast) ? ireegen_i8_requantize_fast(acc, s, y_zero) \
+          : ireegen_i8_requantize(acc, s, y_zero))
+#define IREEGEN_I8_FAST_LAYER(bias, per_channel, f, length, x_zero) \
+  ireegen_i8_fast_layer(bias, per_channel, f, length, x_zero)
+
 #endif  // IREEGEN_INT8_REQUANTIZE_TFLM_H_
