@@ -291,98 +291,147 @@ IREEGEN_I8_BODY void ireegen_i8_conv(
   }
 }
 
-// The int16 (x - x_zero) plane of one channel, padded with zeros, held at
-// most this long on the stack (2.5 KiB).
-#define IREEGEN_I8_PLANE_MAX 1280
+// The int16 (x - x_zero) rows of one channel, padded with zeros, three
+// at a time (the rows one output row reads), each at most this long.
+#define IREEGEN_I8_ROW_MAX 420
 
-// Depthwise 3x3 on one channel through its padded int16 plane: every
-// output pixel is then a full 3x3 dot product, with no edge cases.  On DSP
-// cores two neighbouring outputs at a time: for each tap row, the words
-// (p0, p1) and (p2, p3) of the first output's inputs and the same of the
-// second's (stride further) against the taps as (t0, t1) and (t1, t2):
-// SMLAD (p0, p1).(t0, t1) plus p2 * t2 (SMLABT) for each; at stride 1 the
-// second output shares the first's words.
-IREEGEN_I8_BODY void ireegen_i8_depthwise_plane3x3_in(
-    const int16_t* padded, size_t wp, const int8_t* taps, int32_t bias,
-    int8_t* out, size_t oh, size_t ow, size_t stride,
-    ireegen_i8_scale_t multiplier, int32_t y_zero, const int fast) {
-  (void)fast;  // the plain kernels have one form
+// dst[i] = src[i] - x_zero for i < n, in int16.  On DSP cores four at a
+// time: SXTB16 splits a word into (x0, x2) and (x1, x3), SSUB16 takes the
+// zero point off both lanes (the differences fit 16 bits), and two packs
+// (PKHBT, PKHTB) put them back in order.
+static inline void ireegen_i8_widen(int16_t* dst, const int8_t* src, size_t n,
+                                    int32_t x_zero) {
+  size_t i = 0;
 #if IREEGEN_I8_DSP
-  uint32_t t01[3], t12[3];
-  for (size_t r = 0; r < 3; ++r) {
-    t01[r] = (uint16_t)taps[3 * r] | (uint32_t)(uint16_t)taps[3 * r + 1] << 16;
-    t12[r] = (uint16_t)taps[3 * r + 1] | (uint32_t)(uint16_t)taps[3 * r + 2]
-                                             << 16;
+  const uint32_t zeros = (uint32_t)(uint16_t)x_zero * UINT32_C(0x00010001);
+  for (; i + 4 <= n; i += 4) {
+    const uint32_t v = ireegen_i8_load32(src + i);
+    const uint32_t even = __ssub16(__sxtb16(v), zeros);
+    const uint32_t odd = __ssub16(ireegen_i8_sxtb16_ror8(v), zeros);
+    const uint32_t lo = (even & 0xFFFFu) | (odd << 16);
+    const uint32_t hi = (odd & 0xFFFF0000u) | (even >> 16);
+    memcpy(dst + i, &lo, sizeof lo);
+    memcpy(dst + i + 2, &hi, sizeof hi);
   }
 #endif
-  for (size_t oy = 0; oy < oh; ++oy) {
-    const int16_t* row = padded + oy * stride * wp;
-    size_t ox = 0;
+  for (; i < n; ++i) dst[i] = (int16_t)(src[i] - x_zero);
+}
+
 #if IREEGEN_I8_DSP
-    for (; ox + 2 <= ow; ox += 2) {
-      const int16_t* p = row + ox * stride;
-      int32_t a0 = bias, a1 = bias;
-      if (stride == 1) {
-        // The second output's (p1, p2, p3): p1 * t0 (SMLATB), then
-        // (p2, p3).(t1, t2).
-        for (size_t r = 0; r < 3; ++r, p += wp) {
-          const int32_t w0 = (int32_t)ireegen_i8_load32(p);
-          const int32_t w1 = (int32_t)ireegen_i8_load32(p + 2);
-          a0 = __smlad((uint32_t)w0, t01[r], a0);
-          a0 = __smlabt(w1, (int32_t)t12[r], a0);
-          a1 = __smlatb(w0, (int32_t)t01[r], a1);
-          a1 = __smlad((uint32_t)w1, t12[r], a1);
-        }
-      } else {
-        for (size_t r = 0; r < 3; ++r, p += wp) {
-          a0 = __smlad(ireegen_i8_load32(p), t01[r], a0);
-          a0 = __smlabt((int32_t)ireegen_i8_load32(p + 2), (int32_t)t12[r], a0);
-          a1 = __smlad(ireegen_i8_load32(p + stride), t01[r], a1);
-          a1 = __smlabt((int32_t)ireegen_i8_load32(p + stride + 2),
-                        (int32_t)t12[r], a1);
-        }
-      }
-      out[oy * ow + ox] =
-          IREEGEN_I8_REQUANTIZE_IN(a0, multiplier, y_zero, fast);
-      out[oy * ow + ox + 1] =
-          IREEGEN_I8_REQUANTIZE_IN(a1, multiplier, y_zero, fast);
-    }
+// One tap row's products for two neighbouring outputs whose first inputs
+// are p and p + stride: SMLAD (p0, p1).(t0, t1) plus p2 * t2 (SMLABT) for
+// each; at stride 1 the second output's (p1, p2, p3) shares the first's
+// words: p1 * t0 (SMLATB), then (p2, p3).(t1, t2).
+static inline __attribute__((always_inline)) void ireegen_i8_tap_row2(
+    const int16_t* p, size_t stride, uint32_t t01, uint32_t t12, int32_t* a0,
+    int32_t* a1) {
+  const int32_t w0 = (int32_t)ireegen_i8_load32(p);
+  const int32_t w1 = (int32_t)ireegen_i8_load32(p + 2);
+  *a0 = __smlad((uint32_t)w0, t01, *a0);
+  *a0 = __smlabt(w1, (int32_t)t12, *a0);
+  if (stride == 1) {
+    *a1 = __smlatb(w0, (int32_t)t01, *a1);
+    *a1 = __smlad((uint32_t)w1, t12, *a1);
+  } else {
+    *a1 = __smlad(ireegen_i8_load32(p + stride), t01, *a1);
+    *a1 =
+        __smlabt((int32_t)ireegen_i8_load32(p + stride + 2), (int32_t)t12, *a1);
+  }
+}
 #endif
-    for (; ox < ow; ++ox) {
-      const int16_t* p = row + ox * stride;
-      int32_t acc = bias;
-      for (size_t r = 0; r < 3; ++r, p += wp)
-        acc += p[0] * taps[3 * r] + p[1] * taps[3 * r + 1] +
-               p[2] * taps[3 * r + 2];
-      out[oy * ow + ox] =
-          IREEGEN_I8_REQUANTIZE_IN(acc, multiplier, y_zero, fast);
+
+// Depthwise 3x3 on one output row of one channel from its three padded
+// int16 input rows: every output pixel is a full 3x3 dot product, with no
+// edge cases; on DSP cores two neighbouring outputs at a time
+// (ireegen_i8_tap_row2).  `stride1`: the stride is 1, a constant of each
+// copy.
+IREEGEN_I8_BODY void ireegen_i8_depthwise_row3x3_in(
+    const int16_t* r0, const int16_t* r1, const int16_t* r2, const int8_t* taps,
+    int32_t bias, int8_t* out, size_t ow, size_t stride,
+    ireegen_i8_scale_t multiplier, int32_t y_zero, const int fast,
+    const int stride1) {
+  (void)fast;  // the plain kernels have one form
+  if (stride1) stride = 1;
+  size_t ox = 0;
+#if IREEGEN_I8_DSP
+  const uint32_t t01_0 = (uint16_t)taps[0] | (uint32_t)(uint16_t)taps[1] << 16;
+  const uint32_t t12_0 = (uint16_t)taps[1] | (uint32_t)(uint16_t)taps[2] << 16;
+  const uint32_t t01_1 = (uint16_t)taps[3] | (uint32_t)(uint16_t)taps[4] << 16;
+  const uint32_t t12_1 = (uint16_t)taps[4] | (uint32_t)(uint16_t)taps[5] << 16;
+  const uint32_t t01_2 = (uint16_t)taps[6] | (uint32_t)(uint16_t)taps[7] << 16;
+  const uint32_t t12_2 = (uint16_t)taps[7] | (uint32_t)(uint16_t)taps[8] << 16;
+  for (; ox + 2 <= ow; ox += 2) {
+    int32_t a0 = bias, a1 = bias;
+    const size_t at = ox * stride;
+    ireegen_i8_tap_row2(r0 + at, stride, t01_0, t12_0, &a0, &a1);
+    ireegen_i8_tap_row2(r1 + at, stride, t01_1, t12_1, &a0, &a1);
+    ireegen_i8_tap_row2(r2 + at, stride, t01_2, t12_2, &a0, &a1);
+    out[ox] = IREEGEN_I8_REQUANTIZE_IN(a0, multiplier, y_zero, fast);
+    out[ox + 1] = IREEGEN_I8_REQUANTIZE_IN(a1, multiplier, y_zero, fast);
+  }
+#endif
+  for (; ox < ow; ++ox) {
+    const int16_t* const rows[3] = {r0, r1, r2};
+    int32_t acc = bias;
+    for (size_t r = 0; r < 3; ++r) {
+      const int16_t* p = rows[r] + ox * stride;
+      acc +=
+          p[0] * taps[3 * r] + p[1] * taps[3 * r + 1] + p[2] * taps[3 * r + 2];
     }
+    out[ox] = IREEGEN_I8_REQUANTIZE_IN(acc, multiplier, y_zero, fast);
   }
 }
 
+// The int16 (x - x_zero) rows of one channel, padded with zeros, three at a
+// time (the rows one output row reads), each at most this long.
+#define IREEGEN_I8_ROW_MAX 420
+
+// One channel's output rows, each from the three padded rows it reads:
+// padded row yy (input row yy - pad_top, zeros outside the image) is made
+// once, in slot yy % 3 of a ring of three, when first read.  Each slot has
+// one element more: the second output's last word reads one past the last
+// column.
 static void ireegen_i8_depthwise_plane3x3(
     const int8_t* plane, const int8_t* taps, int32_t bias, int8_t* out,
     size_t h, size_t wd, size_t oh, size_t ow, size_t stride, size_t pad_top,
     size_t pad_left, int32_t x_zero, ireegen_i8_scale_t multiplier,
     int32_t y_zero) {
-  const size_t hp = (oh - 1) * stride + 3,
-               wp = (ow - 1) * stride + 3;  // the rows and columns read
-  // One more element: the second output's last word reads one past the
-  // last column.
-  int16_t padded[IREEGEN_I8_PLANE_MAX + 1];
-  memset(padded, 0, (hp * wp + 1) * sizeof padded[0]);
-  for (size_t iy = 0; iy < h && iy + pad_top < hp; ++iy) {
-    int16_t* dst = padded + (iy + pad_top) * wp + pad_left;
-    const int8_t* src = plane + iy * wd;
-    for (size_t ix = 0; ix < wd && ix + pad_left < wp; ++ix)
-      dst[ix] = (int16_t)(src[ix] - x_zero);
+  const size_t wp = (ow - 1) * stride + 3;  // the columns read
+  // A padded row: `head` zeros, the image's `inside` columns, zeros up to
+  // wp + 1.
+  const size_t head = pad_left < wp ? pad_left : wp + 1;
+  const size_t inside =
+      pad_left < wp ? (wd < wp - pad_left ? wd : wp - pad_left) : 0;
+  int16_t ring[3][IREEGEN_I8_ROW_MAX + 1];
+  const int fast = IREEGEN_I8_FAST_LAYER(&bias, &multiplier, 1, 9, x_zero);
+  size_t made = 0;  // padded rows [0, made) have been made
+  for (size_t oy = 0; oy < oh; ++oy) {
+    const size_t top = oy * stride;
+    for (; made < top + 3; ++made) {
+      int16_t* dst = ring[made % 3];
+      if (made < pad_top || made - pad_top >= h) {
+        memset(dst, 0, (wp + 1) * sizeof dst[0]);
+        continue;
+      }
+      for (size_t i = 0; i < head; ++i) dst[i] = 0;
+      ireegen_i8_widen(dst + head, plane + (made - pad_top) * wd, inside,
+                       x_zero);
+      for (size_t i = head + inside; i < wp + 1; ++i) dst[i] = 0;
+    }
+    const int16_t* r0 = ring[top % 3];
+    const int16_t* r1 = ring[(top + 1) % 3];
+    const int16_t* r2 = ring[(top + 2) % 3];
+    int8_t* row = out + oy * ow;
+    if (fast && stride == 1)
+      ireegen_i8_depthwise_row3x3_in(r0, r1, r2, taps, bias, row, ow, stride,
+                                     multiplier, y_zero, 1, 1);
+    else if (fast)
+      ireegen_i8_depthwise_row3x3_in(r0, r1, r2, taps, bias, row, ow, stride,
+                                     multiplier, y_zero, 1, 0);
+    else
+      ireegen_i8_depthwise_row3x3_in(r0, r1, r2, taps, bias, row, ow, stride,
+                                     multiplier, y_zero, 0, 0);
   }
-  if (IREEGEN_I8_FAST_LAYER(&bias, &multiplier, 1, 9, x_zero))
-    ireegen_i8_depthwise_plane3x3_in(padded, wp, taps, bias, out, oh, ow,
-                                     stride, multiplier, y_zero, 1);
-  else
-    ireegen_i8_depthwise_plane3x3_in(padded, wp, taps, bias, out, oh, ow,
-                                     stride, multiplier, y_zero, 0);
 }
 
 // The depthwise convolution: channel ch's multiplier is
@@ -406,8 +455,7 @@ IREEGEN_I8_BODY void ireegen_i8_depthwise(
       const int8_t* plane = x + (b * c + ch) * h * wd;
       const int8_t* taps = w + ch * kh * kw;
       int8_t* out = y + (b * c + ch) * oh * ow;
-      if (is3x3 && ((oh - 1) * stride + 3) * ((ow - 1) * stride + 3) <=
-                       IREEGEN_I8_PLANE_MAX) {
+      if (is3x3 && (ow - 1) * stride + 3 <= IREEGEN_I8_ROW_MAX) {
         ireegen_i8_depthwise_plane3x3(plane, taps, bias[ch], out, h, wd, oh, ow,
                                       stride, pad_top, pad_left, x_zero,
                                       channel_multiplier, y_zero);

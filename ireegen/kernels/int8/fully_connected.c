@@ -118,6 +118,7 @@ IREEGEN_I8_BODY void ireegen_i8_fc(const int8_t* x, const int8_t* w,
     // Word-aligned: the DSP loop reads it with LDRD.
     uint32_t words[IREEGEN_I8_COLUMN_MAX / 2];
     int16_t* const column = (int16_t*)(void*)words;
+    const int fast = IREEGEN_I8_FAST_LAYER(bias, per_channel, n, k, x_zero);
     for (size_t i = 0; i < m; ++i) {
       size_t c = 0;
       for (; c < k; ++c) column[c] = (int16_t)(x[i * k + c] - x_zero);
@@ -128,9 +129,15 @@ IREEGEN_I8_BODY void ireegen_i8_fc(const int8_t* x, const int8_t* w,
       for (size_t o = 0; o < groups; o += 4) {
         int32_t acc[4] = {bias[o], bias[o + 1], bias[o + 2], bias[o + 3]};
         ireegen_i8_dot4_packed(column, w + o * k4, k4, acc);
-        for (size_t r = 0; r < 4; ++r)
-          out[o + r] = ireegen_i8_requantize(
-              acc[r], IREEGEN_I8_MULTIPLIER(o + r), y_zero);
+        if (fast) {
+          for (size_t r = 0; r < 4; ++r)
+            out[o + r] = IREEGEN_I8_REQUANTIZE_IN(
+                acc[r], IREEGEN_I8_MULTIPLIER(o + r), y_zero, 1);
+        } else {
+          for (size_t r = 0; r < 4; ++r)
+            out[o + r] = ireegen_i8_requantize(
+                acc[r], IREEGEN_I8_MULTIPLIER(o + r), y_zero);
+        }
       }
       // The last n % 4 rows, each K4 weights in order.
       for (size_t o = groups; o < n; ++o)

@@ -113,24 +113,44 @@ static inline int8_t ireegen_i8_requantize(int32_t acc, ireegen_i8_scale_t s,
       y_zero);
 }
 
+// 2 * acc, saturated to int32 (QADD).
+static inline int32_t ireegen_i8_double_sat(int32_t acc) {
+#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
+  return __qadd(acc, acc);
+#else
+  const int64_t d = 2 * (int64_t)acc;
+  return d > INT32_MAX ? INT32_MAX : d < INT32_MIN ? INT32_MIN : (int32_t)d;
+#endif
+}
+
 // The one-step form alone, for a layer that ireegen_i8_fast_layer() has
-// checked once: every channel's shift in [-31, -1], every accumulator in
-// [-2^30, 2^30).
+// checked once.  Exact for a channel whose multiplier is 0 (TFLM's for a
+// factor below 2^-31, with any shift: the value is 0), and for a right
+// shift (1 to 31) when |acc| < 2^30 or when every accumulator the layer
+// can have gives 0: the one-step value is monotonic in the doubled
+// accumulator and is 0 at 0 (2^(right-1) - s < 2^right), so a doubling
+// saturated between 0 and 2 * acc still gives 0.
 static inline int8_t ireegen_i8_requantize_fast(int32_t acc,
                                                 ireegen_i8_scale_t s,
                                                 int32_t y_zero) {
+  if (s.multiplier == 0) return ireegen_i8_offset_clamp(0, y_zero);
   const int32_t half = (int32_t)(UINT32_C(0x40000000) >> (31 + s.shift));
   return ireegen_i8_offset_clamp(
-      ireegen_i8_smmlar((int32_t)((uint32_t)acc << 1), s.multiplier,
+      ireegen_i8_smmlar(ireegen_i8_double_sat(acc), s.multiplier,
                         half + (acc >> 31)) >>
           -s.shift,
       y_zero);
 }
 
 // Whether a layer of f channels, `length` products each, may take
-// ireegen_i8_requantize_fast(): its shifts are right shifts of at most 31,
-// and its accumulators bias[o] + sum (x - x_zero) * w, with |x - x_zero| <=
-// 128 + |x_zero| and |w| <= 128, stay inside (-2^30, 2^30).
+// ireegen_i8_requantize_fast(): every channel whose multiplier is not 0
+// has a right shift of at most 31, and a bound A on its accumulators
+// bias[o] + sum (x - x_zero) * w (|x - x_zero| <= 128 + |x_zero|, |w| <=
+// 128) below 2^30, or one for which TFLM's value is 0 whatever the
+// accumulator: A * multiplier + 2^30 < 2^(30 + right) (the high multiply
+// then stays below 2^(right-1) in magnitude, which the division rounds to
+// 0).  Trained models have such channels: a bias of about 2^30 beside a
+// factor of about 2^-62.
 static inline int ireegen_i8_fast_layer(const int32_t* bias,
                                         const ireegen_i8_scale_t* scales,
                                         size_t f, size_t length,
@@ -140,9 +160,15 @@ static inline int ireegen_i8_fast_layer(const int32_t* bias,
   const int64_t products =
       (int64_t)(128 + (x_zero < 0 ? -x_zero : x_zero)) * 128 * (int64_t)length;
   for (size_t o = 0; o < f; ++o) {
-    const int64_t b = bias[o] < 0 ? -(int64_t)bias[o] : bias[o];
-    if (scales[o].shift >= 0 || scales[o].shift < -31 || b + products >= limit)
-      return 0;
+    const ireegen_i8_scale_t s = scales[o];
+    if (s.multiplier == 0) continue;
+    if (s.shift >= 0 || s.shift < -31) return 0;
+    const int64_t bound =
+        (bias[o] < 0 ? -(int64_t)bias[o] : (int64_t)bias[o]) + products;
+    if (bound < limit) continue;
+    const uint64_t high = (uint64_t)bound * (uint32_t)s.multiplier +
+                          ((uint64_t)1 << 30);  // below 2^63
+    if (high >= (uint64_t)1 << (30 - s.shift)) return 0;
   }
   return 1;
 }
