@@ -86,8 +86,9 @@ int main(void) {
   long acc, multiplier, shift, zero;
   while (scanf("%ld %ld %ld %ld", &acc, &multiplier, &shift, &zero) == 4) {
     ireegen_i8_scale_t s = {(int32_t)multiplier, (int32_t)shift};
-    printf("%d %d\n", ireegen_i8_requantize((int32_t)acc, s, (int32_t)zero),
-           ireegen_i8_requantize_fast((int32_t)acc, s, (int32_t)zero));
+    printf("%d %d %d\n", ireegen_i8_requantize((int32_t)acc, s, (int32_t)zero),
+           ireegen_i8_requantize_fast((int32_t)acc, s, (int32_t)zero, 2),
+           ireegen_i8_requantize_fast((int32_t)acc, s, (int32_t)zero, 1));
   }
   return 0;
 }
@@ -138,16 +139,19 @@ def test_requantization_is_gemmlowps(tmp_path):
     subprocess.run([_cc(), *flags, f"-I{KERNELS}", str(src), "-o", str(exe)], check=True)
     given = "".join(f"{a} {m} {s} {z}\n" for a, m, s, z in cases)
     got = subprocess.run([str(exe)], input=given, capture_output=True, text=True, check=True).stdout.splitlines()
-    fast = 0
+    checked = [0, 0]
     for (a, m, s, z), line in zip(cases, got, strict=True):
-        general, one_step = (int(v) for v in line.split())
+        general, smmlar, smlal = (int(v) for v in line.split())
         want = _requantized(a, m, s, z)
         assert general == want, (a, m, s, z)
-        # The one-step form where a checked layer uses it (ireegen_i8_fast_layer).
+        # The one-step forms where a checked layer uses them (ireegen_i8_fast_layer).
         if m == 0 or (-31 <= s <= -1 and -(2**30) < a < 2**30):
-            fast += 1
-            assert one_step == want, (a, m, s, z)
-    assert fast > 1000
+            checked[0] += 1
+            assert smmlar == want, ("SMMLAR", a, m, s, z)
+        if m == 0 or -31 <= s <= -2:
+            checked[1] += 1
+            assert smlal == want, ("SMLAL", a, m, s, z)
+    assert min(checked) > 1000
 
 
 # --- the kernels against TFLM's interpreter ----------------------------------------------------------

@@ -165,7 +165,10 @@ static __attribute__((noinline)) void ireegen_i8_pair_filters(
     const int32_t* bias, ireegen_i8_scale_t multiplier,
     const ireegen_i8_scale_t* per_channel, int32_t y_zero, int8_t* y,
     size_t pixels, int two, int fast) {
-  if (fast)
+  if (fast == 2)
+    ireegen_i8_pair_filters_in(pair, w, length, f, bias, multiplier,
+                               per_channel, y_zero, y, pixels, two, 2);
+  else if (fast)
     ireegen_i8_pair_filters_in(pair, w, length, f, bias, multiplier,
                                per_channel, y_zero, y, pixels, two, 1);
   else
@@ -422,9 +425,12 @@ static void ireegen_i8_depthwise_plane3x3(
     const int16_t* r1 = ring[(top + 1) % 3];
     const int16_t* r2 = ring[(top + 2) % 3];
     int8_t* row = out + oy * ow;
-    if (fast && stride == 1)
+    if (fast == 2 && stride == 1)
       ireegen_i8_depthwise_row3x3_in(r0, r1, r2, taps, bias, row, ow, stride,
-                                     multiplier, y_zero, 1, 1);
+                                     multiplier, y_zero, 2, 1);
+    else if (fast == 2)
+      ireegen_i8_depthwise_row3x3_in(r0, r1, r2, taps, bias, row, ow, stride,
+                                     multiplier, y_zero, 2, 0);
     else if (fast)
       ireegen_i8_depthwise_row3x3_in(r0, r1, r2, taps, bias, row, ow, stride,
                                      multiplier, y_zero, 1, 0);

@@ -132,7 +132,7 @@ IREEGEN_I8_BODY void ireegen_i8_fc(const int8_t* x, const int8_t* w,
         if (fast) {
           for (size_t r = 0; r < 4; ++r)
             out[o + r] = IREEGEN_I8_REQUANTIZE_IN(
-                acc[r], IREEGEN_I8_MULTIPLIER(o + r), y_zero, 1);
+                acc[r], IREEGEN_I8_MULTIPLIER(o + r), y_zero, fast);
         } else {
           for (size_t r = 0; r < 4; ++r)
             out[o + r] = ireegen_i8_requantize(

@@ -113,70 +113,73 @@ static inline int8_t ireegen_i8_requantize(int32_t acc, ireegen_i8_scale_t s,
       y_zero);
 }
 
-// 2 * acc, saturated to int32 (QADD).
-static inline int32_t ireegen_i8_double_sat(int32_t acc) {
-#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
-  return __qadd(acc, acc);
-#else
-  const int64_t d = 2 * (int64_t)acc;
-  return d > INT32_MAX ? INT32_MAX : d < INT32_MIN ? INT32_MIN : (int32_t)d;
-#endif
+// The same value in one rounding step for any accumulator, for a right
+// shift of 2 to 31: the numerator above, acc * multiplier + 2^30 + 2^31 *
+// (2^(right-1) - s), is the 64-bit product plus a constant whose high word
+// is 2^(right-2) - s and whose low word is 2^30 + 2^31 * s (SMLAL onto
+// them), and the division by 2^(31+right) is its high word shifted right by
+// right - 1.
+static inline int32_t ireegen_i8_scale_wide(int32_t acc, ireegen_i8_scale_t s) {
+  const uint32_t lo =
+      UINT32_C(0x40000000) | ((uint32_t)acc & UINT32_C(0x80000000));
+  const int32_t hi = (int32_t)(UINT32_C(1) << (-s.shift - 2)) + (acc >> 31);
+  const int64_t n = (int64_t)(((uint64_t)(uint32_t)hi << 32) | lo) +
+                    (int64_t)acc * s.multiplier;
+  return (int32_t)(n >> 32) >> (-s.shift - 1);
 }
 
-// The one-step form alone, for a layer that ireegen_i8_fast_layer() has
-// checked once.  Exact for a channel whose multiplier is 0 (TFLM's for a
-// factor below 2^-31, with any shift: the value is 0), and for a right
-// shift (1 to 31) when |acc| < 2^30 or when every accumulator the layer
-// can have gives 0: the one-step value is monotonic in the doubled
-// accumulator and is 0 at 0 (2^(right-1) - s < 2^right), so a doubling
-// saturated between 0 and 2 * acc still gives 0.
+// The one-step forms alone, for a layer that ireegen_i8_fast_layer() has
+// checked once (`fast`: its answer): 2, SMMLAR, every accumulator within
+// 2^30 and every shift from -31 to -1; 1, SMLAL, every shift from -31 to
+// -2.  A channel whose multiplier is 0 (TFLM's for a factor below 2^-31,
+// with any shift) gives 0 either way.
 static inline int8_t ireegen_i8_requantize_fast(int32_t acc,
                                                 ireegen_i8_scale_t s,
-                                                int32_t y_zero) {
+                                                int32_t y_zero, int fast) {
   if (s.multiplier == 0) return ireegen_i8_offset_clamp(0, y_zero);
+  if (fast == 1)
+    return ireegen_i8_offset_clamp(ireegen_i8_scale_wide(acc, s), y_zero);
   const int32_t half = (int32_t)(UINT32_C(0x40000000) >> (31 + s.shift));
   return ireegen_i8_offset_clamp(
-      ireegen_i8_smmlar(ireegen_i8_double_sat(acc), s.multiplier,
+      ireegen_i8_smmlar((int32_t)((uint32_t)acc << 1), s.multiplier,
                         half + (acc >> 31)) >>
           -s.shift,
       y_zero);
 }
 
-// Whether a layer of f channels, `length` products each, may take
-// ireegen_i8_requantize_fast(): every channel whose multiplier is not 0
-// has a right shift of at most 31, and a bound A on its accumulators
-// bias[o] + sum (x - x_zero) * w (|x - x_zero| <= 128 + |x_zero|, |w| <=
-// 128) below 2^30, or one for which TFLM's value is 0 whatever the
-// accumulator: A * multiplier + 2^30 < 2^(30 + right) (the high multiply
-// then stays below 2^(right-1) in magnitude, which the division rounds to
-// 0).  Trained models have such channels: a bias of about 2^30 beside a
-// factor of about 2^-62.
+// Which one-step form a layer of f channels, `length` products each, may
+// take (ireegen_i8_requantize_fast), or 0: the channels whose multiplier is
+// not 0 need a right shift of at most 31, and for 2 a bound on their
+// accumulators bias[o] + sum (x - x_zero) * w (|x - x_zero| <= 128 +
+// |x_zero|, |w| <= 128) below 2^30, for 1 a right shift of at least 2.
+// Trained models have channels past the bound (VWW: a bias of 2^30).
 static inline int ireegen_i8_fast_layer(const int32_t* bias,
                                         const ireegen_i8_scale_t* scales,
                                         size_t f, size_t length,
                                         int32_t x_zero) {
   const int64_t limit = (int64_t)1 << 30;
-  if (x_zero < -128 || x_zero > 127 || length > (size_t)(limit >> 15)) return 0;
+  int bounded =
+      x_zero >= -128 && x_zero <= 127 && length <= (size_t)(limit >> 15);
   const int64_t products =
-      (int64_t)(128 + (x_zero < 0 ? -x_zero : x_zero)) * 128 * (int64_t)length;
+      bounded ? (int64_t)(128 + (x_zero < 0 ? -x_zero : x_zero)) * 128 *
+                    (int64_t)length
+              : 0;
+  int wide = 1;
   for (size_t o = 0; o < f; ++o) {
     const ireegen_i8_scale_t s = scales[o];
     if (s.multiplier == 0) continue;
     if (s.shift >= 0 || s.shift < -31) return 0;
-    const int64_t bound =
-        (bias[o] < 0 ? -(int64_t)bias[o] : (int64_t)bias[o]) + products;
-    if (bound < limit) continue;
-    const uint64_t high = (uint64_t)bound * (uint32_t)s.multiplier +
-                          ((uint64_t)1 << 30);  // below 2^63
-    if (high >= (uint64_t)1 << (30 - s.shift)) return 0;
+    if (s.shift == -1) wide = 0;
+    const int64_t b = bias[o] < 0 ? -(int64_t)bias[o] : (int64_t)bias[o];
+    if (b + products >= limit) bounded = 0;
   }
-  return 1;
+  return bounded ? 2 : wide;
 }
 
 // A kernel's requantization where a checked layer (fast) takes the one-step
 // form: `fast` is a constant of each inlined copy of the kernel's loop.
-#define IREEGEN_I8_REQUANTIZE_IN(acc, s, y_zero, fast) \
-  ((fast) ? ireegen_i8_requantize_fast(acc, s, y_zero) \
+#define IREEGEN_I8_REQUANTIZE_IN(acc, s, y_zero, fast)       \
+  ((fast) ? ireegen_i8_requantize_fast(acc, s, y_zero, fast) \
           : ireegen_i8_requantize(acc, s, y_zero))
 #define IREEGEN_I8_FAST_LAYER(bias, per_channel, f, length, x_zero) \
   ireegen_i8_fast_layer(bias, per_channel, f, length, x_zero)

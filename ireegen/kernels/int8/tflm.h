@@ -19,7 +19,7 @@
 #define ireegen_i8_tflm_factor ireegen_i8_tflm_tflm_factor
 #define ireegen_i8_add_term ireegen_i8_tflm_add_term
 #define ireegen_i8_smmlar ireegen_i8_tflm_smmlar
-#define ireegen_i8_double_sat ireegen_i8_tflm_double_sat
+#define ireegen_i8_scale_wide ireegen_i8_tflm_scale_wide
 #define ireegen_i8_requantize_fast ireegen_i8_tflm_requantize_fast
 #define ireegen_i8_fast_layer ireegen_i8_tflm_fast_layer
 
