@@ -294,10 +294,6 @@ IREEGEN_I8_BODY void ireegen_i8_conv(
   }
 }
 
-// The int16 (x - x_zero) rows of one channel, padded with zeros, three
-// at a time (the rows one output row reads), each at most this long.
-#define IREEGEN_I8_ROW_MAX 420
-
 // dst[i] = src[i] - x_zero for i < n, in int16.  On DSP cores four at a
 // time: SXTB16 splits a word into (x0, x2) and (x1, x3), SSUB16 takes the
 // zero point off both lanes (the differences fit 16 bits), and two packs
@@ -346,23 +342,20 @@ static inline __attribute__((always_inline)) void ireegen_i8_tap_row2(
 // Depthwise 3x3 on one output row of one channel from its three padded
 // int16 input rows: every output pixel is a full 3x3 dot product, with no
 // edge cases; on DSP cores two neighbouring outputs at a time
-// (ireegen_i8_tap_row2).  `stride1`: the stride is 1, a constant of each
-// copy.
+// (ireegen_i8_tap_row2) with the tap pairs (t0, t1), (t1, t2) of each row
+// in `pairs`.  `stride1`: the stride is 1, a constant of each copy.
 IREEGEN_I8_BODY void ireegen_i8_depthwise_row3x3_in(
     const int16_t* r0, const int16_t* r1, const int16_t* r2, const int8_t* taps,
-    int32_t bias, int8_t* out, size_t ow, size_t stride,
-    ireegen_i8_scale_t multiplier, int32_t y_zero, const int fast,
-    const int stride1) {
+    const uint32_t pairs[6], int32_t bias, int8_t* out, size_t ow,
+    size_t stride, ireegen_i8_scale_t multiplier, int32_t y_zero,
+    const int fast, const int stride1) {
   (void)fast;  // the plain kernels have one form
+  (void)pairs;
   if (stride1) stride = 1;
   size_t ox = 0;
 #if IREEGEN_I8_DSP
-  const uint32_t t01_0 = (uint16_t)taps[0] | (uint32_t)(uint16_t)taps[1] << 16;
-  const uint32_t t12_0 = (uint16_t)taps[1] | (uint32_t)(uint16_t)taps[2] << 16;
-  const uint32_t t01_1 = (uint16_t)taps[3] | (uint32_t)(uint16_t)taps[4] << 16;
-  const uint32_t t12_1 = (uint16_t)taps[4] | (uint32_t)(uint16_t)taps[5] << 16;
-  const uint32_t t01_2 = (uint16_t)taps[6] | (uint32_t)(uint16_t)taps[7] << 16;
-  const uint32_t t12_2 = (uint16_t)taps[7] | (uint32_t)(uint16_t)taps[8] << 16;
+  const uint32_t t01_0 = pairs[0], t12_0 = pairs[1], t01_1 = pairs[2],
+                 t12_1 = pairs[3], t01_2 = pairs[4], t12_2 = pairs[5];
   for (; ox + 2 <= ow; ox += 2) {
     int32_t a0 = bias, a1 = bias;
     const size_t at = ox * stride;
@@ -385,13 +378,32 @@ IREEGEN_I8_BODY void ireegen_i8_depthwise_row3x3_in(
   }
 }
 
-// The int16 (x - x_zero) rows of one channel, padded with zeros, three at a
-// time (the rows one output row reads), each at most this long.
-#define IREEGEN_I8_ROW_MAX 420
+// The int16 (x - x_zero) rows of one channel, padded with zeros: the whole
+// plane when it fits this many values (each row widened once, one setup
+// per channel), else three rows at a time (the rows one output row reads).
+#define IREEGEN_I8_PLANE_MAX 1280
+#define IREEGEN_I8_ROW_MAX (IREEGEN_I8_PLANE_MAX / 3 - 1)
 
-// One channel's output rows, each from the three padded rows it reads:
-// padded row yy (input row yy - pad_top, zeros outside the image) is made
-// once, in slot yy % 3 of a ring of three, when first read.  Each slot has
+// Padded row yy of one channel (input row yy - pad_top, zeros outside the
+// image) into dst: `head` zeros, the image's `inside` columns, zeros up to
+// `length`.
+static inline void ireegen_i8_padded_row(int16_t* dst, const int8_t* plane,
+                                         size_t yy, size_t h, size_t wd,
+                                         size_t pad_top, size_t head,
+                                         size_t inside, size_t length,
+                                         int32_t x_zero) {
+  if (yy < pad_top || yy - pad_top >= h) {
+    memset(dst, 0, length * sizeof dst[0]);
+    return;
+  }
+  for (size_t i = 0; i < head; ++i) dst[i] = 0;
+  ireegen_i8_widen(dst + head, plane + (yy - pad_top) * wd, inside, x_zero);
+  for (size_t i = head + inside; i < length; ++i) dst[i] = 0;
+}
+
+// One channel's output rows, each from the three padded rows it reads: out
+// of the whole padded plane when it fits, else out of a ring of three rows,
+// padded row yy made once, in slot yy % 3, when first read.  Each row has
 // one element more: the second output's last word reads one past the last
 // column.
 static void ireegen_i8_depthwise_plane3x3(
@@ -400,43 +412,55 @@ static void ireegen_i8_depthwise_plane3x3(
     size_t pad_left, int32_t x_zero, ireegen_i8_scale_t multiplier,
     int32_t y_zero) {
   const size_t wp = (ow - 1) * stride + 3;  // the columns read
-  // A padded row: `head` zeros, the image's `inside` columns, zeros up to
-  // wp + 1.
+  const size_t hp = (oh - 1) * stride + 3;  // the rows read
   const size_t head = pad_left < wp ? pad_left : wp + 1;
   const size_t inside =
       pad_left < wp ? (wd < wp - pad_left ? wd : wp - pad_left) : 0;
-  int16_t ring[3][IREEGEN_I8_ROW_MAX + 1];
+  int16_t rows[IREEGEN_I8_PLANE_MAX];
+  const int whole = hp * (wp + 1) <= IREEGEN_I8_PLANE_MAX;
+  if (whole) {
+    memset(rows, 0, hp * (wp + 1) * sizeof rows[0]);
+    for (size_t iy = 0; iy < h && iy + pad_top < hp; ++iy)
+      ireegen_i8_widen(rows + (iy + pad_top) * (wp + 1) + head, plane + iy * wd,
+                       inside, x_zero);
+  }
+  uint32_t pairs[6];
+  for (size_t r = 0; r < 3; ++r) {
+    pairs[2 * r] = (uint16_t)taps[3 * r] | (uint32_t)(uint16_t)taps[3 * r + 1]
+                                               << 16;
+    pairs[2 * r + 1] =
+        (uint16_t)taps[3 * r + 1] | (uint32_t)(uint16_t)taps[3 * r + 2] << 16;
+  }
   const int fast = IREEGEN_I8_FAST_LAYER(&bias, &multiplier, 1, 9, x_zero);
-  size_t made = 0;  // padded rows [0, made) have been made
+  size_t made = 0;  // ring: padded rows [0, made) have been made
   for (size_t oy = 0; oy < oh; ++oy) {
     const size_t top = oy * stride;
-    for (; made < top + 3; ++made) {
-      int16_t* dst = ring[made % 3];
-      if (made < pad_top || made - pad_top >= h) {
-        memset(dst, 0, (wp + 1) * sizeof dst[0]);
-        continue;
-      }
-      for (size_t i = 0; i < head; ++i) dst[i] = 0;
-      ireegen_i8_widen(dst + head, plane + (made - pad_top) * wd, inside,
-                       x_zero);
-      for (size_t i = head + inside; i < wp + 1; ++i) dst[i] = 0;
+    const int16_t *r0, *r1, *r2;
+    if (whole) {
+      r0 = rows + top * (wp + 1);
+      r1 = r0 + (wp + 1);
+      r2 = r1 + (wp + 1);
+    } else {
+      for (; made < top + 3; ++made)
+        ireegen_i8_padded_row(rows + made % 3 * (wp + 1), plane, made, h, wd,
+                              pad_top, head, inside, wp + 1, x_zero);
+      r0 = rows + top % 3 * (wp + 1);
+      r1 = rows + (top + 1) % 3 * (wp + 1);
+      r2 = rows + (top + 2) % 3 * (wp + 1);
     }
-    const int16_t* r0 = ring[top % 3];
-    const int16_t* r1 = ring[(top + 1) % 3];
-    const int16_t* r2 = ring[(top + 2) % 3];
     int8_t* row = out + oy * ow;
     if (fast == 2 && stride == 1)
-      ireegen_i8_depthwise_row3x3_in(r0, r1, r2, taps, bias, row, ow, stride,
-                                     multiplier, y_zero, 2, 1);
+      ireegen_i8_depthwise_row3x3_in(r0, r1, r2, taps, pairs, bias, row, ow,
+                                     stride, multiplier, y_zero, 2, 1);
     else if (fast == 2)
-      ireegen_i8_depthwise_row3x3_in(r0, r1, r2, taps, bias, row, ow, stride,
-                                     multiplier, y_zero, 2, 0);
+      ireegen_i8_depthwise_row3x3_in(r0, r1, r2, taps, pairs, bias, row, ow,
+                                     stride, multiplier, y_zero, 2, 0);
     else if (fast)
-      ireegen_i8_depthwise_row3x3_in(r0, r1, r2, taps, bias, row, ow, stride,
-                                     multiplier, y_zero, 1, 0);
+      ireegen_i8_depthwise_row3x3_in(r0, r1, r2, taps, pairs, bias, row, ow,
+                                     stride, multiplier, y_zero, 1, 0);
     else
-      ireegen_i8_depthwise_row3x3_in(r0, r1, r2, taps, bias, row, ow, stride,
-                                     multiplier, y_zero, 0, 0);
+      ireegen_i8_depthwise_row3x3_in(r0, r1, r2, taps, pairs, bias, row, ow,
+                                     stride, multiplier, y_zero, 0, 0);
   }
 }
 

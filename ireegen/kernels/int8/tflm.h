@@ -48,6 +48,7 @@
 #define ireegen_i8_pc_depthwise_plane3x3 ireegen_i8_tflm_depthwise_plane3x3
 #define ireegen_i8_pc_depthwise_row3x3_in ireegen_i8_tflm_depthwise_row3x3_in
 #define ireegen_i8_pc_widen ireegen_i8_tflm_widen
+#define ireegen_i8_pc_padded_row ireegen_i8_tflm_padded_row
 #define ireegen_i8_pc_tap_row2 ireegen_i8_tflm_tap_row2
 #define ireegen_i8_pc_depthwise ireegen_i8_tflm_depthwise
 #define ireegen_i8_pc_round4 ireegen_i8_tflm_round4
