@@ -94,16 +94,6 @@ static inline int32_t ireegen_i8_smmlar(int32_t a, int32_t b, int32_t c) {
 
 static inline int8_t ireegen_i8_requantize(int32_t acc, ireegen_i8_scale_t s,
                                            int32_t y_zero) {
-  const uint32_t doubled = (uint32_t)acc << 1;
-  if (s.shift < 0 && s.shift >= -31 &&
-      (int32_t)(doubled ^ (uint32_t)acc) >= 0) {
-    const int32_t right = -s.shift;
-    const int32_t half = (int32_t)(UINT32_C(0x40000000) >> (31 - right));
-    return ireegen_i8_offset_clamp(
-        ireegen_i8_smmlar((int32_t)doubled, s.multiplier, half + (acc >> 31)) >>
-            right,
-        y_zero);
-  }
   const int32_t left = s.shift > 0 ? s.shift : 0;
   const int32_t right = s.shift > 0 ? 0 : -s.shift;
   const int32_t scaled = (int32_t)((uint32_t)acc << left);
