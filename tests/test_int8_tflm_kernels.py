@@ -86,7 +86,9 @@ int main(void) {
   long acc, multiplier, shift, zero;
   while (scanf("%ld %ld %ld %ld", &acc, &multiplier, &shift, &zero) == 4) {
     ireegen_i8_scale_t s = {(int32_t)multiplier, (int32_t)shift};
-    printf("%d\n", ireegen_i8_requantize((int32_t)acc, s, (int32_t)zero));
+    printf("%d %d %d\n", ireegen_i8_requantize((int32_t)acc, s, (int32_t)zero),
+           ireegen_i8_requantize_fast((int32_t)acc, s, (int32_t)zero, 2),
+           ireegen_i8_requantize_fast((int32_t)acc, s, (int32_t)zero, 1));
   }
   return 0;
 }
@@ -100,8 +102,23 @@ def test_requantization_is_gemmlowps(tmp_path):
     rng = np.random.default_rng(5)
     cases = []
     for shift in (-31, -20, -9, -1, 0, 1, 4, 30):
-        for m in (1 << 30, (1 << 31) - 1, 1518500250, 1 << 30 | 1):
-            for acc in (0, 1, -1, 2**30, -(2**30), 2**31 - 1, -(2**31), 1 << 8, -(1 << 8) - 1, 3 << 20, -(3 << 20)):
+        for m in (0, 1 << 30, (1 << 31) - 1, 1518500250, 1 << 30 | 1):
+            for acc in (
+                0,
+                1,
+                -1,
+                2**30,
+                -(2**30),
+                2**30 - 1,
+                1 - 2**30,
+                -(2**30) - 1,
+                2**31 - 1,
+                -(2**31),
+                1 << 8,
+                -(1 << 8) - 1,
+                3 << 20,
+                -(3 << 20),
+            ):
                 cases.append((acc, m, shift, 0))
     # Exact ties: acc * m = (2k + 1) * 2^30 (the high multiply), and a
     # high product whose low `right` bits are exactly half.
@@ -121,9 +138,20 @@ def test_requantization_is_gemmlowps(tmp_path):
     flags = ["-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-DIREEGEN_I8_TFLM=1"]
     subprocess.run([_cc(), *flags, f"-I{KERNELS}", str(src), "-o", str(exe)], check=True)
     given = "".join(f"{a} {m} {s} {z}\n" for a, m, s, z in cases)
-    got = subprocess.run([str(exe)], input=given, capture_output=True, text=True, check=True).stdout.split()
-    for (a, m, s, z), g in zip(cases, got, strict=True):
-        assert int(g) == _requantized(a, m, s, z), (a, m, s, z)
+    got = subprocess.run([str(exe)], input=given, capture_output=True, text=True, check=True).stdout.splitlines()
+    checked = [0, 0]
+    for (a, m, s, z), line in zip(cases, got, strict=True):
+        general, smmlar, smlal = (int(v) for v in line.split())
+        want = _requantized(a, m, s, z)
+        assert general == want, (a, m, s, z)
+        # The one-step forms where a checked layer uses them (ireegen_i8_fast_layer).
+        if m == 0 or (-31 <= s <= -1 and -(2**30) < a < 2**30):
+            checked[0] += 1
+            assert smmlar == want, ("SMMLAR", a, m, s, z)
+        if m == 0 or -31 <= s <= -2:
+            checked[1] += 1
+            assert smlal == want, ("SMLAL", a, m, s, z)
+    assert min(checked) > 1000
 
 
 # --- the kernels against TFLM's interpreter ----------------------------------------------------------
@@ -192,11 +220,12 @@ def _conv_case(rng, depthwise: bool):
     return c, f, kh, kw, stride, h, w, same
 
 
-def _conv_model(rng, depthwise, c, f, kh, kw, stride, h, w, same, q):
+def _conv_model(rng, depthwise, c, f, kh, kw, stride, h, w, same, q, bias=None):
     sx, sw, sy, zx, zy = q
     oh, ow = _out_size(h, kh, stride, same), _out_size(w, kw, stride, same)
     weights = rng.integers(-127, 128, (1, kh, kw, c) if depthwise else (f, kh, kw, c)).astype(np.int8)
-    bias = rng.integers(-5000, 5000, f).astype(np.int32)
+    if bias is None:
+        bias = rng.integers(-5000, 5000, f).astype(np.int32)
     b = TFLiteBuilder()
     x = b.tensor("x", [1, h, w, c], "int8", scale=sx, zero_point=zx)
     wt = b.tensor("w", list(weights.shape), "int8", data=weights, scale=sw, axis=3 if depthwise else 0)
@@ -269,6 +298,138 @@ def test_fully_connected_equals_tflm(libs, tmp_path):
                 ctypes.c_int32(zx), ctypes.c_int32(zy),
             )  # fmt: skip
             assert np.array_equal(y, want), f"case {case} ({goal}): m={m} n={n} k={k}"
+
+
+# Calls the TFLM kernels on the cases of cases.bin (per case: the kind (0:
+# convolution, 1: depthwise, 2: fully connected), 12 sizes (the
+# convolution's, or M, N, K), x_zero and y_zero as uint32, then x, the
+# weights (a fully connected case's at offset w_offset = the kind's bit 2:
+# an unaligned buffer), the bias and the (multiplier, shift) table) and
+# writes every output, in order, to out.bin.
+TFLM_HARNESS = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "ireegen_int8.h"
+static void* take(FILE* f, size_t bytes, size_t skip) {
+  char* p = malloc(bytes + skip + 1);
+  if (!p || fread(p + skip, 1, bytes, f) != bytes) exit(3);
+  return p;
+}
+int main(void) {
+  FILE* in = fopen("cases.bin", "rb");
+  FILE* out = fopen("out.bin", "wb");
+  if (!in || !out) return 2;
+  uint32_t head[15];
+  while (fread(head, sizeof head, 1, in) == 1) {
+    size_t s[12];
+    for (int i = 0; i < 12; ++i) s[i] = head[1 + i];
+    const uint32_t kind = head[0] & 3, skip = head[0] >> 2;
+    const int32_t zx = (int32_t)head[13], zy = (int32_t)head[14];
+    size_t xs, ws, ys, f;
+    if (kind == 2) {
+      f = s[1], xs = s[0] * s[2], ys = s[0] * s[1];
+      ws = (s[2] + 3) / 4 * 4 * s[1];
+    } else {
+      f = s[4], xs = s[0] * s[1] * s[2] * s[3], ys = s[0] * s[4] * s[7] * s[8];
+      ws = s[4] * (kind == 1 ? 1 : s[1]) * s[5] * s[6];
+    }
+    int8_t* x = take(in, xs, 0);
+    int8_t* w = take(in, ws, skip);
+    int32_t* b = take(in, 4 * f, 0);
+    int32_t* t = take(in, 8 * f, 0);
+    int8_t* y = malloc(ys);
+    if (kind == 2)
+      ireegen_i8_fully_connected_tflm(x, 0, w, skip, b, 0, t, 0, y, 0, s[0], s[1], s[2], zx, zy);
+    else
+      (kind ? ireegen_i8_depthwise_conv_tflm : ireegen_i8_convolution_tflm)(
+          x, 0, w, 0, b, 0, t, 0, y, 0, s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8], s[9], s[10], s[11],
+          zx, zy);
+    fwrite(y, 1, ys, out);
+    free(x), free(w), free(b), free(t), free(y);
+  }
+  fclose(out);
+  return 0;
+}
+"""
+
+
+@pytest.mark.skipif(
+    not (shutil.which("arm-none-eabi-gcc") and shutil.which("qemu-system-arm")), reason="no Arm bare-metal toolchain"
+)
+def test_tflm_kernels_on_cortex_m4_equal_tflm(tmp_path):
+    """The DSP path of the TFLM kernels (SMMLAR's one-step requantization
+    of a checked layer, the two-output depthwise rows at stride 1 and 2,
+    the assembler fully connected loop and its unaligned fallback, the pair
+    column), built by arm-none-eabi-gcc for the Cortex-M4 at -O2 and run
+    under qemu-system-arm, on random one-operator models: every output
+    equals TFLM's interpreter.  Some channels have a factor below 2^-32
+    (TFLM's multiplier 0) or of about 2^-32 beside a bias of 2^30, as
+    trained models have."""
+    from ireegen.cbuild import baremetal
+    from ireegen.config.cores import CORES
+
+    rng = np.random.default_rng(47)
+    cases, expected = bytearray(), []
+    for case in range(36):
+        kind = case % 3
+        if kind == 2:
+            m, n = int(rng.integers(1, 3)), int(rng.integers(1, 23))
+            k = int(rng.integers(1, 90))
+            sx, sw, sy, zx, zy = _scales(rng, 1)
+            weights = rng.integers(-127, 128, (n, k)).astype(np.int8)
+            bias = rng.integers(-5000, 5000, n).astype(np.int32)
+            b = TFLiteBuilder()
+            xt = b.tensor("x", [m, k], "int8", scale=sx, zero_point=zx)
+            wt = b.tensor("w", [n, k], "int8", data=weights, scale=sw[0])
+            bt = b.tensor("b", [n], "int32", data=bias, scale=sx * sw[0])
+            yt = b.tensor("y", [m, n], "int8", scale=sy, zero_point=zy)
+            b.op("FULLY_CONNECTED", [xt, wt, bt], [yt], "FullyConnectedOptions", FusedActivationFunction=0)
+            x = rng.integers(-128, 128, (m, k)).astype(np.int8)
+            expected.append(_tflm(b.build([xt], [yt]), x, tmp_path).ravel())
+            sizes, wbytes, table = (m, n, k) + (0,) * 9, pack_fc_weights(weights), _table(sx, np.repeat(sw, n), sy)
+            kind |= (case // 3 % 2) << 2  # every other one unaligned
+        else:
+            c, f, kh, kw, stride, h, w, same = _conv_case(rng, kind == 1)
+            if kind == 1 and case % 2:
+                kh = kw = 3  # the two-output rows
+            sx, sw, sy, zx, zy = _scales(rng, f)
+            bias = None
+            if case % 2:  # beside a bias of +-2^30, one channel's factor flushes to 0 in TFLM, or is about 2^-32
+                sw[0] = np.float32(1e-12) if case % 4 == 1 else np.float32(sy / sx * 1.3 * 2.0**-32)
+                bias = rng.integers(-5000, 5000, f).astype(np.int32)
+                bias[0] = 2**30 if case % 8 < 4 else -(2**30)
+            q = (sx, sw, sy, zx, zy)
+            model, weights, bias, oh, ow = _conv_model(rng, kind == 1, c, f, kh, kw, stride, h, w, same, q, bias)
+            x = rng.integers(-128, 128, (1, h, w, c)).astype(np.int8)
+            expected.append(_tflm(model, x, tmp_path).transpose(0, 3, 1, 2).ravel())
+            x = np.ascontiguousarray(x.transpose(0, 3, 1, 2))
+            wbytes = np.ascontiguousarray(weights.transpose(3, 0, 1, 2) if kind == 1 else weights.transpose(0, 3, 1, 2))
+            pt = _pad_before(h, kh, stride, oh) if same else 0
+            pl = _pad_before(w, kw, stride, ow) if same else 0
+            sizes, table = (1, c, h, w, f, kh, kw, oh, ow, stride, pt, pl), _table(sx, sw, sy)
+        head = np.array([kind, *sizes, zx & 0xFFFFFFFF, zy & 0xFFFFFFFF], np.uint32)
+        cases += head.tobytes() + x.tobytes() + wbytes.tobytes() + bias.tobytes() + table.tobytes()
+    (tmp_path / "cases.bin").write_bytes(bytes(cases))
+    (tmp_path / "harness.c").write_text(TFLM_HARNESS)
+    core = CORES["cortex-m4"]
+    support, link_flags = baremetal.support_files(core, tmp_path)
+    program = tmp_path / "tflm.elf"
+    flags = [*core.gcc_flags(core.default_triple), "-O2", "-std=c11", "-Wall", "-Wextra", "-Werror"]
+    subprocess.run(
+        ["arm-none-eabi-gcc", *flags, f"-I{KERNELS}", str(tmp_path / "harness.c"),
+         *(str(KERNELS / s) for s in SPEED_SOURCES), *map(str, support), *link_flags, "-lm", "-o", str(program)],
+        check=True,
+    )  # fmt: skip
+    command = baremetal.semihosting_command(core, baremetal.emulator_command(core), program, [])
+    subprocess.run(command, cwd=tmp_path, check=True, timeout=600, stdout=subprocess.DEVNULL)
+    got = np.frombuffer((tmp_path / "out.bin").read_bytes(), np.int8)
+    want = np.concatenate(expected)
+    assert got.size == want.size, (got.size, want.size)
+    at = 0
+    for case, y in enumerate(expected):
+        assert np.array_equal(got[at : at + y.size], y), f"case {case}"
+        at += y.size
 
 
 def test_add_equals_tflm(libs, tmp_path):

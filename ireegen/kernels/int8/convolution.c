@@ -134,26 +134,46 @@ static void ireegen_i8_gather(int16_t* d, size_t step, const int8_t* image,
 
 // y[o * pixels] and, when `two`, y[o * pixels + 1]: the requantized dot
 // products of the pair column's two pixels with the f filters (rows of
-// `length` weights), two filters at a time.  A function of its own, so
-// that its few live values stay in registers around the SMLAD loop.
-static __attribute__((noinline)) void ireegen_i8_pair_filters(
+// `length` weights), two filters at a time; `fast`: the layer's check of
+// IREEGEN_I8_FAST_LAYER (dot.h), a constant of each copy.
+IREEGEN_I8_BODY void ireegen_i8_pair_filters_in(
     const int16_t* pair, const int8_t* w, size_t length, size_t f,
     const int32_t* bias, ireegen_i8_scale_t multiplier,
     const ireegen_i8_scale_t* per_channel, int32_t y_zero, int8_t* y,
-    size_t pixels, int two) {
+    size_t pixels, int two, const int fast) {
+  (void)fast;  // the plain kernels have one form
   for (size_t o = 0; o < f; o += 2, y += 2 * pixels) {
     const size_t o1 = o + 1 < f ? o + 1 : o;
     int32_t acc[4] = {bias[o], bias[o], bias[o1], bias[o1]};
     ireegen_i8_dot_pair(pair, w + o * length, w + o1 * length, length, acc);
     const ireegen_i8_scale_t m0 = IREEGEN_I8_MULTIPLIER(o);
-    y[0] = ireegen_i8_requantize(acc[0], m0, y_zero);
-    if (two) y[1] = ireegen_i8_requantize(acc[1], m0, y_zero);
+    y[0] = IREEGEN_I8_REQUANTIZE_IN(acc[0], m0, y_zero, fast);
+    if (two) y[1] = IREEGEN_I8_REQUANTIZE_IN(acc[1], m0, y_zero, fast);
     if (o1 != o) {
       const ireegen_i8_scale_t m1 = IREEGEN_I8_MULTIPLIER(o1);
-      y[pixels] = ireegen_i8_requantize(acc[2], m1, y_zero);
-      if (two) y[pixels + 1] = ireegen_i8_requantize(acc[3], m1, y_zero);
+      y[pixels] = IREEGEN_I8_REQUANTIZE_IN(acc[2], m1, y_zero, fast);
+      if (two)
+        y[pixels + 1] = IREEGEN_I8_REQUANTIZE_IN(acc[3], m1, y_zero, fast);
     }
   }
+}
+
+// A function of its own, so that its few live values stay in registers
+// around the SMLAD loop.
+static __attribute__((noinline)) void ireegen_i8_pair_filters(
+    const int16_t* pair, const int8_t* w, size_t length, size_t f,
+    const int32_t* bias, ireegen_i8_scale_t multiplier,
+    const ireegen_i8_scale_t* per_channel, int32_t y_zero, int8_t* y,
+    size_t pixels, int two, int fast) {
+  if (fast == 2)
+    ireegen_i8_pair_filters_in(pair, w, length, f, bias, multiplier,
+                               per_channel, y_zero, y, pixels, two, 2);
+  else if (fast)
+    ireegen_i8_pair_filters_in(pair, w, length, f, bias, multiplier,
+                               per_channel, y_zero, y, pixels, two, 1);
+  else
+    ireegen_i8_pair_filters_in(pair, w, length, f, bias, multiplier,
+                               per_channel, y_zero, y, pixels, two, 0);
 }
 
 // The convolution: filter o's multiplier is IREEGEN_I8_MULTIPLIER(o).  Its
@@ -184,6 +204,8 @@ IREEGEN_I8_BODY void ireegen_i8_conv(
                               ? offsets
                               : NULL;
   if (length <= IREEGEN_I8_PAIR_MAX) {
+    const int fast =
+        IREEGEN_I8_FAST_LAYER(bias, per_channel, f, length, x_zero);
     // Two output pixels at a time (the next in (oy, ox) order, across rows
     // too): both receptive fields unpacked to int16 into one pair column,
     // then dotted with the filters two at a time.  A last odd pixel is
@@ -214,7 +236,8 @@ IREEGEN_I8_BODY void ireegen_i8_conv(
                             oy1, ox1, stride, pad_top, pad_left, x_zero);
         }
         ireegen_i8_pair_filters(pair, w, length, f, bias, multiplier,
-                                per_channel, y_zero, out + p, pixels, two);
+                                per_channel, y_zero, out + p, pixels, two,
+                                fast);
         ox = ox1 + two;
         oy = oy1;
         if (ox == ow) oy += 1, ox = 0;
@@ -271,46 +294,173 @@ IREEGEN_I8_BODY void ireegen_i8_conv(
   }
 }
 
-// The int16 (x - x_zero) plane of one channel, padded with zeros, held at
-// most this long on the stack (2.5 KiB).
-#define IREEGEN_I8_PLANE_MAX 1280
+// dst[i] = src[i] - x_zero for i < n, in int16.  On DSP cores four at a
+// time: SXTB16 splits a word into (x0, x2) and (x1, x3), SSUB16 takes the
+// zero point off both lanes (the differences fit 16 bits), and two packs
+// (PKHBT, PKHTB) put them back in order.
+static inline void ireegen_i8_widen(int16_t* dst, const int8_t* src, size_t n,
+                                    int32_t x_zero) {
+  size_t i = 0;
+#if IREEGEN_I8_DSP
+  const uint32_t zeros = (uint32_t)(uint16_t)x_zero * UINT32_C(0x00010001);
+  for (; i + 4 <= n; i += 4) {
+    const uint32_t v = ireegen_i8_load32(src + i);
+    const uint32_t even = __ssub16(__sxtb16(v), zeros);
+    const uint32_t odd = __ssub16(ireegen_i8_sxtb16_ror8(v), zeros);
+    const uint32_t lo = (even & 0xFFFFu) | (odd << 16);
+    const uint32_t hi = (odd & 0xFFFF0000u) | (even >> 16);
+    memcpy(dst + i, &lo, sizeof lo);
+    memcpy(dst + i + 2, &hi, sizeof hi);
+  }
+#endif
+  for (; i < n; ++i) dst[i] = (int16_t)(src[i] - x_zero);
+}
 
-// Depthwise 3x3 on one channel through its padded int16 plane: every
-// output pixel is then a full 3x3 dot product, with no edge cases.
+#if IREEGEN_I8_DSP
+// One tap row's products for two neighbouring outputs whose first inputs
+// are p and p + stride: SMLAD (p0, p1).(t0, t1) plus p2 * t2 (SMLABT) for
+// each; at stride 1 the second output's (p1, p2, p3) shares the first's
+// words: p1 * t0 (SMLATB), then (p2, p3).(t1, t2).
+static inline __attribute__((always_inline)) void ireegen_i8_tap_row2(
+    const int16_t* p, size_t stride, uint32_t t01, uint32_t t12, int32_t* a0,
+    int32_t* a1) {
+  const int32_t w0 = (int32_t)ireegen_i8_load32(p);
+  const int32_t w1 = (int32_t)ireegen_i8_load32(p + 2);
+  *a0 = __smlad((uint32_t)w0, t01, *a0);
+  *a0 = __smlabt(w1, (int32_t)t12, *a0);
+  if (stride == 1) {
+    *a1 = __smlatb(w0, (int32_t)t01, *a1);
+    *a1 = __smlad((uint32_t)w1, t12, *a1);
+  } else {
+    *a1 = __smlad(ireegen_i8_load32(p + stride), t01, *a1);
+    *a1 =
+        __smlabt((int32_t)ireegen_i8_load32(p + stride + 2), (int32_t)t12, *a1);
+  }
+}
+#endif
+
+// Depthwise 3x3 on one output row of one channel from its three padded
+// int16 input rows: every output pixel is a full 3x3 dot product, with no
+// edge cases; on DSP cores two neighbouring outputs at a time
+// (ireegen_i8_tap_row2) with the tap pairs (t0, t1), (t1, t2) of each row
+// in `pairs`.  `stride1`: the stride is 1, a constant of each copy.
+IREEGEN_I8_BODY void ireegen_i8_depthwise_row3x3_in(
+    const int16_t* r0, const int16_t* r1, const int16_t* r2, const int8_t* taps,
+    const uint32_t pairs[6], int32_t bias, int8_t* out, size_t ow,
+    size_t stride, ireegen_i8_scale_t multiplier, int32_t y_zero,
+    const int fast, const int stride1) {
+  (void)fast;  // the plain kernels have one form
+  (void)pairs;
+  if (stride1) stride = 1;
+  size_t ox = 0;
+#if IREEGEN_I8_DSP
+  const uint32_t t01_0 = pairs[0], t12_0 = pairs[1], t01_1 = pairs[2],
+                 t12_1 = pairs[3], t01_2 = pairs[4], t12_2 = pairs[5];
+  for (; ox + 2 <= ow; ox += 2) {
+    int32_t a0 = bias, a1 = bias;
+    const size_t at = ox * stride;
+    ireegen_i8_tap_row2(r0 + at, stride, t01_0, t12_0, &a0, &a1);
+    ireegen_i8_tap_row2(r1 + at, stride, t01_1, t12_1, &a0, &a1);
+    ireegen_i8_tap_row2(r2 + at, stride, t01_2, t12_2, &a0, &a1);
+    out[ox] = IREEGEN_I8_REQUANTIZE_IN(a0, multiplier, y_zero, fast);
+    out[ox + 1] = IREEGEN_I8_REQUANTIZE_IN(a1, multiplier, y_zero, fast);
+  }
+#endif
+  for (; ox < ow; ++ox) {
+    const int16_t* const rows[3] = {r0, r1, r2};
+    int32_t acc = bias;
+    for (size_t r = 0; r < 3; ++r) {
+      const int16_t* p = rows[r] + ox * stride;
+      acc +=
+          p[0] * taps[3 * r] + p[1] * taps[3 * r + 1] + p[2] * taps[3 * r + 2];
+    }
+    out[ox] = IREEGEN_I8_REQUANTIZE_IN(acc, multiplier, y_zero, fast);
+  }
+}
+
+// The int16 (x - x_zero) rows of one channel, padded with zeros: the whole
+// plane when it fits this many values (each row widened once, one setup
+// per channel), else three rows at a time (the rows one output row reads).
+#define IREEGEN_I8_PLANE_MAX 1280
+#define IREEGEN_I8_ROW_MAX (IREEGEN_I8_PLANE_MAX / 3 - 1)
+
+// Padded row yy of one channel (input row yy - pad_top, zeros outside the
+// image) into dst: `head` zeros, the image's `inside` columns, zeros up to
+// `length`.
+static inline void ireegen_i8_padded_row(int16_t* dst, const int8_t* plane,
+                                         size_t yy, size_t h, size_t wd,
+                                         size_t pad_top, size_t head,
+                                         size_t inside, size_t length,
+                                         int32_t x_zero) {
+  if (yy < pad_top || yy - pad_top >= h) {
+    memset(dst, 0, length * sizeof dst[0]);
+    return;
+  }
+  for (size_t i = 0; i < head; ++i) dst[i] = 0;
+  ireegen_i8_widen(dst + head, plane + (yy - pad_top) * wd, inside, x_zero);
+  for (size_t i = head + inside; i < length; ++i) dst[i] = 0;
+}
+
+// One channel's output rows, each from the three padded rows it reads: out
+// of the whole padded plane when it fits, else out of a ring of three rows,
+// padded row yy made once, in slot yy % 3, when first read.  Each row has
+// one element more: the second output's last word reads one past the last
+// column.
 static void ireegen_i8_depthwise_plane3x3(
     const int8_t* plane, const int8_t* taps, int32_t bias, int8_t* out,
     size_t h, size_t wd, size_t oh, size_t ow, size_t stride, size_t pad_top,
     size_t pad_left, int32_t x_zero, ireegen_i8_scale_t multiplier,
     int32_t y_zero) {
-  const size_t hp = (oh - 1) * stride + 3,
-               wp = (ow - 1) * stride + 3;  // the rows and columns read
-  int16_t padded[IREEGEN_I8_PLANE_MAX];
-  memset(padded, 0, hp * wp * sizeof padded[0]);
-  for (size_t iy = 0; iy < h && iy + pad_top < hp; ++iy) {
-    int16_t* dst = padded + (iy + pad_top) * wp + pad_left;
-    const int8_t* src = plane + iy * wd;
-    for (size_t ix = 0; ix < wd && ix + pad_left < wp; ++ix)
-      dst[ix] = (int16_t)(src[ix] - x_zero);
+  const size_t wp = (ow - 1) * stride + 3;  // the columns read
+  const size_t hp = (oh - 1) * stride + 3;  // the rows read
+  const size_t head = pad_left < wp ? pad_left : wp + 1;
+  const size_t inside =
+      pad_left < wp ? (wd < wp - pad_left ? wd : wp - pad_left) : 0;
+  int16_t rows[IREEGEN_I8_PLANE_MAX];
+  const int whole = hp * (wp + 1) <= IREEGEN_I8_PLANE_MAX;
+  if (whole) {
+    memset(rows, 0, hp * (wp + 1) * sizeof rows[0]);
+    for (size_t iy = 0; iy < h && iy + pad_top < hp; ++iy)
+      ireegen_i8_widen(rows + (iy + pad_top) * (wp + 1) + head, plane + iy * wd,
+                       inside, x_zero);
   }
-#if IREEGEN_I8_DSP
-  uint32_t t01[3];
-  for (size_t r = 0; r < 3; ++r)
-    t01[r] = (uint16_t)taps[3 * r] | (uint32_t)(uint16_t)taps[3 * r + 1] << 16;
-#endif
+  uint32_t pairs[6];
+  for (size_t r = 0; r < 3; ++r) {
+    pairs[2 * r] = (uint16_t)taps[3 * r] | (uint32_t)(uint16_t)taps[3 * r + 1]
+                                               << 16;
+    pairs[2 * r + 1] =
+        (uint16_t)taps[3 * r + 1] | (uint32_t)(uint16_t)taps[3 * r + 2] << 16;
+  }
+  const int fast = IREEGEN_I8_FAST_LAYER(&bias, &multiplier, 1, 9, x_zero);
+  size_t made = 0;  // ring: padded rows [0, made) have been made
   for (size_t oy = 0; oy < oh; ++oy) {
-    for (size_t ox = 0; ox < ow; ++ox) {
-      const int16_t* p = padded + oy * stride * wp + ox * stride;
-      int32_t acc = bias;
-      for (size_t r = 0; r < 3; ++r, p += wp) {
-#if IREEGEN_I8_DSP
-        acc = __smlad(ireegen_i8_load32(p), t01[r], acc);
-#else
-        acc += p[0] * taps[3 * r] + p[1] * taps[3 * r + 1];
-#endif
-        acc += p[2] * taps[3 * r + 2];
-      }
-      out[oy * ow + ox] = ireegen_i8_requantize(acc, multiplier, y_zero);
+    const size_t top = oy * stride;
+    const int16_t *r0, *r1, *r2;
+    if (whole) {
+      r0 = rows + top * (wp + 1);
+      r1 = r0 + (wp + 1);
+      r2 = r1 + (wp + 1);
+    } else {
+      for (; made < top + 3; ++made)
+        ireegen_i8_padded_row(rows + made % 3 * (wp + 1), plane, made, h, wd,
+                              pad_top, head, inside, wp + 1, x_zero);
+      r0 = rows + top % 3 * (wp + 1);
+      r1 = rows + (top + 1) % 3 * (wp + 1);
+      r2 = rows + (top + 2) % 3 * (wp + 1);
     }
+    int8_t* row = out + oy * ow;
+    if (fast == 2 && stride == 1)
+      ireegen_i8_depthwise_row3x3_in(r0, r1, r2, taps, pairs, bias, row, ow,
+                                     stride, multiplier, y_zero, 2, 1);
+    else if (fast == 2)
+      ireegen_i8_depthwise_row3x3_in(r0, r1, r2, taps, pairs, bias, row, ow,
+                                     stride, multiplier, y_zero, 2, 0);
+    else if (fast)
+      ireegen_i8_depthwise_row3x3_in(r0, r1, r2, taps, pairs, bias, row, ow,
+                                     stride, multiplier, y_zero, 1, 0);
+    else
+      ireegen_i8_depthwise_row3x3_in(r0, r1, r2, taps, pairs, bias, row, ow,
+                                     stride, multiplier, y_zero, 0, 0);
   }
 }
 
@@ -335,8 +485,7 @@ IREEGEN_I8_BODY void ireegen_i8_depthwise(
       const int8_t* plane = x + (b * c + ch) * h * wd;
       const int8_t* taps = w + ch * kh * kw;
       int8_t* out = y + (b * c + ch) * oh * ow;
-      if (is3x3 && ((oh - 1) * stride + 3) * ((ow - 1) * stride + 3) <=
-                       IREEGEN_I8_PLANE_MAX) {
+      if (is3x3 && (ow - 1) * stride + 3 <= IREEGEN_I8_ROW_MAX) {
         ireegen_i8_depthwise_plane3x3(plane, taps, bias[ch], out, h, wd, oh, ow,
                                       stride, pad_top, pad_left, x_zero,
                                       channel_multiplier, y_zero);

@@ -132,6 +132,14 @@ static inline int32_t ireegen_i8_dot(const int16_t* column, const int8_t* w,
 // per-channel entry points.
 #define IREEGEN_I8_BODY static inline __attribute__((always_inline))
 
+// A kernel's requantization of a layer whose check passed (fast): only the
+// TFLM kernels have a second form (requantize_tflm.h).
+#ifndef IREEGEN_I8_REQUANTIZE_IN
+#define IREEGEN_I8_REQUANTIZE_IN(acc, s, y_zero, fast) \
+  ireegen_i8_requantize(acc, s, y_zero)
+#define IREEGEN_I8_FAST_LAYER(bias, per_channel, f, length, x_zero) 0
+#endif
+
 #if defined(IREEGEN_I8_PER_CHANNEL)
 #define IREEGEN_I8_MULTIPLIER(o) ((void)multiplier, per_channel[o])
 #else

@@ -106,9 +106,9 @@ static inline void ireegen_i8_pair_chunks(const int16_t* c, const int8_t* w0,
 
 // acc[0] += column 0 . w0, acc[1] += column 1 . w0, acc[2] += column 0 .
 // w1, acc[3] += column 1 . w1, the columns in `pair`'s layout.
-static inline void ireegen_i8_dot_pair(const int16_t* pair, const int8_t* w0,
-                                       const int8_t* w1, size_t length,
-                                       int32_t acc[4]) {
+static inline __attribute__((always_inline)) void ireegen_i8_dot_pair(
+    const int16_t* pair, const int8_t* w0, const int8_t* w1, size_t length,
+    int32_t acc[4]) {
   const size_t chunks = length / 4;
 #if IREEGEN_I8_DSP
   if (chunks) ireegen_i8_pair_chunks(pair, w0, w1, chunks, acc);

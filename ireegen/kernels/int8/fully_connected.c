@@ -11,6 +11,35 @@ static inline size_t ireegen_i8_round4(size_t v) {
   return (v + 3) & ~(size_t)3;
 }
 
+#if IREEGEN_I8_DSP
+// One chunk of four inputs by the group's four rows: an LDRD of the column
+// (c0, c2, c1, c3), two LDRD of the rows' words, eight SXTB16, eight SMLAD.
+#define IREEGEN_I8_GROUP_CHUNK          \
+  "ldrd %[xa], %[xb], [%[c]], #8\n\t"   \
+  "ldrd %[p], %[q], [%[w]], #8\n\t"     \
+  "sxtb16 %[t], %[p]\n\t"               \
+  "sxtb16 %[p], %[p], ror #8\n\t"       \
+  "smlad %[a0], %[xa], %[t], %[a0]\n\t" \
+  "smlad %[a0], %[xb], %[p], %[a0]\n\t" \
+  "sxtb16 %[t], %[q]\n\t"               \
+  "sxtb16 %[q], %[q], ror #8\n\t"       \
+  "smlad %[a1], %[xa], %[t], %[a1]\n\t" \
+  "smlad %[a1], %[xb], %[q], %[a1]\n\t" \
+  "ldrd %[p], %[q], [%[w]], #8\n\t"     \
+  "sxtb16 %[t], %[p]\n\t"               \
+  "sxtb16 %[p], %[p], ror #8\n\t"       \
+  "smlad %[a2], %[xa], %[t], %[a2]\n\t" \
+  "smlad %[a2], %[xb], %[p], %[a2]\n\t" \
+  "sxtb16 %[t], %[q]\n\t"               \
+  "sxtb16 %[q], %[q], ror #8\n\t"       \
+  "smlad %[a3], %[xa], %[t], %[a3]\n\t" \
+  "smlad %[a3], %[xb], %[q], %[a3]\n\t"
+#define IREEGEN_I8_GROUP_OPERANDS                                              \
+  [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [c] "+r"(c),     \
+      [w] "+r"(w), [xa] "=&r"(xa), [xb] "=&r"(xb), [p] "=&r"(p), [q] "=&r"(q), \
+      [t] "=&r"(t)
+#endif
+
 // acc[r] += column . (row r of one packed group of four rows), r = 0..3;
 // `length` is a multiple of four.  A group's weights for one chunk of four
 // inputs are 16 contiguous bytes (four per row), read as four words.
@@ -18,26 +47,42 @@ static inline void ireegen_i8_dot4_packed(const int16_t* column,
                                           const int8_t* w, size_t length,
                                           int32_t acc[4]) {
   int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
+#if IREEGEN_I8_DSP
+  // Written out in assembler, as dot_pair.h's loop is: gcc's allocation of
+  // the same C spills the loop's end.  An odd chunk first, then two chunks
+  // per pass.  LDRD needs word-aligned weights (the column is); other
+  // weights take the C loop.
+  const int16_t* c = column;
+  const size_t chunks = length / 4;
+  uint32_t xa, xb, p, q, t;
+  if ((uintptr_t)(const void*)w & 3) {
+    const int16_t* const end = column + length;
+    for (; c != end; c += 4, w += 16) {
+      uint32_t pair[2];
+      memcpy(pair, c, sizeof pair);
+      for (size_t r = 0; r < 4; ++r) {
+        const uint32_t v = ireegen_i8_load32(w + 4 * r);
+        acc[r] = __smlad(pair[0], __sxtb16(v), acc[r]);
+        acc[r] = __smlad(pair[1], ireegen_i8_sxtb16_ror8(v), acc[r]);
+      }
+    }
+    return;
+  }
+  if (chunks & 1) {
+    __asm__(IREEGEN_I8_GROUP_CHUNK:IREEGEN_I8_GROUP_OPERANDS : : "memory");
+  }
+  if (chunks >= 2) {
+    const int16_t* const end = column + length;
+    __asm__("1:\n\t" IREEGEN_I8_GROUP_CHUNK IREEGEN_I8_GROUP_CHUNK
+            "cmp %[c], %[end]\n\t"
+            "bne 1b\n\t"
+            : IREEGEN_I8_GROUP_OPERANDS
+            : [end] "r"(end)
+            : "cc", "memory");
+  }
+#else
   const int16_t* const end = column + length;
   for (const int16_t* c = column; c != end; c += 4, w += 16) {
-#if IREEGEN_I8_DSP
-    // The column holds each chunk as (c0, c2, c1, c3): SXTB16 of a row's
-    // word gives (w0, w2), with a rotate by 8 (w1, w3).
-    uint32_t pair[2];
-    memcpy(pair, c, sizeof pair);
-    uint32_t p = ireegen_i8_load32(w);
-    a0 = __smlad(pair[0], __sxtb16(p), a0);
-    a0 = __smlad(pair[1], ireegen_i8_sxtb16_ror8(p), a0);
-    p = ireegen_i8_load32(w + 4);
-    a1 = __smlad(pair[0], __sxtb16(p), a1);
-    a1 = __smlad(pair[1], ireegen_i8_sxtb16_ror8(p), a1);
-    p = ireegen_i8_load32(w + 8);
-    a2 = __smlad(pair[0], __sxtb16(p), a2);
-    a2 = __smlad(pair[1], ireegen_i8_sxtb16_ror8(p), a2);
-    p = ireegen_i8_load32(w + 12);
-    a3 = __smlad(pair[0], __sxtb16(p), a3);
-    a3 = __smlad(pair[1], ireegen_i8_sxtb16_ror8(p), a3);
-#else
     for (size_t j = 0; j < 4; ++j) {
       const int32_t v = c[j];
       a0 += v * w[j];
@@ -45,8 +90,8 @@ static inline void ireegen_i8_dot4_packed(const int16_t* column,
       a2 += v * w[8 + j];
       a3 += v * w[12 + j];
     }
-#endif
   }
+#endif
   acc[0] = a0;
   acc[1] = a1;
   acc[2] = a2;
@@ -70,7 +115,10 @@ IREEGEN_I8_BODY void ireegen_i8_fc(const int8_t* x, const int8_t* w,
   if (k4 <= IREEGEN_I8_COLUMN_MAX) {
     // Each row of x unpacked once to int16 (x - x_zero), zeros up to k4,
     // then dotted with every group of four rows of w.
-    int16_t column[IREEGEN_I8_COLUMN_MAX];
+    // Word-aligned: the DSP loop reads it with LDRD.
+    uint32_t words[IREEGEN_I8_COLUMN_MAX / 2];
+    int16_t* const column = (int16_t*)(void*)words;
+    const int fast = IREEGEN_I8_FAST_LAYER(bias, per_channel, n, k, x_zero);
     for (size_t i = 0; i < m; ++i) {
       size_t c = 0;
       for (; c < k; ++c) column[c] = (int16_t)(x[i * k + c] - x_zero);
@@ -81,9 +129,15 @@ IREEGEN_I8_BODY void ireegen_i8_fc(const int8_t* x, const int8_t* w,
       for (size_t o = 0; o < groups; o += 4) {
         int32_t acc[4] = {bias[o], bias[o + 1], bias[o + 2], bias[o + 3]};
         ireegen_i8_dot4_packed(column, w + o * k4, k4, acc);
-        for (size_t r = 0; r < 4; ++r)
-          out[o + r] = ireegen_i8_requantize(
-              acc[r], IREEGEN_I8_MULTIPLIER(o + r), y_zero);
+        if (fast) {
+          for (size_t r = 0; r < 4; ++r)
+            out[o + r] = IREEGEN_I8_REQUANTIZE_IN(
+                acc[r], IREEGEN_I8_MULTIPLIER(o + r), y_zero, fast);
+        } else {
+          for (size_t r = 0; r < 4; ++r)
+            out[o + r] = ireegen_i8_requantize(
+                acc[r], IREEGEN_I8_MULTIPLIER(o + r), y_zero);
+        }
       }
       // The last n % 4 rows, each K4 weights in order.
       for (size_t o = groups; o < n; ++o)

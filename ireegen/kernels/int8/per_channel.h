@@ -18,8 +18,13 @@
 #define ireegen_i8_gather_inside ireegen_i8_pc_gather_inside
 #define ireegen_i8_gather ireegen_i8_pc_gather
 #define ireegen_i8_pair_filters ireegen_i8_pc_pair_filters
+#define ireegen_i8_pair_filters_in ireegen_i8_pc_pair_filters_in
 #define ireegen_i8_conv ireegen_i8_pc_conv
 #define ireegen_i8_depthwise_plane3x3 ireegen_i8_pc_depthwise_plane3x3
+#define ireegen_i8_depthwise_row3x3_in ireegen_i8_pc_depthwise_row3x3_in
+#define ireegen_i8_widen ireegen_i8_pc_widen
+#define ireegen_i8_padded_row ireegen_i8_pc_padded_row
+#define ireegen_i8_tap_row2 ireegen_i8_pc_tap_row2
 #define ireegen_i8_depthwise ireegen_i8_pc_depthwise
 #define ireegen_i8_round4 ireegen_i8_pc_round4
 #define ireegen_i8_dot4_packed ireegen_i8_pc_dot4_packed

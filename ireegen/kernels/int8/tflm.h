@@ -18,6 +18,10 @@
 #define ireegen_i8_tflm_factor ireegen_i8_tflm_tflm_factor
 #define ireegen_i8_add_term ireegen_i8_tflm_add_term
 #define ireegen_i8_add_fixed_mve ireegen_i8_tflm_add_fixed_mve
+#define ireegen_i8_smmlar ireegen_i8_tflm_smmlar
+#define ireegen_i8_scale_wide ireegen_i8_tflm_scale_wide
+#define ireegen_i8_requantize_fast ireegen_i8_tflm_requantize_fast
+#define ireegen_i8_fast_layer ireegen_i8_tflm_fast_layer
 
 #if defined(IREEGEN_I8_SMALL)
 // The compact kernels (convolution_small.c, fully_connected_small.c).
@@ -39,8 +43,13 @@
 #define ireegen_i8_pc_gather_inside ireegen_i8_tflm_gather_inside
 #define ireegen_i8_pc_gather ireegen_i8_tflm_gather
 #define ireegen_i8_pc_pair_filters ireegen_i8_tflm_pair_filters
+#define ireegen_i8_pc_pair_filters_in ireegen_i8_tflm_pair_filters_in
 #define ireegen_i8_pc_conv ireegen_i8_tflm_conv
 #define ireegen_i8_pc_depthwise_plane3x3 ireegen_i8_tflm_depthwise_plane3x3
+#define ireegen_i8_pc_depthwise_row3x3_in ireegen_i8_tflm_depthwise_row3x3_in
+#define ireegen_i8_pc_widen ireegen_i8_tflm_widen
+#define ireegen_i8_pc_padded_row ireegen_i8_tflm_padded_row
+#define ireegen_i8_pc_tap_row2 ireegen_i8_tflm_tap_row2
 #define ireegen_i8_pc_depthwise ireegen_i8_tflm_depthwise
 #define ireegen_i8_pc_round4 ireegen_i8_tflm_round4
 #define ireegen_i8_pc_dot4_packed ireegen_i8_tflm_dot4_packed
