@@ -129,7 +129,7 @@ class _Walk:
         self.shapes: dict = {}
         self.sums: dict = {}  # tuple of count names -> Count of their sum
         self.demand: dict = {}  # NonMaxSuppression output -> rows a Slice keeps
-        self.if_checks: list = []  # (If output, tested value)
+        self.if_checks: dict = {}  # If output -> the value its condition tests
         self.used_nms = False
         self.scalars: dict = {}
 
@@ -200,17 +200,20 @@ class _Walk:
         self._find_demands()
         for node in list(self.graph.node):
             self.visit(node)
-        for out_name, tested in self.if_checks:
-            got, want = self.bounded.get(out_name), self.bounded.get(tested)
-            if want is None and tested in self.shapes and 0 not in self.shapes[tested]:
-                continue  # a static tensor with elements: the else branch is always taken
-            if got is None or want is None or want.count.name not in got.count.zero_with | {got.count.name}:
-                raise UsageError(
-                    f"{self.path}: the If on whether {tested[:60]!r} is empty: its else branch's {out_name[:60]!r} "
-                    f"is not empty whenever that tensor is, so the branch cannot stand for both "
-                    f"({doc('detectors.md')})"
-                )
+            for out in (o for o in node.output if o in self.if_checks):
+                self._check_if(out, self.if_checks[out])
         return self._finish()
+
+    def _check_if(self, out_name: str, tested: str) -> None:
+        got, want = self.bounded.get(out_name), self.bounded.get(tested)
+        if want is None and tested in self.shapes and 0 not in self.shapes[tested]:
+            return  # a static tensor with elements: the else branch is always taken
+        if got is None or want is None or want.count.name not in got.count.zero_with | {got.count.name}:
+            raise UsageError(
+                f"{self.path}: the If on whether {tested[:60]!r} is empty: its else branch's {out_name[:60]!r} "
+                f"is not empty whenever that tensor is, so the branch cannot stand for both "
+                f"({doc('detectors.md')})"
+            )
 
     def visit(self, node) -> None:
         touched = [i for i in node.input if i in self.bounded or i in self.sym or i in self.tests]
@@ -259,7 +262,7 @@ class _Walk:
             inlined = list(else_branch.node)
             produced = {o for n in inlined for o in n.output}
             for inner, outer in zip(else_branch.output, node.output):
-                self.if_checks.append((outer, tested))
+                self.if_checks[outer] = tested
                 if inner.name not in produced:  # a value from outside the branch
                     inlined.append(helper.make_node("Identity", [inner.name], [outer], name=f"{node.name}/else"))
                     continue
