@@ -108,20 +108,20 @@ def test_the_yolo_head_exposes_its_boxes_and_scores(tmp_path):
         np.testing.assert_array_equal(count, want_count)
 
 
-REFUSED = {
-    "gathered": (nms_gathered, "node nms (NonMaxSuppression): its selected indices are read by node pick_box (Gather)"),
-}
-
-
-@pytest.mark.parametrize("case", REFUSED, ids=str)
-def test_what_cannot_be_bounded_is_refused_naming_the_node(tmp_path, case):
-    write, message = REFUSED[case]
+def test_selected_indices_read_by_a_gather_are_bounded(tmp_path):
+    # A YOLO export's form: the box column of the selection, read by a Gather.
     path = tmp_path / "model.onnx"
-    write(path)
-    with pytest.raises(UsageError) as e:
-        prepare_onnx(path)
-    assert message in str(e.value)
-    assert "\n" not in str(e.value) and "--max-detections" not in str(e.value)
+    nms_gathered(path)
+    model, _, _, (bound,) = prepare_onnx(path)
+    assert (bound.name, bound.count, bound.rows) == ("box_index", "box_index_count", 10)
+    reference, ours = _session(str(path)), _session(model.SerializeToString())
+    rng = np.random.default_rng(2)
+    for _ in range(DRAWS):
+        feeds = {"boxes": random_boxes(rng, 1, 8, 0), "scores": random_scores(rng, 1, 2, 8)}
+        rows, count = ours.run(None, feeds)
+        want_rows, want_count = bounded_as(reference.run(None, feeds)[0], bound)
+        np.testing.assert_array_equal(rows, want_rows)
+        np.testing.assert_array_equal(count, want_count)
 
 
 def test_nms_in_an_if_on_an_empty_input_is_bounded(tmp_path):

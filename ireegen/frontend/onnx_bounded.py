@@ -96,9 +96,13 @@ class _EmptyTest:
 
 
 def needs_bounding(model) -> bool:
-    """Whether the graph has a NonZero, or a NonMaxSuppression inside a branch."""
+    """Whether the graph has a NonZero, a NonMaxSuppression inside a branch,
+    or one whose selected indices another node reads."""
     graph = model.graph
     if any(n.op_type == "NonZero" for n in graph.node):
+        return True
+    selected = {n.output[0] for n in graph.node if n.op_type == NMS}
+    if any(i in selected for n in graph.node for i in n.input):
         return True
     return any(m.op_type == NMS for n in graph.node for g in _subgraphs(n) for m in _nodes(g))
 
@@ -132,6 +136,8 @@ class _Walk:
         self.if_checks: dict = {}  # If output -> the value its condition tests
         self.used_nms = False
         self.scalars: dict = {}
+        self.nonzeros: dict = {}  # NonZero input -> its first NonZero's output
+        self.nonneg: set = set()  # bounded integer values that are never negative (indices)
 
     # -- helpers -------------------------------------------------------
     def refuse(self, node, why: str):
@@ -219,6 +225,8 @@ class _Walk:
         touched = [i for i in node.input if i in self.bounded or i in self.sym or i in self.tests]
         if node.op_type == "NonZero" and not touched:
             return self._nonzero(node)
+        if node.op_type == NMS and node.domain in ("", "ai.onnx"):
+            touched = True
         if not touched:
             self.out_nodes.append(node)
             if node.op_type in _CONST_OPS and all(i in self.known for i in node.input if i):
@@ -227,7 +235,10 @@ class _Walk:
         handler = HANDLERS.get(node.op_type)
         if handler is None:
             self.refuse(node, "it reads a tensor whose size depends on the data")
-        handler(self, node)
+        try:
+            handler(self, node)
+        except KeyError:  # an input of another kind than the row takes (a shape where a tensor goes)
+            self.refuse(node, "it reads a value computed from the data in a form ireegen does not bound")
 
     def _fold(self, node) -> None:
         from onnx.reference import ReferenceEvaluator
@@ -354,6 +365,14 @@ class _Walk:
     # -- rows ------------------------------------------------------------
     def _nonzero(self, node) -> None:
         b = self.b
+        if node.input[0] in self.nonzeros:  # the same mask's indices, once
+            first = self.nonzeros[node.input[0]]
+            b.op("Identity", first, out=node.output[0])
+            self.bounded[node.output[0]] = self.bounded[first]
+            self.nonneg.add(node.output[0])
+            return
+        self.nonzeros[node.input[0]] = node.output[0]
+        self.nonneg.add(node.output[0])
         shape = self.shape(node.input[0], node)
         total = int(np.prod(shape))
         if total * total > MAX_COMPARISONS or total == 0:
@@ -419,6 +438,8 @@ class _Walk:
                 self.refuse(node, "a negative index into a bounded axis")
         if dbnd is not None and ibnd is not None and dbnd.axis != axis:
             self.refuse(node, "both its data and its indices are bounded")
+        if dbnd is not None and ibnd is not None and indices not in self.nonneg:
+            self.refuse(node, "indices into a bounded axis that may be negative")
         out_shape = (*dshape[:axis], *ishape, *dshape[axis + 1 :])
         if ibnd is not None:
             bnd = Bounded(out_shape, axis + ibnd.axis, ibnd.count)
@@ -435,6 +456,8 @@ class _Walk:
         out = self.b.op("Gather", data, indices, axis=axis)
         self.b.op("Identity", self.zero_fill(out, bnd, self.dtype(data)), out=node.output[0])
         self.bounded[node.output[0]] = bnd
+        if data in self.nonneg:
+            self.nonneg.add(node.output[0])
 
     def _topk(self, node) -> None:
         from onnx import helper
@@ -476,6 +499,8 @@ class _Walk:
         count = self.min_count(count, k_value)
         out_shape = tuple(size if d == axis else s for d, s in enumerate(shape))
         bnd = Bounded(out_shape, axis, count)
+        if len(node.output) > 1:
+            self.nonneg.add(node.output[1])
         for got, want, dtype in (
             (values, node.output[0], self.dtype(node.input[0])),
             (indices, node.output[1], np.int64),
@@ -738,6 +763,8 @@ class _Walk:
             return self._empty_equal(node)
         if any(i in self.sym or i in self.tests for i in node.input):
             self.refuse(node, "arithmetic on a shape computed from the data")
+        if node.op_type == "Div" and node.input[1] in self.bounded and np.dtype(self.dtype(node.input[1])).kind in "iu":
+            self.refuse(node, "an integer division by a bounded tensor")
         shapes = [self.shape(i, node) if i else () for i in node.input]
         rank = max(len(s) for s in shapes)
         bounds = [self.bounded[i] for i in node.input if i in self.bounded]
@@ -800,11 +827,13 @@ class _Walk:
     def _nms(self, node) -> None:
         boxes, scores = node.input[0], node.input[1]
         bb, sb = self.bounded.get(boxes), self.bounded.get(scores)
-        if bb is None or sb is None or bb.axis != 1 or sb.axis != 2 or bb.count.name != sb.count.name:
+        if (bb is None) != (sb is None) or (
+            bb is not None and (bb.axis != 1 or sb.axis != 2 or bb.count.name != sb.count.name)
+        ):
             self.refuse(node, "ireegen bounds a NonMaxSuppression whose boxes and scores share one bounded box axis")
         if any(i in self.bounded or i in self.sym for i in node.input[2:]):
             self.refuse(node, "its parameters are computed from the data")
-        shapes = {boxes: list(bb.shape), scores: list(sb.shape)}
+        shapes = {boxes: list(self.shape(boxes, node)), scores: list(self.shape(scores, node))}
         known = {k: _tensor(v) for k, v in self.known.items() if k in node.input[2:]}
         try:
             nms = _read(node, shapes, known)
@@ -814,10 +843,14 @@ class _Walk:
         except UsageError as e:
             raise UsageError(f"{self.path}: {e}") from None
         count_name = self.b._fresh("ireegen.bounded/nms_count")
-        valid = self.b.op("Expand", self.valid(sb), self.scalar("scores_shape", sb.shape, np.int64))
+        valid = None
+        if sb is not None:
+            valid = self.b.op("Expand", self.valid(sb), self.scalar("scores_shape", sb.shape, np.int64))
         _suppression(self.b, nms, rows, steps, node.output[0], count_name, valid)
         count = self.b.op("Squeeze", count_name, self.b.const("axis0v", np.array([0], np.int64)))
-        self.bounded[node.output[0]] = Bounded((rows, 3), 0, Count(count, rows, sb.count.zero_with | {sb.count.name}))
+        zero_with = frozenset() if sb is None else sb.count.zero_with | {sb.count.name}
+        self.bounded[node.output[0]] = Bounded((rows, 3), 0, Count(count, rows, zero_with))
+        self.nonneg.add(node.output[0])
         self.dtypes[node.output[0]] = np.int64
         self.used_nms = True
 
@@ -826,7 +859,15 @@ class _Walk:
         for table in (self.bounded, self.sym, self.tests, self.dtypes):
             if name in table:
                 table[node.output[0]] = table[name]
+        if name in self.nonneg:
+            self.nonneg.add(node.output[0])
         self.out_nodes.append(node)
+
+    def _keeps_sign(self, node) -> None:
+        """Transpose, Slice, Squeeze, Unsqueeze, Reshape, Split: indices stay indices."""
+        STRUCTURAL[node.op_type](self, node)
+        if node.input[0] in self.nonneg:
+            self.nonneg.update(o for o in node.output if o in self.bounded)
 
 
 _OUT_DTYPE = {
@@ -852,23 +893,33 @@ HANDLERS = {
     **{op: _Walk._elementwise for op in _ELEMENTWISE},
     "Min": _min_max,
     "Max": _min_max,
-    "Transpose": _Walk._transpose,
+    "Transpose": _Walk._keeps_sign,
     "GatherND": _Walk._gathernd,
     "Gather": _Walk._gather,
     "TopK": _Walk._topk,
     "Shape": _Walk._shape,
     "ConstantOfShape": _Walk._constant_of_shape,
-    "Unsqueeze": _Walk._sym_unsqueeze,
-    "Squeeze": _Walk._reshaped,
-    "Reshape": _Walk._reshaped,
+    "Unsqueeze": _Walk._keeps_sign,
+    "Squeeze": _Walk._keeps_sign,
+    "Reshape": _Walk._keeps_sign,
     "Concat": _Walk._sym_concat,
     "ReduceMin": _Walk._reduce,
     "ReduceMax": _Walk._reduce,
     "ReduceProd": _Walk._sym_reduce_prod,
-    "Slice": _Walk._slice,
-    "Split": _Walk._split,
+    "Slice": _Walk._keeps_sign,
+    "Split": _Walk._keeps_sign,
     NMS: _Walk._nms,
     "Identity": _Walk._identity,
+}
+
+
+STRUCTURAL = {
+    "Transpose": _Walk._transpose,
+    "Unsqueeze": _Walk._sym_unsqueeze,
+    "Squeeze": _Walk._reshaped,
+    "Reshape": _Walk._reshaped,
+    "Slice": _Walk._slice,
+    "Split": _Walk._split,
 }
 
 
