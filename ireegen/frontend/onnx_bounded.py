@@ -172,6 +172,13 @@ class _Walk:
     def zero_fill(self, value: str, bnd: Bounded, dtype) -> str:
         return self.b.op("Where", self.valid(bnd), value, self.scalar("zero", 0, dtype))
 
+    def keep(self, node) -> None:
+        """Appends `node` as it is (or as built here), the builder's names kept current."""
+        self.b._sync()
+        self.out_nodes.append(node)
+        self.b._used.update(node.output)
+        self.b._sizes = self.b._sizes_now()
+
     def scalar(self, base: str, value, dtype) -> str:
         """A 0-d constant (NodeBuilder.const keeps at least one dimension)."""
         from onnx import numpy_helper
@@ -179,8 +186,10 @@ class _Walk:
         array = np.array(value, dtype)
         key = (array.dtype.str, array.shape, array.tobytes())
         if key not in self.scalars:
+            self.b._sync()
             name = self.b._fresh(f"ireegen.bounded/{base}")
             self.graph.initializer.append(numpy_helper.from_array(array, name))
+            self.b._sizes = self.b._sizes_now()  # the builder's names stay current
             self.scalars[key] = name
         return self.scalars[key]
 
@@ -228,7 +237,7 @@ class _Walk:
         if node.op_type == NMS and node.domain in ("", "ai.onnx"):
             touched = True
         if not touched:
-            self.out_nodes.append(node)
+            self.keep(node)
             if node.op_type in _CONST_OPS and all(i in self.known for i in node.input if i):
                 self._fold(node)
             return
@@ -406,7 +415,7 @@ class _Walk:
     def _transpose(self, node) -> None:
         bnd = self.bounded[node.input[0]]
         perm = node_attrs(node).get("perm") or list(reversed(range(len(bnd.shape))))
-        self.out_nodes.append(node)
+        self.keep(node)
         self.bounded[node.output[0]] = Bounded(tuple(bnd.shape[p] for p in perm), list(perm).index(bnd.axis), bnd.count)
 
     def _gathernd(self, node) -> None:
@@ -450,7 +459,7 @@ class _Walk:
             bnd = Bounded(out_shape, moved, dbnd.count)
         self.dtypes[node.output[0]] = self.dtype(data)
         if bnd is None:
-            self.out_nodes.append(node)
+            self.keep(node)
             self.shapes[node.output[0]] = list(out_shape)
             return
         out = self.b.op("Gather", data, indices, axis=axis)
@@ -485,7 +494,7 @@ class _Walk:
         if xb is not None:
             x = b.op("Where", self.valid(xb), x, self.scalar("pad", -np.inf if largest else np.inf, np.float32))
         values, indices = b._fresh("ireegen.bounded/topk_values"), b._fresh("ireegen.bounded/topk_indices")
-        self.out_nodes.append(
+        self.keep(
             helper.make_node(
                 "TopK",
                 [x, b.const("k", np.array([size], np.int64))],
@@ -655,7 +664,7 @@ class _Walk:
                 self.refuse(node, "it joins tensors bounded by different counts")
             shape = list(bounds[0].shape)
             shape[axis] = sum(p.shape[axis] for p in bounds)
-            self.out_nodes.append(node)
+            self.keep(node)
             self.bounded[node.output[0]] = Bounded(tuple(shape), bounds[0].axis, bounds[0].count)
             return
         if any(p is not None and p.axis != axis for _, p in pieces):
@@ -732,7 +741,7 @@ class _Walk:
                 count = self.min_count(count, end)
             else:
                 shape[axis] = len(range(*slice(start, end, step).indices(shape[axis])))
-        self.out_nodes.append(node)
+        self.keep(node)
         self.bounded[node.output[0]] = Bounded(tuple(shape), bnd.axis, count)
         self.dtypes[node.output[0]] = self.dtype(node.input[0])
 
@@ -745,7 +754,7 @@ class _Walk:
         if sizes is None:
             parts = len(node.output)
             sizes = [bnd.shape[axis] // parts] * parts
-        self.out_nodes.append(node)
+        self.keep(node)
         for out, size in zip(node.output, sizes):
             shape = list(bnd.shape)
             shape[axis] = size
@@ -817,7 +826,7 @@ class _Walk:
             self.refuse(node, "a reduction along a static axis of a bounded tensor")
         pad = self.scalar("pad", -np.inf if node.op_type == "ReduceMax" else np.inf, np.float32)
         masked = self.b.op("Where", self.valid(bnd), node.input[0], pad)
-        self.out_nodes.append(_renamed(node, [masked, *node.input[1:]]))
+        self.keep(_renamed(node, [masked, *node.input[1:]]))
         keepdims = int(attrs.get("keepdims", 1))
         self.shapes[node.output[0]] = [
             1 if d in axes else s for d, s in enumerate(bnd.shape) if keepdims or d not in axes
@@ -861,7 +870,7 @@ class _Walk:
                 table[node.output[0]] = table[name]
         if name in self.nonneg:
             self.nonneg.add(node.output[0])
-        self.out_nodes.append(node)
+        self.keep(node)
 
     def _keeps_sign(self, node) -> None:
         """Transpose, Slice, Squeeze, Unsqueeze, Reshape, Split: indices stay indices."""
