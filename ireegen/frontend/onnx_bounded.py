@@ -963,8 +963,6 @@ def _renamed(node, inputs):
 def _dtypes(model) -> dict:
     import onnx
 
-    from .onnx_fold import static_shapes as _unused  # noqa: F401
-
     try:
         inferred = onnx.shape_inference.infer_shapes(model)
     except Exception:  # noqa: BLE001
