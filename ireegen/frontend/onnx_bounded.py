@@ -772,7 +772,11 @@ class _Walk:
             return self._empty_equal(node)
         if any(i in self.sym or i in self.tests for i in node.input):
             self.refuse(node, "arithmetic on a shape computed from the data")
-        if node.op_type == "Div" and node.input[1] in self.bounded and np.dtype(self.dtype(node.input[1])).kind in "iu":
+        if (
+            node.op_type in ("Div", "Mod")
+            and node.input[1] in self.bounded
+            and np.dtype(self.dtype(node.input[1])).kind in "iu"
+        ):
             self.refuse(node, "an integer division by a bounded tensor")
         shapes = [self.shape(i, node) if i else () for i in node.input]
         rank = max(len(s) for s in shapes)
@@ -881,13 +885,13 @@ class _Walk:
 
 _OUT_DTYPE = {
     "Greater": np.bool_, "Less": np.bool_, "Equal": np.bool_, "GreaterOrEqual": np.bool_, "LessOrEqual": np.bool_,
-    "Not": np.bool_, "And": np.bool_, "Or": np.bool_,
+    "Not": np.bool_, "And": np.bool_, "Or": np.bool_, "Xor": np.bool_, "IsNaN": np.bool_, "IsInf": np.bool_,
 }  # fmt: skip
 _ONNX_NP = {1: np.float32, 6: np.int32, 7: np.int64, 9: np.bool_, 10: np.float16, 11: np.float64}
 _ELEMENTWISE = (
     "Add", "Sub", "Mul", "Div", "Cast", "Greater", "Less", "Equal", "GreaterOrEqual", "LessOrEqual", "Where",
     "Clip", "Sigmoid", "Exp", "Log", "Min", "Max", "Not", "And", "Or", "Neg", "Abs", "Sqrt", "Relu", "Floor",
-    "Ceil", "Round",
+    "Ceil", "Round", "Mod", "Pow", "Tanh", "Softplus", "Xor", "IsNaN", "IsInf", "Sign", "Reciprocal",
 )  # fmt: skip
 _CONST_OPS = ("Unsqueeze", "Squeeze", "Reshape", "Concat", "Gather", "Cast", "Identity", "Shape", "Add", "Mul", "Sub")
 
