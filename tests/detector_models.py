@@ -328,3 +328,46 @@ def random_corner_boxes(rng, anchors):
     """Overlapping boxes [x1, y1, x2, y2] in [0, 18)."""
     corner = rng.uniform(0, 12, (anchors, 2)).astype(np.float32)
     return np.concatenate([corner, corner + rng.uniform(0.5, 6, (anchors, 2))], axis=1).astype(np.float32)
+
+
+def torchvision_ssd(path, size=64, classes=4, topk=10, detections=8, score=0.2):
+    """A small torchvision SSD (two strided convolutions as its backbone,
+    random weights, seed 0) exported by torch.onnx.export (opset 17) as
+    users export torchvision's detectors: its post-processing is
+    torchvision's own (NonZero, TopK, batched_nms in an If)."""
+    import collections
+
+    import torch
+    from torchvision.models.detection.anchor_utils import DefaultBoxGenerator
+    from torchvision.models.detection.ssd import SSD
+
+    class Backbone(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = torch.nn.Conv2d(3, 8, 3, stride=4, padding=1)
+            self.b = torch.nn.Conv2d(8, 8, 3, stride=2, padding=1)
+            self.out_channels = [8, 8]
+
+        def forward(self, x):
+            a = torch.relu(self.a(x))
+            return collections.OrderedDict([("0", a), ("1", torch.relu(self.b(a)))])
+
+    torch.manual_seed(0)
+    model = SSD(
+        Backbone(),
+        DefaultBoxGenerator([[2], [2]]),
+        (size, size),
+        num_classes=classes,
+        topk_candidates=topk,
+        detections_per_img=detections,
+        score_thresh=score,
+    ).eval()
+    torch.onnx.export(
+        model,
+        (torch.rand(1, 3, size, size),),
+        str(path),
+        opset_version=17,
+        input_names=["image"],
+        output_names=["boxes", "scores", "labels"],
+        dynamo=False,
+    )

@@ -337,3 +337,32 @@ def test_ssd_postprocessing_emits_verified_against_onnxruntime(tmp_path, ssd, mo
     }
     header = (out / "ssd.h").read_text()
     assert "// det_boxes: tensor<6x4xf32>" in header and "// det_labels_count: tensor<1xi64>" in header
+
+
+@pytest.fixture(scope="module")
+def torchvision_ssd_model(tmp_path_factory) -> Path:
+    pytest.importorskip("torchvision")
+    from detector_models import torchvision_ssd
+
+    path = tmp_path_factory.mktemp("tv_ssd") / "tv_ssd.onnx"
+    torchvision_ssd(path)
+    return path
+
+
+# Importing torch and exporting take most of its half minute here: the full suite's.
+@pytest.mark.full_suite
+def test_a_torchvision_ssd_export_is_bounded_to_onnxruntime_results(torchvision_ssd_model):
+    model, _, _, bounded = prepare_onnx(torchvision_ssd_model)
+    assert [(b.name, b.rows) for b in bounded] == [("boxes", 8), ("scores", 8), ("labels", 8)]
+    reference, ours = _session(str(torchvision_ssd_model)), _session(model.SerializeToString())
+    rng = np.random.default_rng(0)
+    for k in range(DRAWS // 4):
+        image = {"image": (rng.random((1, 3, 64, 64)) * (k % 4)).astype(np.float32)}  # k % 4 == 0: equal scores
+        got = ours.run(None, image)
+        for bound, want, values, count in zip(bounded, reference.run(None, image), got[0::2], got[1::2]):
+            padded, want_count = bounded_as(want, bound)
+            np.testing.assert_array_equal(count, want_count)
+            if bound.name == "labels":
+                np.testing.assert_array_equal(values, padded)
+            else:  # the backbone's rewrites round differently in ONNX Runtime
+                np.testing.assert_allclose(values, padded, rtol=1e-5, atol=1e-5)
