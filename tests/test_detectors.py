@@ -366,3 +366,19 @@ def test_a_torchvision_ssd_export_is_bounded_to_onnxruntime_results(torchvision_
                 np.testing.assert_array_equal(values, padded)
             else:  # the backbone's rewrites round differently in ONNX Runtime
                 np.testing.assert_allclose(values, padded, rtol=1e-5, atol=1e-5)
+
+
+# The export, a compile and the runs: the full suite's.
+@pytest.mark.full_suite
+@pytest.mark.parametrize("mode", ["runtimeless", "async"])
+def test_a_torchvision_ssd_export_emits_verified_against_onnxruntime(tmp_path, torchvision_ssd_model, mode):
+    out = tmp_path / mode
+    result = run_cli("emit", torchvision_ssd_model, "-o", out, "--execution-model", mode, "--tune", "off")
+    assert result.returncode == 0, result.stderr
+    import json
+
+    verification = json.loads((out / "manifest.json").read_text())["verification"]
+    assert verification["verified"] and verification["references"]["onnxruntime"]["used"]
+    assert verification["references"]["onnxruntime"]["bounded"] == {
+        n: {"rows": 8, "count": f"{n}_count"} for n in ("boxes", "scores", "labels")
+    }

@@ -96,10 +96,13 @@ class _EmptyTest:
 
 
 def needs_bounding(model) -> bool:
-    """Whether the graph has a NonZero, a NonMaxSuppression inside a branch,
-    or one whose selected indices another node reads."""
+    """Whether the graph is a detector's post-processing this pass bounds: a
+    NonMaxSuppression inside a branch or whose selected indices another node
+    reads, or a NonZero in a graph with a TopK or NonMaxSuppression.  A
+    NonZero alone keeps its dynamic result (async builds it as it is)."""
     graph = model.graph
-    if any(n.op_type == "NonZero" for n in graph.node):
+    ops = {m.op_type for m in _nodes(graph)}
+    if "NonZero" in ops and ops & {"TopK", NMS}:
         return True
     selected = {n.output[0] for n in graph.node if n.op_type == NMS}
     if any(i in selected for n in graph.node for i in n.input):
