@@ -28,10 +28,13 @@ step the arg-max of the candidates' scores and the overlap of the box it
 picks with every box.  Steps are bounded by MAX_STEPS; a model that implies
 more (an exporter's max_output_boxes_per_class of 2^63-1 over thousands of
 boxes) is refused with --max-detections as the hint, since that bounds the
-steps.  A NonMaxSuppression that does not take this form (its output read
-by another node, inside an If, thresholds computed at run time, shapes not
-static) is refused in one line naming the node: emitted as it is, it would
-fail in IREE or be refused by runtimeless C with no word of the cause.
+steps.  One whose output another node reads, or inside an If, is bounded
+with the post-processing around it by onnx_bounded.py before this runs (its
+NonMaxSuppression rows call `_suppression` here).  A NonMaxSuppression that
+takes neither form (thresholds computed at run time, shapes not static, in
+a branch onnx_bounded.py does not inline) is refused in one line naming the
+node: emitted as it is, it would fail in IREE or be refused by runtimeless
+C with no word of the cause.
 """
 
 from __future__ import annotations
