@@ -212,3 +212,162 @@ def scene(seed=0):
     ):
         image[0, channel, y : y + side, x : x + side] = 0.9
     return image
+
+
+def ssd_postprocess(path, anchors=16, classes=3, topk=5, detections=6, score=0.5, iou=0.5):
+    """torchvision's SSD post-processing as torch.onnx.export writes it
+    (opset 17): per class, the scores above `score` (NonZero, GatherND),
+    their top min(topk, count) (TopK) and boxes (Gather), labels
+    (ConstantOfShape); all classes joined (Concat); batched_nms (an If on
+    the joined boxes being empty, NonMaxSuppression on boxes moved apart by
+    class inside); the first `detections` kept (Slice).  Inputs: boxes
+    [anchors, 4] (x1, y1, x2, y2), scores [anchors, classes]; outputs
+    boxes, scores, labels, each [n, ...]."""
+    i64, f32 = np.int64, np.float32
+    init = [
+        numpy_helper.from_array(np.array(score, f32), "score_threshold"),
+        numpy_helper.from_array(np.array([topk], i64), "topk"),
+        numpy_helper.from_array(np.array(0, i64), "zero"),
+        numpy_helper.from_array(np.array([0], i64), "axes0"),
+        numpy_helper.from_array(np.array([1], i64), "axes1"),
+        numpy_helper.from_array(np.array([1], i64), "one_shape"),
+        numpy_helper.from_array(np.array([detections], i64), "detections"),
+        numpy_helper.from_array(np.array([2], i64), "column"),
+    ]
+    nodes, boxes_k, scores_k, labels_k = [], [], [], []
+    for c in range(1, classes):  # class 0 is the background, as torchvision's
+        p = f"c{c}_"
+        init.append(numpy_helper.from_array(np.array(c, i64), p + "index"))
+        nodes += [
+            helper.make_node("Gather", ["scores", p + "index"], [p + "s"], axis=1, name=p + "column"),
+            helper.make_node("Greater", [p + "s", "score_threshold"], [p + "keep"], name=p + "greater"),
+            helper.make_node("NonZero", [p + "keep"], [p + "nz"], name=p + "nonzero"),
+            helper.make_node("Transpose", [p + "nz"], [p + "nzt"], perm=[1, 0], name=p + "transpose"),
+            helper.make_node("GatherND", [p + "s", p + "nzt"], [p + "sk"], name=p + "gather_scores"),
+            helper.make_node("NonZero", [p + "keep"], [p + "nz2"], name=p + "nonzero2"),
+            helper.make_node("Transpose", [p + "nz2"], [p + "nzt2"], perm=[1, 0], name=p + "transpose2"),
+            helper.make_node("GatherND", ["boxes", p + "nzt2"], [p + "bk"], name=p + "gather_boxes"),
+            helper.make_node("Shape", [p + "sk"], [p + "shape"], name=p + "shape"),
+            helper.make_node("Gather", [p + "shape", "zero"], [p + "n"], axis=0, name=p + "size"),
+            helper.make_node("Unsqueeze", [p + "n", "axes0"], [p + "n1"], name=p + "unsqueeze"),
+            helper.make_node("Concat", ["topk", p + "n1"], [p + "both"], axis=0, name=p + "concat"),
+            helper.make_node("ReduceMin", [p + "both"], [p + "k0"], keepdims=0, name=p + "min"),
+            helper.make_node("Reshape", [p + "k0", "one_shape"], [p + "k"], name=p + "reshape"),
+            helper.make_node("TopK", [p + "sk", p + "k"], [p + "top", p + "at"], axis=-1, name=p + "topk"),
+            helper.make_node("Gather", [p + "bk", p + "at"], [p + "boxes"], axis=0, name=p + "pick"),
+            helper.make_node("Shape", [p + "top"], [p + "top_shape"], name=p + "top_shape"),
+            helper.make_node(
+                "ConstantOfShape",
+                [p + "top_shape"],
+                [p + "labels"],
+                value=numpy_helper.from_array(np.array([c], i64)),
+                name=p + "labels",
+            ),
+        ]
+        boxes_k.append(p + "boxes")
+        scores_k.append(p + "top")
+        labels_k.append(p + "labels")
+    nodes += [
+        helper.make_node("Concat", boxes_k, ["all_boxes"], axis=0, name="join_boxes"),
+        helper.make_node("Concat", scores_k, ["all_scores"], axis=0, name="join_scores"),
+        helper.make_node("Concat", labels_k, ["all_labels"], axis=0, name="join_labels"),
+        helper.make_node("Shape", ["all_boxes"], ["joined_shape"], name="joined_shape"),
+        helper.make_node("ReduceProd", ["joined_shape"], ["joined_size"], keepdims=0, name="joined_size"),
+        helper.make_node("Equal", ["joined_size", "zero"], ["empty"], name="is_empty"),
+    ]
+    inner = [
+        helper.make_node("ReduceMax", ["all_boxes"], ["max_coordinate"], keepdims=0, name="max_coordinate"),
+        helper.make_node("Cast", ["all_labels"], ["labels_f"], to=TensorProto.FLOAT, name="labels_f"),
+        helper.make_node("Constant", [], ["one_f"], value=numpy_helper.from_array(np.array(1.0, f32)), name="one_f"),
+        helper.make_node("Add", ["max_coordinate", "one_f"], ["spread"], name="spread"),
+        helper.make_node("Mul", ["labels_f", "spread"], ["offsets"], name="offsets"),
+        helper.make_node("Unsqueeze", ["offsets", "axes1"], ["offsets_col"], name="offsets_col"),
+        helper.make_node("Add", ["all_boxes", "offsets_col"], ["boxes_for_nms"], name="boxes_for_nms"),
+        helper.make_node("Unsqueeze", ["boxes_for_nms", "axes0"], ["nms_boxes"], name="nms_boxes"),
+        helper.make_node("Unsqueeze", ["all_scores", "axes0"], ["scores_1"], name="scores_1"),
+        helper.make_node("Unsqueeze", ["scores_1", "axes0"], ["nms_scores"], name="nms_scores"),
+        helper.make_node(
+            "Constant", [], ["per_class"], value=numpy_helper.from_array(np.array([2**63 - 1], i64)), name="per_class"
+        ),
+        helper.make_node("Constant", [], ["iou"], value=numpy_helper.from_array(np.array([iou], f32)), name="iou"),
+        helper.make_node(
+            "NonMaxSuppression", ["nms_boxes", "nms_scores", "per_class", "iou"], ["selected"], name="inner_nms"
+        ),
+        helper.make_node("Gather", ["selected", "column"], ["kept_col"], axis=1, name="kept_col"),
+        helper.make_node("Squeeze", ["kept_col", "axes1"], ["kept"], name="kept"),
+    ]
+    then_branch = helper.make_graph(
+        [helper.make_node("Constant", [], ["none"], value=numpy_helper.from_array(np.zeros((0,), i64)), name="none")],
+        "empty",
+        [],
+        [helper.make_tensor_value_info("none", TensorProto.INT64, [0])],
+    )
+    else_branch = helper.make_graph(inner, "nms", [], [helper.make_tensor_value_info("kept", TensorProto.INT64, ["n"])])
+    nodes += [
+        helper.make_node(
+            "If", ["empty"], ["keep"], then_branch=then_branch, else_branch=else_branch, name="batched_nms"
+        ),
+        helper.make_node("Slice", ["keep", "axes0", "detections", "axes0"], ["keep_first"], name="keep_first"),
+        helper.make_node("Gather", ["all_boxes", "keep_first"], ["det_boxes"], axis=0, name="det_boxes"),
+        helper.make_node("Gather", ["all_scores", "keep_first"], ["det_scores"], axis=0, name="det_scores"),
+        helper.make_node("Gather", ["all_labels", "keep_first"], ["det_labels"], axis=0, name="det_labels"),
+    ]
+    inputs = [
+        helper.make_tensor_value_info("boxes", TensorProto.FLOAT, [anchors, 4]),
+        helper.make_tensor_value_info("scores", TensorProto.FLOAT, [anchors, classes]),
+    ]
+    outputs = [
+        helper.make_tensor_value_info("det_boxes", TensorProto.FLOAT, ["n", 4]),
+        helper.make_tensor_value_info("det_scores", TensorProto.FLOAT, ["n"]),
+        helper.make_tensor_value_info("det_labels", TensorProto.INT64, ["n"]),
+    ]
+    onnx.save(_model(nodes, inputs, outputs, init), str(path))
+
+
+def random_corner_boxes(rng, anchors):
+    """Overlapping boxes [x1, y1, x2, y2] in [0, 18)."""
+    corner = rng.uniform(0, 12, (anchors, 2)).astype(np.float32)
+    return np.concatenate([corner, corner + rng.uniform(0.5, 6, (anchors, 2))], axis=1).astype(np.float32)
+
+
+def torchvision_ssd(path, size=64, classes=4, topk=10, detections=8, score=0.2):
+    """A small torchvision SSD (two strided convolutions as its backbone,
+    random weights, seed 0) exported by torch.onnx.export (opset 17) as
+    users export torchvision's detectors: its post-processing is
+    torchvision's own (NonZero, TopK, batched_nms in an If)."""
+    import collections
+
+    import torch
+    from torchvision.models.detection.anchor_utils import DefaultBoxGenerator
+    from torchvision.models.detection.ssd import SSD
+
+    class Backbone(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = torch.nn.Conv2d(3, 8, 3, stride=4, padding=1)
+            self.b = torch.nn.Conv2d(8, 8, 3, stride=2, padding=1)
+            self.out_channels = [8, 8]
+
+        def forward(self, x):
+            a = torch.relu(self.a(x))
+            return collections.OrderedDict([("0", a), ("1", torch.relu(self.b(a)))])
+
+    torch.manual_seed(0)
+    model = SSD(
+        Backbone(),
+        DefaultBoxGenerator([[2], [2]]),
+        (size, size),
+        num_classes=classes,
+        topk_candidates=topk,
+        detections_per_img=detections,
+        score_thresh=score,
+    ).eval()
+    torch.onnx.export(
+        model,
+        (torch.rand(1, 3, size, size),),
+        str(path),
+        opset_version=17,
+        input_names=["image"],
+        output_names=["boxes", "scores", "labels"],
+        dynamo=False,
+    )

@@ -12,7 +12,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import run_cli
-from detector_models import bare_nms, nms_gathered, nms_in_if, random_boxes, random_scores, yolo_head
+from detector_models import (
+    bare_nms,
+    nms_gathered,
+    nms_in_if,
+    random_boxes,
+    random_corner_boxes,
+    random_scores,
+    ssd_postprocess,
+    yolo_head,
+)
 
 from ireegen.check.subjects import bounded_as
 from ireegen.common.errors import UsageError
@@ -99,21 +108,36 @@ def test_the_yolo_head_exposes_its_boxes_and_scores(tmp_path):
         np.testing.assert_array_equal(count, want_count)
 
 
-REFUSED = {
-    "in-if": (nms_in_if, "node inner_nms (NonMaxSuppression) inside node batched_nms (If)"),
-    "gathered": (nms_gathered, "node nms (NonMaxSuppression): its selected indices are read by node pick_box (Gather)"),
-}
-
-
-@pytest.mark.parametrize("case", REFUSED, ids=str)
-def test_what_cannot_be_bounded_is_refused_naming_the_node(tmp_path, case):
-    write, message = REFUSED[case]
+def test_selected_indices_read_by_a_gather_are_bounded(tmp_path):
+    # A YOLO export's form: the box column of the selection, read by a Gather.
     path = tmp_path / "model.onnx"
-    write(path)
-    with pytest.raises(UsageError) as e:
-        prepare_onnx(path)
-    assert message in str(e.value)
-    assert "\n" not in str(e.value) and "--max-detections" not in str(e.value)
+    nms_gathered(path)
+    model, _, _, (bound,) = prepare_onnx(path)
+    assert (bound.name, bound.count, bound.rows) == ("box_index", "box_index_count", 10)
+    reference, ours = _session(str(path)), _session(model.SerializeToString())
+    rng = np.random.default_rng(2)
+    for _ in range(DRAWS):
+        feeds = {"boxes": random_boxes(rng, 1, 8, 0), "scores": random_scores(rng, 1, 2, 8)}
+        rows, count = ours.run(None, feeds)
+        want_rows, want_count = bounded_as(reference.run(None, feeds)[0], bound)
+        np.testing.assert_array_equal(rows, want_rows)
+        np.testing.assert_array_equal(count, want_count)
+
+
+def test_nms_in_an_if_on_an_empty_input_is_bounded(tmp_path):
+    # The If tests a static input with elements: its else branch is always taken.
+    path = tmp_path / "model.onnx"
+    nms_in_if(path)
+    model, _, _, (bound,) = prepare_onnx(path)
+    assert (bound.name, bound.rows) == ("selected", 10)
+    reference, ours = _session(str(path)), _session(model.SerializeToString())
+    rng = np.random.default_rng(1)
+    for _ in range(DRAWS):
+        feeds = {"boxes": random_boxes(rng, 1, 8, 0), "scores": random_scores(rng, 1, 2, 8)}
+        rows, count = ours.run(None, feeds)
+        want_rows, want_count = bounded_as(reference.run(None, feeds)[0], bound)
+        np.testing.assert_array_equal(rows, want_rows)
+        np.testing.assert_array_equal(count, want_count)
 
 
 def test_a_threshold_computed_at_run_time_is_refused_naming_the_node(tmp_path):
@@ -203,3 +227,158 @@ def test_a_tiny_detector_emits_verified_against_onnxruntime(tmp_path, yolo, mode
     assert any("NonMaxSuppression on each run's own boxes and scores" in n for n in verification["notes"])
     header = (out / "yolo.h").read_text()
     assert "// selected: tensor<3x3xi64>" in header and "// selected_count: tensor<1xi64>" in header
+
+
+# torchvision's SSD post-processing (tests/detector_models.py): NonZero,
+# TopK on a data-dependent k, Concat, an If with NonMaxSuppression inside,
+# a Slice of what it keeps.
+SSD_DRAWS = 60
+
+
+def _ssd_feeds(rng, k, anchors=16, classes=3):
+    scores = rng.random((anchors, classes)) ** (1 + k % 7)  # from none above the threshold to most
+    if k % 5 == 0:
+        scores = rng.integers(0, 4, (anchors, classes)) / 4  # equal scores
+    if k % 6 == 3:
+        scores = scores * 0.5  # none above the threshold: ONNX Runtime takes the If's empty branch
+    return {"boxes": random_corner_boxes(rng, anchors), "scores": scores.astype(np.float32)}
+
+
+@pytest.mark.parametrize("limit", [None, 4])
+def test_ssd_postprocessing_is_bounded_to_onnxruntime_results(tmp_path, limit):
+    path = tmp_path / "ssd.onnx"
+    ssd_postprocess(path)
+    model, _, _, bounded = prepare_onnx(path, ImportOptions(max_detections=limit))
+    rows = 6 if limit is None else limit  # the Slice keeps 6
+    assert [(b.name, b.count, b.rows) for b in bounded] == [
+        ("det_boxes", "det_boxes_count", rows),
+        ("det_scores", "det_scores_count", rows),
+        ("det_labels", "det_labels_count", rows),
+    ]
+    reference, ours = _session(str(path)), _session(model.SerializeToString())
+    rng = np.random.default_rng(limit or 0)
+    seen = set()
+    for k in range(SSD_DRAWS):
+        feeds = _ssd_feeds(rng, k)
+        got = ours.run(None, feeds)
+        for want, (values, count) in zip(reference.run(None, feeds), zip(got[0::2], got[1::2])):
+            padded, want_count = bounded_as(want, bounded[0])
+            np.testing.assert_array_equal(values, padded)
+            np.testing.assert_array_equal(count, want_count)
+        seen.add(int(got[1][0]))
+    assert {0, rows} <= seen  # the empty If branch's case and a full bound both drawn
+
+
+def _refused_ssd(tmp_path, change) -> str:
+    path = tmp_path / "ssd.onnx"
+    ssd_postprocess(path)
+    model = onnx.load(str(path))
+    change(model)
+    onnx.save(model, str(path))
+    with pytest.raises(UsageError) as e:
+        prepare_onnx(path)
+    assert "\n" not in str(e.value)
+    return str(e.value)
+
+
+def test_an_op_reading_a_bounded_tensor_that_is_not_bounded_is_refused_naming_it(tmp_path):
+    def gather_elements(model):
+        next(n for n in model.graph.node if n.name == "c1_pick").op_type = "GatherElements"
+
+    message = _refused_ssd(tmp_path, gather_elements)
+    assert "node c1_pick (GatherElements): it reads a tensor whose size depends on the data" in message
+
+
+def test_a_slice_not_from_the_start_of_a_bounded_axis_is_refused(tmp_path):
+    def from_one(model):
+        model.graph.initializer.append(onnx.numpy_helper.from_array(np.array([1], np.int64), "one_start"))
+        node = next(n for n in model.graph.node if n.name == "keep_first")
+        node.input[1] = "one_start"
+
+    message = _refused_ssd(tmp_path, from_one)
+    assert "node keep_first (Slice): ireegen bounds a slice [0:end] of a bounded axis" in message
+
+
+def test_an_else_branch_not_empty_with_the_tested_tensor_is_refused(tmp_path):
+    def constant_else(model):
+        node = next(n for n in model.graph.node if n.op_type == "If")
+        branch = next(a.g for a in node.attribute if a.name == "else_branch")
+        del branch.node[:]
+        branch.node.append(
+            onnx.helper.make_node(
+                "Constant", [], ["kept"], value=onnx.numpy_helper.from_array(np.zeros(3, np.int64)), name="three"
+            )
+        )
+
+    message = _refused_ssd(tmp_path, constant_else)
+    assert "the If on whether 'all_boxes' is empty" in message
+
+
+@pytest.fixture(scope="module")
+def ssd(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("ssd") / "ssd.onnx"
+    ssd_postprocess(path)
+    return path
+
+
+# Each a compile and the runs: the full suite's.
+@pytest.mark.full_suite
+@pytest.mark.parametrize("mode", ["runtimeless", "async"])
+def test_ssd_postprocessing_emits_verified_against_onnxruntime(tmp_path, ssd, mode):
+    out = tmp_path / mode
+    result = run_cli("emit", ssd, "-o", out, "--execution-model", mode, "--tune", "off")
+    assert result.returncode == 0, result.stderr
+    import json
+
+    verification = json.loads((out / "manifest.json").read_text())["verification"]
+    assert verification["verified"] and verification["references"]["onnxruntime"]["used"]
+    assert verification["references"]["onnxruntime"]["bounded"] == {
+        f"det_{n}": {"rows": 6, "count": f"det_{n}_count"} for n in ("boxes", "scores", "labels")
+    }
+    header = (out / "ssd.h").read_text()
+    assert "// det_boxes: tensor<6x4xf32>" in header and "// det_labels_count: tensor<1xi64>" in header
+
+
+@pytest.fixture(scope="module")
+def torchvision_ssd_model(tmp_path_factory) -> Path:
+    pytest.importorskip("torchvision")
+    from detector_models import torchvision_ssd
+
+    path = tmp_path_factory.mktemp("tv_ssd") / "tv_ssd.onnx"
+    torchvision_ssd(path)
+    return path
+
+
+# Importing torch and exporting take most of its half minute here: the full suite's.
+@pytest.mark.full_suite
+def test_a_torchvision_ssd_export_is_bounded_to_onnxruntime_results(torchvision_ssd_model):
+    model, _, _, bounded = prepare_onnx(torchvision_ssd_model)
+    assert [(b.name, b.rows) for b in bounded] == [("boxes", 8), ("scores", 8), ("labels", 8)]
+    reference, ours = _session(str(torchvision_ssd_model)), _session(model.SerializeToString())
+    rng = np.random.default_rng(0)
+    for k in range(DRAWS // 4):
+        image = {"image": (rng.random((1, 3, 64, 64)) * (k % 4)).astype(np.float32)}  # k % 4 == 0: equal scores
+        got = ours.run(None, image)
+        for bound, want, values, count in zip(bounded, reference.run(None, image), got[0::2], got[1::2]):
+            padded, want_count = bounded_as(want, bound)
+            np.testing.assert_array_equal(count, want_count)
+            if bound.name == "labels":
+                np.testing.assert_array_equal(values, padded)
+            else:  # the backbone's rewrites round differently in ONNX Runtime
+                np.testing.assert_allclose(values, padded, rtol=1e-5, atol=1e-5)
+
+
+# The export, a compile and the runs: the full suite's.
+@pytest.mark.full_suite
+@pytest.mark.parametrize("mode", ["runtimeless", "async"])
+def test_a_torchvision_ssd_export_emits_verified_against_onnxruntime(tmp_path, torchvision_ssd_model, mode):
+    out = tmp_path / mode
+    result = run_cli("emit", torchvision_ssd_model, "-o", out, "--execution-model", mode, "--tune", "off")
+    assert result.returncode == 0, result.stderr
+    import json
+
+    verification = json.loads((out / "manifest.json").read_text())["verification"]
+    assert verification["verified"] and verification["references"]["onnxruntime"]["used"]
+    assert verification["references"]["onnxruntime"]["bounded"] == {
+        n: {"rows": 8, "count": f"{n}_count"} for n in ("boxes", "scores", "labels")
+    }

@@ -84,11 +84,12 @@ def onnxruntime_outputs(model_path, function: Function, inputs, fixed: dict | No
     """The reference provider for --reference onnxruntime: runs the .onnx
     model in ONNX Runtime (CPU) on `inputs`, fed and read by ONNX name;
     `fixed` ({name: array}) feeds the inputs --input-value made constants;
-    `bounded` (frontend/onnx_detections.BoundedOutput) are the outputs
+    `bounded` (frontend/onnx_detections.BoundedOutput, onnx_bounded.BoundedTensor) are the outputs
     ireegen bounded: ONNX Runtime's are given the same form (bounded_as)."""
     require_onnxruntime()
     try:
-        model = _with_outputs(model_path, [n for b in bounded for n in (b.boxes, b.scores)]) if bounded else None
+        read = [n for b in bounded if b.selects for n in (b.boxes, b.scores)]
+        model = _with_outputs(model_path, read) if read else None
         session = onnxruntime_session(model or model_path)
         feeds = {v.name: np.asarray(x) for v, x in zip(function.inputs, inputs)}
         feeds.update(fixed or {})

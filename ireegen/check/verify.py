@@ -382,7 +382,7 @@ def _compare_selections(what: Verification, report: Report, row: str) -> list:
         choice = report.inputs.get(f.name)
         outputs = [v.name for v in f.function.outputs]
         inputs = [v.name for v in f.function.inputs]
-        for bound in (b for b in what.bounded if b.name in outputs and b.count in outputs):
+        for bound in (b for b in what.bounded if b.selects and b.name in outputs and b.count in outputs):
             for mode in dict.fromkeys([row, REFERENCE]):
                 results = report.results.get(mode, {}).get(f.name)
                 if results is None or choice is None:

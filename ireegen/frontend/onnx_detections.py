@@ -28,15 +28,18 @@ step the arg-max of the candidates' scores and the overlap of the box it
 picks with every box.  Steps are bounded by MAX_STEPS; a model that implies
 more (an exporter's max_output_boxes_per_class of 2^63-1 over thousands of
 boxes) is refused with --max-detections as the hint, since that bounds the
-steps.  A NonMaxSuppression that does not take this form (its output read
-by another node, inside an If, thresholds computed at run time, shapes not
-static) is refused in one line naming the node: emitted as it is, it would
-fail in IREE or be refused by runtimeless C with no word of the cause.
+steps.  One whose output another node reads, or inside an If, is bounded
+with the post-processing around it by onnx_bounded.py before this runs (its
+NonMaxSuppression rows call `_suppression` here).  A NonMaxSuppression that
+takes neither form (thresholds computed at run time, shapes not static, in
+a branch onnx_bounded.py does not inline) is refused in one line naming the
+node: emitted as it is, it would fail in IREE or be refused by runtimeless
+C with no word of the cause.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -80,6 +83,7 @@ class BoundedOutput:
     iou: float
     score: float | None
     fill: int = 0
+    selects: bool = field(default=True, repr=False)  # checked against ONNX Runtime's NonMaxSuppression
 
 
 def check_max_detections(value) -> int | None:
@@ -287,8 +291,12 @@ def _rewrite(model, nms: _Nms, rows: int, steps: int, output) -> BoundedOutput:
     )
 
 
-def _suppression(b: NodeBuilder, nms: _Nms, rows: int, steps: int, selected: str, count: str) -> None:
-    """Appends to `b` the ops of the bounded suppression (the module docstring)."""
+def _suppression(
+    b: NodeBuilder, nms: _Nms, rows: int, steps: int, selected: str, count: str, valid: str | None = None
+) -> None:
+    """Appends to `b` the ops of the bounded suppression (the module docstring);
+    `valid` (bool, the scores' shape): the boxes that may be candidates at all
+    (onnx_bounded.py: the padding of bounded boxes never is)."""
     f32, i64 = np.float32, np.int64
     node = nms.node
     batches, classes, boxes = nms.batches, nms.classes, nms.boxes
@@ -330,6 +338,8 @@ def _suppression(b: NodeBuilder, nms: _Nms, rows: int, steps: int, selected: str
         )
     else:
         alive = b.op("Greater", score_in, b.const("score_threshold", np.array(nms.score, f32)))
+    if valid is not None:
+        alive = b.op("And", alive, valid)
     picks, valids = [], []
     for _ in range(steps):
         masked = b.op("Where", alive, score_in, lowest)

@@ -37,6 +37,7 @@ from ireegen.common.untrusted import deadline_message, tool_deadline
 from .containment import contained_file, shown
 from .import_options import DEFAULT, ImportOptions
 from .mlir_text import mlir_escaped
+from .onnx_bounded import bound_tensors, needs_bounding
 from .onnx_detections import bound_detections
 from .onnx_fold import fold_known, if_hint, needs_folding, static_shapes
 from .onnx_ml_rewrites import unrewritten_ml_node
@@ -679,9 +680,13 @@ def prepare_onnx(
             quantization = {**dequantized_outputs(model), **quantization}
         if needs_folding(model, options.input_values, options.input_shapes):
             fold_known(model)
-        bounded = ()
-        if options.max_detections is not None or any(n.op_type == "NonMaxSuppression" for n in _all_nodes(model.graph)):
-            bounded = bound_detections(model, path, options.max_detections, static_shapes(model))
+        bounded, bounded_nms = (), False
+        if needs_bounding(model):
+            bounded, bounded_nms = bound_tensors(model, path, options.max_detections)
+        if (options.max_detections is not None and not bounded_nms) or any(
+            n.op_type == "NonMaxSuppression" for n in _all_nodes(model.graph)
+        ):
+            bounded += bound_detections(model, path, options.max_detections, static_shapes(model))
         rewrites = apply_rewrites(model, options.speed_rewrites) if options.onnx_rewrites else []
     except _MALFORMED as e:
         # The rewrites read the graph as ONNX defines it; a model the checks

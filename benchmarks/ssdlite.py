@@ -1,0 +1,116 @@
+"""docs/detectors.md's SSDlite figures: torchvision's
+ssdlite320_mobilenet_v3_large (weights=None, seed 0, torch.onnx.export
+opset 17) bounded by frontend/onnx_bounded.py; the bounded graph run in ONNX
+Runtime against the exported graph on random images (its boxes, scores and
+labels must agree exactly on the valid rows, zeros after them); with
+--emit, also emitted in runtimeless and async with default options.
+
+    python benchmarks/ssdlite.py [--onnx PATH] [--emit]   # writes docs/ssdlite.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+
+from ireegen.check.subjects import bounded_as, onnxruntime_session  # noqa: E402
+from ireegen.frontend.onnx_import import prepare_onnx  # noqa: E402
+
+IMAGES = 3
+MODES = ("runtimeless", "async")
+
+
+def export(path: Path) -> None:
+    import torch
+    import torchvision
+
+    torch.manual_seed(0)
+    model = torchvision.models.detection.ssdlite320_mobilenet_v3_large(weights=None, weights_backbone=None).eval()
+    torch.onnx.export(
+        model,
+        (torch.rand(1, 3, 320, 320),),
+        str(path),
+        opset_version=17,
+        input_names=["image"],
+        output_names=["boxes", "scores", "labels"],
+        dynamo=False,
+    )
+
+
+def emit(model: Path, out: Path, mode: str) -> dict:
+    started = time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, "-m", "ireegen", "emit", model, "-o", out, "--execution-model", mode],
+        capture_output=True,
+        text=True,
+    )
+    seconds = round(time.perf_counter() - started, 1)
+    if proc.returncode != 0:
+        return {"emit_seconds": seconds, "exit": proc.returncode, "message": proc.stderr.strip()[-300:]}
+    verification = json.loads((out / "manifest.json").read_text())["verification"]
+    outputs = next(iter(verification["functions"].values()))["outputs"]
+    return {
+        "emit_seconds": seconds,
+        "verified": verification["verified"],
+        "vs_onnxruntime": {n: o.get("onnxruntime", {}).get("max_abs_error") for n, o in sorted(outputs.items())},
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--onnx", type=Path, help="an SSDlite export to use (else exported here)")
+    parser.add_argument("--emit", action="store_true", help="emit it in runtimeless and async too")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        path = args.onnx or Path(tmp) / "ssdlite.onnx"
+        if not path.exists():
+            export(path)
+        import onnx
+
+        exported = onnx.load(str(path))
+        ops = Counter(n.op_type for n in exported.graph.node)
+        started = time.perf_counter()
+        model, _, _, bounded = prepare_onnx(path)
+        rewrite_seconds = round(time.perf_counter() - started, 1)
+        reference, ours = onnxruntime_session(path), onnxruntime_session(model.SerializeToString())
+        names = [o.name for o in ours.get_outputs()]
+        rng = np.random.default_rng(0)
+        images = []
+        for _ in range(IMAGES):
+            image = {"image": rng.random((1, 3, 320, 320), dtype=np.float32)}
+            got = dict(zip(names, ours.run(None, image)))
+            row = {}
+            for bound, want in zip(bounded, reference.run(None, image)):
+                padded, count = bounded_as(want, bound)
+                row[bound.name] = {
+                    "onnxruntime_rows": int(len(want)),
+                    "count": int(got[bound.count][0]),
+                    "same": bool(np.array_equal(got[bound.name], padded) and got[bound.count][0] == count[0]),
+                }
+            images.append(row)
+        result = {
+            "exported_ops": {k: ops[k] for k in ("NonZero", "TopK", "NonMaxSuppression", "If") if k in ops},
+            "bounded": {b.name: {"rows": b.rows, "count": b.count} for b in bounded},
+            "rewrite_seconds": rewrite_seconds,
+            "images": images,
+            "all_same": all(o["same"] for row in images for o in row.values()),
+        }
+        if args.emit:
+            for mode in MODES:
+                result[mode] = emit(path, Path(tmp) / mode, mode)
+    (ROOT / "docs" / "ssdlite.json").write_text(json.dumps(result, indent=1, sort_keys=True) + "\n")
+    print(json.dumps(result, indent=1, sort_keys=True))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1037 @@
+"""Bounded tensors: a detector's post-processing whose sizes depend on the
+data (NonZero, TopK on a data-dependent count, an If on an empty tensor,
+a NonMaxSuppression inside it), rewritten in static-shape ops
+(docs/detectors.md, "Post-processing whose sizes depend on the data").
+
+A bounded value is a static tensor, its `cap` long along one axis, whose
+first `count` entries along that axis are the value ONNX Runtime computes
+and the rest zeros; `count` is an int64 scalar computed at run time.  A
+shape computed from bounded values (Shape, Gather of it, Concat,
+ReduceMin, ...) is followed symbolically: each of its entries a number or a
+count.  The walk follows the graph in order; each node that reads a bounded
+value or a symbolic shape is rewritten by its op's row of HANDLERS, and a
+node no row takes is refused in one line naming it.  A bounded graph output
+gets its cap as its static first dimension and `<name>_count` (int64 [1])
+after it.
+
+Rules the rows follow:
+- NonZero of a static tensor: cap = its element count; the indices of its
+  nonzero elements first, in ONNX order.
+- TopK with k a count, or on a bounded axis: k = the cap of k (at most the
+  axis' cap); the padding ranks last (-inf, or +inf for the smallest); the
+  count is min(k, count); equal values in ascending index, as ONNX Runtime.
+- Concat of bounded pieces along their bounded axis: the valid entries of
+  each piece, in order, moved to the front (each output entry gathers its
+  source by the pieces' running counts).
+- Slice with start 0 and step 1 on a bounded axis: cap = min(end, cap),
+  count = min(end, count).
+- Gather by bounded indices, GatherND, elementwise ops, Reshape, Split,
+  Unsqueeze, Squeeze, Transpose keep the bounded axis and its count.
+- ReduceMax/ReduceMin over a bounded axis ignore the padding.
+- an If whose condition is that a tensor has no elements, with a then
+  branch of empty constants: the else branch is taken, provided each of its
+  outputs is bounded by a count that is zero whenever the tested tensor's
+  is (as ONNX Runtime's then branch is empty).
+- NonMaxSuppression of bounded boxes and scores: onnx_detections' bounded
+  suppression with the padding never a candidate; its steps and rows are
+  the most a Slice of its selection keeps (torchvision's
+  `keep[:detections_per_img]`), or --max-detections.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ireegen.common.errors import UsageError
+from ireegen.common.resources import doc
+
+from .onnx_detections import NMS, _node_text, _plan, _read, _suppression
+from .onnx_fold import static_shapes
+from .onnx_nodes import NodeBuilder, known_arrays, node_attrs
+
+# Elements of one compaction's comparison matrix ([cap, pieces] or [cap, cap]).
+MAX_COMPARISONS = 1 << 26
+_COUNT_SUFFIX = "_count"
+_INT_BITS = np.iinfo(np.int64).max
+
+
+@dataclass(frozen=True)
+class Count:
+    """A count computed at run time: `name` an int64 scalar, at most `cap`;
+    `zero_with`: the counts whose zero makes this one zero."""
+
+    name: str
+    cap: int
+    zero_with: frozenset = frozenset()
+
+
+@dataclass(frozen=True)
+class Bounded:
+    """A bounded value: static `shape`, valid along `axis` up to `count`."""
+
+    shape: tuple
+    axis: int
+    count: Count
+
+
+@dataclass(frozen=True)
+class BoundedTensor:
+    """A graph output whose first dimension depended on the data, now
+    `rows` long: `count` names the output holding how many rows are valid,
+    the rest are `fill` (check/subjects.bounded_as pads ONNX Runtime's
+    result the same way)."""
+
+    name: str
+    count: str
+    rows: int
+    fill: int = 0
+    selects: bool = field(default=False, repr=False)  # not a NonMaxSuppression's selection
+
+
+@dataclass
+class _EmptyTest:
+    count: Count
+
+
+def needs_bounding(model) -> bool:
+    """Whether the graph is a detector's post-processing this pass bounds: a
+    NonMaxSuppression inside a branch or whose selected indices another node
+    reads, or a NonZero in a graph with a TopK or NonMaxSuppression.  A
+    NonZero alone keeps its dynamic result (async builds it as it is)."""
+    graph = model.graph
+    ops = {m.op_type for m in _nodes(graph)}
+    if "NonZero" in ops and ops & {"TopK", NMS}:
+        return True
+    selected = {n.output[0] for n in graph.node if n.op_type == NMS}
+    if any(i in selected for n in graph.node for i in n.input):
+        return True
+    return any(m.op_type == NMS for n in graph.node for g in _subgraphs(n) for m in _nodes(g))
+
+
+def _subgraphs(node) -> list:
+    return [g for a in node.attribute for g in ([a.g] if a.HasField("g") else list(a.graphs))]
+
+
+def _nodes(graph):
+    for n in graph.node:
+        yield n
+        for g in _subgraphs(n):
+            yield from _nodes(g)
+
+
+class _Walk:
+    def __init__(self, model, path, max_detections):
+        self.model, self.graph, self.path = model, model.graph, path
+        self.max_detections = max_detections
+        self.out_nodes: list = []
+        self.b = NodeBuilder(self.graph, self.out_nodes, "ireegen.bounded", share_constants=True)
+        self.bounded: dict = {}  # name -> Bounded
+        self.sym: dict = {}  # name -> (list of int | Count, is_scalar)
+        self.tests: dict = {}  # name -> _EmptyTest
+        self.known = {
+            k: _array(v) for k, v in known_arrays(self.graph, {t.name: t for t in self.graph.initializer}).items()
+        }
+        self.shapes: dict = {}
+        self.sums: dict = {}  # tuple of count names -> Count of their sum
+        self.demand: dict = {}  # NonMaxSuppression output -> rows a Slice keeps
+        self.if_checks: dict = {}  # If output -> the value its condition tests
+        self.used_nms = False
+        self.scalars: dict = {}
+        self.nonzeros: dict = {}  # NonZero input -> its first NonZero's output
+        self.nonneg: set = set()  # bounded integer values that are never negative (indices)
+
+    # -- helpers -------------------------------------------------------
+    def refuse(self, node, why: str):
+        raise UsageError(
+            f"{self.path}: {_node_text(node)}: {why}; ireegen bounds the data-dependent sizes of NonZero, TopK, "
+            f"Concat, Slice, Gather and NonMaxSuppression as detectors use them ({doc('detectors.md')})"
+        )
+
+    def shape(self, name: str, node) -> tuple:
+        if name in self.bounded:
+            return self.bounded[name].shape
+        if name in self.known:
+            return self.known[name].shape
+        if name in self.shapes:
+            return tuple(self.shapes[name])
+        self.refuse(node, f"the shape of {name[:60]!r} is not static")
+
+    def const_ints(self, name: str, node) -> list | None:
+        if not name:
+            return None
+        if name not in self.known:
+            self.refuse(node, f"its input {name[:60]!r} is computed at run time")
+        return [int(v) for v in self.known[name].reshape(-1)]
+
+    def valid(self, bnd: Bounded) -> str:
+        """A bool mask broadcastable to `bnd.shape`: true on the valid entries."""
+        b = self.b
+        rank = len(bnd.shape)
+        index = np.arange(bnd.shape[bnd.axis], dtype=np.int64).reshape([-1] + [1] * (rank - bnd.axis - 1))
+        return b.op("Less", b.const("index", index), bnd.count.name)
+
+    def zero_fill(self, value: str, bnd: Bounded, dtype) -> str:
+        return self.b.op("Where", self.valid(bnd), value, self.scalar("zero", 0, dtype))
+
+    def keep(self, node) -> None:
+        """Appends `node` as it is (or as built here), the builder's names kept current."""
+        self.b._sync()
+        self.out_nodes.append(node)
+        self.b._used.update(node.output)
+        self.b._sizes = self.b._sizes_now()
+
+    def scalar(self, base: str, value, dtype) -> str:
+        """A 0-d constant (NodeBuilder.const keeps at least one dimension)."""
+        from onnx import numpy_helper
+
+        array = np.array(value, dtype)
+        key = (array.dtype.str, array.shape, array.tobytes())
+        if key not in self.scalars:
+            self.b._sync()
+            name = self.b._fresh(f"ireegen.bounded/{base}")
+            self.graph.initializer.append(numpy_helper.from_array(array, name))
+            self.b._sizes = self.b._sizes_now()  # the builder's names stay current
+            self.scalars[key] = name
+        return self.scalars[key]
+
+    def min_count(self, a: Count, k: int | Count) -> Count:
+        if isinstance(k, int):
+            if k >= a.cap:
+                return a
+            name = self.b.op("Min", a.name, self.scalar("k", k, np.int64))
+            return Count(name, k, a.zero_with | {a.name})
+        if k.name == a.name:
+            return a
+        return Count(self.b.op("Min", a.name, k.name), min(a.cap, k.cap), a.zero_with | k.zero_with | {a.name, k.name})
+
+    def dtype(self, name: str):
+        return self.dtypes.get(name, np.float32)
+
+    # -- the walk ------------------------------------------------------
+    def run(self) -> tuple:
+        self._inline_empty_tests()
+        self._drop_dead()
+        self.shapes = static_shapes(self.model)
+        self.dtypes = _dtypes(self.model)
+        self._find_demands()
+        for node in list(self.graph.node):
+            self.visit(node)
+            for out in (o for o in node.output if o in self.if_checks):
+                self._check_if(out, self.if_checks[out])
+        return self._finish()
+
+    def _check_if(self, out_name: str, tested: str) -> None:
+        got, want = self.bounded.get(out_name), self.bounded.get(tested)
+        if want is None and tested in self.shapes and 0 not in self.shapes[tested]:
+            return  # a static tensor with elements: the else branch is always taken
+        if got is None or want is None or want.count.name not in got.count.zero_with | {got.count.name}:
+            raise UsageError(
+                f"{self.path}: the If on whether {tested[:60]!r} is empty: its else branch's {out_name[:60]!r} "
+                f"is not empty whenever that tensor is, so the branch cannot stand for both "
+                f"({doc('detectors.md')})"
+            )
+
+    def visit(self, node) -> None:
+        touched = [i for i in node.input if i in self.bounded or i in self.sym or i in self.tests]
+        if node.op_type == "NonZero" and not touched:
+            return self._nonzero(node)
+        if node.op_type == NMS and node.domain in ("", "ai.onnx"):
+            touched = True
+        if not touched:
+            self.keep(node)
+            if node.op_type in _CONST_OPS and all(i in self.known for i in node.input if i):
+                self._fold(node)
+            return
+        handler = HANDLERS.get(node.op_type)
+        if handler is None:
+            self.refuse(node, "it reads a tensor whose size depends on the data")
+        try:
+            handler(self, node)
+        except KeyError:  # an input of another kind than the row takes (a shape where a tensor goes)
+            self.refuse(node, "it reads a value computed from the data in a form ireegen does not bound")
+
+    def _fold(self, node) -> None:
+        from onnx.reference import ReferenceEvaluator
+
+        try:
+            values = ReferenceEvaluator(_one_node_model(node, self.model)).run(
+                None, {i: self.known[i] for i in node.input if i}
+            )
+        except Exception:  # noqa: BLE001 - a node the evaluator cannot run stays unknown
+            return
+        for name, value in zip(node.output, values):
+            self.known[name] = np.asarray(value)
+
+    def _inline_empty_tests(self) -> None:
+        """Each If on `Equal(ReduceProd(Shape(x)), 0)` or `Equal(Size(x), 0)` (through Casts) whose then
+        branch gives empty constants becomes its else branch's nodes."""
+        from onnx import helper
+
+        graph = self.graph
+        producer = {o: n for n in graph.node for o in n.output}
+        nodes = []
+        for node in graph.node:
+            tested = _empty_test(node, producer, self.known) if node.op_type == "If" else None
+            if tested is None:
+                nodes.append(node)
+                continue
+            branches = {a.name: a.g for a in node.attribute}
+            then_branch, else_branch = branches.get("then_branch"), branches.get("else_branch")
+            if then_branch is None or else_branch is None or not _empty_constants(then_branch):
+                nodes.append(node)
+                continue
+            inlined = list(else_branch.node)
+            produced = {o for n in inlined for o in n.output}
+            for inner, outer in zip(else_branch.output, node.output):
+                self.if_checks[outer] = tested
+                if inner.name not in produced:  # a value from outside the branch
+                    inlined.append(helper.make_node("Identity", [inner.name], [outer], name=f"{node.name}/else"))
+                    continue
+                for n in inlined:  # the branch's value takes the If's output name
+                    n.input[:] = [outer if i == inner.name else i for i in n.input]
+                    n.output[:] = [outer if o == inner.name else o for o in n.output]
+            nodes.extend(inlined)
+        del graph.node[:]
+        graph.node.extend(nodes)
+        self.known = {k: _array(v) for k, v in known_arrays(graph, {t.name: t for t in graph.initializer}).items()}
+
+    def _drop_dead(self) -> None:
+        graph = self.graph
+        live = {o.name for o in graph.output}
+        kept = []
+        for node in reversed(list(graph.node)):
+            if any(o in live for o in node.output):
+                kept.append(node)
+                live.update(i for i in node.input if i)
+                live.update(v for g in _subgraphs(node) for m in _nodes(g) for v in m.input)
+        del graph.node[:]
+        graph.node.extend(reversed(kept))
+
+    def _find_demands(self) -> None:
+        """For each NonMaxSuppression, the most rows a Slice [0:end] of its
+        selection keeps, through the Gather of a column, Squeeze and Identity."""
+        readers: dict = {}
+        for n in self.graph.node:
+            for i in n.input:
+                readers.setdefault(i, []).append(n)
+        for nms in (n for n in self.graph.node if n.op_type == NMS):
+            value = nms.output[0]
+            while len(readers.get(value, [])) == 1:
+                reader = readers[value][0]
+                if reader.op_type == "Slice":
+                    starts, ends = self.known.get(reader.input[1]), self.known.get(reader.input[2])
+                    axes = self.known.get(reader.input[3]) if len(reader.input) > 3 and reader.input[3] else None
+                    steps = self.known.get(reader.input[4]) if len(reader.input) > 4 and reader.input[4] else None
+                    if (
+                        starts is not None
+                        and ends is not None
+                        and starts.size == 1
+                        and int(starts.reshape(-1)[0]) == 0
+                        and (axes is None or int(axes.reshape(-1)[0]) == 0)
+                        and (steps is None or int(steps.reshape(-1)[0]) == 1)
+                        and int(ends.reshape(-1)[0]) > 0
+                    ):
+                        self.demand[nms.output[0]] = int(ends.reshape(-1)[0])
+                    break
+                if reader.op_type not in ("Gather", "Squeeze", "Identity", "Unsqueeze"):
+                    break
+                if reader.op_type == "Gather" and int(node_attrs(reader).get("axis", 0)) != 1:
+                    break
+                value = reader.output[0]
+
+    def _finish(self) -> tuple:
+        from onnx import TensorProto, helper
+
+        b, graph = self.b, self.graph
+        results = []
+        outputs = list(graph.output)
+        for output in outputs:
+            if output.name in self.sym or output.name in self.tests:
+                self.refuse_output(output.name, "a shape computed from the data")
+            bnd = self.bounded.get(output.name)
+            if bnd is None:
+                continue
+            if bnd.axis != 0:
+                self.refuse_output(output.name, f"bounded along axis {bnd.axis}, not its first")
+            count = output.name + _COUNT_SUFFIX
+            taken = {o.name for o in graph.output} | {v for n in (*graph.node, *self.out_nodes) for v in n.output}
+            while count in taken:
+                count += "_"
+            b.op("Reshape", bnd.count.name, b.const("one", np.array([1], np.int64)), out=count)
+            t = output.type.tensor_type
+            t.ClearField("shape")
+            for d in bnd.shape:
+                t.shape.dim.add().dim_value = d
+            position = list(graph.output).index(output)
+            graph.output.insert(position + 1, helper.make_tensor_value_info(count, TensorProto.INT64, [1]))
+            results.append(BoundedTensor(output.name, count, bnd.shape[0]))
+        del graph.node[:]
+        graph.node.extend(self.out_nodes)
+        return tuple(results)
+
+    def refuse_output(self, name: str, why: str):
+        raise UsageError(f"{self.path}: graph output {name[:60]!r} is {why}; ireegen bounds a first dimension only")
+
+    # -- rows ------------------------------------------------------------
+    def _nonzero(self, node) -> None:
+        b = self.b
+        if node.input[0] in self.nonzeros:  # the same mask's indices, once
+            first = self.nonzeros[node.input[0]]
+            b.op("Identity", first, out=node.output[0])
+            self.bounded[node.output[0]] = self.bounded[first]
+            self.nonneg.add(node.output[0])
+            return
+        self.nonzeros[node.input[0]] = node.output[0]
+        self.nonneg.add(node.output[0])
+        shape = self.shape(node.input[0], node)
+        total = int(np.prod(shape))
+        if total * total > MAX_COMPARISONS or total == 0:
+            self.refuse(node, f"{total:,} elements; ireegen bounds a NonZero of 1 to {int(MAX_COMPARISONS**0.5):,}")
+        flat = b.op("Reshape", node.input[0], b.const("flat", np.array([total], np.int64)))
+        mask = b.op("Cast", b.op("Cast", flat, to=9), to=1)  # 1.0 where nonzero (NaN included), as ONNX
+        running = b.op("CumSum", mask, self.scalar("axis0", 0, np.int64))
+        count = b.op("Cast", b.op("ReduceSum", mask, keepdims=0), to=7)
+        # The source of entry p: how many elements have fewer than p + 1 nonzeros up to them.
+        slots = b.const("slots", np.arange(total, dtype=np.float32).reshape(total, 1))
+        before = b.op(
+            "Cast",
+            b.op("LessOrEqual", b.op("Unsqueeze", running, b.const("axis0v", np.array([0], np.int64))), slots),
+            to=1,
+        )
+        source = b.op("Cast", b.op("ReduceSum", before, b.const("axes1", np.array([1], np.int64)), keepdims=0), to=7)
+        source = b.op("Min", source, self.scalar("last", total - 1, np.int64))
+        rows = []
+        stride = total
+        for d in shape:
+            stride //= d
+            coord = b.op(
+                "Mod", b.op("Div", source, self.scalar("stride", stride, np.int64)), self.scalar("dim", d, np.int64)
+            )
+            rows.append(b.op("Unsqueeze", coord, b.const("axis0v", np.array([0], np.int64))))
+        indices = b.op("Concat", *rows, axis=0) if len(rows) > 1 else rows[0]
+        bnd = Bounded((len(shape), total), 1, Count(count, total))
+        b.op("Where", self.valid(bnd), indices, self.scalar("zero_i", 0, np.int64), out=node.output[0])
+        self.bounded[node.output[0]] = bnd
+
+    def _transpose(self, node) -> None:
+        bnd = self.bounded[node.input[0]]
+        perm = node_attrs(node).get("perm") or list(reversed(range(len(bnd.shape))))
+        self.keep(node)
+        self.bounded[node.output[0]] = Bounded(tuple(bnd.shape[p] for p in perm), list(perm).index(bnd.axis), bnd.count)
+
+    def _gathernd(self, node) -> None:
+        data, indices = node.input[0], node.input[1]
+        if data in self.bounded or indices not in self.bounded or int(node_attrs(node).get("batch_dims", 0)):
+            self.refuse(node, "ireegen bounds a GatherND of a static tensor by bounded indices")
+        idx = self.bounded[indices]
+        if idx.axis != 0 or len(idx.shape) != 2:
+            self.refuse(node, "its indices are not [count, rank]")
+        dshape = self.shape(data, node)
+        out = self.b.op("GatherND", data, indices)
+        bnd = Bounded((idx.shape[0], *dshape[idx.shape[1] :]), 0, idx.count)
+        self.b.op("Identity", self.zero_fill(out, bnd, self.dtype(data)), out=node.output[0])
+        self.bounded[node.output[0]] = bnd
+        self.dtypes[node.output[0]] = self.dtype(data)
+
+    def _gather(self, node) -> None:
+        data, indices = node.input[0], node.input[1]
+        axis = int(node_attrs(node).get("axis", 0))
+        if data in self.sym:
+            return self._sym_gather(node)
+        dshape = self.shape(data, node)
+        axis %= len(dshape)
+        ishape = self.shape(indices, node)
+        dbnd, ibnd = self.bounded.get(data), self.bounded.get(indices)
+        if ibnd is None:
+            values = self.const_ints(indices, node)
+            if dbnd is not None and dbnd.axis == axis and any(v < 0 for v in values):
+                self.refuse(node, "a negative index into a bounded axis")
+        if dbnd is not None and ibnd is not None and dbnd.axis != axis:
+            self.refuse(node, "both its data and its indices are bounded")
+        if dbnd is not None and ibnd is not None and indices not in self.nonneg:
+            self.refuse(node, "indices into a bounded axis that may be negative")
+        out_shape = (*dshape[:axis], *ishape, *dshape[axis + 1 :])
+        if ibnd is not None:
+            bnd = Bounded(out_shape, axis + ibnd.axis, ibnd.count)
+        elif dbnd.axis == axis:
+            bnd = None  # constant indices into the valid entries: a static result
+        else:
+            moved = dbnd.axis if dbnd.axis < axis else dbnd.axis - 1 + len(ishape)
+            bnd = Bounded(out_shape, moved, dbnd.count)
+        self.dtypes[node.output[0]] = self.dtype(data)
+        if bnd is None:
+            self.keep(node)
+            self.shapes[node.output[0]] = list(out_shape)
+            return
+        out = self.b.op("Gather", data, indices, axis=axis)
+        self.b.op("Identity", self.zero_fill(out, bnd, self.dtype(data)), out=node.output[0])
+        self.bounded[node.output[0]] = bnd
+        if data in self.nonneg:
+            self.nonneg.add(node.output[0])
+
+    def _topk(self, node) -> None:
+        from onnx import helper
+
+        b = self.b
+        x, k = node.input[0], node.input[1]
+        attrs = node_attrs(node)
+        if int(attrs.get("sorted", 1)) != 1:
+            self.refuse(node, "an unsorted TopK's order is not defined")
+        largest = int(attrs.get("largest", 1))
+        shape = self.shape(x, node)
+        axis = int(attrs.get("axis", -1)) % len(shape)
+        xb = self.bounded.get(x)
+        if xb is not None and xb.axis != axis:
+            self.refuse(node, "its input is bounded along another axis")
+        if k in self.sym:
+            entries, _ = self.sym[k]
+            if len(entries) != 1:
+                self.refuse(node, "its k is not one value")
+            k_value = entries[0]
+        else:
+            k_value = self.const_ints(k, node)[0]
+        cap = k_value.cap if isinstance(k_value, Count) else k_value
+        size = min(cap, shape[axis])
+        if xb is not None:
+            x = b.op("Where", self.valid(xb), x, self.scalar("pad", -np.inf if largest else np.inf, np.float32))
+        values, indices = b._fresh("ireegen.bounded/topk_values"), b._fresh("ireegen.bounded/topk_indices")
+        self.keep(
+            helper.make_node(
+                "TopK",
+                [x, b.const("k", np.array([size], np.int64))],
+                [values, indices],
+                axis=axis,
+                largest=largest,
+                sorted=1,
+            )
+        )
+        count = xb.count if xb is not None else Count(self.scalar("n", shape[axis], np.int64), shape[axis])
+        count = self.min_count(count, k_value)
+        out_shape = tuple(size if d == axis else s for d, s in enumerate(shape))
+        bnd = Bounded(out_shape, axis, count)
+        if len(node.output) > 1:
+            self.nonneg.add(node.output[1])
+        for got, want, dtype in (
+            (values, node.output[0], self.dtype(node.input[0])),
+            (indices, node.output[1], np.int64),
+        ):
+            if want:
+                b.op("Identity", self.zero_fill(got, bnd, dtype), out=want)
+                self.bounded[want] = bnd
+                self.dtypes[want] = dtype
+
+    def _shape(self, node) -> None:
+        bnd = self.bounded[node.input[0]]
+        attrs = node_attrs(node)
+        entries = [bnd.count if d == bnd.axis else s for d, s in enumerate(bnd.shape)]
+        start, end = attrs.get("start", 0), attrs.get("end", len(entries))
+        self.sym[node.output[0]] = (entries[start:end], False)
+
+    def _constant_of_shape(self, node) -> None:
+        entries, _ = self.sym[node.input[0]]
+        counts = [d for d, e in enumerate(entries) if isinstance(e, Count)]
+        if len(counts) != 1:
+            self.refuse(node, "more than one of its dimensions depends on the data")
+        axis = counts[0]
+        shape = tuple(e.cap if isinstance(e, Count) else e for e in entries)
+        value = node_attrs(node).get("value")
+        array = _array(value).reshape(-1) if value is not None else np.zeros(1, np.float32)
+        bnd = Bounded(shape, axis, entries[axis])
+        full = self.b.const("full", np.full(shape, array[0], array.dtype))
+        self.b.op("Identity", self.zero_fill(full, bnd, array.dtype), out=node.output[0])
+        self.bounded[node.output[0]] = bnd
+        self.dtypes[node.output[0]] = array.dtype.type
+
+    def _sym_entries(self, name: str, node) -> tuple:
+        if name in self.sym:
+            return self.sym[name]
+        values = self.const_ints(name, node)
+        return values, self.known[name].ndim == 0
+
+    def _sym_gather(self, node) -> None:
+        entries, _ = self.sym[node.input[0]]
+        index = self.known.get(node.input[1])
+        if index is None or index.ndim > 1:
+            self.refuse(node, "a shape indexed at run time")
+        picked = [entries[int(i)] for i in index.reshape(-1)]
+        self.sym[node.output[0]] = (picked, index.ndim == 0)
+
+    def _sym_unsqueeze(self, node) -> None:
+        if node.input[0] in self.bounded:
+            return self._reshaped(node)
+        entries, scalar = self.sym[node.input[0]]
+        if not scalar:
+            self.refuse(node, "a shape of more than one dimension")
+        self.sym[node.output[0]] = (entries, False)
+
+    def _sym_reduce(self, node) -> None:
+        entries, _ = self._sym_entries(node.input[0], node)
+        op = {"ReduceMin": min, "ReduceMax": max, "Min": min, "Max": max}[node.op_type]
+        if node.op_type in ("Min", "Max"):
+            entries = [e for i in node.input for e in self._sym_entries(i, node)[0]]
+        statics = [e for e in entries if not isinstance(e, Count)]
+        counts = [e for e in entries if isinstance(e, Count)]
+        result: int | Count = op(statics) if statics else counts.pop(0)
+        for c in counts:
+            if op is min:
+                result = self.min_count(c, result) if isinstance(result, int) else self.min_count(result, c)
+            else:
+                self.refuse(node, "the larger of two counts")
+        keepdims = int(node_attrs(node).get("keepdims", 1)) if node.op_type.startswith("Reduce") else 1
+        self.sym[node.output[0]] = ([result], not keepdims or node.op_type in ("Min", "Max"))
+
+    def _sym_reduce_prod(self, node) -> None:
+        entries, _ = self.sym[node.input[0]]
+        counts = [e for e in entries if isinstance(e, Count)]
+        statics = [e for e in entries if not isinstance(e, Count)]
+        if len(counts) != 1 or any(s <= 0 for s in statics):
+            self.refuse(node, "a product of counts")
+        scale = int(np.prod(statics)) if statics else 1
+        c = counts[0]
+        name = self.b.op("Mul", c.name, self.scalar("k", scale, np.int64))
+        self.sym[node.output[0]] = ([Count(name, c.cap * scale, c.zero_with | {c.name})], True)
+
+    def _sym_concat(self, node) -> None:
+        if any(i in self.bounded for i in node.input):
+            return self._concat(node)
+        entries = []
+        for i in node.input:
+            entries += list(self._sym_entries(i, node)[0])
+        self.sym[node.output[0]] = (entries, False)
+
+    def _reshaped(self, node) -> None:
+        """Reshape, Unsqueeze, Squeeze, Flatten of a bounded value: the
+        bounded axis must stay whole, with the same entries before it."""
+        bnd = self.bounded.get(node.input[0])
+        if bnd is None:
+            if node.op_type == "Reshape" and node.input[0] in self.sym:
+                entries, _ = self.sym[node.input[0]]
+                target = self.const_ints(node.input[1], node)
+                self.sym[node.output[0]] = (entries, target == [])
+                return
+            self.refuse(node, "a reshape to a shape computed from the data")
+        if node.op_type == "Reshape" and node.input[1] in self.sym:
+            entries, _ = self.sym[node.input[1]]
+            target = [e.cap if isinstance(e, Count) else e for e in entries]
+        elif node.op_type == "Reshape":
+            target = self.const_ints(node.input[1], node)
+        padded = np.zeros(bnd.shape, np.int8)
+        if node.op_type == "Reshape":
+            if 0 in target and not int(node_attrs(node).get("allowzero", 0)):
+                target = [bnd.shape[d] if t == 0 else t for d, t in enumerate(target)]
+            out_shape = padded.reshape(target).shape
+        elif node.op_type == "Unsqueeze":
+            axes = self.const_ints(node.input[1], node)
+            out_shape = np.expand_dims(padded, [a % (len(bnd.shape) + len(axes)) for a in axes]).shape
+        elif node.op_type == "Squeeze":
+            axes = self.const_ints(node.input[1], node) if len(node.input) > 1 and node.input[1] else None
+            if axes is None:
+                axes = [d for d, s in enumerate(bnd.shape) if s == 1]
+            if any(a % len(bnd.shape) == bnd.axis for a in axes):
+                self.refuse(node, "it squeezes a bounded axis")
+            out_shape = np.squeeze(padded, tuple(a % len(bnd.shape) for a in axes)).shape
+        else:
+            self.refuse(node, "it reshapes a bounded tensor")
+        before = int(np.prod(bnd.shape[: bnd.axis]))
+        after = int(np.prod(bnd.shape[bnd.axis + 1 :]))
+        axis = next(
+            (
+                d
+                for d, s in enumerate(out_shape)
+                if s == bnd.shape[bnd.axis]
+                and int(np.prod(out_shape[:d])) == before
+                and int(np.prod(out_shape[d + 1 :])) == after
+            ),
+            None,
+        )
+        if axis is None:
+            self.refuse(node, "it splits or merges a bounded axis")
+        self.b.op("Reshape", node.input[0], self.scalar("shape", out_shape, np.int64), out=node.output[0])
+        self.bounded[node.output[0]] = Bounded(tuple(out_shape), axis, bnd.count)
+        self.dtypes[node.output[0]] = self.dtype(node.input[0])
+
+    def _concat(self, node) -> None:
+        b = self.b
+        axis = int(node_attrs(node).get("axis", 0))
+        pieces = [(i, self.bounded.get(i)) for i in node.input]
+        rank = len(self.shape(pieces[0][0], node))
+        axis %= rank
+        bounds = [p for _, p in pieces if p is not None]
+        dtype = self.dtype(node.input[0])
+        self.dtypes[node.output[0]] = dtype
+        if all(p.axis != axis for p in bounds):
+            counts = {p.count for p in bounds}
+            if len(counts) != 1 or any(p is None for _, p in pieces) or len({p.axis for p in bounds}) != 1:
+                self.refuse(node, "it joins tensors bounded by different counts")
+            shape = list(bounds[0].shape)
+            shape[axis] = sum(p.shape[axis] for p in bounds)
+            self.keep(node)
+            self.bounded[node.output[0]] = Bounded(tuple(shape), bounds[0].axis, bounds[0].count)
+            return
+        if any(p is not None and p.axis != axis for _, p in pieces):
+            self.refuse(node, "it joins tensors bounded along different axes")
+        caps, counts = [], []
+        for name, p in pieces:
+            if p is None:
+                size = self.shape(name, node)[axis]
+                caps.append(size)
+                counts.append(Count(self.scalar("n", size, np.int64), size))
+            else:
+                caps.append(p.shape[axis])
+                counts.append(p.count)
+        total_cap = sum(caps)
+        if total_cap * len(caps) > MAX_COMPARISONS:
+            self.refuse(node, f"{total_cap:,} entries from {len(caps)} pieces is over what ireegen compacts")
+        key = tuple(c.name for c in counts)
+        axis0 = b.const("axis0v", np.array([0], np.int64))
+        vector = b.op("Concat", *[b.op("Unsqueeze", c.name, axis0) for c in counts], axis=0)
+        if key not in self.sums:
+            total = b.op("ReduceSum", vector, keepdims=0)
+            zero_with = frozenset.intersection(*[c.zero_with | {c.name} for c in counts])
+            self.sums[key] = Count(total, total_cap, zero_with)
+        total = self.sums[key]
+        padded = b.op("Concat", *node.input, axis=axis)
+        ends = b.op("CumSum", vector, self.scalar("axis0", 0, np.int64))
+        starts = b.op("Sub", ends, vector)
+        slots = b.const("slots", np.arange(total_cap, dtype=np.int64).reshape(total_cap, 1))
+        piece = b.op(
+            "ReduceSum",
+            b.op("Cast", b.op("GreaterOrEqual", slots, b.op("Unsqueeze", ends, axis0)), to=7),
+            b.const("axes1", np.array([1], np.int64)),
+            keepdims=0,
+        )
+        piece = b.op("Min", piece, self.scalar("last", len(caps) - 1, np.int64))
+        offsets = b.const("offsets", np.concatenate([[0], np.cumsum(caps)[:-1]]).astype(np.int64))
+        source = b.op(
+            "Add",
+            b.op("Gather", offsets, piece, axis=0),
+            b.op("Sub", b.const("slot", np.arange(total_cap, dtype=np.int64)), b.op("Gather", starts, piece, axis=0)),
+        )
+        source = b.op(
+            "Max",
+            b.op("Min", source, self.scalar("last_slot", total_cap - 1, np.int64)),
+            self.scalar("zero_i", 0, np.int64),
+        )
+        out = b.op("Gather", padded, source, axis=axis)
+        shape = list(self.shape(node.input[0], node))
+        shape[axis] = total_cap
+        bnd = Bounded(tuple(shape), axis, total)
+        b.op("Identity", self.zero_fill(out, bnd, dtype), out=node.output[0])
+        self.bounded[node.output[0]] = bnd
+
+    def _slice(self, node) -> None:
+        bnd = self.bounded.get(node.input[0])
+        if bnd is None:
+            self.refuse(node, "a slice of a shape computed from the data")
+        if any(i in self.bounded or i in self.sym for i in node.input[1:]):
+            self.refuse(node, "its bounds are computed from the data")
+        starts = self.const_ints(node.input[1], node)
+        ends = self.const_ints(node.input[2], node)
+        rank = len(bnd.shape)
+        axes = (
+            self.const_ints(node.input[3], node) if len(node.input) > 3 and node.input[3] else list(range(len(starts)))
+        )
+        steps = self.const_ints(node.input[4], node) if len(node.input) > 4 and node.input[4] else [1] * len(starts)
+        shape, count = list(bnd.shape), bnd.count
+        for start, end, axis, step in zip(starts, ends, axes, steps):
+            axis %= rank
+            if axis == bnd.axis:
+                if start != 0 or step != 1 or end <= 0:
+                    self.refuse(node, "ireegen bounds a slice [0:end] of a bounded axis")
+                shape[axis] = min(end, shape[axis])
+                count = self.min_count(count, end)
+            else:
+                shape[axis] = len(range(*slice(start, end, step).indices(shape[axis])))
+        self.keep(node)
+        self.bounded[node.output[0]] = Bounded(tuple(shape), bnd.axis, count)
+        self.dtypes[node.output[0]] = self.dtype(node.input[0])
+
+    def _split(self, node) -> None:
+        bnd = self.bounded[node.input[0]]
+        axis = int(node_attrs(node).get("axis", 0)) % len(bnd.shape)
+        if axis == bnd.axis:
+            self.refuse(node, "it splits a bounded axis")
+        sizes = self.const_ints(node.input[1], node) if len(node.input) > 1 and node.input[1] else None
+        if sizes is None:
+            parts = len(node.output)
+            sizes = [bnd.shape[axis] // parts] * parts
+        self.keep(node)
+        for out, size in zip(node.output, sizes):
+            shape = list(bnd.shape)
+            shape[axis] = size
+            self.bounded[out] = Bounded(tuple(shape), bnd.axis, bnd.count)
+            self.dtypes[out] = self.dtype(node.input[0])
+
+    def _elementwise(self, node) -> None:
+        if node.op_type == "Cast" and node.input[0] in self.sym:
+            self.sym[node.output[0]] = self.sym[node.input[0]]
+            return
+        if node.op_type == "Cast" and node.input[0] in self.tests:
+            self.tests[node.output[0]] = self.tests[node.input[0]]
+            return
+        if node.op_type == "Equal" and any(i in self.sym for i in node.input):
+            return self._empty_equal(node)
+        if any(i in self.sym or i in self.tests for i in node.input):
+            self.refuse(node, "arithmetic on a shape computed from the data")
+        if (
+            node.op_type in ("Div", "Mod")
+            and node.input[1] in self.bounded
+            and np.dtype(self.dtype(node.input[1])).kind in "iu"
+        ):
+            self.refuse(node, "an integer division by a bounded tensor")
+        shapes = [self.shape(i, node) if i else () for i in node.input]
+        rank = max(len(s) for s in shapes)
+        bounds = [self.bounded[i] for i in node.input if i in self.bounded]
+        if len({(len(p.shape) - p.axis, p.count) for p in bounds}) != 1:
+            self.refuse(node, "its operands are bounded differently")
+        first = bounds[0]
+        axis = rank - (len(first.shape) - first.axis)
+        for i, s in zip(node.input, shapes):
+            if i and i not in self.bounded:
+                d = len(s) - (rank - axis)
+                if d >= 0 and s[d] != 1:
+                    self.refuse(node, f"its static operand {i[:60]!r} spans a bounded axis")
+        out_shape = tuple(np.broadcast_shapes(*[tuple(s) for s in shapes]))
+        dtype = _OUT_DTYPE.get(node.op_type) or self.dtype(next(i for i in node.input if i in self.bounded))
+        if node.op_type == "Cast":
+            dtype = _ONNX_NP.get(int(node_attrs(node)["to"]), np.float32)
+        if node.op_type == "Where":
+            dtype = self.dtype(node.input[1])
+        bnd = Bounded(out_shape, axis, first.count)
+        out = self.b.op(node.op_type, *node.input, **node_attrs(node))
+        self.b.op("Identity", self.zero_fill(out, bnd, dtype), out=node.output[0])
+        self.bounded[node.output[0]] = bnd
+        self.dtypes[node.output[0]] = dtype
+
+    def _empty_equal(self, node) -> None:
+        a, c = node.input
+        if c in self.sym:
+            a, c = c, a
+        entries, _ = self.sym[a]
+        zero = self.known.get(c)
+        if (
+            len(entries) != 1
+            or not isinstance(entries[0], Count)
+            or zero is None
+            or zero.size != 1
+            or zero.reshape(-1)[0] != 0
+        ):
+            self.refuse(node, "a comparison of a count with anything but zero")
+        self.tests[node.output[0]] = _EmptyTest(entries[0])
+
+    def _reduce(self, node) -> None:
+        if node.input[0] in self.sym:
+            return self._sym_reduce(node)
+        bnd = self.bounded[node.input[0]]
+        attrs = node_attrs(node)
+        axes = self.const_ints(node.input[1], node) if len(node.input) > 1 and node.input[1] else attrs.get("axes")
+        rank = len(bnd.shape)
+        axes = list(range(rank)) if not axes else [a % rank for a in axes]
+        if bnd.axis not in axes:
+            self.refuse(node, "a reduction along a static axis of a bounded tensor")
+        pad = self.scalar("pad", -np.inf if node.op_type == "ReduceMax" else np.inf, np.float32)
+        masked = self.b.op("Where", self.valid(bnd), node.input[0], pad)
+        self.keep(_renamed(node, [masked, *node.input[1:]]))
+        keepdims = int(attrs.get("keepdims", 1))
+        self.shapes[node.output[0]] = [
+            1 if d in axes else s for d, s in enumerate(bnd.shape) if keepdims or d not in axes
+        ]
+        self.dtypes[node.output[0]] = self.dtype(node.input[0])
+
+    def _nms(self, node) -> None:
+        boxes, scores = node.input[0], node.input[1]
+        bb, sb = self.bounded.get(boxes), self.bounded.get(scores)
+        if (bb is None) != (sb is None) or (
+            bb is not None and (bb.axis != 1 or sb.axis != 2 or bb.count.name != sb.count.name)
+        ):
+            self.refuse(node, "ireegen bounds a NonMaxSuppression whose boxes and scores share one bounded box axis")
+        if any(i in self.bounded or i in self.sym for i in node.input[2:]):
+            self.refuse(node, "its parameters are computed from the data")
+        shapes = {boxes: list(self.shape(boxes, node)), scores: list(self.shape(scores, node))}
+        known = {k: _tensor(v) for k, v in self.known.items() if k in node.input[2:]}
+        try:
+            nms = _read(node, shapes, known)
+            demand = self.demand.get(node.output[0])
+            limit = self.max_detections if demand is None else min(demand, self.max_detections or demand)
+            rows, steps = _plan(nms, limit)
+        except UsageError as e:
+            raise UsageError(f"{self.path}: {e}") from None
+        count_name = self.b._fresh("ireegen.bounded/nms_count")
+        valid = None
+        if sb is not None:
+            valid = self.b.op("Expand", self.valid(sb), self.scalar("scores_shape", sb.shape, np.int64))
+        _suppression(self.b, nms, rows, steps, node.output[0], count_name, valid)
+        count = self.b.op("Squeeze", count_name, self.b.const("axis0v", np.array([0], np.int64)))
+        zero_with = frozenset() if sb is None else sb.count.zero_with | {sb.count.name}
+        self.bounded[node.output[0]] = Bounded((rows, 3), 0, Count(count, rows, zero_with))
+        self.nonneg.add(node.output[0])
+        self.dtypes[node.output[0]] = np.int64
+        self.used_nms = True
+
+    def _identity(self, node) -> None:
+        name = node.input[0]
+        for table in (self.bounded, self.sym, self.tests, self.dtypes):
+            if name in table:
+                table[node.output[0]] = table[name]
+        if name in self.nonneg:
+            self.nonneg.add(node.output[0])
+        self.keep(node)
+
+    def _keeps_sign(self, node) -> None:
+        """Transpose, Slice, Squeeze, Unsqueeze, Reshape, Split: indices stay indices."""
+        STRUCTURAL[node.op_type](self, node)
+        if node.input[0] in self.nonneg:
+            self.nonneg.update(o for o in node.output if o in self.bounded)
+
+
+_OUT_DTYPE = {
+    "Greater": np.bool_, "Less": np.bool_, "Equal": np.bool_, "GreaterOrEqual": np.bool_, "LessOrEqual": np.bool_,
+    "Not": np.bool_, "And": np.bool_, "Or": np.bool_, "Xor": np.bool_, "IsNaN": np.bool_, "IsInf": np.bool_,
+}  # fmt: skip
+_ONNX_NP = {1: np.float32, 6: np.int32, 7: np.int64, 9: np.bool_, 10: np.float16, 11: np.float64}
+_ELEMENTWISE = (
+    "Add", "Sub", "Mul", "Div", "Cast", "Greater", "Less", "Equal", "GreaterOrEqual", "LessOrEqual", "Where",
+    "Clip", "Sigmoid", "Exp", "Log", "Min", "Max", "Not", "And", "Or", "Neg", "Abs", "Sqrt", "Relu", "Floor",
+    "Ceil", "Round", "Mod", "Pow", "Tanh", "Softplus", "Xor", "IsNaN", "IsInf", "Sign", "Reciprocal",
+)  # fmt: skip
+_CONST_OPS = ("Unsqueeze", "Squeeze", "Reshape", "Concat", "Gather", "Cast", "Identity", "Shape", "Add", "Mul", "Sub")
+
+
+def _min_max(walk: _Walk, node) -> None:
+    if any(i in walk.sym for i in node.input):
+        return walk._sym_reduce(node)
+    return walk._elementwise(node)
+
+
+HANDLERS = {
+    **{op: _Walk._elementwise for op in _ELEMENTWISE},
+    "Min": _min_max,
+    "Max": _min_max,
+    "Transpose": _Walk._keeps_sign,
+    "GatherND": _Walk._gathernd,
+    "Gather": _Walk._gather,
+    "TopK": _Walk._topk,
+    "Shape": _Walk._shape,
+    "ConstantOfShape": _Walk._constant_of_shape,
+    "Unsqueeze": _Walk._keeps_sign,
+    "Squeeze": _Walk._keeps_sign,
+    "Reshape": _Walk._keeps_sign,
+    "Concat": _Walk._sym_concat,
+    "ReduceMin": _Walk._reduce,
+    "ReduceMax": _Walk._reduce,
+    "ReduceProd": _Walk._sym_reduce_prod,
+    "Slice": _Walk._keeps_sign,
+    "Split": _Walk._keeps_sign,
+    NMS: _Walk._nms,
+    "Identity": _Walk._identity,
+}
+
+
+STRUCTURAL = {
+    "Transpose": _Walk._transpose,
+    "Unsqueeze": _Walk._sym_unsqueeze,
+    "Squeeze": _Walk._reshaped,
+    "Reshape": _Walk._reshaped,
+    "Slice": _Walk._slice,
+    "Split": _Walk._split,
+}
+
+
+def bound_tensors(model, path, max_detections: int | None) -> tuple:
+    """Rewrites `model` in place as the module docstring says; returns the
+    BoundedTensor of each graph output bounded, and whether a
+    NonMaxSuppression was bounded on the way."""
+    walk = _Walk(model, path, max_detections)
+    return walk.run(), walk.used_nms
+
+
+def _array(tensor):
+    from onnx import numpy_helper
+
+    return tensor if isinstance(tensor, np.ndarray) else numpy_helper.to_array(tensor)
+
+
+def _tensor(array):
+    from onnx import numpy_helper
+
+    return numpy_helper.from_array(np.asarray(array))
+
+
+def _renamed(node, inputs):
+    from onnx import helper
+
+    copy = helper.make_node(node.op_type, inputs, list(node.output), name=node.name)
+    copy.attribute.extend(node.attribute)
+    return copy
+
+
+def _dtypes(model) -> dict:
+    import onnx
+
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model)
+    except Exception:  # noqa: BLE001
+        inferred = model
+    out = {}
+    for v in (*inferred.graph.value_info, *inferred.graph.input, *inferred.graph.output):
+        if v.type.HasField("tensor_type") and v.type.tensor_type.elem_type in _ONNX_NP:
+            out[v.name] = _ONNX_NP[v.type.tensor_type.elem_type]
+    for t in model.graph.initializer:
+        if t.data_type in _ONNX_NP:
+            out[t.name] = _ONNX_NP[t.data_type]
+    for n in model.graph.node:
+        if n.op_type == "Constant" and n.attribute and n.attribute[0].HasField("t"):
+            dt = n.attribute[0].t.data_type
+            if dt in _ONNX_NP:
+                out[n.output[0]] = _ONNX_NP[dt]
+    return out
+
+
+def _one_node_model(node, model):
+    from onnx import helper
+
+    graph = helper.make_graph(
+        [node],
+        "fold",
+        [helper.make_empty_tensor_value_info(i) for i in node.input if i],
+        [helper.make_empty_tensor_value_info(o) for o in node.output],
+    )
+    return helper.make_model(graph, opset_imports=list(model.opset_import))
+
+
+def _empty_test(node, producer: dict, known: dict) -> str | None:
+    """The tensor an If's condition tests for having no elements:
+    Equal(ReduceProd(Shape(x)), 0) or Equal(Size(x), 0), through Casts; else None."""
+    value = node.input[0]
+    n = producer.get(value)
+    while n is not None and n.op_type == "Cast":
+        n = producer.get(n.input[0])
+    if n is None or n.op_type != "Equal":
+        return None
+    a, c = n.input
+    if a in known:
+        a, c = c, a
+    zero = known.get(c)
+    if zero is None or _array(zero).size != 1 or _array(zero).reshape(-1)[0] != 0:
+        return None
+    prod = producer.get(a)
+    if prod is not None and prod.op_type == "Size":
+        return prod.input[0]
+    if prod is None or prod.op_type != "ReduceProd" or (len(prod.input) > 1 and prod.input[1]):
+        return None
+    shape = producer.get(prod.input[0])
+    if shape is None or shape.op_type != "Shape" or node_attrs(shape):
+        return None
+    return shape.input[0]
+
+
+def _empty_constants(graph) -> bool:
+    """Whether every output of `graph` is a Constant with no elements."""
+    consts = {n.output[0]: n for n in graph.node if n.op_type == "Constant"}
+    for o in graph.output:
+        n = consts.get(o.name)
+        if n is None or not n.attribute or not n.attribute[0].HasField("t") or _array(n.attribute[0].t).size != 0:
+            return False
+    return len(graph.node) == len(graph.output)
