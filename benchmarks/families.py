@@ -5,7 +5,8 @@ weights), the same three from `transformers` (tiny configurations, random
 weights), torchvision classifiers and
 a segmenter with random weights, bidirectional GRU and LSTM, a 1-D
 convolutional EEG-style CNN and a CRNN, through PyTorch's TorchScript
-exporter (dynamo=False) and its torch.export one (dynamo=True).
+exporter (dynamo=False) and its torch.export one (dynamo=True), at opset
+17, or at the torch.export exporter's own opset (dynamo-default-opset).
 
 Each export is emitted through the CLI (`python -m ireegen emit`), as a
 user runs it, in each --modes execution model and at each --levels tuning
