@@ -1,10 +1,12 @@
 """Benchmark: emit time and error against ONNX Runtime on the model families
 of issue 30, exported the way users export them: small transformer
 encoders (BERT-, GPT-2- and ViT-shaped, built from torch.nn with random
-weights: `transformers` is not installed here), torchvision classifiers and
+weights), the same three from `transformers` (tiny configurations, random
+weights), torchvision classifiers and
 a segmenter with random weights, bidirectional GRU and LSTM, a 1-D
 convolutional EEG-style CNN and a CRNN, through PyTorch's TorchScript
-exporter (dynamo=False) and its torch.export one (dynamo=True).
+exporter (dynamo=False) and its torch.export one (dynamo=True), at opset
+17, or at the torch.export exporter's own opset (dynamo-default-opset).
 
 Each export is emitted through the CLI (`python -m ireegen emit`), as a
 user runs it, in each --modes execution model and at each --levels tuning
@@ -34,7 +36,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-EXPORTERS = {"torchscript": False, "dynamo": True}
+# exporter -> (torch.onnx.export's dynamo, its opset_version; None: the exporter's default).
+EXPORTERS = {"torchscript": (False, 17), "dynamo": (True, 17), "dynamo-default-opset": (True, None)}
 EMIT_TIMEOUT = 1800
 
 
@@ -104,6 +107,87 @@ def vit(torch):
             return self.head(self.norm(self.encoder(h))[:, 0])
 
     return Vit(), torch.randn(1, 3, 32, 32)
+
+
+def _hf_config(name: str, **sizes):
+    import transformers
+
+    # The attention as written (eager): what the exporters see whatever the default kernel is.
+    return getattr(transformers, name)(**sizes, attn_implementation="eager")
+
+
+def bert_hf(torch):
+    """transformers' BertForSequenceClassification: 2 layers, hidden 64, 2 heads, 16 token ids."""
+    import transformers
+
+    config = _hf_config(
+        "BertConfig",
+        vocab_size=512,
+        hidden_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=128,
+        max_position_embeddings=64,
+        num_labels=4,
+    )
+    net = transformers.BertForSequenceClassification(config)
+
+    class Logits(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.net = net
+
+        def forward(self, input_ids):
+            return self.net(input_ids=input_ids).logits
+
+    return Logits(), torch.randint(0, 512, (1, 16))
+
+
+def gpt2_hf(torch):
+    """transformers' GPT2LMHeadModel: 2 layers, hidden 64, 2 heads, a 512-token vocabulary, 16 token ids and a mask."""
+    import transformers
+
+    config = _hf_config("GPT2Config", vocab_size=512, n_embd=64, n_layer=2, n_head=2, n_positions=64, use_cache=False)
+    net = transformers.GPT2LMHeadModel(config)
+
+    class Logits(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.net = net
+
+        def forward(self, input_ids, attention_mask):
+            return self.net(input_ids=input_ids, attention_mask=attention_mask, use_cache=False).logits
+
+    # With the tokenizer's attention mask, as users export it: without one, transformers
+    # looks for packed sequences with torch.diff, which the TorchScript exporter cannot export.
+    return Logits(), (torch.randint(0, 512, (1, 16)), torch.ones(1, 16, dtype=torch.int64))
+
+
+def vit_hf(torch):
+    """transformers' ViTForImageClassification: 32x32 images, 8x8 patches, 2 layers, hidden 64, 10 classes."""
+    import transformers
+
+    config = _hf_config(
+        "ViTConfig",
+        image_size=32,
+        patch_size=8,
+        hidden_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=128,
+        num_labels=10,
+    )
+    net = transformers.ViTForImageClassification(config)
+
+    class Logits(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.net = net
+
+        def forward(self, pixel_values):
+            return self.net(pixel_values=pixel_values).logits
+
+    return Logits(), torch.randn(1, 3, 32, 32)
 
 
 def _torchvision(name: str, size: int):
@@ -189,6 +273,9 @@ FAMILIES = {
     "bert": bert,
     "gpt2": gpt2,
     "vit": vit,
+    "bert_hf": bert_hf,
+    "gpt2_hf": gpt2_hf,
+    "vit_hf": vit_hf,
     "mobilenet_v2": _torchvision("mobilenet_v2", 224),
     "regnet_y_400mf": _torchvision("regnet_y_400mf", 224),
     "lraspp": _torchvision("lraspp_mobilenet_v3_large", 224),
@@ -206,10 +293,13 @@ def export(family: str, exporter: str, path: Path) -> None:
     # The fused encoder-layer kernel of eval mode has no ONNX export: the layers as written.
     torch.backends.mha.set_fastpath_enabled(False)
     net, x = FAMILIES[family](torch)
+    args = x if isinstance(x, tuple) else (x,)
+    names = ["x"] if len(args) == 1 else [f"x{i}" for i in range(len(args))]
+    dynamo, opset = EXPORTERS[exporter]
     net.eval()
     with torch.no_grad():
         torch.onnx.export(
-            net, (x,), str(path), dynamo=EXPORTERS[exporter], input_names=["x"], output_names=["y"], opset_version=17
+            net, args, str(path), dynamo=dynamo, input_names=names, output_names=["y"], opset_version=opset
         )
 
 
