@@ -220,3 +220,17 @@ def test_braced_arrays_agree_with_clang_format():
         ["clang-format", STYLE, "--assume-filename=x.c"], input=source, capture_output=True, text=True, check=True
     ).stdout
     assert formatted == source
+
+
+def test_a_long_braced_array_is_laid_out_without_recursion():
+    """Thousands of values (a detector's constants): the layout search takes
+    each state once, without recursion, and packs the values in order
+    within the column limit (clang-format itself lays out a list this long
+    in aligned columns, which is why the generated tables are fenced)."""
+    rng = random.Random(7)
+    values = [f"{rng.uniform(-1, 1):.6g}f" for _ in range(3000)]
+    array = c_layout.braced_variable(2, "static const float", "model_anchors", f"[{len(values)}]", values)
+    lines = array.split("\n")
+    assert lines[0].startswith("  static const float model_anchors[3000] = {")
+    assert all(len(line) <= c_layout.COLUMNS for line in lines)
+    assert array.split("{", 1)[1].replace("\n", " ").split() == [v + "," for v in values[:-1]] + [values[-1] + "};"]

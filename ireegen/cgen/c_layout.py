@@ -14,7 +14,6 @@ penalties (tests/test_clang_format.py holds them to clang-format itself).
 
 from __future__ import annotations
 
-import functools
 import itertools
 import re
 import textwrap
@@ -98,16 +97,19 @@ def _pack(first: str, args, tail: str, column: int) -> tuple:
     items = [a + e for a, e in zip(args, ends)]
     pieces = [_pieces(a)[:-1] + (_pieces(a)[-1] + e,) for a, e in zip(args, ends)]
 
-    @functools.cache
-    def best(i: int, width: int, after_lines: bool) -> tuple:
-        # The least penalty for items[i:] when the current line is `width`
-        # long (after_lines: the item before took lines of its own), and
-        # the steps: (break before?, the item's line texts).
-        if i == len(items):
-            return 0, ()
-        options = []
+    def options(i: int, width: int, after_lines: bool) -> list:
+        # The ways to place items[i] when the current line is `width` long
+        # (after_lines: the item before took lines of its own), as (cost,
+        # break before?, kind, the item's line texts, the state after it).
+        out = []
         for brk in ((True,) if after_lines else (False, True)) if i else (False,):
             at = column if brk else width + (1 if i else 0)
+            if i and not brk and at >= _limit[0]:
+                # Every token of it would overflow, each by more than if it
+                # started the next line, and the line after it would be
+                # longer: never the least penalty, so not explored (this
+                # bounds the widths to explore on a long list).
+                continue
             starts_line = brk or i == 0
             # An argument broken inside starts its own line.
             for split in (False, True) if len(pieces[i]) >= 2 and starts_line else (False,):
@@ -120,8 +122,7 @@ def _pack(first: str, args, tail: str, column: int) -> tuple:
                     if len(parts) > 1:
                         text = (parts[0],) + tuple(" " * at + p for p in parts[1:])
                         cost += _STRING * (len(parts) - 1) + _EXCESS * sum(_excess_at(p, at) for p in parts)
-                        rest_cost, rest = best(i + 1, at + len(parts[-1]), True)
-                        options.append((cost + rest_cost, brk, 2, ((brk, text),) + rest))
+                        out.append((cost, brk, 2, text, (i + 1, at + len(parts[-1]), True)))
                 if split:
                     rest = _greedy(pieces[i][1:], column + CONTINUATION)
                     cost += _SPLIT + _EXCESS * (_excess_at(pieces[i][0], at) + _excess(rest))
@@ -131,13 +132,38 @@ def _pack(first: str, args, tail: str, column: int) -> tuple:
                     cost += _EXCESS * _excess_at(items[i], at)
                     text = (items[i],)
                     end = at + len(items[i])
-                rest_cost, rest = best(i + 1, end, split)
-                # Ties go to the layout that breaks later, as clang-format's.
-                options.append((cost + rest_cost, brk, split, ((brk, text),) + rest))
-        penalty, _, _, steps = min(options, key=lambda o: o[:3])
-        return penalty, steps
+                out.append((cost, brk, split, text, (i + 1, end, split)))
+        return out
 
-    penalty, steps = best(0, len(first), False)
+    # The least penalty for items[i:] from each state, and its first step:
+    # solved from the last item back with an explicit stack (a list of
+    # thousands of values is deeper than Python's recursion), each state
+    # once.  Ties go to the layout that breaks later, as clang-format's.
+    best, pending = {}, [(0, len(first), False)]
+    while pending:
+        state = pending[-1]
+        if state in best:
+            pending.pop()
+            continue
+        if state[0] == len(items):
+            best[state] = (0, None)
+            pending.pop()
+            continue
+        placed = options(*state)
+        unsolved = [after for *_, after in placed if after not in best]
+        if unsolved:
+            pending.extend(unsolved)
+            continue
+        total, brk, kind, text, after = min(
+            ((cost + best[after][0], brk, kind, text, after) for cost, brk, kind, text, after in placed),
+            key=lambda o: o[:3],
+        )
+        best[state] = (total, (brk, text, after))
+        pending.pop()
+    penalty, steps, state = best[(0, len(first), False)][0], [], (0, len(first), False)
+    while best[state][1] is not None:
+        brk, text, state = best[state][1]
+        steps.append((brk, text))
     lines = [first]
     for i, (brk, text) in enumerate(steps):
         if brk:
