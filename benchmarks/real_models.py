@@ -74,7 +74,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from peers import OnnxRuntime, _cc_version, _host_cpu, identity_model, per_call_cpu  # noqa: E402
+from peers import OnnxRuntime, _cc_version, _host_cpu, per_call_cpu, python_loop_floor_ns  # noqa: E402
 from runtimeless import benchmark_module_inputs, compile_c, first_line, time_async  # noqa: E402
 
 from ireegen.cbuild.native_run import build_runner, manifest_functions  # noqa: E402
@@ -835,7 +835,6 @@ def doc_section(record: dict) -> str:
 
 def main() -> int:
     args = build_parser().parse_args()
-    import onnx
     import onnxruntime as ort
 
     from ireegen.compile.compiler import find_compiler
@@ -845,11 +844,7 @@ def main() -> int:
     try:
         build.mkdir(parents=True, exist_ok=True)
         peak = measure_peak(build)
-        identity = build / "identity.onnx"
-        onnx.save(identity_model(), identity)
-        floor = OnnxRuntime(identity)
-        floor.bind([np.zeros(1, np.float32)])
-        floor_ns = min(floor.time(20000) for _ in range(5))
+        floor_ns = python_loop_floor_ns(build)
         meta = {
             "command": "python benchmarks/real_models.py " + " ".join(sys.argv[1:]),
             "date": time.strftime("%Y-%m-%d"),

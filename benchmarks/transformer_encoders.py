@@ -50,7 +50,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from peers import OnnxRuntime, identity_model, per_call_cpu  # noqa: E402
+from peers import OnnxRuntime, per_call_cpu, python_loop_floor_ns  # noqa: E402
 from runtimeless import benchmark_module_inputs, time_async  # noqa: E402
 
 from ireegen.cbuild.native_run import build_runner  # noqa: E402
@@ -151,14 +151,10 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=0.5, help="target time of one measurement")
     args = parser.parse_args()
-    import onnx
 
     with tempfile.TemporaryDirectory(prefix="ireegen-transformers-") as tmp:
         workdir = Path(tmp)
-        onnx.save(identity_model(), workdir / "identity.onnx")
-        floor = OnnxRuntime(workdir / "identity.onnx")
-        floor.bind([np.zeros(1, np.float32)])
-        floor_ns = min(floor.time(20000) for _ in range(5))
+        floor_ns = python_loop_floor_ns(workdir)
         print("| model | contender | ms per call | x ONNX Runtime |")
         print("|---|---|---:|---:|")
         for name in args.models:

@@ -108,36 +108,34 @@ def test_the_yolo_head_exposes_its_boxes_and_scores(tmp_path):
         np.testing.assert_array_equal(count, want_count)
 
 
-def test_selected_indices_read_by_a_gather_are_bounded(tmp_path):
-    # A YOLO export's form: the box column of the selection, read by a Gather.
+def _bounded_equals_onnxruntime(tmp_path, write, seed):
+    """The model `write` saves, bounded, gives ONNX Runtime's rows (padded
+    as the bound pads them) and count on random 8-box, 2-class draws; returns
+    the bound."""
     path = tmp_path / "model.onnx"
-    nms_gathered(path)
+    write(path)
     model, _, _, (bound,) = prepare_onnx(path)
-    assert (bound.name, bound.count, bound.rows) == ("box_index", "box_index_count", 10)
     reference, ours = _session(str(path)), _session(model.SerializeToString())
-    rng = np.random.default_rng(2)
+    rng = np.random.default_rng(seed)
     for _ in range(DRAWS):
         feeds = {"boxes": random_boxes(rng, 1, 8, 0), "scores": random_scores(rng, 1, 2, 8)}
         rows, count = ours.run(None, feeds)
         want_rows, want_count = bounded_as(reference.run(None, feeds)[0], bound)
         np.testing.assert_array_equal(rows, want_rows)
         np.testing.assert_array_equal(count, want_count)
+    return bound
+
+
+def test_selected_indices_read_by_a_gather_are_bounded(tmp_path):
+    # A YOLO export's form: the box column of the selection, read by a Gather.
+    bound = _bounded_equals_onnxruntime(tmp_path, nms_gathered, 2)
+    assert (bound.name, bound.count, bound.rows) == ("box_index", "box_index_count", 10)
 
 
 def test_nms_in_an_if_on_an_empty_input_is_bounded(tmp_path):
     # The If tests a static input with elements: its else branch is always taken.
-    path = tmp_path / "model.onnx"
-    nms_in_if(path)
-    model, _, _, (bound,) = prepare_onnx(path)
+    bound = _bounded_equals_onnxruntime(tmp_path, nms_in_if, 1)
     assert (bound.name, bound.rows) == ("selected", 10)
-    reference, ours = _session(str(path)), _session(model.SerializeToString())
-    rng = np.random.default_rng(1)
-    for _ in range(DRAWS):
-        feeds = {"boxes": random_boxes(rng, 1, 8, 0), "scores": random_scores(rng, 1, 2, 8)}
-        rows, count = ours.run(None, feeds)
-        want_rows, want_count = bounded_as(reference.run(None, feeds)[0], bound)
-        np.testing.assert_array_equal(rows, want_rows)
-        np.testing.assert_array_equal(count, want_count)
 
 
 def test_a_threshold_computed_at_run_time_is_refused_naming_the_node(tmp_path):

@@ -269,6 +269,23 @@ def test_convolution_equals_tflm(libs, tmp_path, depthwise):
             assert np.array_equal(y, want), f"case {case} ({goal}): {sizes} same={same}"
 
 
+def _fc_case(rng, m: int, n: int, k: int, tmp_path: Path) -> tuple:
+    """A random per-tensor FULLY_CONNECTED [m, k] x [n, k]: (x, weights,
+    bias, the kernels' factor table, x's and y's zero points, TFLM's output)."""
+    sx, sw, sy, zx, zy = _scales(rng, 1)
+    weights = rng.integers(-127, 128, (n, k)).astype(np.int8)
+    bias = rng.integers(-5000, 5000, n).astype(np.int32)
+    b = TFLiteBuilder()
+    xt = b.tensor("x", [m, k], "int8", scale=sx, zero_point=zx)
+    wt = b.tensor("w", [n, k], "int8", data=weights, scale=sw[0])
+    bt = b.tensor("b", [n], "int32", data=bias, scale=sx * sw[0])
+    yt = b.tensor("y", [m, n], "int8", scale=sy, zero_point=zy)
+    b.op("FULLY_CONNECTED", [xt, wt, bt], [yt], "FullyConnectedOptions", FusedActivationFunction=0)
+    x = rng.integers(-128, 128, (m, k)).astype(np.int8)
+    want = _tflm(b.build([xt], [yt]), x, tmp_path)
+    return x, weights, bias, _table(sx, np.repeat(sw, n), sy), zx, zy, want
+
+
 def test_fully_connected_equals_tflm(libs, tmp_path):
     """FULLY_CONNECTED on random (M, K, N), K past the stack column too,
     per-tensor weights (TFLite's converter writes them so): the speed and
@@ -277,19 +294,8 @@ def test_fully_connected_equals_tflm(libs, tmp_path):
     for case in range(CASES):
         m, n = int(rng.integers(1, 4)), int(rng.integers(1, 23))
         k = int(rng.integers(1, 70)) if case % 8 else 1100
-        sx, sw, sy, zx, zy = _scales(rng, 1)
-        weights = rng.integers(-127, 128, (n, k)).astype(np.int8)
-        bias = rng.integers(-5000, 5000, n).astype(np.int32)
-        b = TFLiteBuilder()
-        xt = b.tensor("x", [m, k], "int8", scale=sx, zero_point=zx)
-        wt = b.tensor("w", [n, k], "int8", data=weights, scale=sw[0])
-        bt = b.tensor("b", [n], "int32", data=bias, scale=sx * sw[0])
-        yt = b.tensor("y", [m, n], "int8", scale=sy, zero_point=zy)
-        b.op("FULLY_CONNECTED", [xt, wt, bt], [yt], "FullyConnectedOptions", FusedActivationFunction=0)
-        x = rng.integers(-128, 128, (m, k)).astype(np.int8)
-        want = _tflm(b.build([xt], [yt]), x, tmp_path)
+        x, weights, bias, table, zx, zy, want = _fc_case(rng, m, n, k, tmp_path)
         packed = pack_fc_weights(weights)
-        table = _table(sx, np.repeat(sw, n), sy)
         for goal, lib in libs.items():
             y = np.zeros((m, n), np.int8)
             lib.ireegen_i8_fully_connected_tflm(
@@ -376,18 +382,9 @@ def test_tflm_kernels_on_cortex_m4_equal_tflm(tmp_path):
         if kind == 2:
             m, n = int(rng.integers(1, 3)), int(rng.integers(1, 23))
             k = int(rng.integers(1, 90))
-            sx, sw, sy, zx, zy = _scales(rng, 1)
-            weights = rng.integers(-127, 128, (n, k)).astype(np.int8)
-            bias = rng.integers(-5000, 5000, n).astype(np.int32)
-            b = TFLiteBuilder()
-            xt = b.tensor("x", [m, k], "int8", scale=sx, zero_point=zx)
-            wt = b.tensor("w", [n, k], "int8", data=weights, scale=sw[0])
-            bt = b.tensor("b", [n], "int32", data=bias, scale=sx * sw[0])
-            yt = b.tensor("y", [m, n], "int8", scale=sy, zero_point=zy)
-            b.op("FULLY_CONNECTED", [xt, wt, bt], [yt], "FullyConnectedOptions", FusedActivationFunction=0)
-            x = rng.integers(-128, 128, (m, k)).astype(np.int8)
-            expected.append(_tflm(b.build([xt], [yt]), x, tmp_path).ravel())
-            sizes, wbytes, table = (m, n, k) + (0,) * 9, pack_fc_weights(weights), _table(sx, np.repeat(sw, n), sy)
+            x, weights, bias, table, zx, zy, want = _fc_case(rng, m, n, k, tmp_path)
+            expected.append(want.ravel())
+            sizes, wbytes = (m, n, k) + (0,) * 9, pack_fc_weights(weights)
             kind |= (case // 3 % 2) << 2  # every other one unaligned
         else:
             c, f, kh, kw, stride, h, w, same = _conv_case(rng, kind == 1)
