@@ -192,7 +192,7 @@ def in_ci_subset(nodeid: str) -> bool:
 
 def in_ci_suite(item) -> bool:
     """A test CI runs: not marked `full_suite`, and in its sweep's subset."""
-    return item.get_closest_marker("full_suite") is None and in_ci_subset(item.nodeid)
+    return item.get_closest_marker("full_suite") is None and in_ci_subset(_subset_id(item))
 
 
 def _shares_a_module_fixture(item) -> bool:
@@ -200,14 +200,26 @@ def _shares_a_module_fixture(item) -> bool:
     return info is not None and any(d.scope == "module" for defs in info.name2fixturedefs.values() for d in defs)
 
 
-def pytest_collection_modifyitems(config, items):
+def pytest_itemcollected(item):
     # Under pytest-xdist's loadgroup, a module whose tests share a
     # module-scoped fixture (a model emitted once, the ONNX node-test run)
     # runs on one worker, so that the fixture is built once, not once per
-    # worker.  A test's own xdist_group comes first.
-    for item in items:
-        if item.get_closest_marker("xdist_group") is None and _shares_a_module_fixture(item):
-            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
+    # worker.  A test's own xdist_group comes first.  Marked as each item
+    # is collected: xdist reads the groups in its own
+    # pytest_collection_modifyitems, which runs before this file's.
+    if item.get_closest_marker("xdist_group") is None and _shares_a_module_fixture(item):
+        item.ireegen_module_group = item.nodeid.split("::", 1)[0]
+        item.add_marker(pytest.mark.xdist_group(item.ireegen_module_group))
+
+
+def _subset_id(item) -> str:
+    """The id the CI subsets hash: the item's id less the `@group` that
+    xdist's loadgroup appends for a group pytest_itemcollected gave it."""
+    suffix = "@" + getattr(item, "ireegen_module_group", "")
+    return item.nodeid[: -len(suffix)] if suffix != "@" and item.nodeid.endswith(suffix) else item.nodeid
+
+
+def pytest_collection_modifyitems(config, items):
     if not ci_suite():
         return
     dropped = [item for item in items if not in_ci_suite(item)]
