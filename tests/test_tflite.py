@@ -113,7 +113,7 @@ def test_emit_float_with_several_inputs_and_outputs(models, tmp_path):
     assert set(manifest["verification"]["tflite_micro"]["main"]["outputs"]) == {"slice", "reshape", "squeeze", "relu6"}
 
 
-def test_an_output_that_differs_from_tflm_isrefused_in_one_line(models, tmp_path):
+def test_an_output_that_differs_from_tflm_is_refused_in_one_line(models, tmp_path):
     """An int8 ADD with a fused TANH, which TFLM's kernel ignores (its
     activation range of TANH is the whole int8 range) and the QDQ form
     applies: refused, nothing written."""
@@ -146,7 +146,7 @@ def test_malformed_file_is_refused_in_one_line(models, tmp_path, how):
     refused_in_one_line(run_cli("info", path), "bad.tflite")
 
 
-def test_a_buffer_of_the_wrong_size_isrefused_in_one_line(tmp_path):
+def test_a_buffer_of_the_wrong_size_is_refused_in_one_line(tmp_path):
     from tflite_builder import TFLiteBuilder
 
     b = TFLiteBuilder()
@@ -160,7 +160,7 @@ def test_a_buffer_of_the_wrong_size_isrefused_in_one_line(tmp_path):
     refused_in_one_line(run_cli("info", path), "short.tflite", "'w'", "holds 32 bytes", "need 48")
 
 
-def test_onnx_only_flags_arerefused_in_one_line(models, tmp_path):
+def test_onnx_only_flags_are_refused_in_one_line(models, tmp_path):
     refused_in_one_line(
         run_cli("emit", models["conv_model", "int8"], "-o", tmp_path / "out", "--quantized-io"),
         "--quantized-io",
