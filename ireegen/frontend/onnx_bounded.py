@@ -138,7 +138,6 @@ class _Walk:
         self.demand: dict = {}  # NonMaxSuppression output -> rows a Slice keeps
         self.if_checks: dict = {}  # If output -> the value its condition tests
         self.used_nms = False
-        self.scalars: dict = {}
         self.nonzeros: dict = {}  # NonZero input -> its first NonZero's output
         self.nonneg: set = set()  # bounded integer values that are never negative (indices)
 
@@ -173,34 +172,13 @@ class _Walk:
         return b.op("Less", b.const("index", index), bnd.count.name)
 
     def zero_fill(self, value: str, bnd: Bounded, dtype) -> str:
-        return self.b.op("Where", self.valid(bnd), value, self.scalar("zero", 0, dtype))
-
-    def keep(self, node) -> None:
-        """Appends `node` as it is (or as built here), the builder's names kept current."""
-        self.b._sync()
-        self.out_nodes.append(node)
-        self.b._used.update(node.output)
-        self.b._sizes = self.b._sizes_now()
-
-    def scalar(self, base: str, value, dtype) -> str:
-        """A 0-d constant (NodeBuilder.const keeps at least one dimension)."""
-        from onnx import numpy_helper
-
-        array = np.array(value, dtype)
-        key = (array.dtype.str, array.shape, array.tobytes())
-        if key not in self.scalars:
-            self.b._sync()
-            name = self.b._fresh(f"ireegen.bounded/{base}")
-            self.graph.initializer.append(numpy_helper.from_array(array, name))
-            self.b._sizes = self.b._sizes_now()  # the builder's names stay current
-            self.scalars[key] = name
-        return self.scalars[key]
+        return self.b.op("Where", self.valid(bnd), value, self.b.scalar("zero", 0, dtype))
 
     def min_count(self, a: Count, k: int | Count) -> Count:
         if isinstance(k, int):
             if k >= a.cap:
                 return a
-            name = self.b.op("Min", a.name, self.scalar("k", k, np.int64))
+            name = self.b.op("Min", a.name, self.b.scalar("k", k, np.int64))
             return Count(name, k, a.zero_with | {a.name})
         if k.name == a.name:
             return a
@@ -240,7 +218,7 @@ class _Walk:
         if node.op_type == NMS and node.domain in ("", "ai.onnx"):
             touched = True
         if not touched:
-            self.keep(node)
+            self.b.keep(node)
             if node.op_type in _CONST_OPS and all(i in self.known for i in node.input if i):
                 self._fold(node)
             return
@@ -391,7 +369,7 @@ class _Walk:
             self.refuse(node, f"{total:,} elements; ireegen bounds a NonZero of 1 to {int(MAX_COMPARISONS**0.5):,}")
         flat = b.op("Reshape", node.input[0], b.const("flat", np.array([total], np.int64)))
         mask = b.op("Cast", b.op("Cast", flat, to=9), to=1)  # 1.0 where nonzero (NaN included), as ONNX
-        running = b.op("CumSum", mask, self.scalar("axis0", 0, np.int64))
+        running = b.op("CumSum", mask, self.b.scalar("axis0", 0, np.int64))
         count = b.op("Cast", b.op("ReduceSum", mask, keepdims=0), to=7)
         # The source of entry p: how many elements have fewer than p + 1 nonzeros up to them.
         slots = b.const("slots", np.arange(total, dtype=np.float32).reshape(total, 1))
@@ -401,24 +379,24 @@ class _Walk:
             to=1,
         )
         source = b.op("Cast", b.op("ReduceSum", before, b.const("axes1", np.array([1], np.int64)), keepdims=0), to=7)
-        source = b.op("Min", source, self.scalar("last", total - 1, np.int64))
+        source = b.op("Min", source, self.b.scalar("last", total - 1, np.int64))
         rows = []
         stride = total
         for d in shape:
             stride //= d
             coord = b.op(
-                "Mod", b.op("Div", source, self.scalar("stride", stride, np.int64)), self.scalar("dim", d, np.int64)
+                "Mod", b.op("Div", source, self.b.scalar("stride", stride, np.int64)), self.b.scalar("dim", d, np.int64)
             )
             rows.append(b.op("Unsqueeze", coord, b.const("axis0v", np.array([0], np.int64))))
         indices = b.op("Concat", *rows, axis=0) if len(rows) > 1 else rows[0]
         bnd = Bounded((len(shape), total), 1, Count(count, total))
-        b.op("Where", self.valid(bnd), indices, self.scalar("zero_i", 0, np.int64), out=node.output[0])
+        b.op("Where", self.valid(bnd), indices, self.b.scalar("zero_i", 0, np.int64), out=node.output[0])
         self.bounded[node.output[0]] = bnd
 
     def _transpose(self, node) -> None:
         bnd = self.bounded[node.input[0]]
         perm = node_attrs(node).get("perm") or list(reversed(range(len(bnd.shape))))
-        self.keep(node)
+        self.b.keep(node)
         self.bounded[node.output[0]] = Bounded(tuple(bnd.shape[p] for p in perm), list(perm).index(bnd.axis), bnd.count)
 
     def _gathernd(self, node) -> None:
@@ -462,7 +440,7 @@ class _Walk:
             bnd = Bounded(out_shape, moved, dbnd.count)
         self.dtypes[node.output[0]] = self.dtype(data)
         if bnd is None:
-            self.keep(node)
+            self.b.keep(node)
             self.shapes[node.output[0]] = list(out_shape)
             return
         out = self.b.op("Gather", data, indices, axis=axis)
@@ -495,9 +473,9 @@ class _Walk:
         cap = k_value.cap if isinstance(k_value, Count) else k_value
         size = min(cap, shape[axis])
         if xb is not None:
-            x = b.op("Where", self.valid(xb), x, self.scalar("pad", -np.inf if largest else np.inf, np.float32))
-        values, indices = b._fresh("ireegen.bounded/topk_values"), b._fresh("ireegen.bounded/topk_indices")
-        self.keep(
+            x = b.op("Where", self.valid(xb), x, self.b.scalar("pad", -np.inf if largest else np.inf, np.float32))
+        values, indices = b.name("topk_values"), b.name("topk_indices")
+        self.b.keep(
             helper.make_node(
                 "TopK",
                 [x, b.const("k", np.array([size], np.int64))],
@@ -507,7 +485,7 @@ class _Walk:
                 sorted=1,
             )
         )
-        count = xb.count if xb is not None else Count(self.scalar("n", shape[axis], np.int64), shape[axis])
+        count = xb.count if xb is not None else Count(self.b.scalar("n", shape[axis], np.int64), shape[axis])
         count = self.min_count(count, k_value)
         out_shape = tuple(size if d == axis else s for d, s in enumerate(shape))
         bnd = Bounded(out_shape, axis, count)
@@ -590,7 +568,7 @@ class _Walk:
             self.refuse(node, "a product of counts")
         scale = int(np.prod(statics)) if statics else 1
         c = counts[0]
-        name = self.b.op("Mul", c.name, self.scalar("k", scale, np.int64))
+        name = self.b.op("Mul", c.name, self.b.scalar("k", scale, np.int64))
         self.sym[node.output[0]] = ([Count(name, c.cap * scale, c.zero_with | {c.name})], True)
 
     def _sym_concat(self, node) -> None:
@@ -648,7 +626,7 @@ class _Walk:
         )
         if axis is None:
             self.refuse(node, "it splits or merges a bounded axis")
-        self.b.op("Reshape", node.input[0], self.scalar("shape", out_shape, np.int64), out=node.output[0])
+        self.b.op("Reshape", node.input[0], self.b.scalar("shape", out_shape, np.int64), out=node.output[0])
         self.bounded[node.output[0]] = Bounded(tuple(out_shape), axis, bnd.count)
         self.dtypes[node.output[0]] = self.dtype(node.input[0])
 
@@ -667,7 +645,7 @@ class _Walk:
                 self.refuse(node, "it joins tensors bounded by different counts")
             shape = list(bounds[0].shape)
             shape[axis] = sum(p.shape[axis] for p in bounds)
-            self.keep(node)
+            self.b.keep(node)
             self.bounded[node.output[0]] = Bounded(tuple(shape), bounds[0].axis, bounds[0].count)
             return
         if any(p is not None and p.axis != axis for _, p in pieces):
@@ -677,7 +655,7 @@ class _Walk:
             if p is None:
                 size = self.shape(name, node)[axis]
                 caps.append(size)
-                counts.append(Count(self.scalar("n", size, np.int64), size))
+                counts.append(Count(self.b.scalar("n", size, np.int64), size))
             else:
                 caps.append(p.shape[axis])
                 counts.append(p.count)
@@ -693,7 +671,7 @@ class _Walk:
             self.sums[key] = Count(total, total_cap, zero_with)
         total = self.sums[key]
         padded = b.op("Concat", *node.input, axis=axis)
-        ends = b.op("CumSum", vector, self.scalar("axis0", 0, np.int64))
+        ends = b.op("CumSum", vector, self.b.scalar("axis0", 0, np.int64))
         starts = b.op("Sub", ends, vector)
         slots = b.const("slots", np.arange(total_cap, dtype=np.int64).reshape(total_cap, 1))
         piece = b.op(
@@ -702,7 +680,7 @@ class _Walk:
             b.const("axes1", np.array([1], np.int64)),
             keepdims=0,
         )
-        piece = b.op("Min", piece, self.scalar("last", len(caps) - 1, np.int64))
+        piece = b.op("Min", piece, self.b.scalar("last", len(caps) - 1, np.int64))
         offsets = b.const("offsets", np.concatenate([[0], np.cumsum(caps)[:-1]]).astype(np.int64))
         source = b.op(
             "Add",
@@ -711,8 +689,8 @@ class _Walk:
         )
         source = b.op(
             "Max",
-            b.op("Min", source, self.scalar("last_slot", total_cap - 1, np.int64)),
-            self.scalar("zero_i", 0, np.int64),
+            b.op("Min", source, self.b.scalar("last_slot", total_cap - 1, np.int64)),
+            self.b.scalar("zero_i", 0, np.int64),
         )
         out = b.op("Gather", padded, source, axis=axis)
         shape = list(self.shape(node.input[0], node))
@@ -744,7 +722,7 @@ class _Walk:
                 count = self.min_count(count, end)
             else:
                 shape[axis] = len(range(*slice(start, end, step).indices(shape[axis])))
-        self.keep(node)
+        self.b.keep(node)
         self.bounded[node.output[0]] = Bounded(tuple(shape), bnd.axis, count)
         self.dtypes[node.output[0]] = self.dtype(node.input[0])
 
@@ -757,7 +735,7 @@ class _Walk:
         if sizes is None:
             parts = len(node.output)
             sizes = [bnd.shape[axis] // parts] * parts
-        self.keep(node)
+        self.b.keep(node)
         for out, size in zip(node.output, sizes):
             shape = list(bnd.shape)
             shape[axis] = size
@@ -831,9 +809,9 @@ class _Walk:
         axes = list(range(rank)) if not axes else [a % rank for a in axes]
         if bnd.axis not in axes:
             self.refuse(node, "a reduction along a static axis of a bounded tensor")
-        pad = self.scalar("pad", -np.inf if node.op_type == "ReduceMax" else np.inf, np.float32)
+        pad = self.b.scalar("pad", -np.inf if node.op_type == "ReduceMax" else np.inf, np.float32)
         masked = self.b.op("Where", self.valid(bnd), node.input[0], pad)
-        self.keep(_renamed(node, [masked, *node.input[1:]]))
+        self.b.keep(_renamed(node, [masked, *node.input[1:]]))
         keepdims = int(attrs.get("keepdims", 1))
         self.shapes[node.output[0]] = [
             1 if d in axes else s for d, s in enumerate(bnd.shape) if keepdims or d not in axes
@@ -858,10 +836,10 @@ class _Walk:
             rows, steps = _plan(nms, limit)
         except UsageError as e:
             raise UsageError(f"{self.path}: {e}") from None
-        count_name = self.b._fresh("ireegen.bounded/nms_count")
+        count_name = self.b.name("nms_count")
         valid = None
         if sb is not None:
-            valid = self.b.op("Expand", self.valid(sb), self.scalar("scores_shape", sb.shape, np.int64))
+            valid = self.b.op("Expand", self.valid(sb), self.b.scalar("scores_shape", sb.shape, np.int64))
         _suppression(self.b, nms, rows, steps, node.output[0], count_name, valid)
         count = self.b.op("Squeeze", count_name, self.b.const("axis0v", np.array([0], np.int64)))
         zero_with = frozenset() if sb is None else sb.count.zero_with | {sb.count.name}
@@ -877,7 +855,7 @@ class _Walk:
                 table[node.output[0]] = table[name]
         if name in self.nonneg:
             self.nonneg.add(node.output[0])
-        self.keep(node)
+        self.b.keep(node)
 
     def _keeps_sign(self, node) -> None:
         """Transpose, Slice, Squeeze, Unsqueeze, Reshape, Split: indices stay indices."""

@@ -113,10 +113,29 @@ class NodeBuilder:
         self._used.add(name)
         return name
 
+    def name(self, base: str) -> str:
+        """A fresh value name `{prefix}/{base}k`, for a node built by hand
+        (one with several outputs) and added with `keep`."""
+        return self._fresh(f"{self.prefix}/{base}")
+
+    def keep(self, node) -> None:
+        """Appends `node` as it is, its output names counted as used."""
+        self._sync()
+        self.out_nodes.append(node)
+        self._used.update(node.output)
+        self._sizes = self._sizes_now()
+
     def const(self, base: str, array) -> str:
+        """An initializer of `array`, with at least one dimension."""
+        return self._constant(base, np.ascontiguousarray(array))
+
+    def scalar(self, base: str, value, dtype) -> str:
+        """An initializer of `value` as `dtype`, a 0-d tensor for a scalar."""
+        return self._constant(base, np.array(value, dtype))
+
+    def _constant(self, base: str, array: np.ndarray) -> str:
         from onnx import numpy_helper
 
-        array = np.ascontiguousarray(array)
         key = (array.dtype.str, array.shape, array.tobytes())
         if self._constants is not None and key in self._constants:
             return self._constants[key]
