@@ -38,6 +38,7 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -244,6 +245,22 @@ def python_loop_floor_ns(workdir: Path) -> float:
     floor = OnnxRuntime(identity)
     floor.bind([np.zeros(1, np.float32)])
     return min(floor.time(20000) for _ in range(5))
+
+
+def alternating_medians(timers: dict, rounds: int, seconds: float) -> dict:
+    """{label: median ns per call} of `timers` ({label: timer(repeat) -> ns
+    per call}), each repeated about `seconds` per measurement (from a
+    3-call probe) and measured in turn, `rounds` times."""
+    repeat = {}
+    for label, timer in timers.items():
+        start = time.perf_counter()
+        timer(3)
+        repeat[label] = max(3, int(seconds / max((time.perf_counter() - start) / 3, 1e-6)))
+    samples = {label: [] for label in timers}
+    for _ in range(rounds):
+        for label, timer in timers.items():
+            samples[label].append(timer(repeat[label]))
+    return {label: statistics.median(values) for label, values in samples.items()}
 
 
 # ---------------------------------------------------------------------------

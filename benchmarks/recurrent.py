@@ -23,10 +23,8 @@ the output's largest magnitude).  Prints a table; asserts nothing.
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
@@ -35,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from peers import OnnxRuntime, per_call_cpu, python_loop_floor_ns  # noqa: E402
+from peers import OnnxRuntime, alternating_medians, per_call_cpu, python_loop_floor_ns  # noqa: E402
 from runtimeless import benchmark_module_inputs, time_async  # noqa: E402
 
 from ireegen.cbuild.native_run import build_runner  # noqa: E402
@@ -134,16 +132,8 @@ def main() -> int:
             reference = ort.run([x])
             ort.bind([x])
             timers = {"ort": lambda n, ort=ort: ort.time(n) - floor_ns, **contenders(name, models, x, reference)}
-            repeat = {}
-            for label, timer in timers.items():
-                start = time.perf_counter()
-                timer(3)
-                repeat[label] = max(3, int(args.seconds / max((time.perf_counter() - start) / 3, 1e-6)))
-            rounds = {label: [] for label in timers}
-            for _ in range(args.rounds):
-                for label, timer in timers.items():
-                    rounds[label].append(timer(repeat[label]))
-            ort_ns = statistics.median(rounds["ort"])
+            medians = alternating_medians(timers, args.rounds, args.seconds)
+            ort_ns = medians["ort"]
             cells = [f"{ort_ns / 1e3:.0f} µs"]
             for label in (
                 "runtimeless, IREE's loop",
@@ -151,7 +141,7 @@ def main() -> int:
                 "async, IREE's loop",
                 "async, rnn-steps-unrolled",
             ):
-                ns = statistics.median(rounds[label])
+                ns = medians[label]
                 cells.append(f"{ns / 1e3:.0f} µs ({ns / ort_ns:.2f}x)")
             layer, features, hidden, steps, batch = MODELS[name]
             print(

@@ -38,10 +38,8 @@ Prints a table; asserts nothing.
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
@@ -50,7 +48,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from peers import OnnxRuntime, per_call_cpu, python_loop_floor_ns  # noqa: E402
+from peers import OnnxRuntime, alternating_medians, per_call_cpu, python_loop_floor_ns  # noqa: E402
 from runtimeless import benchmark_module_inputs, time_async  # noqa: E402
 
 from ireegen.cbuild.native_run import build_runner  # noqa: E402
@@ -168,18 +166,9 @@ def main() -> int:
                 "ONNX Runtime": lambda n, ort=ort: ort.time(n) - floor_ns,
                 **contenders(name, models, inputs, reference, args),
             }
-            repeat = {}
-            for label, timer in timers.items():
-                start = time.perf_counter()
-                timer(3)
-                repeat[label] = max(3, int(args.seconds / max((time.perf_counter() - start) / 3, 1e-6)))
-            rounds = {label: [] for label in timers}
-            for _ in range(args.rounds):
-                for label, timer in timers.items():
-                    rounds[label].append(timer(repeat[label]))
-            ort_ns = statistics.median(rounds["ONNX Runtime"])
-            for label, samples in rounds.items():
-                ns = statistics.median(samples)
+            medians = alternating_medians(timers, args.rounds, args.seconds)
+            ort_ns = medians["ONNX Runtime"]
+            for label, ns in medians.items():
                 print(f"| {name} | {label} | {ns / 1e6:.2f} | {ns / ort_ns:.2f}x |", flush=True)
     return 0
 
