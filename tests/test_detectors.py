@@ -7,6 +7,7 @@ count), over box formats, thresholds, batches, classes and equal scores
 and async, verified against ONNX Runtime; what cannot be bounded is refused
 in one line naming the node, and a bad --max-detections naming the flag."""
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -208,18 +209,25 @@ def yolo(tmp_path_factory) -> Path:
     return path
 
 
+def _emitted_verified(model: Path, out: Path, mode: str, bounded: dict, *flags) -> dict:
+    """`ireegen emit` of `model` in `mode` (`--tune off`) verifies against
+    ONNX Runtime, whose outputs in `bounded` ({output: {rows, count}}) it
+    bounds as ireegen does; returns the manifest's verification."""
+    result = run_cli("emit", model, "-o", out, "--execution-model", mode, "--tune", "off", *flags)
+    assert result.returncode == 0, result.stderr
+    verification = json.loads((out / "manifest.json").read_text())["verification"]
+    assert verification["verified"] and verification["references"]["onnxruntime"]["used"]
+    assert verification["references"]["onnxruntime"]["bounded"] == bounded
+    return verification
+
+
 # About 20 s of CPU each (two compiles and the runs): the full suite's.
 @pytest.mark.full_suite
 @pytest.mark.parametrize("mode", ["runtimeless", "async"])
 def test_a_tiny_detector_emits_verified_against_onnxruntime(tmp_path, yolo, mode):
     out = tmp_path / mode
-    result = run_cli("emit", yolo, "-o", out, "--execution-model", mode, "--tune", "off", "--max-detections", "3")
-    assert result.returncode == 0, result.stderr
-    import json
-
-    verification = json.loads((out / "manifest.json").read_text())["verification"]
-    assert verification["verified"] and verification["references"]["onnxruntime"]["used"]
-    assert verification["references"]["onnxruntime"]["bounded"] == {"selected": {"rows": 3, "count": "selected_count"}}
+    bounded = {"selected": {"rows": 3, "count": "selected_count"}}
+    verification = _emitted_verified(yolo, out, mode, bounded, "--max-detections", "3")
     outputs = verification["functions"]["detector"]["outputs"]
     assert sorted(outputs) == ["boxes", "scores", "selected", "selected_count"]
     assert any("NonMaxSuppression on each run's own boxes and scores" in n for n in verification["notes"])
@@ -324,15 +332,8 @@ def ssd(tmp_path_factory) -> Path:
 @pytest.mark.parametrize("mode", ["runtimeless", "async"])
 def test_ssd_postprocessing_emits_verified_against_onnxruntime(tmp_path, ssd, mode):
     out = tmp_path / mode
-    result = run_cli("emit", ssd, "-o", out, "--execution-model", mode, "--tune", "off")
-    assert result.returncode == 0, result.stderr
-    import json
-
-    verification = json.loads((out / "manifest.json").read_text())["verification"]
-    assert verification["verified"] and verification["references"]["onnxruntime"]["used"]
-    assert verification["references"]["onnxruntime"]["bounded"] == {
-        f"det_{n}": {"rows": 6, "count": f"det_{n}_count"} for n in ("boxes", "scores", "labels")
-    }
+    bounded = {f"det_{n}": {"rows": 6, "count": f"det_{n}_count"} for n in ("boxes", "scores", "labels")}
+    _emitted_verified(ssd, out, mode, bounded)
     header = (out / "ssd.h").read_text()
     assert "// det_boxes: tensor<6x4xf32>" in header and "// det_labels_count: tensor<1xi64>" in header
 
@@ -370,13 +371,5 @@ def test_a_torchvision_ssd_export_is_bounded_to_onnxruntime_results(torchvision_
 @pytest.mark.full_suite
 @pytest.mark.parametrize("mode", ["runtimeless", "async"])
 def test_a_torchvision_ssd_export_emits_verified_against_onnxruntime(tmp_path, torchvision_ssd_model, mode):
-    out = tmp_path / mode
-    result = run_cli("emit", torchvision_ssd_model, "-o", out, "--execution-model", mode, "--tune", "off")
-    assert result.returncode == 0, result.stderr
-    import json
-
-    verification = json.loads((out / "manifest.json").read_text())["verification"]
-    assert verification["verified"] and verification["references"]["onnxruntime"]["used"]
-    assert verification["references"]["onnxruntime"]["bounded"] == {
-        n: {"rows": 8, "count": f"{n}_count"} for n in ("boxes", "scores", "labels")
-    }
+    bounded = {n: {"rows": 8, "count": f"{n}_count"} for n in ("boxes", "scores", "labels")}
+    _emitted_verified(torchvision_ssd_model, tmp_path / mode, mode, bounded)
