@@ -239,6 +239,15 @@ def refused_in_one_line(proc, *needles) -> str:
     return lines[0]
 
 
+def onnxruntime_output(model, x: np.ndarray) -> np.ndarray:
+    """ONNX Runtime's (CPU) first output of the in-memory `model` on its
+    one input, `x`."""
+    import onnxruntime as ort
+
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    return session.run(None, {"x": x})[0]
+
+
 def pack_fc_weights(w: np.ndarray) -> np.ndarray:
     """An (N, K) int8 weight as the int8 match spec packs it for the fully
     connected kernels (ireegen_int8.h): K padded with zeros to K4, whole

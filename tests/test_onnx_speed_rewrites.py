@@ -6,7 +6,7 @@ import json
 
 import numpy as np
 import pytest
-from conftest import run_cli
+from conftest import onnxruntime_output, run_cli
 
 from ireegen.parity import parity
 
@@ -90,13 +90,6 @@ def _one_conv_model(conv, x, inits):
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
 
 
-def _run_ort(model, x):
-    import onnxruntime as ort
-
-    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    return session.run(None, {"x": x})[0]
-
-
 def _random_conv(rng, seed: int, depthwise: bool):
     """A one-Conv model on random shapes: batch, channels, sizes, kernel, pads,
     dilations and strides (per axis, up to 3, including strides that skip
@@ -141,12 +134,12 @@ def test_conv_rewrites_on_random_shapes_match_onnxruntime(rewrite, seed):
     from ireegen.frontend.onnx_rewrites import apply_rewrites
 
     model, x = _random_conv(np.random.default_rng(seed), seed, rewrite == "depthwise-conv-as-taps")
-    expected = _run_ort(model, x)
+    expected = onnxruntime_output(model, x)
     rewritten = onnx.ModelProto()
     rewritten.CopyFrom(model)
     assert {"rewrite": rewrite, "nodes": 1} in apply_rewrites(rewritten)
     assert "Conv" not in {node.op_type for node in rewritten.graph.node}
-    got = _run_ort(rewritten, x)
+    got = onnxruntime_output(rewritten, x)
     assert got.shape == expected.shape
     np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
 
@@ -183,12 +176,12 @@ def test_conv_transpose_as_matmul_on_random_shapes_matches_onnxruntime(seed):
     from ireegen.frontend.onnx_rewrites import apply_rewrites
 
     model, x = _random_conv_transpose(np.random.default_rng(seed), seed)
-    expected = _run_ort(model, x)
+    expected = onnxruntime_output(model, x)
     rewritten = onnx.ModelProto()
     rewritten.CopyFrom(model)
     assert apply_rewrites(rewritten) == [{"rewrite": "conv-transpose-as-matmul", "nodes": 1}]
     assert "ConvTranspose" not in {node.op_type for node in rewritten.graph.node}
-    got = _run_ort(rewritten, x)
+    got = onnxruntime_output(rewritten, x)
     assert got.shape == expected.shape
     np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
 
@@ -452,12 +445,12 @@ def test_grouped_conv_as_batched_matmul_on_random_shapes_matches_onnxruntime(see
     from ireegen.frontend.onnx_rewrites import apply_rewrites
 
     model, x = _random_grouped_conv(np.random.default_rng(seed))
-    expected = _run_ort(model, x)
+    expected = onnxruntime_output(model, x)
     rewritten = onnx.ModelProto()
     rewritten.CopyFrom(model)
     assert {"rewrite": "grouped-conv-as-batched-matmul", "nodes": 1} in apply_rewrites(rewritten)
     assert "Conv" not in {node.op_type for node in rewritten.graph.node}
-    got = _run_ort(rewritten, x)
+    got = onnxruntime_output(rewritten, x)
     assert got.shape == expected.shape
     np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
 

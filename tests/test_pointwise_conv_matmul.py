@@ -10,7 +10,7 @@ import json
 
 import numpy as np
 import pytest
-from conftest import run_cli
+from conftest import onnxruntime_output, run_cli
 
 from ireegen.parity import parity
 
@@ -18,13 +18,6 @@ onnx = pytest.importorskip("onnx")
 pytest.importorskip("onnxruntime")
 
 ACTIVATIONS = ("Relu", "Sigmoid", "HardSigmoid", "Clip", None)
-
-
-def _run_ort(model, x):
-    import onnxruntime as ort
-
-    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    return session.run(None, {"x": x})[0]
 
 
 def _random_pointwise(seed: int):
@@ -70,12 +63,12 @@ def test_pointwise_conv_as_matmul_on_random_forms_matches_onnxruntime(seed):
     from ireegen.frontend.onnx_rewrites import apply_rewrites
 
     model, x = _random_pointwise(seed)
-    expected = _run_ort(model, x)
+    expected = onnxruntime_output(model, x)
     rewritten = onnx.ModelProto()
     rewritten.CopyFrom(model)
     assert {"rewrite": "pointwise-conv-as-matmul", "nodes": 1} in apply_rewrites(rewritten)
     assert "Conv" not in {node.op_type for node in rewritten.graph.node}
-    got = _run_ort(rewritten, x)
+    got = onnxruntime_output(rewritten, x)
     assert got.shape == expected.shape
     np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
 

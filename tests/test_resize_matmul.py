@@ -6,18 +6,12 @@ rewritten graph computes in ONNX Runtime what the Resize computes."""
 
 import numpy as np
 import pytest
+from conftest import onnxruntime_output
 
 onnx = pytest.importorskip("onnx")
 pytest.importorskip("onnxruntime")
 
 MODES = ("half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric")
-
-
-def _run_ort(model, x):
-    import onnxruntime as ort
-
-    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    return session.run(None, {"x": x})[0]
 
 
 def _random_resize(seed: int, **attrs):
@@ -53,12 +47,12 @@ def test_linear_resize_as_matmuls_on_random_forms_matches_onnxruntime(seed):
     from ireegen.frontend.onnx_rewrites import apply_rewrites
 
     model, x = _random_resize(seed)
-    expected = _run_ort(model, x)
+    expected = onnxruntime_output(model, x)
     rewritten = onnx.ModelProto()
     rewritten.CopyFrom(model)
     assert {"rewrite": "linear-resize-as-matmuls", "nodes": 1} in apply_rewrites(rewritten)
     assert "Resize" not in {node.op_type for node in rewritten.graph.node}
-    got = _run_ort(rewritten, x)
+    got = onnxruntime_output(rewritten, x)
     assert got.shape == expected.shape
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
 

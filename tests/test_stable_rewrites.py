@@ -13,6 +13,7 @@ import sys
 
 import numpy as np
 import pytest
+from conftest import onnxruntime_output
 
 from ireegen.compile.compiler import find_compiler
 from ireegen.frontend.onnx_fold import static_shapes
@@ -49,11 +50,6 @@ def _model(shape, axes, keepdims, opset, elem=TensorProto.FLOAT, noop=None):
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=8)
 
 
-def _ort(model, x):
-    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    return session.run(None, {"x": x})[0]
-
-
 def _rewritten(model, expected=1):
     copy = onnx.ModelProto()
     copy.CopyFrom(model)
@@ -69,7 +65,7 @@ def _reference(model, x):
     wide.CopyFrom(model)
     for value in (*wide.graph.input, *wide.graph.output):
         value.type.tensor_type.elem_type = TensorProto.DOUBLE
-    return _ort(wide, x.astype(np.float64)).astype(x.dtype)
+    return onnxruntime_output(wide, x.astype(np.float64)).astype(x.dtype)
 
 
 def _random_form(seed):
@@ -99,7 +95,7 @@ def test_random_forms_equal_onnxruntime(seed):
     if not expected:
         return
     want = _reference(model, x)
-    got = _ort(rewritten, x)
+    got = onnxruntime_output(rewritten, x)
     tol = 2e-3 if x.dtype == np.float16 else 1e-5
     np.testing.assert_allclose(
         got, want, rtol=tol, atol=tol * np.maximum(1, np.abs(want[np.isfinite(want)]).max(initial=1))
@@ -141,7 +137,7 @@ def _through_iree(tmp_path, model, x):
 def test_iree_overflows_on_the_op_and_not_on_the_rewrite(tmp_path):
     model = _model([2, 197], [1], 0, 17)
     x = (np.random.default_rng(0).standard_normal((2, 197)) + 100).astype(np.float32)
-    want = _ort(model, x)
+    want = onnxruntime_output(model, x)
     assert np.isfinite(want).all()
     # The reproducer: IREE's lowering of the op as written.
     assert np.isinf(_through_iree(tmp_path, model, x)).all()
