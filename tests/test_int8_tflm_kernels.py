@@ -306,60 +306,6 @@ def test_fully_connected_equals_tflm(libs, tmp_path):
             assert np.array_equal(y, want), f"case {case} ({goal}): m={m} n={n} k={k}"
 
 
-# Calls the TFLM kernels on the cases of cases.bin (per case: the kind (0:
-# convolution, 1: depthwise, 2: fully connected), 12 sizes (the
-# convolution's, or M, N, K), x_zero and y_zero as uint32, then x, the
-# weights (a fully connected case's at offset w_offset = the kind's bit 2:
-# an unaligned buffer), the bias and the (multiplier, shift) table) and
-# writes every output, in order, to out.bin.
-TFLM_HARNESS = r"""
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include "ireegen_int8.h"
-static void* take(FILE* f, size_t bytes, size_t skip) {
-  char* p = malloc(bytes + skip + 1);
-  if (!p || fread(p + skip, 1, bytes, f) != bytes) exit(3);
-  return p;
-}
-int main(void) {
-  FILE* in = fopen("cases.bin", "rb");
-  FILE* out = fopen("out.bin", "wb");
-  if (!in || !out) return 2;
-  uint32_t head[15];
-  while (fread(head, sizeof head, 1, in) == 1) {
-    size_t s[12];
-    for (int i = 0; i < 12; ++i) s[i] = head[1 + i];
-    const uint32_t kind = head[0] & 3, skip = head[0] >> 2;
-    const int32_t zx = (int32_t)head[13], zy = (int32_t)head[14];
-    size_t xs, ws, ys, f;
-    if (kind == 2) {
-      f = s[1], xs = s[0] * s[2], ys = s[0] * s[1];
-      ws = (s[2] + 3) / 4 * 4 * s[1];
-    } else {
-      f = s[4], xs = s[0] * s[1] * s[2] * s[3], ys = s[0] * s[4] * s[7] * s[8];
-      ws = s[4] * (kind == 1 ? 1 : s[1]) * s[5] * s[6];
-    }
-    int8_t* x = take(in, xs, 0);
-    int8_t* w = take(in, ws, skip);
-    int32_t* b = take(in, 4 * f, 0);
-    int32_t* t = take(in, 8 * f, 0);
-    int8_t* y = malloc(ys);
-    if (kind == 2)
-      ireegen_i8_fully_connected_tflm(x, 0, w, skip, b, 0, t, 0, y, 0, s[0], s[1], s[2], zx, zy);
-    else
-      (kind ? ireegen_i8_depthwise_conv_tflm : ireegen_i8_convolution_tflm)(
-          x, 0, w, 0, b, 0, t, 0, y, 0, s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8], s[9], s[10], s[11],
-          zx, zy);
-    fwrite(y, 1, ys, out);
-    free(x), free(w), free(b), free(t), free(y);
-  }
-  fclose(out);
-  return 0;
-}
-"""
-
-
 @pytest.mark.skipif(
     not (shutil.which("arm-none-eabi-gcc") and shutil.which("qemu-system-arm")), reason="no Arm bare-metal toolchain"
 )
@@ -372,23 +318,19 @@ def test_tflm_kernels_on_cortex_m4_equal_tflm(tmp_path):
     equals TFLM's interpreter.  Some channels have a factor below 2^-32
     (TFLM's multiplier 0) or of about 2^-32 beside a bias of 2^30, as
     trained models have."""
-    from ireegen.cbuild import baremetal
-    from ireegen.config.cores import CORES
-
     rng = np.random.default_rng(47)
-    cases, expected = bytearray(), []
+    cases, offsets, expected = [], [], []
     for case in range(36):
-        kind = case % 3
-        if kind == 2:
+        if case % 3 == 2:
             m, n = int(rng.integers(1, 3)), int(rng.integers(1, 23))
             k = int(rng.integers(1, 90))
             x, weights, bias, table, zx, zy, want = _fc_case(rng, m, n, k, tmp_path)
-            expected.append(want.ravel())
-            sizes, wbytes = (m, n, k) + (0,) * 9, pack_fc_weights(weights)
-            kind |= (case // 3 % 2) << 2  # every other one unaligned
+            cases.append((7, [m, n, k, 0, zx, 0, 0, zy], x, pack_fc_weights(weights), bias, table, (m, n)))
+            offsets.append(case // 3 % 2)  # every other one unaligned
         else:
-            c, f, kh, kw, stride, h, w, same = _conv_case(rng, kind == 1)
-            if kind == 1 and case % 2:
+            depthwise = case % 3 == 1
+            c, f, kh, kw, stride, h, w, same = _conv_case(rng, depthwise)
+            if depthwise and case % 2:
                 kh = kw = 3  # the two-output rows
             sx, sw, sy, zx, zy = _scales(rng, f)
             bias = None
@@ -397,36 +339,20 @@ def test_tflm_kernels_on_cortex_m4_equal_tflm(tmp_path):
                 bias = rng.integers(-5000, 5000, f).astype(np.int32)
                 bias[0] = 2**30 if case % 8 < 4 else -(2**30)
             q = (sx, sw, sy, zx, zy)
-            model, weights, bias, oh, ow = _conv_model(rng, kind == 1, c, f, kh, kw, stride, h, w, same, q, bias)
+            model, weights, bias, oh, ow = _conv_model(rng, depthwise, c, f, kh, kw, stride, h, w, same, q, bias)
             x = rng.integers(-128, 128, (1, h, w, c)).astype(np.int8)
-            expected.append(_tflm(model, x, tmp_path).transpose(0, 3, 1, 2).ravel())
+            want = _tflm(model, x, tmp_path).transpose(0, 3, 1, 2)
             x = np.ascontiguousarray(x.transpose(0, 3, 1, 2))
-            wbytes = np.ascontiguousarray(weights.transpose(3, 0, 1, 2) if kind == 1 else weights.transpose(0, 3, 1, 2))
+            wbytes = np.ascontiguousarray(weights.transpose(3, 0, 1, 2) if depthwise else weights.transpose(0, 3, 1, 2))
             pt = _pad_before(h, kh, stride, oh) if same else 0
             pl = _pad_before(w, kw, stride, ow) if same else 0
-            sizes, table = (1, c, h, w, f, kh, kw, oh, ow, stride, pt, pl), _table(sx, sw, sy)
-        head = np.array([kind, *sizes, zx & 0xFFFFFFFF, zy & 0xFFFFFFFF], np.uint32)
-        cases += head.tobytes() + x.tobytes() + wbytes.tobytes() + bias.tobytes() + table.tobytes()
-    (tmp_path / "cases.bin").write_bytes(bytes(cases))
-    (tmp_path / "harness.c").write_text(TFLM_HARNESS)
-    core = CORES["cortex-m4"]
-    support, link_flags = baremetal.support_files(core, tmp_path)
-    program = tmp_path / "tflm.elf"
-    flags = [*core.gcc_flags(core.default_triple), "-O2", "-std=c11", "-Wall", "-Wextra", "-Werror"]
-    subprocess.run(
-        ["arm-none-eabi-gcc", *flags, f"-I{KERNELS}", str(tmp_path / "harness.c"),
-         *(str(KERNELS / s) for s in SPEED_SOURCES), *map(str, support), *link_flags, "-lm", "-o", str(program)],
-        check=True,
-    )  # fmt: skip
-    command = baremetal.semihosting_command(core, baremetal.emulator_command(core), program, [])
-    subprocess.run(command, cwd=tmp_path, check=True, timeout=600, stdout=subprocess.DEVNULL)
-    got = np.frombuffer((tmp_path / "out.bin").read_bytes(), np.int8)
-    want = np.concatenate(expected)
-    assert got.size == want.size, (got.size, want.size)
-    at = 0
-    for case, y in enumerate(expected):
-        assert np.array_equal(got[at : at + y.size], y), f"case {case}"
-        at += y.size
+            sizes = [1, c, h, w, f, kh, kw, oh, ow, stride, pt, pl, 0, zx, 0, 0, zy]
+            cases.append((8 + depthwise, sizes, x, wbytes, bias, _table(sx, sw, sy), want.shape))
+            offsets.append(0)
+        expected.append(want)
+    got = _driver_outputs(tmp_path, "cortex-m4", cases, offsets)
+    for case, (y, want) in enumerate(zip(got, expected, strict=True)):
+        assert np.array_equal(y, want.reshape(y.shape)), f"case {case}"
 
 
 def test_add_equals_tflm(libs, tmp_path):
@@ -584,6 +510,48 @@ def test_emit_tflite_for_cortex_m_calls_the_tflm_kernels(tmp_path, cpu):
 # --- the MVE loops: the TFLM kernels on a Cortex-M55 under qemu ------------------------------------
 
 
+DRIVER = Path(__file__).resolve().parent / "c" / "int8_kernels_driver.c"
+DRIVER_SOURCES = (
+    "fully_connected.c", "convolution.c", "add.c", "fully_connected_per_channel.c", "convolution_per_channel.c",
+    *SPEED_SOURCES,
+)  # fmt: skip
+
+
+def _driver_outputs(tmp_path: Path, cpu: str, cases: list, offsets: list) -> list:
+    """tests/c/int8_kernels_driver.c built with the int8 kernels for the
+    bare-metal `cpu` at -O2 and run under its emulator on `cases` ((driver
+    kind, parameters, x, w, bias, table, output shape), the weights at the
+    element offset of `offsets`): each case's int8 output, in its shape."""
+    from ireegen.cbuild import baremetal
+    from ireegen.cbuild.toolchains import toolchain_for
+    from ireegen.config.cores import CORES
+
+    with open(tmp_path / "cases.bin", "wb") as f:
+        for (kind, sizes, x, w, bias, table, shape), offset in zip(cases, offsets, strict=True):
+            counts = [x.size, w.size, bias.nbytes, int(np.prod(shape)), offset]
+            f.write(np.array([kind, *sizes, *[0] * (20 - len(sizes)), *counts], np.int64).astype(np.uint32).tobytes())
+            f.write(x.tobytes() + w.tobytes() + bias.tobytes() + table.tobytes())
+    toolchain = toolchain_for(CORES[cpu].default_triple, cpu=cpu)
+    sources, link_flags = baremetal.support_files(toolchain.core, tmp_path)
+    flags = [*toolchain.cflags, "-O2", "-std=c11", "-Wall", "-Wextra", "-Werror", f"-I{KERNELS}"]
+    program = tmp_path / "driver.elf"
+    subprocess.run(
+        [toolchain.cc, *flags, DRIVER, *(KERNELS / s for s in DRIVER_SOURCES), *sources, *link_flags, "-lm", "-o",
+         program],
+        check=True,
+    )  # fmt: skip
+    run = subprocess.run(toolchain.run_command(program, ["cases.bin", "out.bin"]), cwd=tmp_path, timeout=600)
+    assert run.returncode == 0
+    got = (tmp_path / "out.bin").read_bytes()
+    outputs, at = [], 0
+    for *_, shape in cases:
+        size = int(np.prod(shape))
+        outputs.append(np.frombuffer(got[at : at + size], np.int8).reshape(shape))
+        at += size
+    assert at == len(got)
+    return outputs
+
+
 def _m55_conv_case(rng, depthwise: bool, i: int):
     """A random NCHW convolution for the MVE loops: (driver kind, the 20
     parameters, x, w, bias, table, output shape).  Every few cases one of
@@ -628,8 +596,6 @@ def test_kernels_on_cortex_m55_equal_the_tflm_kernels_on_the_host(libs, tmp_path
     factors above 1: TFLM's left shift), weights at every byte alignment,
     every output equal to the same kernels' portable C on the host, which
     the tests above hold to TFLM's interpreter."""
-    from ireegen.cbuild import baremetal
-    from ireegen.cbuild.toolchains import toolchain_for
 
     rng = np.random.default_rng(56)
     host = libs["speed"]
@@ -670,28 +636,8 @@ def test_kernels_on_cortex_m55_equal_the_tflm_kernels_on_the_host(libs, tmp_path
             entry = host.ireegen_i8_convolution_tflm if kind == 8 else host.ireegen_i8_depthwise_conv_tflm
             entry(*head, *map(ctypes.c_size_t, sizes[:12]), ctypes.c_int32(sizes[13]), ctypes.c_int32(sizes[16]))
         expected.append(y)
-    with open(tmp_path / "cases.bin", "wb") as f:
-        for i, (kind, sizes, x, w, bias, table, _) in enumerate(cases):
-            counts = [x.size, w.size, bias.nbytes, expected[i].size, i % 4]  # weights at offsets 0 to 3
-            f.write(np.array([kind, *sizes, *[0] * (20 - len(sizes)), *counts], np.int64).astype(np.uint32).tobytes())
-            f.write(x.tobytes() + w.tobytes() + bias.tobytes() + table.tobytes())
-    toolchain = toolchain_for("thumbv8.1m.main-none-eabihf", cpu="cortex-m55")
-    sources, link_flags = baremetal.support_files(toolchain.core, tmp_path)
-    names = ("fully_connected.c", "convolution.c", "add.c", "fully_connected_per_channel.c")
-    names += ("convolution_per_channel.c", *SPEED_SOURCES)
-    driver = Path(__file__).resolve().parent / "c" / "int8_kernels_driver.c"
-    flags = [*toolchain.cflags, "-O2", "-std=c11", "-Wall", "-Wextra", "-Werror", f"-I{KERNELS}"]
-    program = tmp_path / "driver.elf"
-    subprocess.run(
-        [toolchain.cc, *flags, driver, *(KERNELS / s for s in names), *sources, *link_flags, "-lm", "-o", program],
-        check=True,
-    )
-    run = subprocess.run(toolchain.run_command(program, ["cases.bin", "out.bin"]), cwd=tmp_path, timeout=120)
-    assert run.returncode == 0
-    got = (tmp_path / "out.bin").read_bytes()
-    at = 0
-    for i, ((kind, sizes, *_), want) in enumerate(zip(cases, expected, strict=True)):
-        y = np.frombuffer(got[at : at + want.size], np.int8).reshape(want.shape)
-        at += want.size
+    got = _driver_outputs(
+        tmp_path, "cortex-m55", cases, [i % 4 for i in range(len(cases))]
+    )  # weights at offsets 0 to 3
+    for i, ((kind, sizes, *_), y, want) in enumerate(zip(cases, got, expected, strict=True)):
         assert np.array_equal(y, want), f"case {i} (kernel {kind}): {sizes}, {np.count_nonzero(y != want)} differ"
-    assert at == len(got)
