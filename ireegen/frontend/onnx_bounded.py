@@ -65,6 +65,21 @@ class Count:
     name: str
     cap: int
     zero_with: frozenset = frozenset()
+    # Computed from other counts: offset + sum(coef * count) over (count name, coef, count cap); empty for a count of its own.
+    terms: tuple = ()
+    offset: int = 0
+
+    def linear(self) -> tuple:
+        """(terms, offset): this count as offset + sum(coef * base count)."""
+        return (self.terms, self.offset) if self.terms else (((self.name, 1, self.cap),), 0)
+
+    def bounds(self) -> tuple:
+        """The least and the most this count can be (each base count from 0 to its cap)."""
+        terms, offset = self.linear()
+        return (
+            offset + sum(c * cap for _, c, cap in terms if c < 0),
+            offset + sum(c * cap for _, c, cap in terms if c > 0),
+        )
 
 
 @dataclass(frozen=True)
@@ -129,6 +144,7 @@ class _Walk:
         self.b = NodeBuilder(self.graph, self.out_nodes, "ireegen.bounded", share_constants=True)
         self.bounded: dict = {}  # name -> Bounded
         self.sym: dict = {}  # name -> (list of int | Count, is_scalar)
+        self.sym_shapes: dict = {}  # name -> the shape of a symbolic value of more than one dimension
         self.tests: dict = {}  # name -> _EmptyTest
         self.known = {
             k: _array(v) for k, v in known_arrays(self.graph, {t.name: t for t in self.graph.initializer}).items()
@@ -229,6 +245,12 @@ class _Walk:
             handler(self, node)
         except KeyError:  # an input of another kind than the row takes (a shape where a tensor goes)
             self.refuse(node, "it reads a value computed from the data in a form ireegen does not bound")
+        for out in node.output:  # a shape whose entries are all numbers is a constant
+            if out in self.sym and not any(isinstance(e, Count) for e in self.sym[out][0]):
+                shape = self._sym_shape(out)
+                entries, _ = self.sym.pop(out)
+                self.sym_shapes.pop(out, None)
+                self._known(node, np.array(entries, np.int64).reshape(shape), out)
 
     def _fold(self, node) -> None:
         from onnx.reference import ReferenceEvaluator
@@ -501,6 +523,10 @@ class _Walk:
                 self.dtypes[want] = dtype
 
     def _shape(self, node) -> None:
+        if node.input[0] in self.sym:  # a shape's own shape is static
+            attrs = node_attrs(node)
+            dims = self._sym_shape(node.input[0])
+            return self._known(node, np.array(dims[attrs.get("start", 0) : attrs.get("end", len(dims))], np.int64))
         bnd = self.bounded[node.input[0]]
         attrs = node_attrs(node)
         entries = [bnd.count if d == bnd.axis else s for d, s in enumerate(bnd.shape)]
@@ -624,10 +650,11 @@ class _Walk:
             ),
             None,
         )
+        count = bnd.count
         if axis is None:
-            self.refuse(node, "it splits or merges a bounded axis")
+            axis, count = self._merged(node, bnd, out_shape)
         self.b.op("Reshape", node.input[0], self.b.scalar("shape", out_shape, np.int64), out=node.output[0])
-        self.bounded[node.output[0]] = Bounded(tuple(out_shape), axis, bnd.count)
+        self.bounded[node.output[0]] = Bounded(tuple(out_shape), axis, count)
         self.dtypes[node.output[0]] = self.dtype(node.input[0])
 
     def _concat(self, node) -> None:
@@ -750,7 +777,11 @@ class _Walk:
             self.tests[node.output[0]] = self.tests[node.input[0]]
             return
         if node.op_type == "Equal" and any(i in self.sym for i in node.input):
-            return self._empty_equal(node)
+            return self._sym_equal(node)
+        if node.op_type == "Where" and node.input[0] in self.known and any(i in self.sym for i in node.input[1:]):
+            return self._sym_where(node)
+        if node.op_type in _SYM_ARITHMETIC and not any(i in self.tests or i in self.bounded for i in node.input):
+            return self._sym_arithmetic(node)
         if any(i in self.sym or i in self.tests for i in node.input):
             self.refuse(node, "arithmetic on a shape computed from the data")
         if (
@@ -848,6 +879,193 @@ class _Walk:
         self.dtypes[node.output[0]] = np.int64
         self.used_nms = True
 
+    # -- counts in shapes: known results, moved entries, linear arithmetic --
+    def _known(self, node, value: np.ndarray, out: str = "") -> None:
+        """`node`'s output (`out`, or its first) is `value`, known at build time."""
+        out = out or node.output[0]
+        const = self.b.scalar("known", value, value.dtype) if value.ndim == 0 else self.b.const("known", value)
+        self.b.op("Identity", const, out=out)
+        self.known[out] = value
+        self.dtypes[out] = value.dtype.type
+
+    def _sym_shape(self, name: str) -> tuple:
+        entries, scalar = self.sym[name]
+        return self.sym_shapes.get(name, () if scalar else (len(entries),))
+
+    def _sym_moved(self, node) -> None:
+        """A Transpose, Slice, Squeeze, Unsqueeze or Reshape of a symbolic
+        shape with constant parameters: the node run on the entries'
+        positions says where each entry goes."""
+        from onnx.reference import ReferenceEvaluator
+
+        entries, _ = self.sym[node.input[0]]
+        where = np.arange(len(entries), dtype=np.int64).reshape(self._sym_shape(node.input[0]))
+        feeds = {node.input[0]: where, **{i: self.known[i] for i in node.input[1:] if i}}
+        try:
+            moved = ReferenceEvaluator(_one_node_model(node, self.model)).run(None, feeds)
+        except Exception:  # noqa: BLE001 - a node the evaluator cannot run on positions is refused
+            self.refuse(node, "a shape computed from the data moved in a way ireegen does not follow")
+        for out, positions in zip(node.output, moved):
+            positions = np.asarray(positions)
+            self.sym[out] = ([entries[int(k)] for k in positions.reshape(-1)], positions.ndim == 0)
+            self.sym_shapes[out] = positions.shape
+
+    def _sym_values(self, name: str, node) -> tuple:
+        """(entries, shape) of a symbolic or known input."""
+        if name in self.sym:
+            return self.sym[name][0], self._sym_shape(name)
+        value = self.known.get(name)
+        if value is None:
+            self.refuse(node, f"its input {name[:60]!r} is computed at run time")
+        return [int(v) for v in value.reshape(-1)], value.shape
+
+    def _broadcast(self, node) -> tuple:
+        """The inputs' entries broadcast to one shape: (shape, list of entry lists)."""
+        values = [self._sym_values(i, node) for i in node.input]
+        shape = tuple(np.broadcast_shapes(*[s for _, s in values]))
+        picked = []
+        for entries, s in values:
+            where = np.broadcast_to(np.arange(len(entries)).reshape(s), shape).reshape(-1)
+            picked.append([entries[int(k)] for k in where])
+        return shape, picked
+
+    def _set_sym(self, name: str, entries: list, shape: tuple) -> None:
+        self.sym[name] = (entries, shape == ())
+        self.sym_shapes[name] = shape
+
+    def _sym_equal(self, node) -> None:
+        """Equal of a shape with a constant: a count compared with a value
+        it cannot take is false; only zero remains a question (an empty test)."""
+        shape, (left, right) = self._broadcast(node)
+        decided = []
+        for a, c in zip(left, right):
+            if isinstance(a, Count) == isinstance(c, Count):
+                if isinstance(a, Count) or isinstance(c, Count):
+                    return self._empty_equal(node)
+                decided.append(a == c)
+                continue
+            count, value = (a, c) if isinstance(a, Count) else (c, a)
+            low, high = count.bounds()
+            if low <= value <= high:
+                return self._empty_equal(node)
+            decided.append(False)
+        self._known(node, np.array(decided, np.bool_).reshape(shape))
+
+    def _sym_where(self, node) -> None:
+        shape, (cond, x, y) = self._broadcast(node)
+        self._set_sym(node.output[0], [a if c else b for c, a, b in zip(cond, x, y)], shape)
+
+    def _sym_arithmetic(self, node) -> None:
+        """Add, Sub and Mul of shapes: each entry a number, or a count as a
+        linear form over the counts it comes from (Mul by a number only)."""
+        shape, (left, right) = self._broadcast(node)
+        entries = []
+        for a, c in zip(left, right):
+            if not isinstance(a, Count) and not isinstance(c, Count):
+                entries.append(int(_SYM_ARITHMETIC[node.op_type](a, c)))
+                continue
+            if node.op_type == "Mul" and isinstance(a, Count) and isinstance(c, Count):
+                self.refuse(node, "a product of counts")
+            entries.append(self._combined(node.op_type, a, c))
+        self._set_sym(node.output[0], entries, shape)
+
+    def _combined(self, op: str, a, c) -> Count | int:
+        """The count `a op c`, computed at run time, with its linear form."""
+        forms = [x.linear() if isinstance(x, Count) else ((), int(x)) for x in (a, c)]
+        (ta, oa), (tc, oc) = forms
+        if op == "Mul":
+            (terms, offset), k = (forms[0], oc) if isinstance(a, Count) else (forms[1], oa)
+            terms, offset = [(n, coef * k, cap) for n, coef, cap in terms], offset * k
+        else:
+            sign = 1 if op == "Add" else -1
+            terms, offset = list(ta) + [(n, sign * coef, cap) for n, coef, cap in tc], oa + sign * oc
+        merged: dict = {}
+        for n, coef, cap in terms:
+            merged[n] = (merged.get(n, (0, cap))[0] + coef, cap)
+        terms = tuple((n, coef, cap) for n, (coef, cap) in sorted(merged.items()) if coef)
+        if not terms:
+            return offset
+        names = [x.name if isinstance(x, Count) else self.b.scalar("k", int(x), np.int64) for x in (a, c)]
+        low, high = Count("", 0, terms=terms, offset=offset).bounds()
+        return Count(self.b.op(op, *names), high, frozenset(), terms, offset)
+
+    def _merged(self, node, bnd: Bounded, out_shape: tuple) -> tuple:
+        """A reshape that merges the bounded axis with the axes after it: the
+        valid entries stay in front, count times the merged axes' size."""
+        before = int(np.prod(bnd.shape[: bnd.axis]))
+        for d, size in enumerate(out_shape):
+            if int(np.prod(out_shape[:d])) != before or size % bnd.shape[bnd.axis]:
+                continue
+            scale = size // bnd.shape[bnd.axis]
+            for j in range(bnd.axis + 1, len(bnd.shape) + 1):
+                if int(np.prod(bnd.shape[bnd.axis + 1 : j])) == scale and int(np.prod(out_shape[d + 1 :])) == int(
+                    np.prod(bnd.shape[j:])
+                ):
+                    count = bnd.count if scale == 1 else self._combined("Mul", bnd.count, scale)
+                    if scale != 1:
+                        count = Count(count.name, size, bnd.count.zero_with | {bnd.count.name}, *count.linear())
+                    return d, count
+        self.refuse(node, "it splits or merges a bounded axis")
+
+    def _pad(self, node) -> None:
+        """A constant Pad of a bounded value that pads its bounded axis after
+        the count to a length known at build time (torch's pad to a maximum
+        number of detections): a static result."""
+        bnd = self.bounded.get(node.input[0])
+        attrs = node_attrs(node)
+        if bnd is None or attrs.get("mode", b"constant") not in (b"constant", "constant"):
+            self.refuse(node, "ireegen bounds a constant Pad of a bounded tensor")
+        if len(node.input) > 3 and node.input[3]:
+            self.refuse(node, "a Pad of chosen axes of a bounded tensor")
+        pads, _ = self._sym_values(node.input[1], node)
+        rank = len(bnd.shape)
+        before, after = pads[:rank], pads[rank:]
+        if any(isinstance(p, Count) for d, p in enumerate(pads) if d % rank != bnd.axis) or before[bnd.axis] != 0:
+            self.refuse(node, "it pads a bounded tensor by an amount computed from the data, or before its entries")
+        length = bnd.count if not after[bnd.axis] else self._combined("Add", bnd.count, after[bnd.axis])
+        if isinstance(length, Count):
+            self.refuse(node, "the padded length depends on the data")
+        fill = (
+            node.input[2]
+            if len(node.input) > 2 and node.input[2]
+            else self.b.scalar("zero", 0, self.dtype(node.input[0]))
+        )
+        # Every entry past the count reads as the pad value; the bounded axis then takes `length` entries.
+        cap = bnd.shape[bnd.axis]
+        grow = max(length - cap, 0)
+        static = [0] * rank + [grow if d == bnd.axis else 0 for d in range(rank)]
+        value = self.b.op("Where", self.valid(bnd), node.input[0], fill)
+        value = self.b.op("Pad", value, self.b.const("pads", np.array(static, np.int64)), fill)
+        value = self.b.op("Slice", value, *_slice_to(self.b, bnd.axis, length))
+        others = [0 if d == bnd.axis else p for d, p in enumerate(before)] + [
+            0 if d == bnd.axis else p for d, p in enumerate(after)
+        ]
+        self.b.op("Pad", value, self.b.const("pads", np.array(others, np.int64)), fill, out=node.output[0])
+        shape = [length if d == bnd.axis else s + others[d] + others[d + rank] for d, s in enumerate(bnd.shape)]
+        self.shapes[node.output[0]] = shape
+        self.dtypes[node.output[0]] = self.dtype(node.input[0])
+
+    def _expand(self, node) -> None:
+        """Expand of a bounded value to a shape computed from its count."""
+        bnd = self.bounded.get(node.input[0])
+        entries, _ = self._sym_values(node.input[1], node)
+        if bnd is None:
+            self.refuse(node, "an Expand to a shape computed from the data")
+        rank = max(len(entries), len(bnd.shape))
+        axis = bnd.axis + rank - len(bnd.shape)
+        at = entries[axis - (rank - len(entries))] if axis >= rank - len(entries) else 1
+        if any(isinstance(e, Count) for d, e in enumerate(entries) if d != axis - (rank - len(entries))) or not (
+            at == 1 or (isinstance(at, Count) and at.name == bnd.count.name)
+        ):
+            self.refuse(node, "an Expand of a bounded axis to another count")
+        target = [e.cap if isinstance(e, Count) else e for e in entries]
+        if at != 1:
+            target[axis - (rank - len(entries))] = bnd.shape[bnd.axis]
+        out_shape = tuple(np.broadcast_shapes(tuple(bnd.shape), tuple(target)))
+        self.b.op("Expand", node.input[0], self.b.const("shape", np.array(target, np.int64)), out=node.output[0])
+        self.bounded[node.output[0]] = Bounded(out_shape, axis, bnd.count)
+        self.dtypes[node.output[0]] = self.dtype(node.input[0])
+
     def _identity(self, node) -> None:
         name = node.input[0]
         for table in (self.bounded, self.sym, self.tests, self.dtypes):
@@ -859,6 +1077,8 @@ class _Walk:
 
     def _keeps_sign(self, node) -> None:
         """Transpose, Slice, Squeeze, Unsqueeze, Reshape, Split: indices stay indices."""
+        if node.input[0] in self.sym and all(i in self.known for i in node.input[1:] if i):
+            return self._sym_moved(node)
         STRUCTURAL[node.op_type](self, node)
         if node.input[0] in self.nonneg:
             self.nonneg.update(o for o in node.output if o in self.bounded)
@@ -874,7 +1094,12 @@ _ELEMENTWISE = (
     "Clip", "Sigmoid", "Exp", "Log", "Min", "Max", "Not", "And", "Or", "Neg", "Abs", "Sqrt", "Relu", "Floor",
     "Ceil", "Round", "Mod", "Pow", "Tanh", "Softplus", "Xor", "IsNaN", "IsInf", "Sign", "Reciprocal",
 )  # fmt: skip
-_CONST_OPS = ("Unsqueeze", "Squeeze", "Reshape", "Concat", "Gather", "Cast", "Identity", "Shape", "Add", "Mul", "Sub")
+_CONST_OPS = (
+    "Unsqueeze", "Squeeze", "Reshape", "Concat", "Gather", "Cast", "Identity", "Shape", "Add", "Mul", "Sub",
+    "ConstantOfShape", "Equal", "Where", "ReduceMax", "ReduceMin", "Slice", "Transpose", "Div",
+)  # fmt: skip
+# Arithmetic on shapes whose entries may be counts (linear in the counts).
+_SYM_ARITHMETIC = {"Add": lambda a, c: a + c, "Sub": lambda a, c: a - c, "Mul": lambda a, c: a * c}
 
 
 def _min_max(walk: _Walk, node) -> None:
@@ -903,6 +1128,8 @@ HANDLERS = {
     "Slice": _Walk._keeps_sign,
     "Split": _Walk._keeps_sign,
     NMS: _Walk._nms,
+    "Pad": _Walk._pad,
+    "Expand": _Walk._expand,
     "Identity": _Walk._identity,
 }
 
@@ -923,6 +1150,15 @@ def bound_tensors(model, path, max_detections: int | None) -> tuple:
     NonMaxSuppression was bounded on the way."""
     walk = _Walk(model, path, max_detections)
     return walk.run(), walk.used_nms
+
+
+def _slice_to(b: NodeBuilder, axis: int, length: int) -> tuple:
+    """Slice's inputs for [0:length] along `axis`."""
+    return (
+        b.const("start", np.array([0], np.int64)),
+        b.const("end", np.array([length], np.int64)),
+        b.const("axis", np.array([axis], np.int64)),
+    )
 
 
 def _array(tensor):
