@@ -371,3 +371,104 @@ def torchvision_ssd(path, size=64, classes=4, topk=10, detections=8, score=0.2):
         output_names=["boxes", "scores", "labels"],
         dynamo=False,
     )
+
+
+def yolo_export_tail(path, classes=3, anchors=24, size=32, max_det=5, conf=0.25, iou=0.7):
+    """An Ultralytics YOLOv8 export's post-processing (`export(nms=True)`), op
+    for op as torch.onnx writes it, on the head's output `preds` [1, 4 +
+    classes, anchors] (boxes x, y, w, h in pixels, then class scores): the
+    best class per anchor, the anchors above `conf` (NonZero, GatherND),
+    boxes scaled and moved apart by class (an Expand to a shape computed from
+    the count), class-agnostic NonMaxSuppression, the box column of the
+    selection (Gather, Squeeze) cut to `max_det`, the detections [x, y, w, h,
+    score, class] flattened and padded to max_det rows (a Pad by amounts
+    computed from the count), written into `output0` [1, max_det, 6] by a
+    ScatterND."""
+    i64, f32 = np.int64, np.float32
+    init, nodes = [], []
+
+    def c(name, value, dtype=i64):
+        init.append(numpy_helper.from_array(np.array(value, dtype), name))
+        return name
+
+    def n(op, inputs, output, **attrs):
+        nodes.append(helper.make_node(op, inputs, [output], name=output, **attrs))
+        return output
+
+    big = np.iinfo(np.int64).max
+    t = n("Transpose", ["preds"], "t", perm=[0, 2, 1])
+    box = n("Slice", [t, c("s0", [0]), c("s4", [4]), c("ax2", [2])], "box_all")
+    score = n("Slice", [t, "s4", c("s_end", [4 + classes]), "ax2"], "score_all")
+    extra = n("Slice", [t, "s_end", c("s_extra", [4 + classes]), "ax2"], "extra_all")
+    best = n("ReduceMax", [score], "best_all", axes=[-1], keepdims=0)
+    label = n("ArgMax", [score], "label_all", axis=-1, keepdims=0)
+    zero = c("batch0", 0)
+    box, label, best, extra = (n("Gather", [v, zero], v + "_0", axis=0) for v in (box, label, best, extra))
+    mask = n("Greater", [best, c("conf", conf, f32)], "mask")
+    picked = []
+    for k, v in enumerate((box, best, label, extra)):  # one NonZero per masked tensor, as exported
+        where = n("Transpose", [n("NonZero", [mask], f"nz{k}")], f"nz{k}_t", perm=[1, 0])
+        picked.append(n("GatherND", [v, where], f"{v}_kept"))
+    box, best, label, extra = picked
+    scale = n("Cast", [n("ReduceMax", [c("imgsz", [size, size])], "imgsz_max", keepdims=0)], "imgsz_f", to=1)
+    nmsbox = n("Mul", [n("Div", [box, scale], "unit_box"), c("one_f", 1.0, f32)], "nmsbox")
+    # cls.reshape(-1, 1).expand(nmsbox.shape[0], 4): torch's expand, -1 entries taken from the input.
+    count = n("Gather", [n("Shape", [label], "label_shape"), c("at0", 0)], "n")
+    column = n("Reshape", [label, n("Concat", [n("Unsqueeze", [count, c("u0", [0])], "n_1"), c("one", [1])], "col_shape", axis=0)], "label_col")  # fmt: skip
+    wanted = n("Reshape", [n("Concat", ["n_1", c("four", [4])], "exp_cat", axis=0), c("minus1", [-1])], "exp_shape")
+    ones = n("ConstantOfShape", [n("Shape", [wanted], "exp_rank")], "exp_ones", value=numpy_helper.from_array(np.array([1], i64)))  # fmt: skip
+    is_minus = n("Equal", [wanted, n("Mul", [ones, c("m1", -1)], "minus_ones")], "is_minus")
+    offsets = n("Expand", [column, n("Where", [is_minus, ones, wanted], "exp_final")], "offsets")
+    front = n("Slice", [nmsbox, "s0", "four", c("ax1", [1]), c("step1", [1])], "front")
+    moved = n("Add", [front, n("Mul", [n("Cast", [offsets], "offsets_f", to=1), "one_f"], "offsets_px")], "moved")
+    rest = n("Slice", [nmsbox, "four", c("end", [big]), "ax1", "step1"], "rest")
+    nmsbox = n("Concat", [moved, rest], "nms_boxes", axis=-1)
+    boxes3 = n("Cast", [n("Unsqueeze", [nmsbox, "u0"], "boxes3u")], "boxes3", to=1)
+    scores3 = n("Cast", [n("Unsqueeze", [n("Unsqueeze", [best, "u0"], "scores2"), "u0"], "scores3u")], "scores3", to=1)
+    names = [boxes3, scores3, c("max_out", [big]), c("iou", [iou], f32)]
+    keep = n(
+        "Squeeze",
+        [n("Gather", [n("NonMaxSuppression", names, "nms"), c("two", [2])], "nms_col", axis=1), "ax1"],
+        "keep",
+    )
+    keep = n("Slice", [keep, "s0", c("max_det", [max_det]), "u0", "step1"], "keep_cut")
+    parts = [
+        n("Gather", [box, keep], "det_box", axis=0),
+        n("Reshape", [n("Gather", [best, keep], "det_score1", axis=0), c("col", [-1, 1])], "det_score"),
+        n("Cast", [n("Reshape", [n("Gather", [label, keep], "det_label1", axis=0), "col"], "det_label2")], "det_label", to=1),
+        n("Gather", [extra, keep], "det_extra", axis=0),
+    ]  # fmt: skip
+    dets = n("Concat", parts, "dets", axis=-1)
+    width = n("Gather", [n("Shape", [dets], "dets_shape"), c("at1", 1)], "width", axis=0)
+    rows = n("Gather", [n("Shape", [dets], "dets_shape2"), "at0"], "rows", axis=0)
+    missing = n("Mul", [n("Sub", [c("max_det_s", max_det), rows], "missing_rows"), width], "missing")
+    flat = n("Reshape", [dets, "minus1"], "dets_flat")
+    pads = n("Concat", [c("zero1", [0]), n("Unsqueeze", [missing, "u0"], "missing_1")], "pads_a", axis=0)
+    filler = n("ConstantOfShape", [n("Sub", [c("two_s", [2]), n("Shape", [pads], "pads_len")], "fill_len")], "fill", value=numpy_helper.from_array(np.array([0], i64)))  # fmt: skip
+    pads = n("Concat", [n("Cast", [pads], "pads_b", to=7), filler], "pads_c", axis=0)
+    pads = n("Reshape", [pads, c("pairs", [-1, 2])], "pads_pairs")
+    pads = n("Slice", [pads, c("rev_start", [-1]), c("rev_end", [-big]), "u0", c("rev_step", [-1])], "pads_rev")
+    pads = n("Cast", [n("Reshape", [n("Transpose", [pads], "pads_t", perm=[1, 0]), "minus1"], "pads_flat")], "pads", to=7)  # fmt: skip
+    padded = n("Pad", [flat, pads, ""], "padded", mode="constant")
+    grid = n("Concat", [c("max_det_1", [max_det]), n("Unsqueeze", [width, "u0"], "width_1")], "grid", axis=0)
+    padded = n("Expand", [n("Reshape", [padded, grid], "padded_2d"), c("grid_static", [max_det, 6])], "padded_e")
+    update = n("Reshape", [padded, c("batch_shape", [1, max_det, 6])], "update")
+    out = n("ScatterND", [c("zeros", np.zeros((1, max_det, 6)), f32), c("row0", [[0]]), update], "scattered")
+    n("Slice", [out, "s0", c("bs", [1]), "u0", "step1"], "output0")
+    inputs = [helper.make_tensor_value_info("preds", TensorProto.FLOAT, [1, 4 + classes, anchors])]
+    outputs = [helper.make_tensor_value_info("output0", TensorProto.FLOAT, [1, max_det, 6])]
+    onnx.save(_model(nodes, inputs, outputs, init), str(path))
+
+
+def yolo_preds(rng, k, classes=3, anchors=24, size=32):
+    """The head's output for yolo_export_tail: overlapping boxes in pixels,
+    class scores from none above the threshold to most, equal ones every
+    fifth draw."""
+    xy = rng.uniform(4, size - 4, (1, 2, anchors))
+    wh = rng.uniform(2, 12, (1, 2, anchors))
+    scores = rng.random((1, classes, anchors)) ** (1 + 4 * (k % 6))
+    if k % 5 == 0:
+        scores = rng.integers(0, 3, (1, classes, anchors)) / 2
+    if k % 7 == 3:
+        scores = scores * 0.2  # none above the threshold: nothing to select
+    return {"preds": np.concatenate([xy, wh, scores], axis=1).astype(np.float32)}

@@ -21,7 +21,9 @@ from detector_models import (
     random_corner_boxes,
     random_scores,
     ssd_postprocess,
+    yolo_export_tail,
     yolo_head,
+    yolo_preds,
 )
 
 from ireegen.check.subjects import bounded_as
@@ -373,3 +375,23 @@ def test_a_torchvision_ssd_export_is_bounded_to_onnxruntime_results(torchvision_
 def test_a_torchvision_ssd_export_emits_verified_against_onnxruntime(tmp_path, torchvision_ssd_model, mode):
     bounded = {n: {"rows": 8, "count": f"{n}_count"} for n in ("boxes", "scores", "labels")}
     _emitted_verified(torchvision_ssd_model, tmp_path / mode, mode, bounded)
+
+
+def test_a_yolo_export_with_nms_is_bounded_to_onnxruntime_results(tmp_path):
+    # Ultralytics' export(nms=True): NonZero, class-offset boxes by an Expand to the count, the box
+    # column of the selection, and a Pad to max_det by amounts computed from the count: a static output.
+    path = tmp_path / "yolo_tail.onnx"
+    yolo_export_tail(path)
+    model, _, _, bounded = prepare_onnx(path)
+    assert bounded == () and [
+        (o.name, [d.dim_value for d in o.type.tensor_type.shape.dim]) for o in model.graph.output
+    ] == [("output0", [1, 5, 6])]
+    reference, ours = _session(str(path)), _session(model.SerializeToString())
+    rng = np.random.default_rng(0)
+    counts = set()
+    for k in range(DRAWS):
+        feeds = yolo_preds(rng, k)
+        want = reference.run(None, feeds)[0]
+        np.testing.assert_array_equal(ours.run(None, feeds)[0], want)
+        counts.add(int((np.abs(want[0]).sum(axis=1) > 0).sum()))
+    assert {0, 5} < counts  # nothing above the threshold, a full max_det, and some between
