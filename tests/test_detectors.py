@@ -395,3 +395,41 @@ def test_a_yolo_export_with_nms_is_bounded_to_onnxruntime_results(tmp_path):
         np.testing.assert_array_equal(ours.run(None, feeds)[0], want)
         counts.add(int((np.abs(want[0]).sum(axis=1) > 0).sum()))
     assert {0, 5} < counts  # nothing above the threshold, a full max_det, and some between
+
+
+def test_a_nonzero_too_large_for_the_comparison_matrix_is_bounded_by_a_scatter(tmp_path):
+    # YOLOv8 at 640 masks 8,400 anchors: past MAX_COMPARISONS' square, its indices come from a scatter.
+    from onnx import TensorProto, helper
+
+    size = 9000
+    path = tmp_path / "nonzero.onnx"
+    graph = helper.make_graph(
+        [
+            helper.make_node("Greater", ["x", "t"], ["mask"]),
+            helper.make_node("NonZero", ["mask"], ["where_t"]),
+            helper.make_node("Transpose", ["where_t"], ["where"], perm=[1, 0]),
+            helper.make_node("TopK", ["x", "k"], ["best", "best_index"]),  # NonZero is bounded beside a TopK
+        ],
+        "nonzero",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [size])],
+        [
+            helper.make_tensor_value_info("where", TensorProto.INT64, ["n", 1]),
+            helper.make_tensor_value_info("best", TensorProto.FLOAT, [2]),
+        ],
+        [
+            onnx.numpy_helper.from_array(np.array(0.9, np.float32), "t"),
+            onnx.numpy_helper.from_array(np.array([2], np.int64), "k"),
+        ],
+    )
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+    model, _, _, (bound,) = prepare_onnx(path)
+    assert (bound.name, bound.rows) == ("where", size) and "ScatterElements" in {n.op_type for n in model.graph.node}
+    reference, ours = _session(str(path)), _session(model.SerializeToString())
+    rng = np.random.default_rng(0)
+    for scale in (0.0, 0.5, 0.95, 1.0, 2.0):  # from no element above 0.9 to every one
+        feeds = {"x": (rng.random(size) * scale + (scale == 2.0)).astype(np.float32)}
+        where, count = ours.run(None, feeds)[:2]
+        want = reference.run(None, feeds)[0]
+        np.testing.assert_array_equal(count, [len(want)])
+        np.testing.assert_array_equal(where[: len(want)], want)
+        assert not where[len(want) :].any()

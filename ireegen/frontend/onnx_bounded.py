@@ -53,6 +53,8 @@ from .onnx_nodes import NodeBuilder, known_arrays, node_attrs
 
 # Elements of one compaction's comparison matrix ([cap, pieces] or [cap, cap]).
 MAX_COMPARISONS = 1 << 26
+# Elements of a NonZero's input: float32 counts them exactly below 2^24.
+MAX_NONZERO = 1 << 23
 _COUNT_SUFFIX = "_count"
 _INT_BITS = np.iinfo(np.int64).max
 
@@ -387,21 +389,42 @@ class _Walk:
         self.nonneg.add(node.output[0])
         shape = self.shape(node.input[0], node)
         total = int(np.prod(shape))
-        if total * total > MAX_COMPARISONS or total == 0:
-            self.refuse(node, f"{total:,} elements; ireegen bounds a NonZero of 1 to {int(MAX_COMPARISONS**0.5):,}")
+        if total == 0 or total > MAX_NONZERO:
+            self.refuse(node, f"{total:,} elements; ireegen bounds a NonZero of 1 to {MAX_NONZERO:,}")
         flat = b.op("Reshape", node.input[0], b.const("flat", np.array([total], np.int64)))
         mask = b.op("Cast", b.op("Cast", flat, to=9), to=1)  # 1.0 where nonzero (NaN included), as ONNX
         running = b.op("CumSum", mask, self.b.scalar("axis0", 0, np.int64))
         count = b.op("Cast", b.op("ReduceSum", mask, keepdims=0), to=7)
-        # The source of entry p: how many elements have fewer than p + 1 nonzeros up to them.
-        slots = b.const("slots", np.arange(total, dtype=np.float32).reshape(total, 1))
-        before = b.op(
-            "Cast",
-            b.op("LessOrEqual", b.op("Unsqueeze", running, b.const("axis0v", np.array([0], np.int64))), slots),
-            to=1,
-        )
-        source = b.op("Cast", b.op("ReduceSum", before, b.const("axes1", np.array([1], np.int64)), keepdims=0), to=7)
-        source = b.op("Min", source, self.b.scalar("last", total - 1, np.int64))
+        if total * total <= MAX_COMPARISONS:
+            # The source of entry p: how many elements have fewer than p + 1 nonzeros up to them.
+            slots = b.const("slots", np.arange(total, dtype=np.float32).reshape(total, 1))
+            before = b.op(
+                "Cast",
+                b.op("LessOrEqual", b.op("Unsqueeze", running, b.const("axis0v", np.array([0], np.int64))), slots),
+                to=1,
+            )
+            source = b.op(
+                "Cast", b.op("ReduceSum", before, b.const("axes1", np.array([1], np.int64)), keepdims=0), to=7
+            )
+            source = b.op("Min", source, self.b.scalar("last", total - 1, np.int64))
+        else:
+            # Too many for the comparison matrix: each element scattered to its place, the nonzero ones
+            # first in order (running - 1), the others after them in order (count + index - running),
+            # a permutation, so no two land on one place.
+            index = b.const("index_f", np.arange(total, dtype=np.float32))
+            place = b.op(
+                "Where",
+                b.op("Greater", mask, b.scalar("half", 0.5, np.float32)),
+                b.op("Sub", running, b.scalar("one_f", 1.0, np.float32)),
+                b.op("Sub", b.op("Add", b.op("ReduceSum", mask, keepdims=1), index), running),
+            )
+            source = b.op(
+                "ScatterElements",
+                b.const("zeros_i", np.zeros(total, np.int64)),
+                b.op("Cast", place, to=7),
+                b.const("index_i", np.arange(total, dtype=np.int64)),
+                axis=0,
+            )
         rows = []
         stride = total
         for d in shape:
