@@ -433,3 +433,20 @@ def test_a_nonzero_too_large_for_the_comparison_matrix_is_bounded_by_a_scatter(t
         np.testing.assert_array_equal(count, [len(want)])
         np.testing.assert_array_equal(where[: len(want)], want)
         assert not where[len(want) :].any()
+
+
+# Two compiles and the runs per mode: the full suite's.
+@pytest.mark.full_suite
+@pytest.mark.parametrize("mode", ["runtimeless", "async"])
+def test_a_yolo_export_tail_emits_verified_against_onnxruntime(tmp_path, mode):
+    path = tmp_path / "yolo_tail.onnx"
+    yolo_export_tail(path)
+    out = tmp_path / mode
+    result = run_cli("emit", path, "-o", out, "--execution-model", mode, "--tune", "off")
+    assert result.returncode == 0, result.stderr
+    verification = json.loads((out / "manifest.json").read_text())["verification"]
+    assert verification["verified"] and verification["references"]["onnxruntime"]["used"]
+    assert "bounded" not in verification["references"]["onnxruntime"]  # output0 is static as exported
+    outputs = next(iter(verification["functions"].values()))["outputs"]
+    assert outputs["output0"]["onnxruntime"]["max_abs_error"] <= 1e-5
+    assert "not_exercised" not in verification
