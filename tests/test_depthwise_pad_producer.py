@@ -164,8 +164,8 @@ def test_extra_rows_only_for_window_readers():
 @pytest.mark.full_suite
 def test_blocks_through_iree(tmp_path):
     """One through IREE: emitted (verified against async) with the rewrite in
-    its manifest (a minute on a loaded 2-core machine; the real models'
-    tests go through IREE with it in CI)."""
+    its manifest (a minute on a loaded 2-core machine; the PaddleOCR
+    classifier's test in test_real_models.py goes through IREE with it in CI)."""
     model, _ = _blocks(0)
     path = tmp_path / "blocks.onnx"
     onnx.save(model, str(path))
