@@ -138,7 +138,9 @@ def _match(pad, producer: dict, consumers: dict, known: dict, shapes: dict):
     weights = _array(known, node.input[1])
     rows = node.input[0]
     rows_reshape = producer.get(rows)
-    if weights is None or weights.ndim != 2 or weights.shape[1] != m or uses.get(rows) != 1:
+    if weights is None or weights.dtype != np.float32 or weights.ndim != 2 or weights.shape[1] != m:
+        return None  # the mask is float32
+    if uses.get(rows) != 1:
         return None
     c = weights.shape[0]
     if c >= m or rows_reshape is None or rows_reshape.op_type != "Reshape":
@@ -164,7 +166,7 @@ def _reads_rows(node, rows: int, known: dict) -> bool:
     if starts is None or ends is None or axes is None or list(axes) not in ([1, 2], [2, 1]):
         return False
     row = list(axes).index(1)
-    return 0 <= starts[row] and ends[row] <= rows
+    return 0 <= starts[row] and 0 <= ends[row] <= rows  # a negative end would count from the new last row
 
 
 def _rewrite(graph, known, pad, chain, rows_reshape, out_reshape, grid, rewritten: dict, inserted: dict) -> None:
