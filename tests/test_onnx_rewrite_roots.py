@@ -32,6 +32,7 @@ def _saved(tmp_path, build, *args) -> onnx.ModelProto:
 
 def _models(tmp_path) -> dict:
     """{row name: a model the row rewrites, or a list of them}, from the models of the rows' own tests."""
+    import test_depthwise_pad_producer
     import test_iree_bugs
     import test_nhwc_layout
     import test_onnx_conv1d_rewrites
@@ -65,6 +66,7 @@ def _models(tmp_path) -> dict:
     models["pointwise-conv-as-matmul"] = test_pointwise_conv_matmul._random_pointwise(1)[0]
     models["linear-resize-as-matmuls"] = test_resize_matmul._random_resize(0)[0]
     models["depthwise-separable-as-nhwc"] = test_nhwc_layout._random_mobilenet(3)[0]
+    models["depthwise-pad-in-producer"] = test_depthwise_pad_producer._nhwc_blocks(0)
     decimated = [((5, 5), (2, 2, 2, 2), (1, 1), (2, 1), True)]
     models["strided-depthwise-conv-as-decimated-taps"] = _saved(
         tmp_path, test_onnx_decimate_rewrites._model, 2, 6, 40, 14, decimated

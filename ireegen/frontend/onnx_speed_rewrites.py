@@ -16,6 +16,7 @@ from . import depthwise_taps, rnn_steps
 from .conv_im2col import conv_as_im2col_matmul
 from .conv_pointwise_matmul import pointwise_conv_as_matmul
 from .conv_transpose_matmul import conv_transpose_as_matmul
+from .depthwise_pad_producer import depthwise_pad_in_producer
 from .depthwise_taps import MAX_TAPS
 from .nhwc_layout import depthwise_separable_as_nhwc
 from .onnx_nodes import NodeBuilder, Rewrite, known_arrays, node_attrs, rewrite_nodes, static_conv2d
@@ -210,4 +211,7 @@ SPEED_REWRITES = (
 
 # Applied before the strided-depthwise decimation and SPEED_REWRITES: on a
 # depthwise-separable CNN it takes every Conv (nhwc_layout.py).
-LAYOUT_REWRITES = (Rewrite("depthwise-separable-as-nhwc", ("Conv",), depthwise_separable_as_nhwc),)
+LAYOUT_REWRITES = (
+    Rewrite("depthwise-separable-as-nhwc", ("Conv",), depthwise_separable_as_nhwc),
+    Rewrite("depthwise-pad-in-producer", ("Pad",), depthwise_pad_in_producer),
+)
