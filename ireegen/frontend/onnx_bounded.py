@@ -47,7 +47,7 @@ import numpy as np
 from ireegen.common.errors import UsageError
 from ireegen.common.resources import doc
 
-from .onnx_detections import NMS, _node_text, _plan, _read, _suppression
+from .onnx_detections import NMS, node_text, plan_steps, read_nms, suppression
 from .onnx_fold import static_shapes
 from .onnx_nodes import NodeBuilder, known_arrays, node_attrs
 
@@ -144,7 +144,7 @@ class _Walk:
     # -- helpers -------------------------------------------------------
     def refuse(self, node, why: str):
         raise UsageError(
-            f"{self.path}: {_node_text(node)}: {why}; ireegen bounds the data-dependent sizes of NonZero, TopK, "
+            f"{self.path}: {node_text(node)}: {why}; ireegen bounds the data-dependent sizes of NonZero, TopK, "
             f"Concat, Slice, Gather and NonMaxSuppression as detectors use them ({doc('detectors.md')})"
         )
 
@@ -830,17 +830,17 @@ class _Walk:
         shapes = {boxes: list(self.shape(boxes, node)), scores: list(self.shape(scores, node))}
         known = {k: _tensor(v) for k, v in self.known.items() if k in node.input[2:]}
         try:
-            nms = _read(node, shapes, known)
+            nms = read_nms(node, shapes, known)
             demand = self.demand.get(node.output[0])
             limit = self.max_detections if demand is None else min(demand, self.max_detections or demand)
-            rows, steps = _plan(nms, limit)
+            rows, steps = plan_steps(nms, limit)
         except UsageError as e:
             raise UsageError(f"{self.path}: {e}") from None
         count_name = self.b.name("nms_count")
         valid = None
         if sb is not None:
             valid = self.b.op("Expand", self.valid(sb), self.b.scalar("scores_shape", sb.shape, np.int64))
-        _suppression(self.b, nms, rows, steps, node.output[0], count_name, valid)
+        suppression(self.b, nms, rows, steps, node.output[0], count_name, valid)
         count = self.b.op("Squeeze", count_name, self.b.const("axis0v", np.array([0], np.int64)))
         zero_with = frozenset() if sb is None else sb.count.zero_with | {sb.count.name}
         self.bounded[node.output[0]] = Bounded((rows, 3), 0, Count(count, rows, zero_with))
