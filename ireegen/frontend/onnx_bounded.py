@@ -799,17 +799,35 @@ class _Walk:
             self.refuse(node, "a comparison of a count with anything but zero")
         self.tests[node.output[0]] = _EmptyTest(entries[0])
 
+    def _axes(self, node) -> list:
+        """A reduction's axes, from its input (opset 18) or its attribute; [] when it gives none."""
+        if len(node.input) > 1 and node.input[1]:
+            return self.const_ints(node.input[1], node)
+        return list(node_attrs(node).get("axes") or [])
+
     def _reduce(self, node) -> None:
+        if int(node_attrs(node).get("noop_with_empty_axes", 0)) and not self._axes(node):
+            # ONNX: no axes with noop_with_empty_axes is the identity, not a reduction over every axis.
+            return self._identity(_renamed(node, node.input[:1], "Identity"))
+        if node.op_type == "ReduceProd":
+            return self._sym_reduce_prod(node)
         if node.input[0] in self.sym:
             return self._sym_reduce(node)
         bnd = self.bounded[node.input[0]]
         attrs = node_attrs(node)
-        axes = self.const_ints(node.input[1], node) if len(node.input) > 1 and node.input[1] else attrs.get("axes")
+        axes = self._axes(node)
         rank = len(bnd.shape)
         axes = list(range(rank)) if not axes else [a % rank for a in axes]
         if bnd.axis not in axes:
             self.refuse(node, "a reduction along a static axis of a bounded tensor")
-        pad = self.b.scalar("pad", -np.inf if node.op_type == "ReduceMax" else np.inf, np.float32)
+        dtype = np.dtype(self.dtype(node.input[0]))
+        if dtype.kind not in "fiu":
+            self.refuse(node, f"a {node.op_type} of {dtype.name} values")
+        largest = node.op_type == "ReduceMax"
+        if dtype.kind == "f":
+            pad = self.b.scalar("pad", -np.inf if largest else np.inf, dtype)
+        else:  # the padding is the identity of the reduction: the type's smallest or largest value
+            pad = self.b.scalar("pad", np.iinfo(dtype).min if largest else np.iinfo(dtype).max, dtype)
         masked = self.b.op("Where", self.valid(bnd), node.input[0], pad)
         self.b.keep(_renamed(node, [masked, *node.input[1:]]))
         keepdims = int(attrs.get("keepdims", 1))
@@ -899,7 +917,7 @@ HANDLERS = {
     "Concat": _Walk._sym_concat,
     "ReduceMin": _Walk._reduce,
     "ReduceMax": _Walk._reduce,
-    "ReduceProd": _Walk._sym_reduce_prod,
+    "ReduceProd": _Walk._reduce,
     "Slice": _Walk._keeps_sign,
     "Split": _Walk._keeps_sign,
     NMS: _Walk._nms,
@@ -937,11 +955,13 @@ def _tensor(array):
     return numpy_helper.from_array(np.asarray(array))
 
 
-def _renamed(node, inputs):
+def _renamed(node, inputs, op_type: str = ""):
+    """`node` reading `inputs`; as `op_type` (without the node's attributes) when given."""
     from onnx import helper
 
-    copy = helper.make_node(node.op_type, inputs, list(node.output), name=node.name)
-    copy.attribute.extend(node.attribute)
+    copy = helper.make_node(op_type or node.op_type, list(inputs), list(node.output), name=node.name)
+    if not op_type:
+        copy.attribute.extend(node.attribute)
     return copy
 
 
