@@ -86,12 +86,12 @@ class NodeBuilder:
     """Appends nodes to `out_nodes` under a name prefix: `b.op("Add", x, y)`
     returns the new value's name; `b.const(name, array)` adds an initializer
     (with `share_constants`, each distinct array once).  The graph's names
-    are read once and read again only when the graph or `out_nodes` grew
-    by other hands, so a rewrite that adds thousands of nodes stays linear;
-    a name is the one `fresh_name` gives.  What other hands append to the
-    graph's lists or to `out_nodes` is read from the tails that grew; a list
-    that shrank is read again whole.  `prefix` may be changed between nodes
-    (one builder for a walk over the graph)."""
+    are read once; what other hands then append to `out_nodes` or to the
+    graph's initializers and inputs is read from the tails that grew, and
+    any other change of size (the graph's nodes, a list that shrank) reads
+    every name again: a rewrite that adds thousands of nodes stays linear.
+    A name is the one `fresh_name` gives.  `prefix` may change between
+    nodes (one builder for a walk over the graph)."""
 
     def __init__(self, graph, out_nodes: list, prefix: str, share_constants: bool = False):
         self.graph, self.out_nodes, self.prefix = graph, out_nodes, prefix
@@ -105,11 +105,11 @@ class NodeBuilder:
         sizes = self._sizes_now()
         if self._sizes == sizes:
             return
-        if self._sizes is None or any(now < before for now, before in zip(sizes, self._sizes)):
+        if self._sizes is None or sizes[0] != self._sizes[0] or any(a < b for a, b in zip(sizes, self._sizes)):
             self._used, self._next = used_names(self.graph, self.out_nodes), {}
         else:  # appended to: the names of the new entries
-            nodes, inits, inputs, pending = self._sizes
-            for n in (*self.graph.node[nodes:], *self.out_nodes[pending:]):
+            _, inits, inputs, pending = self._sizes
+            for n in self.out_nodes[pending:]:
                 self._used.update(n.input)
                 self._used.update(n.output)
             self._used.update(t.name for t in self.graph.initializer[inits:])
