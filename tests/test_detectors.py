@@ -279,7 +279,8 @@ def _reductions(path) -> None:
     """Opset 18: x's entries above 0.5 (NonZero, Gather), their top 3 (TopK), and
     reductions of them: ReduceMax with no axes and noop_with_empty_axes (ONNX:
     the identity), ReduceMax with no axes (over all), ReduceMin of the int64
-    indices."""
+    indices, and a ReduceMin of their shape with noop_with_empty_axes, whose
+    value a ConstantOfShape takes."""
     from onnx import TensorProto, helper, numpy_helper
 
     nodes = [
@@ -291,6 +292,11 @@ def _reductions(path) -> None:
         helper.make_node("ReduceMax", ["kept"], ["same"], noop_with_empty_axes=1),
         helper.make_node("ReduceMax", ["kept"], ["largest"], keepdims=0),
         helper.make_node("ReduceMin", ["at"], ["first"], keepdims=0),
+        helper.make_node("Shape", ["kept"], ["shape"]),
+        helper.make_node("ReduceMin", ["shape"], ["same_shape"], noop_with_empty_axes=1),
+        helper.make_node(
+            "ConstantOfShape", ["same_shape"], ["sevens"], value=numpy_helper.from_array(np.array([7], np.int64))
+        ),
     ]
     init = [
         numpy_helper.from_array(np.array(0.5, np.float32), "half"),
@@ -302,6 +308,7 @@ def _reductions(path) -> None:
         helper.make_tensor_value_info("same", TensorProto.FLOAT, ["n"]),
         helper.make_tensor_value_info("largest", TensorProto.FLOAT, []),
         helper.make_tensor_value_info("first", TensorProto.INT64, []),
+        helper.make_tensor_value_info("sevens", TensorProto.INT64, ["n"]),
     ]
     graph = helper.make_graph(
         nodes, "reductions", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [12])], outputs, init
@@ -315,7 +322,8 @@ def test_reductions_of_a_bounded_tensor_follow_onnx(tmp_path):
     path = tmp_path / "reductions.onnx"
     _reductions(path)
     model, _, _, bounded = prepare_onnx(path)
-    assert [(b.name, b.rows) for b in bounded] == [("top", 3), ("same", 12)]  # noop: `kept` as it is
+    # noop_with_empty_axes: `kept` and its shape as they are
+    assert [(b.name, b.rows) for b in bounded] == [("top", 3), ("same", 12), ("sevens", 12)]
     reference, ours = _session(str(path)), _session(model.SerializeToString())
     names = [o.name for o in model.graph.output]
     rng, checked = np.random.default_rng(0), 0
@@ -325,7 +333,7 @@ def test_reductions_of_a_bounded_tensor_follow_onnx(tmp_path):
             continue  # ONNX Runtime's TopK needs 3 entries
         checked += 1
         got = dict(zip(names, ours.run(None, x)))
-        want = dict(zip(["top", "same", "largest", "first"], reference.run(None, x)))
+        want = dict(zip(["top", "same", "largest", "first", "sevens"], reference.run(None, x)))
         for bound in bounded:
             padded, count = bounded_as(want[bound.name], bound)
             np.testing.assert_array_equal(got[bound.name], padded)

@@ -873,7 +873,8 @@ class _Walk:
                 table[node.output[0]] = table[name]
         if name in self.nonneg:
             self.nonneg.add(node.output[0])
-        self.b.keep(node)
+        if name not in self.sym and name not in self.tests:  # a shape or a test is followed, not computed
+            self.b.keep(node)
 
     def _keeps_sign(self, node) -> None:
         """Transpose, Slice, Squeeze, Unsqueeze, Reshape, Split: indices stay indices."""
