@@ -3,7 +3,10 @@ ssdlite320_mobilenet_v3_large (weights=None, seed 0, torch.onnx.export
 opset 17) bounded by frontend/onnx_bounded.py; the bounded graph run in ONNX
 Runtime against the exported graph on random images (its boxes, scores and
 labels must agree exactly on the valid rows, zeros after them); with
---emit, also emitted in runtimeless and async with default options.
+--emit, also emitted in runtimeless and async with default options, each
+emit's wall and CPU seconds (its subprocesses') and the wall seconds of
+each phase its progress lines name (before the first line: reading and
+rewriting the model).
 
     python benchmarks/ssdlite.py [--onnx PATH] [--emit]   # writes docs/ssdlite.json
 """
@@ -12,6 +15,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
+import resource
 import subprocess
 import sys
 import tempfile
@@ -47,20 +53,41 @@ def export(path: Path) -> None:
     )
 
 
+# A progress line: "ireegen: [  12.3s] phase: detail".
+PROGRESS = re.compile(r"^ireegen: \[\s*([0-9.]+)s\] ([a-z]+)", re.M)
+
+
+def phases(stderr: str, total: float) -> dict:
+    """Wall seconds from each phase's first progress line to the next phase's
+    ("model": before the first line)."""
+    starts, seen = [("model", 0.0)], set()
+    for at, phase in PROGRESS.findall(stderr):
+        if phase not in seen:
+            seen.add(phase)
+            starts.append((phase, float(at)))
+    ends = [at for _, at in starts[1:]] + [total]
+    return {phase: round(end - at, 1) for (phase, at), end in zip(starts, ends)}
+
+
 def emit(model: Path, out: Path, mode: str) -> dict:
+    env = {k: v for k, v in os.environ.items() if k != "IREEGEN_TUNE"} | {"IREEGEN_PROGRESS": "1"}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     proc = subprocess.run(
         [sys.executable, "-m", "ireegen", "emit", model, "-o", out, "--execution-model", mode],
         capture_output=True,
         text=True,
+        env=env,
     )
     seconds = round(time.perf_counter() - started, 1)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = round(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, 1)
+    timing = {"emit_seconds": seconds, "cpu_seconds": cpu, "phase_seconds": phases(proc.stderr, seconds)}
     if proc.returncode != 0:
-        return {"emit_seconds": seconds, "exit": proc.returncode, "message": proc.stderr.strip()[-300:]}
+        return timing | {"exit": proc.returncode, "message": proc.stderr.strip()[-300:]}
     verification = json.loads((out / "manifest.json").read_text())["verification"]
     outputs = next(iter(verification["functions"].values()))["outputs"]
-    return {
-        "emit_seconds": seconds,
+    return timing | {
         "verified": verification["verified"],
         "vs_onnxruntime": {n: o.get("onnxruntime", {}).get("max_abs_error") for n, o in sorted(outputs.items())},
     }
@@ -79,9 +106,10 @@ def main() -> None:
 
         exported = onnx.load(str(path))
         ops = Counter(n.op_type for n in exported.graph.node)
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         model, _, _, bounded = prepare_onnx(path)
         rewrite_seconds = round(time.perf_counter() - started, 1)
+        rewrite_cpu_seconds = round(time.process_time() - cpu, 1)
         reference, ours = onnxruntime_session(path), onnxruntime_session(model.SerializeToString())
         names = [o.name for o in ours.get_outputs()]
         rng = np.random.default_rng(0)
@@ -102,6 +130,8 @@ def main() -> None:
             "exported_ops": {k: ops[k] for k in ("NonZero", "TopK", "NonMaxSuppression", "If") if k in ops},
             "bounded": {b.name: {"rows": b.rows, "count": b.count} for b in bounded},
             "rewrite_seconds": rewrite_seconds,
+            "rewrite_cpu_seconds": rewrite_cpu_seconds,
+            "bounded_nodes": len(model.graph.node),
             "images": images,
             "all_same": all(o["same"] for row in images for o in row.values()),
         }

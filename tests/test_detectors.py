@@ -277,6 +277,74 @@ def test_ssd_postprocessing_is_bounded_to_onnxruntime_results(tmp_path, limit):
     assert {0, rows} <= seen  # the empty If branch's case and a full bound both drawn
 
 
+def _reductions(path) -> None:
+    """Opset 18: x's entries above 0.5 (NonZero, Gather), their top 3 (TopK), and
+    reductions of them: ReduceMax with no axes and noop_with_empty_axes (ONNX:
+    the identity), ReduceMax with no axes (over all), ReduceMin of the int64
+    indices, and a ReduceMin of their shape with noop_with_empty_axes, whose
+    value a ConstantOfShape takes."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    nodes = [
+        helper.make_node("Greater", ["x", "half"], ["keep"]),
+        helper.make_node("NonZero", ["keep"], ["nz"]),
+        helper.make_node("Squeeze", ["nz", "axes0"], ["at"]),
+        helper.make_node("Gather", ["x", "at"], ["kept"], axis=0),
+        helper.make_node("TopK", ["kept", "three"], ["top", "top_at"], axis=0),
+        helper.make_node("ReduceMax", ["kept"], ["same"], noop_with_empty_axes=1),
+        helper.make_node("ReduceMax", ["kept"], ["largest"], keepdims=0),
+        helper.make_node("ReduceMin", ["at"], ["first"], keepdims=0),
+        helper.make_node("Shape", ["kept"], ["shape"]),
+        helper.make_node("ReduceMin", ["shape"], ["same_shape"], noop_with_empty_axes=1),
+        helper.make_node(
+            "ConstantOfShape", ["same_shape"], ["sevens"], value=numpy_helper.from_array(np.array([7], np.int64))
+        ),
+    ]
+    init = [
+        numpy_helper.from_array(np.array(0.5, np.float32), "half"),
+        numpy_helper.from_array(np.array([0], np.int64), "axes0"),
+        numpy_helper.from_array(np.array([3], np.int64), "three"),
+    ]
+    outputs = [
+        helper.make_tensor_value_info("top", TensorProto.FLOAT, ["n"]),
+        helper.make_tensor_value_info("same", TensorProto.FLOAT, ["n"]),
+        helper.make_tensor_value_info("largest", TensorProto.FLOAT, []),
+        helper.make_tensor_value_info("first", TensorProto.INT64, []),
+        helper.make_tensor_value_info("sevens", TensorProto.INT64, ["n"]),
+    ]
+    graph = helper.make_graph(
+        nodes, "reductions", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [12])], outputs, init
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    model.ir_version = 8
+    onnx.save(model, str(path))
+
+
+def test_reductions_of_a_bounded_tensor_follow_onnx(tmp_path):
+    path = tmp_path / "reductions.onnx"
+    _reductions(path)
+    model, _, _, bounded = prepare_onnx(path)
+    # noop_with_empty_axes: `kept` and its shape as they are
+    assert [(b.name, b.rows) for b in bounded] == [("top", 3), ("same", 12), ("sevens", 12)]
+    reference, ours = _session(str(path)), _session(model.SerializeToString())
+    names = [o.name for o in model.graph.output]
+    rng, checked = np.random.default_rng(0), 0
+    for k in range(DRAWS):
+        x = {"x": (rng.random(12) * (0.8 + k % 4 * 0.2)).astype(np.float32)}
+        if (x["x"] > 0.5).sum() < 3:
+            continue  # ONNX Runtime's TopK needs 3 entries
+        checked += 1
+        got = dict(zip(names, ours.run(None, x)))
+        want = dict(zip(["top", "same", "largest", "first", "sevens"], reference.run(None, x)))
+        for bound in bounded:
+            padded, count = bounded_as(want[bound.name], bound)
+            np.testing.assert_array_equal(got[bound.name], padded)
+            np.testing.assert_array_equal(got[bound.count], count)
+        for name in ("largest", "first"):
+            np.testing.assert_array_equal(got[name], want[name])
+    assert checked > DRAWS // 2
+
+
 def _refused_ssd(tmp_path, change) -> str:
     path = tmp_path / "ssd.onnx"
     ssd_postprocess(path)

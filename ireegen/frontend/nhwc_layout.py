@@ -120,11 +120,12 @@ class _Layout:
         self.nhwc = {}  # value name -> its NHWC form's name
         self.nchw = {i.name for i in graph.input} | set(known) | {""}  # values present in their own layout
         self.out_nodes = []
+        self.b = NodeBuilder(graph, self.out_nodes, "")  # one for the walk: its prefix names each node's
 
     def rewrite(self, convs: dict) -> int:
         count = 0
         for k, node in enumerate(list(self.graph.node)):
-            self.b = NodeBuilder(self.graph, self.out_nodes, f"{node.name or node.op_type}/ireegen.nhwc")
+            self.b.prefix = f"{node.name or node.op_type}/ireegen.nhwc"
             taken = convs.get(k)
             if taken:
                 self._conv(node, *taken)
@@ -132,7 +133,7 @@ class _Layout:
             elif not self._layout_op(node):
                 for name in node.input:
                     self._as_nchw(name)
-                self.out_nodes.append(node)
+                self.b.keep(node)
                 self.nchw.update(node.output)
         for output in self.graph.output:
             self._as_nchw(output.name)

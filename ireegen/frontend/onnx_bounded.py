@@ -47,7 +47,7 @@ import numpy as np
 from ireegen.common.errors import UsageError
 from ireegen.common.resources import doc
 
-from .onnx_detections import NMS, _node_text, _plan, _read, _suppression
+from .onnx_detections import NMS, node_text, plan_steps, read_nms, suppression
 from .onnx_fold import static_shapes
 from .onnx_nodes import NodeBuilder, known_arrays, node_attrs
 
@@ -162,7 +162,7 @@ class _Walk:
     # -- helpers -------------------------------------------------------
     def refuse(self, node, why: str):
         raise UsageError(
-            f"{self.path}: {_node_text(node)}: {why}; ireegen bounds the data-dependent sizes of NonZero, TopK, "
+            f"{self.path}: {node_text(node)}: {why}; ireegen bounds the data-dependent sizes of NonZero, TopK, "
             f"Concat, Slice, Gather and NonMaxSuppression as detectors use them ({doc('detectors.md')})"
         )
 
@@ -853,17 +853,35 @@ class _Walk:
             self.refuse(node, "a comparison of a count with anything but zero")
         self.tests[node.output[0]] = _EmptyTest(entries[0])
 
+    def _axes(self, node) -> list:
+        """A reduction's axes, from its input (opset 18) or its attribute; [] when it gives none."""
+        if len(node.input) > 1 and node.input[1]:
+            return self.const_ints(node.input[1], node)
+        return list(node_attrs(node).get("axes") or [])
+
     def _reduce(self, node) -> None:
+        if int(node_attrs(node).get("noop_with_empty_axes", 0)) and not self._axes(node):
+            # ONNX: no axes with noop_with_empty_axes is the identity, not a reduction over every axis.
+            return self._identity(_renamed(node, node.input[:1], "Identity"))
+        if node.op_type == "ReduceProd":
+            return self._sym_reduce_prod(node)
         if node.input[0] in self.sym:
             return self._sym_reduce(node)
         bnd = self.bounded[node.input[0]]
         attrs = node_attrs(node)
-        axes = self.const_ints(node.input[1], node) if len(node.input) > 1 and node.input[1] else attrs.get("axes")
+        axes = self._axes(node)
         rank = len(bnd.shape)
         axes = list(range(rank)) if not axes else [a % rank for a in axes]
         if bnd.axis not in axes:
             self.refuse(node, "a reduction along a static axis of a bounded tensor")
-        pad = self.b.scalar("pad", -np.inf if node.op_type == "ReduceMax" else np.inf, np.float32)
+        dtype = np.dtype(self.dtype(node.input[0]))
+        if dtype.kind not in "fiu":
+            self.refuse(node, f"a {node.op_type} of {dtype.name} values")
+        largest = node.op_type == "ReduceMax"
+        if dtype.kind == "f":
+            pad = self.b.scalar("pad", -np.inf if largest else np.inf, dtype)
+        else:  # the padding is the identity of the reduction: the type's smallest or largest value
+            pad = self.b.scalar("pad", np.iinfo(dtype).min if largest else np.iinfo(dtype).max, dtype)
         masked = self.b.op("Where", self.valid(bnd), node.input[0], pad)
         self.b.keep(_renamed(node, [masked, *node.input[1:]]))
         keepdims = int(attrs.get("keepdims", 1))
@@ -884,17 +902,17 @@ class _Walk:
         shapes = {boxes: list(self.shape(boxes, node)), scores: list(self.shape(scores, node))}
         known = {k: _tensor(v) for k, v in self.known.items() if k in node.input[2:]}
         try:
-            nms = _read(node, shapes, known)
+            nms = read_nms(node, shapes, known)
             demand = self.demand.get(node.output[0])
             limit = self.max_detections if demand is None else min(demand, self.max_detections or demand)
-            rows, steps = _plan(nms, limit)
+            rows, steps = plan_steps(nms, limit)
         except UsageError as e:
             raise UsageError(f"{self.path}: {e}") from None
         count_name = self.b.name("nms_count")
         valid = None
         if sb is not None:
             valid = self.b.op("Expand", self.valid(sb), self.b.scalar("scores_shape", sb.shape, np.int64))
-        _suppression(self.b, nms, rows, steps, node.output[0], count_name, valid)
+        suppression(self.b, nms, rows, steps, node.output[0], count_name, valid)
         count = self.b.op("Squeeze", count_name, self.b.const("axis0v", np.array([0], np.int64)))
         zero_with = frozenset() if sb is None else sb.count.zero_with | {sb.count.name}
         self.bounded[node.output[0]] = Bounded((rows, 3), 0, Count(count, rows, zero_with))
@@ -1096,7 +1114,8 @@ class _Walk:
                 table[node.output[0]] = table[name]
         if name in self.nonneg:
             self.nonneg.add(node.output[0])
-        self.b.keep(node)
+        if name not in self.sym and name not in self.tests:  # a shape or a test is followed, not computed
+            self.b.keep(node)
 
     def _keeps_sign(self, node) -> None:
         """Transpose, Slice, Squeeze, Unsqueeze, Reshape, Split: indices stay indices."""
@@ -1147,7 +1166,7 @@ HANDLERS = {
     "Concat": _Walk._sym_concat,
     "ReduceMin": _Walk._reduce,
     "ReduceMax": _Walk._reduce,
-    "ReduceProd": _Walk._sym_reduce_prod,
+    "ReduceProd": _Walk._reduce,
     "Slice": _Walk._keeps_sign,
     "Split": _Walk._keeps_sign,
     NMS: _Walk._nms,
@@ -1196,11 +1215,13 @@ def _tensor(array):
     return numpy_helper.from_array(np.asarray(array))
 
 
-def _renamed(node, inputs):
+def _renamed(node, inputs, op_type: str = ""):
+    """`node` reading `inputs`; as `op_type` (without the node's attributes) when given."""
     from onnx import helper
 
-    copy = helper.make_node(node.op_type, inputs, list(node.output), name=node.name)
-    copy.attribute.extend(node.attribute)
+    copy = helper.make_node(op_type or node.op_type, list(inputs), list(node.output), name=node.name)
+    if not op_type:
+        copy.attribute.extend(node.attribute)
     return copy
 
 

@@ -30,7 +30,7 @@ more (an exporter's max_output_boxes_per_class of 2^63-1 over thousands of
 boxes) is refused with --max-detections as the hint, since that bounds the
 steps.  One whose output another node reads, or inside an If, is bounded
 with the post-processing around it by onnx_bounded.py before this runs (its
-NonMaxSuppression rows call `_suppression` here).  A NonMaxSuppression that
+NonMaxSuppression rows call `suppression` here).  A NonMaxSuppression that
 takes neither form (thresholds computed at run time, shapes not static, in
 a branch onnx_bounded.py does not inline) is refused in one line naming the
 node: emitted as it is, it would fail in IREE or be refused by runtimeless
@@ -98,7 +98,7 @@ def check_max_detections(value) -> int | None:
     return int(text)
 
 
-def _node_text(node) -> str:
+def node_text(node) -> str:
     return f"node {shown(node.name)} ({node.op_type})" if node.name else f"a {node.op_type} node"
 
 
@@ -109,15 +109,15 @@ def _scalar(known: dict, name: str, node, what: str, default):
     if not name:
         return default
     if name not in known:
-        raise UsageError(f"{_node_text(node)}: its {what} is computed at run time; ireegen needs it constant")
+        raise UsageError(f"{node_text(node)}: its {what} is computed at run time; ireegen needs it constant")
     array = numpy_helper.to_array(known[name]).reshape(-1)
     if array.size != 1:
-        raise UsageError(f"{_node_text(node)}: its {what} has {array.size} values, not one")
+        raise UsageError(f"{node_text(node)}: its {what} has {array.size} values, not one")
     return array[0]
 
 
 @dataclass(frozen=True)
-class _Nms:
+class Nms:
     """One NonMaxSuppression, read and checked."""
 
     node: object
@@ -130,25 +130,25 @@ class _Nms:
     center_point_box: int
 
 
-def _read(node, shapes: dict, known: dict) -> _Nms:
+def read_nms(node, shapes: dict, known: dict) -> Nms:
     inputs = list(node.input) + [""] * (5 - len(node.input))
     center = int(node_attrs(node).get("center_point_box", 0))
     if center not in (0, 1):
-        raise UsageError(f"{_node_text(node)}: center_point_box is {center}; ONNX defines 0 and 1")
+        raise UsageError(f"{node_text(node)}: center_point_box is {center}; ONNX defines 0 and 1")
     boxes, scores = shapes.get(inputs[0]), shapes.get(inputs[1])
     if not boxes or not scores or len(boxes) != 3 or len(scores) != 3:
         raise UsageError(
-            f"{_node_text(node)}: its boxes and scores need static shapes [batches, boxes, 4] and "
+            f"{node_text(node)}: its boxes and scores need static shapes [batches, boxes, 4] and "
             "[batches, classes, boxes] (pin the model's inputs with --input-shape)"
         )
     if boxes[2] != 4 or boxes[0] != scores[0] or boxes[1] != scores[2]:
-        raise UsageError(f"{_node_text(node)}: boxes {boxes} and scores {scores} do not fit each other")
+        raise UsageError(f"{node_text(node)}: boxes {boxes} and scores {scores} do not fit each other")
     per_class = int(_scalar(known, inputs[2], node, "max_output_boxes_per_class", 0))
     iou = float(_scalar(known, inputs[3], node, "iou_threshold", 0.0))
     score = _scalar(known, inputs[4], node, "score_threshold", None)
     if not 0.0 <= iou <= 1.0:
-        raise UsageError(f"{_node_text(node)}: iou_threshold {iou:g} is outside [0, 1]")
-    return _Nms(
+        raise UsageError(f"{node_text(node)}: iou_threshold {iou:g} is outside [0, 1]")
+    return Nms(
         node, boxes[0], scores[1], boxes[1], max(per_class, 0), iou, None if score is None else float(score), center
     )
 
@@ -186,7 +186,7 @@ def bound_detections(model, path, max_detections: int | None, shapes: dict) -> t
     if nested is not None:
         inner, holder = nested
         raise UsageError(
-            f"{path}: {_node_text(inner)} inside {_node_text(holder)}: a NonMaxSuppression in a branch or loop "
+            f"{path}: {node_text(inner)} inside {node_text(holder)}: a NonMaxSuppression in a branch or loop "
             "has a result whose size depends on the data, which ireegen bounds only at the graph's top level "
             f"with its selected indices as a graph output ({doc('detectors.md')})"
         )
@@ -197,7 +197,7 @@ def bound_detections(model, path, max_detections: int | None, shapes: dict) -> t
         return ()
     if default_opset(model) < MIN_DEFAULT_OPSET:
         raise UsageError(
-            f"{path}: {_node_text(found[0])}: the model is opset {default_opset(model)}; ireegen bounds "
+            f"{path}: {node_text(found[0])}: the model is opset {default_opset(model)}; ireegen bounds "
             f"NonMaxSuppression in opset {MIN_DEFAULT_OPSET} and later (upgrade it with onnx.version_converter)"
         )
     known = known_arrays(graph, {t.name: t for t in graph.initializer})
@@ -207,14 +207,14 @@ def bound_detections(model, path, max_detections: int | None, shapes: dict) -> t
         selected = node.output[0]
         readers = [n for n in _consumers(graph, selected) if n is not node]
         if selected not in outputs or readers:
-            reader = f"are read by {_node_text(readers[0])}" if readers else "are not a graph output"
+            reader = f"are read by {node_text(readers[0])}" if readers else "are not a graph output"
             raise UsageError(
-                f"{path}: {_node_text(node)}: its selected indices {reader}; ireegen bounds a NonMaxSuppression "
+                f"{path}: {node_text(node)}: its selected indices {reader}; ireegen bounds a NonMaxSuppression "
                 f"whose selected indices are a graph output ({doc('detectors.md')})"
             )
         try:
-            nms = _read(node, shapes, known)
-            plans.append((nms, _plan(nms, max_detections)))
+            nms = read_nms(node, shapes, known)
+            plans.append((nms, plan_steps(nms, max_detections)))
         except UsageError as e:
             raise UsageError(f"{path}: {e}") from None
     bounded = []
@@ -223,7 +223,7 @@ def bound_detections(model, path, max_detections: int | None, shapes: dict) -> t
     return tuple(bounded)
 
 
-def _plan(nms: _Nms, max_detections: int | None) -> tuple:
+def plan_steps(nms: Nms, max_detections: int | None) -> tuple:
     """(rows, steps) of the bounded NonMaxSuppression."""
     steps = min(nms.per_class, nms.boxes)
     implied = nms.batches * nms.classes * steps
@@ -237,25 +237,25 @@ def _plan(nms: _Nms, max_detections: int | None) -> tuple:
             else f"; --max-detections {max_detections} is over the {MAX_STEPS} steps ireegen unrolls"
         )
         raise UsageError(
-            f"{_node_text(nms.node)}: up to {steps:,} boxes per class "
+            f"{node_text(nms.node)}: up to {steps:,} boxes per class "
             f"(max_output_boxes_per_class {nms.per_class:,}, {nms.boxes:,} boxes){hint}"
         )
     groups = nms.batches * nms.classes
     if groups * groups > MAX_MATRIX or nms.boxes >= 1 << 24:
         raise UsageError(
-            f"{_node_text(nms.node)}: {nms.batches:,} batches x {nms.classes:,} classes x {nms.boxes:,} boxes; "
+            f"{node_text(nms.node)}: {nms.batches:,} batches x {nms.classes:,} classes x {nms.boxes:,} boxes; "
             f"ireegen bounds at most {int(MAX_MATRIX**0.5):,} batches x classes and 2^24 boxes"
         )
     if rows * groups * steps > MAX_MATRIX:
         hint = "; give a smaller --max-detections" if max_detections is not None else "; give --max-detections N"
         raise UsageError(
-            f"{_node_text(nms.node)}: {rows:,} rows from {groups * steps:,} candidates is over the "
+            f"{node_text(nms.node)}: {rows:,} rows from {groups * steps:,} candidates is over the "
             f"{MAX_MATRIX:,} elements ireegen's row selection may take{hint}"
         )
     return rows, steps
 
 
-def _rewrite(model, nms: _Nms, rows: int, steps: int, output) -> BoundedOutput:
+def _rewrite(model, nms: Nms, rows: int, steps: int, output) -> BoundedOutput:
     from onnx import TensorProto, helper
 
     graph, node = model.graph, nms.node
@@ -265,7 +265,7 @@ def _rewrite(model, nms: _Nms, rows: int, steps: int, output) -> BoundedOutput:
         count = fresh_name(graph, count)
     out_nodes = []
     b = NodeBuilder(graph, out_nodes, f"{node.name or 'nms'}/ireegen.bounded", share_constants=True)
-    _suppression(b, nms, rows, steps, selected, count)
+    suppression(b, nms, rows, steps, selected, count)
     index = list(graph.node).index(node)
     del graph.node[index]
     for offset, n in enumerate(out_nodes):
@@ -291,8 +291,8 @@ def _rewrite(model, nms: _Nms, rows: int, steps: int, output) -> BoundedOutput:
     )
 
 
-def _suppression(
-    b: NodeBuilder, nms: _Nms, rows: int, steps: int, selected: str, count: str, valid: str | None = None
+def suppression(
+    b: NodeBuilder, nms: Nms, rows: int, steps: int, selected: str, count: str, valid: str | None = None
 ) -> None:
     """Appends to `b` the ops of the bounded suppression (the module docstring);
     `valid` (bool, the scores' shape): the boxes that may be candidates at all
@@ -362,7 +362,7 @@ def _suppression(
     _compact(b, nms, rows, steps, picks, valids, selected, count)
 
 
-def _compact(b: NodeBuilder, nms: _Nms, rows: int, steps: int, picks, valids, selected: str, count: str) -> None:
+def _compact(b: NodeBuilder, nms: Nms, rows: int, steps: int, picks, valids, selected: str, count: str) -> None:
     """Moves the valid (batch, class, step) rows to the front in that
     order, as ONNX Runtime lists them, by a one-hot matrix product: row j
     goes to the count of valid rows before its class, plus its step."""

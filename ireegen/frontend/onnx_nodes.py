@@ -86,9 +86,12 @@ class NodeBuilder:
     """Appends nodes to `out_nodes` under a name prefix: `b.op("Add", x, y)`
     returns the new value's name; `b.const(name, array)` adds an initializer
     (with `share_constants`, each distinct array once).  The graph's names
-    are read once and read again only when the graph or `out_nodes` grew
-    by other hands, so a rewrite that adds thousands of nodes stays linear;
-    a name is the one `fresh_name` gives."""
+    are read once; what other hands then append to `out_nodes` or to the
+    graph's initializers and inputs is read from the tails that grew, and
+    any other change of size (the graph's nodes, a list that shrank) reads
+    every name again: a rewrite that adds thousands of nodes stays linear.
+    A name is the one `fresh_name` gives.  `prefix` may change between
+    nodes (one builder for a walk over the graph)."""
 
     def __init__(self, graph, out_nodes: list, prefix: str, share_constants: bool = False):
         self.graph, self.out_nodes, self.prefix = graph, out_nodes, prefix
@@ -99,9 +102,19 @@ class NodeBuilder:
         return len(self.graph.node), len(self.graph.initializer), len(self.graph.input), len(self.out_nodes)
 
     def _sync(self) -> None:
-        if self._sizes != self._sizes_now():
+        sizes = self._sizes_now()
+        if self._sizes == sizes:
+            return
+        if self._sizes is None or sizes[0] != self._sizes[0] or any(a < b for a, b in zip(sizes, self._sizes)):
             self._used, self._next = used_names(self.graph, self.out_nodes), {}
-            self._sizes = self._sizes_now()
+        else:  # appended to: the names of the new entries
+            _, inits, inputs, pending = self._sizes
+            for n in self.out_nodes[pending:]:
+                self._used.update(n.input)
+                self._used.update(n.output)
+            self._used.update(t.name for t in self.graph.initializer[inits:])
+            self._used.update(v.name for v in self.graph.input[inputs:])
+        self._sizes = sizes
 
     def _fresh(self, base: str) -> str:
         self._sync()

@@ -24,6 +24,7 @@ from .onnx_decimate_rewrites import DECIMATE_REWRITES
 from .onnx_fold import declare_initializers, static_shapes
 from .onnx_nodes import (
     MIN_DEFAULT_OPSET,
+    NodeBuilder,
     Rewrite,
     add_const,
     default_opset,
@@ -331,6 +332,7 @@ def pointwise_conv_on_one_pixel_as_matmul(model, shapes: dict, values: dict) -> 
     graph = model.graph
     # The weights: initializers, or Constant nodes (PaddlePaddle's exports).
     known = known_arrays(graph, values)
+    builders = {}  # one for the walk: the graph's names read once
 
     def rewrite(node, out_nodes) -> bool:
         a = node_attrs(node) if node.op_type == "Conv" else {}
@@ -356,26 +358,15 @@ def pointwise_conv_on_one_pixel_as_matmul(model, shapes: dict, values: dict) -> 
         ):
             return False
         n, channels, features = dims[0], weights.shape[1], weights.shape[0]
-        prefix = f"{node.name or 'conv'}/ireegen.matmul"
-        rows = fresh_name(graph, f"{prefix}/rows", out_nodes)
-        out_nodes.append(
-            helper.make_node(
-                "Reshape", [x, add_const(graph, f"{prefix}/flat", np.array([n, channels], np.int64))], [rows]
-            )
-        )
-        product = fresh_name(graph, f"{prefix}/product", out_nodes)
-        kernel = add_const(graph, f"{prefix}/weights", np.ascontiguousarray(weights.reshape(features, channels).T))
-        out_nodes.append(helper.make_node("MatMul", [rows, kernel], [product]))
+        b = builders.setdefault(id(out_nodes), NodeBuilder(graph, out_nodes, ""))
+        b.prefix = f"{node.name or 'conv'}/ireegen.matmul"
+        rows = b.op("Reshape", x, b.const("flat", np.array([n, channels], np.int64)), out=b.name("rows"))
+        kernel = b.const("weights", weights.reshape(features, channels).T)
+        product = b.op("MatMul", rows, kernel, out=b.name("product"))
         if len(node.input) > 2 and node.input[2]:
-            biased = fresh_name(graph, f"{prefix}/biased", out_nodes)
-            out_nodes.append(helper.make_node("Add", [product, node.input[2]], [biased]))
-            product = biased
+            product = b.op("Add", product, node.input[2], out=b.name("biased"))
         shape = np.array([n, features] + [1] * (len(dims) - 2), np.int64)
-        out_nodes.append(
-            helper.make_node(
-                "Reshape", [product, add_const(graph, f"{prefix}/shape", shape)], list(node.output), name=node.name
-            )
-        )
+        b.keep(helper.make_node("Reshape", [product, b.const("shape", shape)], list(node.output), name=node.name))
         return True
 
     return rewrite_nodes(graph, rewrite)
