@@ -335,6 +335,13 @@ class _Clock:
             ends.append(self.emit_started + self.budget.emit_seconds)
         return min(ends) if ends else None
 
+    def left(self) -> str:
+        """What is left of the budget, for the progress line ("" without one)."""
+        deadline = self.deadline()
+        if deadline is None:
+            return ""
+        return f"{max(deadline - self.now(), 0.0):.0f} s of CPU time left in the budget"
+
     def allows_next(self, rounds: int) -> bool:
         deadline = self.deadline()
         # The next candidate, then the later rounds of every timed one and of it.
@@ -409,6 +416,8 @@ def _search(candidates, meter: Meter, inputs: dict, emit_candidate, tmp: Path, r
                 _try(candidate, trials, k, n, emit_candidate, tmp, baseline_files, inputs, meter, clock)
             finally:
                 clock.measured(candidate.name, clock.now() - began, shared_before)
+            if candidate.name == BASELINE and clock.left():
+                progress("tuning", f"baseline: {clock.now() - began:.0f} s of CPU time; {clock.left()}")
             if candidate.name == BASELINE and trial.status != "failed":
                 baseline_files = _output_files(tmp / f"candidate{k}")
         timed = [t for t in trials if t.timer is not None]
