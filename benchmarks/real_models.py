@@ -427,7 +427,7 @@ def benchmark(name: str, workdir: Path, args, floor_ns: float) -> Result:
         outdir = workdir / f"rl-{cpu}-{flag_set}"
         tuned = flag_set.startswith("tune-")
         try:
-            start, cpu = time.perf_counter(), cpu_seconds()
+            start, cpu_start = time.perf_counter(), cpu_seconds()
             emit(
                 path,
                 outdir,
@@ -440,7 +440,7 @@ def benchmark(name: str, workdir: Path, args, floor_ns: float) -> Result:
                 tune=args.tune if tuned else "off",
             )
             result.emit_seconds[label] = round(time.perf_counter() - start, 1)
-            result.emit_cpu_seconds[label] = round(cpu_seconds() - cpu, 1)
+            result.emit_cpu_seconds[label] = round(cpu_seconds() - cpu_start, 1)
             runner = build_runner(outdir, workdir / f"runner-{cpu}-{flag_set}")
             function = first_function(outdir)
             got, _ = runner.call(function, inputs)
