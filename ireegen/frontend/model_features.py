@@ -86,6 +86,6 @@ def model_features(model) -> set:
         found.add("contractions")
     if "contractions" in found and _computed_contraction(model):
         found.add("computed-contractions")
-    rewrites = {r.get("rewrite") for r in getattr(model, "onnx_rewrites", ()) or ()}
+    rewrites = {r["rewrite"] for r in model.onnx_rewrites}
     found.update(feature for rewrite, feature in _REWRITE_FEATURES.items() if rewrite in rewrites)
     return found
