@@ -280,7 +280,7 @@ def tune(
         summary += f" ({', '.join(failed)} skipped: see the manifest)"
     untried = [t.name for t in trials if t.status == NOT_TRIED]
     if untried:
-        summary += f" ({', '.join(untried)} not tried within --tune {level}'s time budget; --tune full tries them)"
+        summary += f" ({', '.join(untried)} not tried within --tune {level}'s CPU-time budget; --tune full tries them)"
     return Tuning(tuple(chosen.flags), section, summary, kept)
 
 
