@@ -79,6 +79,7 @@ from runtimeless import benchmark_module_inputs, compile_c, first_line, time_asy
 
 from ireegen.cbuild.native_run import build_runner, manifest_functions  # noqa: E402
 from ireegen.check.runners import device_flags, find_runtime_tools  # noqa: E402
+from ireegen.common.clock import cpu_seconds  # noqa: E402
 from ireegen.config.modes import make_config  # noqa: E402
 from ireegen.emit import emit  # noqa: E402
 
@@ -351,6 +352,7 @@ class Result:
     errors: dict = field(default_factory=dict)  # contender -> why not measured
     max_error: dict = field(default_factory=dict)  # contender -> max abs error / max |ONNX Runtime|
     emit_seconds: dict = field(default_factory=dict)  # contender -> emit wall time
+    emit_cpu_seconds: dict = field(default_factory=dict)  # contender -> emit CPU time, its compilers' included
     async_flag_sets: list = field(default_factory=list)  # the flag sets timed in async too
 
 
@@ -425,7 +427,7 @@ def benchmark(name: str, workdir: Path, args, floor_ns: float) -> Result:
         outdir = workdir / f"rl-{cpu}-{flag_set}"
         tuned = flag_set.startswith("tune-")
         try:
-            start = time.perf_counter()
+            start, cpu_start = time.perf_counter(), cpu_seconds()
             emit(
                 path,
                 outdir,
@@ -438,6 +440,7 @@ def benchmark(name: str, workdir: Path, args, floor_ns: float) -> Result:
                 tune=args.tune if tuned else "off",
             )
             result.emit_seconds[label] = round(time.perf_counter() - start, 1)
+            result.emit_cpu_seconds[label] = round(cpu_seconds() - cpu_start, 1)
             runner = build_runner(outdir, workdir / f"runner-{cpu}-{flag_set}")
             function = first_function(outdir)
             got, _ = runner.call(function, inputs)

@@ -15,10 +15,11 @@ The models (`pip install torch transformers`; nothing is downloaded):
 each exported with torch.onnx.export (`-ts`: TorchScript, opset 17) and
 with dynamo=True (`-dynamo`: opset 18).
 
-Each ireegen configuration is emitted at --target-cpu host, --tune off,
+Each ireegen configuration is emitted at --target-cpu (host by default), --tune off,
 with a flag set (--flag-sets: base, IREE's defaults; data-tiling,
 --iree-opt-data-tiling, the flag `--tune quick`'s second candidate adds to
-a model with matmuls) and (--forms) with ireegen's graph rewrites
+a model with matmuls; default, the default emit: `--tune quick`, verified,
+its emit time and choice printed on stderr) and (--forms) with ireegen's graph rewrites
 (`rewrites`) or without them (`iree`, "IREE's form": --no-workarounds, as
 benchmarks/recurrent.py does).  Per model one run, the measurements alternating --rounds times;
 the figure is the median round's CPU time per call, as benchmarks/peers.py
@@ -40,6 +41,7 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
@@ -53,11 +55,16 @@ from runtimeless import benchmark_module_inputs, time_async  # noqa: E402
 
 from ireegen.cbuild.native_run import build_runner  # noqa: E402
 from ireegen.check.runners import find_runtime_tools  # noqa: E402
+from ireegen.common.clock import cpu_seconds  # noqa: E402
 from ireegen.config.modes import make_config  # noqa: E402
 from ireegen.emit import emit  # noqa: E402
 
 MODELS = ("vit-ts", "vit-dynamo", "bert-ts", "bert-dynamo")
-FLAG_SETS = {"base": (), "data-tiling": ("--iree-opt-data-tiling",)}
+FLAG_SETS = {"base": (), "data-tiling": ("--iree-opt-data-tiling",), "default": ()}
+# Flag sets that are an emit's own choice: "default" is the default emit,
+# `--tune quick` with its verification (an empty tuning directory is the
+# caller's: IREEGEN_TUNING_DIR), the others `--tune off` without one.
+TUNED = {"default": "quick"}
 TOLERANCE = 1e-3
 SEED = 0
 
@@ -115,16 +122,19 @@ def contenders(name: str, workdir: Path, inputs: list, reference: list, args) ->
             for mode in args.modes:
                 label = f"{mode}, {flag_set}, {form}"
                 outdir = workdir / f"{mode}-{flag_set}-{rewrites}"
-                emit(
+                start, cpu = time.perf_counter(), cpu_seconds()
+                result = emit(
                     path,
                     outdir,
-                    make_config(mode, "embedded-elf" if mode == "async" else None, target_cpu="host"),
+                    make_config(mode, "embedded-elf" if mode == "async" else None, target_cpu=args.target_cpu),
                     name=c_name,
                     extra_flags=list(FLAG_SETS[flag_set]),
-                    verify=False,
-                    tune="off",
+                    verify=flag_set in TUNED,
+                    tune=TUNED.get(flag_set, "off"),
                     apply_workarounds=rewrites,
                 )
+                emitted = f"emit {time.perf_counter() - start:.1f} s, {cpu_seconds() - cpu:.1f} s CPU"
+                print(f"{name} {label}: {emitted}; {result.tuning or 'not tuned'}", file=sys.stderr, flush=True)
                 if mode == "runtimeless":
                     runner = build_runner(outdir, workdir / f"runner-{flag_set}-{rewrites}")
                     got, _ = runner.call("main_graph", inputs)
@@ -146,6 +156,7 @@ def main() -> int:
     parser.add_argument("--flag-sets", nargs="+", default=list(FLAG_SETS), choices=list(FLAG_SETS))
     parser.add_argument("--modes", nargs="+", default=["runtimeless", "async"], choices=["runtimeless", "async"])
     parser.add_argument("--forms", nargs="+", default=["iree", "rewrites"], choices=["iree", "rewrites"])
+    parser.add_argument("--target-cpu", default="host", help="CPU of IREE's executables (default host)")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=0.5, help="target time of one measurement")
     args = parser.parse_args()

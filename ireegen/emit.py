@@ -9,12 +9,12 @@ out.  The driver runs the stages of ireegen/driver/ in order:
 from __future__ import annotations
 
 import threading
-import time
 from dataclasses import replace
 
 from ireegen.cgen.render import preload
 from ireegen.cgen.symbols import check_generated
 from ireegen.cgen.vm_glue import SCANNED_ROLES, summary
+from ireegen.common.clock import cpu_seconds
 from ireegen.common.faults import fault_point
 from ireegen.common.progress import progress
 from ireegen.compile.compile_model import compile_model
@@ -52,7 +52,7 @@ def emit_request(
     async reference between the candidates of one tuning search, and
     `loaded` the model they all compile (imported once per search: a
     candidate's flags are iree-compile's, never the import's)."""
-    started = time.monotonic()
+    started = cpu_seconds()  # tuning's budget counts CPU time from here
     request = checked(request)
     hit = None
     if request.cache is not None:

@@ -361,32 +361,161 @@ def test_a_shared_cache_hit_is_the_tuned_output_without_a_search(tmp_path):
 
 
 def test_quick_stops_starting_candidates_past_its_time_budget():
-    import time
-
     from ireegen.check.tune import BUDGET, _Clock
 
-    now = time.monotonic()
+    # The budget counts CPU seconds (common/clock.py); a clock that reads
+    # `now[0]` stands for it here.
+    now = [1000.0]
+
+    def clock(budget, emit_started, shared, started):
+        return _Clock(budget, emit_started, shared, started=started, now=lambda: now[0])
+
     # A model whose plain emit takes 100 s, 60 of them building the shared
     # references: each further candidate is estimated at 40 s.
     shared = [0.0]
-    clock = _Clock(BUDGET["quick"], None, lambda: shared[0], started=now - 100)
+    c = clock(BUDGET["quick"], None, lambda: shared[0], 900.0)
     shared[0] = 60.0
-    clock.measured("baseline", 100.0, 0.0)
-    assert clock.estimate == 40.0
-    assert clock.allows_next(3)  # 100 s in, ends at 140 s, within 2.5x the baseline
-    clock.started = now - 220
-    assert not clock.allows_next(3)  # would end at 260 s
-    clock.measured("im2col", 70.0, 60.0)  # a slower candidate raises the estimate
-    assert clock.estimate == 70.0
-    full = _Clock(BUDGET["full"], now - 1000, lambda: 0.0, started=now - 1000)
+    c.measured("baseline", 100.0, 0.0)
+    assert c.estimate == 40.0
+    assert c.allows_next(3)  # 100 s in, ends at 140 s, within 2.5x the baseline
+    c.started = 780.0
+    assert not c.allows_next(3)  # would end at 260 s
+    c.measured("im2col", 70.0, 60.0)  # a slower candidate raises the estimate
+    assert c.estimate == 70.0
+    full = clock(BUDGET["full"], 0.0, lambda: 0.0, 0.0)
     full.measured("baseline", 10.0, 0.0)
     assert full.allows_next(5)  # full has no budget
     # The whole emit's limit counts from the emit's start: 100 s in, a 20 s
     # candidate would end past it, though within 2.5x the baseline.
-    late = _Clock(BUDGET["quick"], now - 100, lambda: 0.0, started=now - 20)
+    late = clock(BUDGET["quick"], 900.0, lambda: 0.0, 980.0)
     late.measured("baseline", 20.0, 0.0)
     assert not late.allows_next(3)
     # A tiny model: the floor lets its candidates run.
-    tiny = _Clock(BUDGET["quick"], now - 3, lambda: 0.0, started=now - 2)
+    tiny = clock(BUDGET["quick"], 997.0, lambda: 0.0, 998.0)
     tiny.measured("baseline", 2.0, 0.0)
     assert tiny.allows_next(3) and BUDGET["quick"].floor_seconds >= 10
+
+
+def test_the_budget_counts_cpu_time_not_the_machines_load():
+    """The default clock is CPU seconds of this process and its children:
+    a child that sleeps costs nothing, one that computes counts."""
+    import time
+
+    from ireegen.check.tune import BUDGET, _Clock
+    from ireegen.common.clock import cpu_seconds
+
+    c = _Clock(BUDGET["quick"], None, lambda: 0.0)
+    before = c.now()
+    subprocess.run([sys.executable, "-c", "import time; time.sleep(1.0)"], check=True)
+    time.sleep(0.5)
+    slept = c.now() - before
+    subprocess.run([sys.executable, "-c", "x = 0\nfor i in range(3_000_000): x += i"], check=True)
+    worked = c.now() - before - slept
+    assert slept < 0.5 and worked > 0.05 and c.now is cpu_seconds
+
+
+def test_quick_orders_and_prunes_its_search_by_the_models_features():
+    from ireegen.config.tuning import (
+        COMPUTED_CONTRACTIONS,
+        CONTRACTIONS,
+        CONVOLUTIONS,
+        DEPTHWISE_SEPARABLE_NHWC,
+        NCHW_CONVOLUTIONS,
+        ORDERS,
+    )
+
+    def names(level, features):
+        return [c.name for c in candidates_for(level, features)]
+
+    cnn = {CONVOLUTIONS, NCHW_CONVOLUTIONS, CONTRACTIONS}
+    table = names("quick", cnn)
+    assert table[0] == BASELINE and len(table) == len(set(table)) > 2
+    for order in ORDERS:
+        assert {*order.first, *order.ruled_out} <= set(BY_NAME) and not set(order.first) & set(order.ruled_out)
+        got = names("quick", cnn | {order.feature})
+        # The baseline, then the row's first ones, then the rest in the table's order, less those ruled out.
+        assert got[: 1 + len(order.first)] == [BASELINE, *order.first]
+        assert got[1 + len(order.first) :] == [n for n in table if n not in (BASELINE, *order.first, *order.ruled_out)]
+        # full tries every row in the table's order.
+        assert names("full", cnn | {order.feature}) == names("full", cnn)
+    # A transformer (matmuls only, some of two computed operands): data tiling right after the baseline.
+    assert names("quick", {CONTRACTIONS, COMPUTED_CONTRACTIONS}) == [BASELINE, "im2col+data-tiling-codegen"]
+    # A depthwise-separable CNN computed channels-last, with channels-first convolutions left: no im2col.
+    ds = names("quick", cnn | {DEPTHWISE_SEPARABLE_NHWC})
+    assert ds[:3] == [BASELINE, "channels-last", "im2col+data-tiling-codegen"] and "im2col" not in ds
+    # Without channels-first convolutions left (MobileNetV2), data tiling comes right after the baseline.
+    assert names("quick", {CONTRACTIONS, DEPTHWISE_SEPARABLE_NHWC}) == [BASELINE, "im2col+data-tiling-codegen"]
+
+
+def _graph_model(path, nodes, inputs, outputs, weights):
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    graph = helper.make_graph(
+        nodes,
+        path.stem,
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, s) for n, s in inputs],
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, s) for n, s in outputs],
+        [numpy_helper.from_array((rng.standard_normal(s) * 0.3).astype(np.float32), n) for n, s in weights],
+    )
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    return path
+
+
+def _attention(path, tokens=20, width=32):
+    """x -> Q, K, V projections -> softmax(Q K^T) V: attention's two matmuls of computed operands."""
+    from onnx import helper
+
+    nodes = [
+        *(helper.make_node("MatMul", ["x", f"w{n}"], [n]) for n in "qkv"),
+        helper.make_node("Transpose", ["k"], ["kt"], perm=[0, 2, 1]),
+        helper.make_node("MatMul", ["q", "kt"], ["s"]),
+        helper.make_node("Softmax", ["s"], ["p"], axis=-1),
+        helper.make_node("MatMul", ["p", "v"], ["y"]),
+    ]
+    shape = [1, tokens, width]
+    return _graph_model(path, nodes, [("x", shape)], [("y", shape)], [(f"w{n}", (width, width)) for n in "qkv"])
+
+
+def test_model_features_tell_attention_from_weights(tmp_path):
+    from onnx import helper
+
+    from ireegen.compile.compiler import find_compiler
+    from ireegen.frontend.import_options import ImportOptions
+    from ireegen.frontend.model_features import model_features
+    from ireegen.frontend.models import load_model
+
+    mlp = _graph_model(
+        tmp_path / "mlp.onnx",
+        [
+            helper.make_node("MatMul", ["x", "w1"], ["h"]),
+            helper.make_node("Relu", ["h"], ["r"]),
+            helper.make_node("MatMul", ["r", "w2"], ["y"]),
+        ],
+        [("x", [1, 20, 32])],
+        [("y", [1, 20, 32])],
+        [("w1", (32, 32)), ("w2", (32, 32))],
+    )
+    compiler = find_compiler()
+    attention = model_features(load_model(_attention(tmp_path / "attention.onnx"), compiler, ImportOptions()))
+    weights = model_features(load_model(mlp, compiler, ImportOptions()))
+    assert attention == {"contractions", "computed-contractions"}
+    assert weights == {"contractions"}
+
+
+@pytest.mark.parametrize(
+    "figures, choice",
+    [
+        ({"baseline": 100, "a": 97, "b": 80}, "b"),  # a is within the baseline's noise
+        ({"baseline": 100, "a": 81, "b": 80}, "a"),  # a and b within noise: the earlier
+        ({"baseline": 100, "a": 90, "b": 80}, "b"),
+        ({"baseline": 100, "a": 96}, "baseline"),
+        ({"a": 81, "b": 80}, "a"),
+    ],
+)
+def test_the_choice_within_noise_is_the_earlier_candidate(figures, choice):
+    from ireegen.check.tune import CPU_TIME, Trial, _best
+
+    trials = [Trial(name, (), samples=[figure]) for name, figure in figures.items()]
+    assert _best(trials, CPU_TIME)[0].name == choice

@@ -28,9 +28,10 @@ from ireegen.cbuild.timing import CPU_TIME, INSTRUCTIONS, Meter, Timer, build_pl
 from ireegen.cbuild.toolchains import runs_natively, toolchain_for
 from ireegen.check.inputs import draw
 from ireegen.check.module_timing import ModuleTimer
+from ireegen.common.clock import cpu_seconds
 from ireegen.common.errors import CompileError, DiskFullError, IreegenError, RunError, UsageError
 from ireegen.common.progress import progress
-from ireegen.config.tuning import BASELINE, candidates_for, untunable
+from ireegen.config.tuning import BASELINE, candidates_for, order_for, untunable
 from ireegen.frontend.model_features import model_features
 from ireegen.output.outputs import MANIFEST
 from ireegen.output.tuning_record import load_record, store_record
@@ -41,15 +42,18 @@ MIN_GAIN = {CPU_TIME: 0.05, INSTRUCTIONS: 0.01}
 ROUNDS = {"quick": 3, "full": 5}
 
 
-# A --tune level's time limits (None: none).  A tuned emit is the import,
-# the search and the write; an untuned one the import, one emit of the
-# baseline (its compile, the references' compile and the verification)
-# and the write.  The search may take `multiple` times the baseline
-# candidate's emit, and the whole emit (from its start) `emit_seconds`:
-# so quick stays within 3x an untuned emit, and within 2 minutes unless
-# the untuned emit alone is longer.  A candidate that would end past
-# either limit, as estimated from the candidates measured before it, is
-# not tried (its row says so; --tune full tries it).
+# A --tune level's limits (None: none), in CPU seconds of this process and
+# the processes it runs (common/clock.py): the machine's load, which moves
+# wall time several times over, does not decide what is tried.  A tuned
+# emit is the import, the search and the write; an untuned one the import,
+# one emit of the baseline (its compile, the references' compile and the
+# verification) and the write.  The search may take `multiple` times the
+# baseline candidate's emit, and the whole emit (from its start)
+# `emit_seconds`: so quick stays within 3x an untuned emit's CPU time, and
+# within 2 minutes of it unless the untuned emit alone takes longer.  A
+# candidate that would end past either limit, as estimated from the
+# candidates measured before it, is not tried (its row says so; --tune
+# full tries it).
 @dataclass(frozen=True)
 class Budget:
     multiple: float | None
@@ -149,14 +153,22 @@ def show(figure: float | None, unit: str) -> str:
 
 
 def _best(trials: list, unit: str):
+    """(the chosen trial, the baseline's): among the candidates at least
+    MIN_GAIN faster than the baseline, the first in the search's order
+    whose figure is within MIN_GAIN of the fastest, so that candidates the
+    noise cannot tell apart give the same choice from run to run; else the
+    baseline."""
     timed = [t for t in trials if t.figure is not None]
     if not timed:
         return None, None
+    gain = MIN_GAIN[unit]
     base = next((t for t in timed if t.name == BASELINE), None)
-    best = min(timed, key=lambda t: t.figure)
-    if base is not None and best is not base and best.figure > base.figure * (1 - MIN_GAIN[unit]):
-        best = base
-    return best, base
+    faster = [t for t in timed if base is None or t is base or t.figure <= base.figure * (1 - gain)]
+    if base is not None and len(faster) == 1:
+        return base, base
+    rivals = [t for t in faster if t is not base]
+    fastest = min(t.figure for t in rivals)
+    return next(t for t in rivals if t.figure * (1 - gain) <= fastest), base
 
 
 def _progress_best(trials, unit) -> str:
@@ -185,14 +197,15 @@ def tune(
     `functions` are the model's signature.Functions, `given_inputs` the
     --verify-inputs arrays by function (timing uses them, else seeded draws).
     With `keep_output`, the chosen candidate's directory is kept (Tuning.output).
-    `emit_started` is time.monotonic() at the emit's start (the level's
-    emit_seconds count from it); `shared_seconds()` the seconds spent so far
-    building what every candidate shares (the references): the first
-    candidate pays them, the others do not."""
+    `emit_started` is common.clock.cpu_seconds() at the emit's start (the
+    level's emit_seconds count from it); `shared_seconds()` the CPU seconds
+    spent so far building what every candidate shares (the references): the
+    first candidate pays them, the others do not."""
     why = untunable(config)
     if why is not None:
         return _quiet(level, why)
-    candidates = candidates_for(level, model_features(model))
+    features = model_features(model)
+    candidates = candidates_for(level, features)
     if len(candidates) < 2:
         return _quiet(
             level, f"no candidate of --tune {level} can change this model (it has no convolutions or matmuls)"
@@ -214,7 +227,10 @@ def tune(
             section,
             f"tuning ({level}): {record['choice']}, the recorded choice for this content key (no search)",
         )
-    started = time.monotonic()
+    started, cpu_started = time.monotonic(), cpu_seconds()
+    order = order_for(features) if level == "quick" else None
+    if order is not None:
+        progress("tuning", f"{len(candidates)} candidates, in the order for {order.why}")
     with tempfile.TemporaryDirectory(prefix="ireegen-tune-") as tmp:
         tmp = Path(tmp)
         meter = meter_for(config, tmp)
@@ -229,7 +245,7 @@ def tune(
         if keep_output and best is not None:
             kept = Path(tempfile.mkdtemp(prefix="ireegen-tuned-")) / "output"
             shutil.move(str(tmp / f"candidate{trials.index(best) + 1}"), str(kept))
-    seconds = time.monotonic() - started
+    seconds, cpu = time.monotonic() - started, cpu_seconds() - cpu_started
     measured = (
         f"CPU time on this machine{' (iree-benchmark-module, local-sync)' if meter.vm_module else ''}, "
         f"median of {ROUNDS[level]} alternating rounds"
@@ -248,6 +264,7 @@ def tune(
         "flags": list(chosen.flags),
         "speedup": round(base.figure / chosen.figure, 3) if base is not None and chosen.figure else None,
         "search_seconds": round(seconds, 1),
+        "search_cpu_seconds": round(cpu, 1),
     }
     if best is None:
         section["note"] = "no candidate could be timed: kept the baseline"
@@ -255,14 +272,15 @@ def tune(
         store_record(key, section)
     speedup = f", {section['speedup']:.2f}x baseline" if section["speedup"] else ""
     summary = (
-        f"tuning ({level}): chose {chosen.name}{speedup} by {meter.unit}; {len(trials)} candidates in {seconds:.1f} s"
+        f"tuning ({level}): chose {chosen.name}{speedup} by {meter.unit}; {len(trials)} candidates in {seconds:.1f} s "
+        f"({cpu:.1f} s CPU)"
     )
     failed = [t.name for t in trials if t.status not in ("ok", SAME, NOT_TRIED)]
     if failed:
         summary += f" ({', '.join(failed)} skipped: see the manifest)"
     untried = [t.name for t in trials if t.status == NOT_TRIED]
     if untried:
-        summary += f" ({', '.join(untried)} not tried within --tune {level}'s time budget; --tune full tries them)"
+        summary += f" ({', '.join(untried)} not tried within --tune {level}'s CPU-time budget; --tune full tries them)"
     return Tuning(tuple(chosen.flags), section, summary, kept)
 
 
@@ -291,17 +309,23 @@ def _timer(outdir: Path, build_dir: Path, inputs: dict, meter: Meter):
 @dataclass
 class _Clock:
     """When a search stops starting candidates: it estimates each next
-    candidate's seconds (its emit, runner build and first timing) from the
-    ones measured before it, and the timing rounds still owed."""
+    candidate's CPU seconds (its emit, runner build and first timing) from
+    the ones measured before it, and the timing rounds still owed.  Every
+    time is `now()`'s: CPU seconds (common/clock.py)."""
 
     budget: Budget
     emit_started: float | None
     shared_seconds: Callable[[], float]
-    started: float = field(default_factory=time.monotonic)
+    started: float | None = None  # now() when the search started (None: at construction)
+    now: Callable[[], float] = cpu_seconds
     baseline_seconds: float | None = None  # the baseline candidate's emit, shared references included
     estimate: float = 0.0  # the next candidate's seconds
     round_seconds: float = 0.0  # one timing round of the candidates timed so far
     timed: int = 0  # how many
+
+    def __post_init__(self):
+        if self.started is None:
+            self.started = self.now()
 
     def deadline(self) -> float | None:
         ends = []
@@ -311,12 +335,19 @@ class _Clock:
             ends.append(self.emit_started + self.budget.emit_seconds)
         return min(ends) if ends else None
 
+    def left(self) -> str:
+        """What is left of the budget, for the progress line ("" without one)."""
+        deadline = self.deadline()
+        if deadline is None:
+            return ""
+        return f"{max(deadline - self.now(), 0.0):.0f} s of CPU time left in the budget"
+
     def allows_next(self, rounds: int) -> bool:
         deadline = self.deadline()
         # The next candidate, then the later rounds of every timed one and of it.
         per_sample = self.round_seconds / self.timed if self.timed else 0.0
         owed = self.estimate + (rounds - 1) * (self.round_seconds + per_sample)
-        return deadline is None or time.monotonic() + owed <= deadline
+        return deadline is None or self.now() + owed <= deadline
 
     def measured(self, name: str, seconds: float, shared_before: float) -> None:
         """Candidate `name` took `seconds`, `shared_seconds()` having been `shared_before` when it started."""
@@ -348,9 +379,9 @@ def _try(candidate, trials: list, k: int, n: int, emit_candidate, tmp: Path, bas
         return
     try:
         trial.timer = _timer(outdir, tmp / f"build{k}", inputs, meter)
-        sampled = time.monotonic()
+        sampled = clock.now()
         trial.samples.append(trial.timer.sample())
-        clock.round_seconds += time.monotonic() - sampled
+        clock.round_seconds += clock.now() - sampled
         clock.timed += 1
     except (RunError, IreegenError) as e:
         trial.status, trial.note = "not timed", f"not timed: {str(e).strip().splitlines()[0][:MAX_NOTE]}"
@@ -373,10 +404,10 @@ def _search(candidates, meter: Meter, inputs: dict, emit_candidate, tmp: Path, r
             trial = Trial(candidate.name, candidate.flags)
             trials.append(trial)
             if not clock.allows_next(rounds):
-                trial.status, trial.note = NOT_TRIED, "not tried: past the time budget of the level"
+                trial.status, trial.note = NOT_TRIED, "not tried: past the level's CPU-time budget"
                 progress("tuning", f"candidate {k} of {n}: {candidate.name}: {trial.note}")
                 continue
-            began, shared_before = time.monotonic(), clock.shared_seconds()
+            began, shared_before = clock.now(), clock.shared_seconds()
             progress(
                 "tuning",
                 f"candidate {k} of {n}: {candidate.name}: compiling and verifying{_progress_best(trials, meter.unit)}",
@@ -384,7 +415,9 @@ def _search(candidates, meter: Meter, inputs: dict, emit_candidate, tmp: Path, r
             try:
                 _try(candidate, trials, k, n, emit_candidate, tmp, baseline_files, inputs, meter, clock)
             finally:
-                clock.measured(candidate.name, time.monotonic() - began, shared_before)
+                clock.measured(candidate.name, clock.now() - began, shared_before)
+            if candidate.name == BASELINE and clock.left():
+                progress("tuning", f"baseline: {clock.now() - began:.0f} s of CPU time; {clock.left()}")
             if candidate.name == BASELINE and trial.status != "failed":
                 baseline_files = _output_files(tmp / f"candidate{k}")
         timed = [t for t in trials if t.timer is not None]

@@ -25,7 +25,8 @@ from ireegen.common.errors import UsageError
 # and a CRNN, docs/peers.md and docs/tuning.md), channels-last (the OCR
 # detector), im2col (a CRNN at x86-64-v3), data-tiling-convolutions
 # (ResNet-18 at host).  quick's time budget (check/tune.py) cuts the search
-# at the end of that order, so the likelier winners come first.
+# at the end of that order, so the likelier winners come first; ORDERS
+# below reorders and prunes it per kind of model.
 LEVELS = ("off", "quick", "full")
 DEFAULT_LEVEL = "quick"
 # Overrides DEFAULT_LEVEL when no --tune is given (ireegen's own test suite
@@ -38,6 +39,12 @@ ANY = "anything"
 CONVOLUTIONS = "convolutions"
 CONTRACTIONS = "contractions"  # matmuls and convolutions
 NCHW_CONVOLUTIONS = "nchw-convolutions"  # what channels-last transposes (an NHWC model compiles the same)
+# A matmul whose two operands are both computed from the inputs (no
+# weights): attention's scores and its probabilities times V.
+COMPUTED_CONTRACTIONS = "computed-contractions"
+# A depthwise-separable CNN that ireegen computes channels-last
+# (the depthwise-separable-as-nhwc rewrite, frontend/nhwc_layout.py).
+DEPTHWISE_SEPARABLE_NHWC = "depthwise-separable-nhwc"
 
 _CHANNELS_LAST = (
     "--iree-preprocessing-pass-pipeline=builtin.module(util.func(iree-preprocessing-convert-conv-to-channels-last))"
@@ -129,6 +136,49 @@ CANDIDATES = (
 BY_NAME = {c.name: c for c in CANDIDATES}
 
 
+# What quick searches first on a kind of model, and what it leaves to full:
+# the first row whose feature the model has applies.  `first` are tried
+# right after the baseline, in that order, then the level's other rows in
+# the table's order; `ruled_out` are not tried at quick (full tries every
+# row).  From the figures of docs/peers.md and docs/tuning.md:
+# - a transformer's matmuls (attention's scores, its MLP) want data tiling
+#   (ViT 3.22x -> 1.19x ONNX Runtime's time, a BERT-base-shaped encoder
+#   3.64x -> 1.22x): on a model without convolutions
+#   im2col+data-tiling-codegen is data tiling alone;
+# - a depthwise-separable CNN computed channels-last won with IREE's
+#   channels-last where the rewrite leaves channels-first convolutions
+#   (the OCR detector: channels-last applies only there), else with
+#   im2col+data-tiling-codegen (MobileNetV2, the OCR classifier); im2col
+#   and data-tiled convolutions lost on all three.
+@dataclass(frozen=True)
+class Order:
+    feature: str
+    first: tuple  # candidate names, tried right after the baseline
+    ruled_out: tuple  # candidate names quick does not try on such a model
+    why: str  # one line for the docs and the manifest
+
+
+ORDERS = (
+    Order(
+        COMPUTED_CONTRACTIONS,
+        ("im2col+data-tiling-codegen",),
+        (),
+        "attention's matmuls (two computed operands): data tiling first",
+    ),
+    Order(
+        DEPTHWISE_SEPARABLE_NHWC,
+        ("channels-last", "im2col+data-tiling-codegen"),
+        ("im2col", "data-tiling-convolutions"),
+        "a depthwise-separable CNN computed channels-last: channels-last, then data tiling; no im2col",
+    ),
+)
+
+
+def order_for(features) -> Order | None:
+    """The ORDERS row for a model with `features`, or None (the table's order)."""
+    return next((o for o in ORDERS if o.feature in features), None)
+
+
 def check_level(value: str | None, flag: str = "--tune", config=None) -> str:
     """The --tune level: `value`, else $IREEGEN_TUNE, else DEFAULT_LEVEL
     (off for a microcontroller `config`: the search chooses by time alone,
@@ -144,9 +194,16 @@ def check_level(value: str | None, flag: str = "--tune", config=None) -> str:
 
 def candidates_for(level: str, features) -> list:
     """The candidates `level` tries on a model with `features` (a set of
-    CONVOLUTIONS/NCHW_CONVOLUTIONS/CONTRACTIONS), baseline first; [] for off."""
+    the feature names above), in the order it tries them: baseline first,
+    then, at quick, the ORDERS row's `first`; [] for off."""
     have = {ANY, *features}
-    return [c for c in CANDIDATES if level in c.levels and c.needs in have]
+    rows = [c for c in CANDIDATES if level in c.levels and c.needs in have]
+    order = order_for(features) if level == "quick" else None
+    if order is None:
+        return rows
+    rank = {name: i for i, name in enumerate((BASELINE, *order.first))}
+    kept = [c for c in rows if c.name not in order.ruled_out]
+    return sorted(kept, key=lambda c: rank.get(c.name, len(rank)))
 
 
 def untunable(config) -> str | None:

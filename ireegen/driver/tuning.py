@@ -19,7 +19,8 @@ def search(request: EmitRequest, loaded: Loaded, emit: Callable, started: float 
     """The tuning of the checked `request`.  `emit(request, references,
     loaded)` is the driver: it emits each candidate from the model `loaded`
     imported once, verified against `references` built once.  `started`
-    is time.monotonic() at the emit's start (the level's time budget counts from it)."""
+    is common.clock.cpu_seconds() at the emit's start (the level's CPU-time
+    budget counts from it)."""
     verify = request.verify
     given = loaded.verify_inputs if verify.enabled else {}
     with tempfile.TemporaryDirectory(prefix="ireegen-reference-") as reference_dir:

@@ -19,7 +19,6 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
@@ -39,6 +38,7 @@ from ireegen.check.verify import (
     reference_failed,
     reference_itself,
 )
+from ireegen.common.clock import cpu_seconds
 from ireegen.common.errors import IreegenError
 from ireegen.common.progress import progress
 from ireegen.compile.compile_model import compile_model
@@ -101,7 +101,8 @@ class ReferenceCache:
         self._iree: tuple | None = None  # (module path or None, manifest entry)
         self._independent: tuple | None = None
         self._rewritten: tuple | None = None
-        self.seconds = 0.0  # spent building them (a tuning search's estimate leaves them out)
+        # CPU seconds spent building and running them (a tuning search's estimate leaves them out).
+        self.seconds = 0.0
         self._outputs: dict = {}  # (reference, function, inputs' digest) -> outputs
 
     def remembered(self, subject: Subject) -> Subject:
@@ -114,7 +115,9 @@ class ReferenceCache:
             digest = tuple((a.dtype.str, a.shape, hashlib.sha256(a.tobytes()).hexdigest()) for a in arrays)
             key = (subject.label, function.name, digest)
             if key not in self._outputs:
+                began = cpu_seconds()
                 self._outputs[key] = subject.run(function, inputs)
+                self.seconds += cpu_seconds() - began
             return [np.array(x, copy=True) for x in self._outputs[key]]
 
         return Subject(subject.label, run)
@@ -122,17 +125,17 @@ class ReferenceCache:
     def iree_defaults(self, built: Built) -> tuple:
         """(IREE's defaults' module or None, its manifest entry); compiled on first use."""
         if self._iree is None:
-            began = time.monotonic()
+            began = cpu_seconds()
             self._iree = _compile_defaults(built, self.directory / "reference")
-            self.seconds += time.monotonic() - began
+            self.seconds += cpu_seconds() - began
         return self._iree
 
     def rewritten(self, built: Built, entry: dict) -> tuple:
         """(IREE's defaults on the model as ireegen rewrote it, its manifest entry); compiled on first use."""
         if self._rewritten is None:
-            began = time.monotonic()
+            began = cpu_seconds()
             self._rewritten = _compile_rewritten(built, self.directory / "rewritten", entry)
-            self.seconds += time.monotonic() - began
+            self.seconds += cpu_seconds() - began
         return self._rewritten
 
     def independent(self, request: EmitRequest, bounded: tuple = ()) -> tuple:

@@ -74,13 +74,24 @@ def load_record(key: str, offered: dict) -> dict | None:
         return None
     if not isinstance(record.get("timed_on", ""), str) or len(record.get("timed_on", "")) > MAX_TEXT:
         return None
-    if not all(_number(record.get(k)) for k in ("speedup", "search_seconds")):
+    if not all(_number(record.get(k)) for k in ("speedup", "search_seconds", "search_cpu_seconds")):
         return None
     return {k: record[k] for k in _SECTION_KEYS if k in record}
 
 
 # What a record holds: the manifest's tuning section, field by field.
-_SECTION_KEYS = ("level", "measured", "timed_on", "unit", "candidates", "choice", "flags", "speedup", "search_seconds")
+_SECTION_KEYS = (
+    "level",
+    "measured",
+    "timed_on",
+    "unit",
+    "candidates",
+    "choice",
+    "flags",
+    "speedup",
+    "search_seconds",
+    "search_cpu_seconds",
+)
 _ENTRY_KEYS = {"name", "flags", "status", "figure", "unit", "samples", "note"}
 STATUSES = ("ok", "failed", "not timed", "not tried", "same as baseline")
 MAX_TEXT = 400
