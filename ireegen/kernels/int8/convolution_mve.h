@@ -64,10 +64,28 @@ __attribute__((always_inline)) static inline void ireegen_i8_gather_column(
   const ptrdiff_t ix0 = (ptrdiff_t)(ox * stride) - (ptrdiff_t)pad_left;
   if (iy0 >= 0 && ix0 >= 0 && (size_t)iy0 + kh <= h && (size_t)ix0 + kw <= wd) {
     const int8_t* origin = image + (size_t)iy0 * wd + (size_t)ix0;
-    size_t e = 0;
-    for (; e + 8 <= length; e += 8)
-      vstrbq_s16(column + e,
-                 vldrbq_gather_offset_s16(origin, vldrhq_u16(offsets + e)));
+    const size_t e = length & ~(size_t)7;
+    if (e) {
+      // In assembler, so that the loop's pointers stay in registers (in
+      // C, inlined into the convolution, gcc 12 reloaded them each pass).
+      const uint16_t* o = offsets;
+      int8_t* d = column;
+      uint16x8_t q;
+      int16x8_t v;
+      // clang-format off
+      __asm__ volatile(
+          "wls lr, %[groups], 2f\n"
+          "1:\n\t"
+          "vldrh.u16 %q[q], [%[o]], #16\n\t"
+          "vldrb.s16 %q[v], [%[origin], %q[q]]\n\t"
+          "vstrb.16 %q[v], [%[d]], #8\n\t"
+          "le lr, 1b\n"
+          "2:\n"
+          : [o] "+r"(o), [d] "+r"(d), [q] "=&w"(q), [v] "=&w"(v)
+          : [origin] "r"(origin), [groups] "r"(e / 8)
+          : "memory", "lr");
+      // clang-format on
+    }
     if (e < length) {
       const mve_pred16_t p = vctp16q((uint32_t)(length - e));
       vstrbq_p_s16(
@@ -90,7 +108,41 @@ __attribute__((always_inline)) static inline void ireegen_i8_gather_column(
     const uint16x8_t height = vdupq_n_u16((uint16_t)h);
     const uint16x8_t width = vdupq_n_u16((uint16_t)wd);
     const int16x8_t pad = vdupq_n_s16((int16_t)x_zero);
-    for (size_t e = 0; e < length; e += 8) {
+    size_t e = length & ~(size_t)7;
+    if (e) {
+      // The whole groups of eight in assembler, as above.
+      const uint16_t* o = offsets;
+      const uint8_t *r = rows, *k = cols;
+      int8_t* d = column;
+      uint16x8_t q, qr, qc;
+      int16x8_t v;
+      // clang-format off
+      __asm__ volatile(
+          "wls lr, %[groups], 2f\n"
+          "1:\n\t"
+          "vldrb.u16 %q[qr], [%[r]], #8\n\t"
+          "vldrb.u16 %q[qc], [%[k]], #8\n\t"
+          "vadd.i16 %q[qr], %q[qr], %[iy0]\n\t"
+          "vadd.i16 %q[qc], %q[qc], %[ix0]\n\t"
+          "vcmp.u16 hi, %q[height], %q[qr]\n\t"
+          "vpst\n\t"
+          "vcmpt.u16 hi, %q[width], %q[qc]\n\t"
+          "vldrh.u16 %q[q], [%[o]], #16\n\t"
+          "vpst\n\t"
+          "vldrbt.s16 %q[v], [%[origin], %q[q]]\n\t"
+          "vpsel %q[v], %q[v], %q[pad]\n\t"
+          "vstrb.16 %q[v], [%[d]], #8\n\t"
+          "le lr, 1b\n"
+          "2:\n"
+          : [o] "+r"(o), [r] "+r"(r), [k] "+r"(k), [d] "+r"(d), [q] "=&w"(q),
+            [qr] "=&w"(qr), [qc] "=&w"(qc), [v] "=&w"(v)
+          : [origin] "r"(origin), [groups] "r"(e / 8), [iy0] "r"(iy0),
+            [ix0] "r"(ix0), [height] "w"(height), [width] "w"(width),
+            [pad] "w"(pad)
+          : "memory", "lr");
+      // clang-format on
+    }
+    for (; e < length; e += 8) {
       const mve_pred16_t tail = vctp16q((uint32_t)(length - e));
       const uint16x8_t iy =
           vaddq_n_u16(vldrbq_z_u16(rows + e, tail), (uint16_t)iy0);
@@ -270,13 +322,69 @@ static inline void ireegen_i8_triples_mve(const int8_t* w,
 // below 0: the scaling is requantize_mve.h's without the left shift, and
 // the negative fix-up takes the sign of the sum (the product VQRDMULH makes
 // of it by a positive multiplier has that sign or is 0, and a 0 lowered by
-// one rounds back to 0 when shifted right by at least 1).
+// one rounds back to 0 when shifted right by at least 1).  Then the zero
+// point added saturating and the clamp to int8 as a saturating shift left by
+// 24 and back.  The whole pairs of filters in assembler (in C, inlined into
+// the convolution, gcc 12 reloaded the loop's pointers each pass), scaled
+// by IREEGEN_I8_SUMS_SCALE.
+#define IREEGEN_I8_MVE_ROW_BYTES (4 * IREEGEN_I8_MVE_ROW)
+#if defined(IREEGEN_I8_TFLM)
+#define IREEGEN_I8_SUMS_SCALE            \
+  "vldrw.u32 %q[r], [%[s], %[row]]\n\t"  \
+  "vldrw.u32 %q[m], [%[s]], #16\n\t"     \
+  "vshr.s32 %q[t], %q[a], #31\n\t"       \
+  "vqrdmulh.s32 %q[a], %q[a], %q[m]\n\t" \
+  "vadd.i32 %q[a], %q[a], %q[t]\n\t"     \
+  "vrshl.s32 %q[a], %q[a], %q[r]\n\t"
+#else
+#define IREEGEN_I8_SUMS_SCALE        \
+  "vldrw.u32 %q[m], [%[s]], #16\n\t" \
+  "vcvt.f32.s32 %q[a], %q[a]\n\t"    \
+  "vmul.f32 %q[a], %q[a], %q[m]\n\t" \
+  "vcvtn.s32.f32 %q[a], %q[a]\n\t"
+#endif
 __attribute__((always_inline)) static inline void ireegen_i8_sums_mve(
     const int32_t* sums, const ireegen_i8_factor_t* scales, size_t f,
     int8_t* dst, uint32_t plane, mve_pred16_t pixels, int32_t y_zero,
     const int right_only) {
   const uint32x4_t block = {0, 1, plane, plane + 1};
-  for (size_t o = 0; o < f; o += 2, dst += 2 * plane) {
+  size_t o = 0;
+#if defined(IREEGEN_I8_TFLM)
+  if (right_only)
+#endif
+  {
+    if (f >= 2) {
+      const int32_t* a = sums;
+      const ireegen_i8_factor_t* s = scales;
+      int8_t* d = dst;
+      int32x4_t qa, qm, qr, qt;
+      // clang-format off
+      __asm__ volatile(
+          "vmsr p0, %[pixels]\n\t"
+          "wls lr, %[pairs], 2f\n"
+          "1:\n\t"
+          "vldrw.u32 %q[a], [%[sums]], #16\n\t"
+          IREEGEN_I8_SUMS_SCALE
+          "vqadd.s32 %q[a], %q[a], %[y_zero]\n\t"
+          "vqshl.s32 %q[a], %q[a], #24\n\t"
+          "vshr.s32 %q[a], %q[a], #24\n\t"
+          "vpst\n\t"
+          "vstrbt.32 %q[a], [%[d], %q[block]]\n\t"
+          "add %[d], %[d], %[step]\n\t"
+          "le lr, 1b\n"
+          "2:\n"
+          : [sums] "+r"(a), [s] "+r"(s), [d] "+r"(d), [a] "=&w"(qa),
+            [m] "=&w"(qm), [r] "=&w"(qr), [t] "=&w"(qt)
+          : [pairs] "r"(f / 2), [pixels] "r"((uint32_t)pixels),
+            [y_zero] "r"(y_zero), [block] "w"(block), [step] "r"(2 * plane),
+            [row] "i"(IREEGEN_I8_MVE_ROW_BYTES)
+          : "memory", "lr");
+      // clang-format on
+      (void)qm, (void)qr, (void)qt;
+      o = f & ~(size_t)1;
+    }
+  }
+  for (; o < f; o += 2) {
     const int32x4_t acc = vldrwq_s32(sums + 2 * o);
 #if defined(IREEGEN_I8_TFLM)
     const int32x4_t m = vldrwq_s32(scales + 2 * o);
@@ -297,10 +405,11 @@ __attribute__((always_inline)) static inline void ireegen_i8_sums_mve(
 #endif
     const int32x4_t q =
         vshrq_n_s32(vqshlq_n_s32(vqaddq_n_s32(v, y_zero), 24), 24);
-    vstrbq_scatter_offset_p_s32(dst, block, q,
+    vstrbq_scatter_offset_p_s32(dst + o * plane, block, q,
                                 o + 1 < f ? pixels : pixels & 0x00FF);
   }
 }
+#undef IREEGEN_I8_SUMS_SCALE
 
 // bias[o] - x_zero * sum of filter o's weights, for f filters.
 static inline void ireegen_i8_filter_bases(const int8_t* w, size_t length,
@@ -418,11 +527,11 @@ static __attribute__((noinline)) int ireegen_i8_convolution_mve(
             vstrwq_s32(sums, acc);
           }
           if (right_only)
-            ireegen_i8_sums_mve(sums, scales, count, dst, plane, pixels,
-                                y_zero, 1);
+            ireegen_i8_sums_mve(sums, scales, count, dst, plane, pixels, y_zero,
+                                1);
           else
-            ireegen_i8_sums_mve(sums, scales, count, dst, plane, pixels,
-                                y_zero, 0);
+            ireegen_i8_sums_mve(sums, scales, count, dst, plane, pixels, y_zero,
+                                0);
         }
       }
     }
