@@ -67,7 +67,9 @@ __attribute__((always_inline)) static inline void ireegen_i8_gather_column(
     const size_t e = length & ~(size_t)7;
     if (e) {
       // In assembler, so that the loop's pointers stay in registers (in
-      // C, inlined into the convolution, gcc 12 reloaded them each pass).
+      // C, inlined into the convolution, gcc 12 reloaded them each pass);
+      // a widening load's or narrowing store's written-back base is a low
+      // register ("l").
       const uint16_t* o = offsets;
       int8_t* d = column;
       uint16x8_t q;
@@ -81,7 +83,7 @@ __attribute__((always_inline)) static inline void ireegen_i8_gather_column(
           "vstrb.16 %q[v], [%[d]], #8\n\t"
           "le lr, 1b\n"
           "2:\n"
-          : [o] "+r"(o), [d] "+r"(d), [q] "=&w"(q), [v] "=&w"(v)
+          : [o] "+r"(o), [d] "+l"(d), [q] "=&w"(q), [v] "=&w"(v)
           : [origin] "r"(origin), [groups] "r"(e / 8)
           : "memory", "lr");
       // clang-format on
@@ -134,7 +136,7 @@ __attribute__((always_inline)) static inline void ireegen_i8_gather_column(
           "vstrb.16 %q[v], [%[d]], #8\n\t"
           "le lr, 1b\n"
           "2:\n"
-          : [o] "+r"(o), [r] "+r"(r), [k] "+r"(k), [d] "+r"(d), [q] "=&w"(q),
+          : [o] "+r"(o), [r] "+l"(r), [k] "+l"(k), [d] "+l"(d), [q] "=&w"(q),
             [qr] "=&w"(qr), [qc] "=&w"(qc), [v] "=&w"(v)
           : [origin] "r"(origin), [groups] "r"(e / 8), [iy0] "r"(iy0),
             [ix0] "r"(ix0), [height] "w"(height), [width] "w"(width),
