@@ -612,10 +612,16 @@ def test_kernels_on_cortex_m55_equal_the_tflm_kernels_on_the_host(libs, tmp_path
             (7, [m, n, k, 0, zx, 0, 0, zy], x, pack_fc_weights(w), bias, _table(sx, np.repeat(sw, n), sy), (m, n))
         )
     cases += [_m55_conv_case(rng, i % 2 == 1, i // 2) for i in range(48)]
-    for _ in range(8):  # ADD
-        count = int(rng.integers(1, 300))
+    for i in range(12):  # ADD: the last four long enough for the tabled terms (add_mve.h)
+        count = int(rng.integers(1, 300)) if i < 8 else int(rng.integers(512, 1100))
         a, b = rng.integers(-128, 128, (2, count), dtype=np.int8)
         scales = [int(np.float32(rng.uniform(0.005, 0.3)).view(np.uint32)) for _ in range(3)]
+        if i % 4 in (1, 3):  # equal input scales: both factors 1/2, no right shift
+            scales[1] = scales[0]
+        if i % 4 == 2:  # an output scale so small that its factor shifts left
+            scales[2] = int(np.float32(rng.uniform(1e-8, 1e-7)).view(np.uint32))
+        if i % 4 == 3:  # output scale twice the inputs': an odd sum of the two is a tie, half of them negative
+            scales[2] = int((np.uint32(scales[0]).view(np.float32) * np.float32(2)).view(np.uint32))
         za, zb, zy = (int(v) for v in rng.integers(-128, 128, 3))
         empty = np.zeros(0, np.int32)
         cases.append((10, [count, scales[0], za, scales[1], zb, scales[2], zy], a, b, empty, empty, (count,)))

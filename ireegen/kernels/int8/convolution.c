@@ -176,20 +176,21 @@ static __attribute__((noinline)) void ireegen_i8_pair_filters(
                                per_channel, y_zero, y, pixels, two, 0);
 }
 
-// The convolution: filter o's multiplier is IREEGEN_I8_MULTIPLIER(o).  Its
-// one caller is this file's entry point, so it is inlined there.
-IREEGEN_I8_BODY void ireegen_i8_conv(
-    const int8_t* x, const int8_t* w, const int32_t* bias, int8_t* y, size_t n,
-    size_t c, size_t h, size_t wd, size_t f, size_t kh, size_t kw, size_t oh,
-    size_t ow, size_t stride, size_t pad_top, size_t pad_left, int32_t x_zero,
-    ireegen_i8_scale_t multiplier, const ireegen_i8_scale_t* per_channel,
-    int32_t y_zero) {
+// The convolution of the DSP (SMLAD) and plain loops: filter o's
+// multiplier is IREEGEN_I8_MULTIPLIER(o).  On MVE cores a function of its
+// own, as the MVE loops' is (convolution_mve.h): each has its columns on
+// the stack, and the entry point's frame would otherwise hold both.
 #if IREEGEN_I8_MVE_REQUANTIZE
-  if (ireegen_i8_convolution_mve(x, w, bias, y, n, c, h, wd, f, kh, kw, oh, ow,
-                                 stride, pad_top, pad_left, x_zero, multiplier,
-                                 per_channel, y_zero))
-    return;
+static __attribute__((noinline)) void
+#else
+IREEGEN_I8_BODY void
 #endif
+ireegen_i8_conv_columns(const int8_t* x, const int8_t* w, const int32_t* bias,
+                        int8_t* y, size_t n, size_t c, size_t h, size_t wd,
+                        size_t f, size_t kh, size_t kw, size_t oh, size_t ow,
+                        size_t stride, size_t pad_top, size_t pad_left,
+                        int32_t x_zero, ireegen_i8_scale_t multiplier,
+                        const ireegen_i8_scale_t* per_channel, int32_t y_zero) {
   const size_t length = c * kh * kw;
   const size_t pixels = oh * ow;
   // The pair column, or one column when it is longer (word-aligned), and
@@ -292,6 +293,25 @@ IREEGEN_I8_BODY void ireegen_i8_conv(
       }
     }
   }
+}
+
+// The convolution: the MVE loops where they take it, else the columns'.
+// Its one caller is this file's entry point, so it is inlined there.
+IREEGEN_I8_BODY void ireegen_i8_conv(
+    const int8_t* x, const int8_t* w, const int32_t* bias, int8_t* y, size_t n,
+    size_t c, size_t h, size_t wd, size_t f, size_t kh, size_t kw, size_t oh,
+    size_t ow, size_t stride, size_t pad_top, size_t pad_left, int32_t x_zero,
+    ireegen_i8_scale_t multiplier, const ireegen_i8_scale_t* per_channel,
+    int32_t y_zero) {
+#if IREEGEN_I8_MVE_REQUANTIZE
+  if (ireegen_i8_convolution_mve(x, w, bias, y, n, c, h, wd, f, kh, kw, oh, ow,
+                                 stride, pad_top, pad_left, x_zero, multiplier,
+                                 per_channel, y_zero))
+    return;
+#endif
+  ireegen_i8_conv_columns(x, w, bias, y, n, c, h, wd, f, kh, kw, oh, ow, stride,
+                          pad_top, pad_left, x_zero, multiplier, per_channel,
+                          y_zero);
 }
 
 // dst[i] = src[i] - x_zero for i < n, in int16.  On DSP cores four at a

@@ -22,30 +22,26 @@
 
 #if IREEGEN_I8_MVE_REQUANTIZE
 
-// The longest column taken here (two columns and the offsets: 2.5 KiB of
-// stack), and the filters whose bases are tabled at once (256 B; the
-// columns are gathered again for each further 64 filters, a small cost
-// next to the filters' dot products).
+// The longest column taken here (two columns and the gather's tables:
+// 3.75 KiB of stack), and the filters whose bases and factors are tabled at
+// once (the columns are gathered again for each further 32 filters, a small
+// cost next to the filters' dot products).
 #define IREEGEN_I8_MVE_COLUMN_MAX 640
-#define IREEGEN_I8_MVE_FILTERS 64
+#define IREEGEN_I8_MVE_FILTERS 32
 
-// The requantization table of a chunk of filters, in
-// ireegen_i8_triples_mve's lane order: each filter's factor twice, two
-// more lanes past the last filter (the last triple's second vector reads
-// them).  A row of floats (the multipliers), or with TFLM's rounding three
-// rows of int32: the multipliers, the left shifts (max(shift, 0)) and the
-// right shifts as VRSHL counts (min(shift, 0)), IREEGEN_I8_MVE_ROW_BYTES
-// apart.
-#define IREEGEN_I8_MVE_ROW (2 * IREEGEN_I8_MVE_FILTERS + 2)
-#define IREEGEN_I8_MVE_ROW_BYTES (4 * IREEGEN_I8_MVE_ROW)
+// A chunk's tables, in the sums' lane order (ireegen_i8_triples_mve): each
+// filter's base and factor twice, and two filters more (a last odd filter's
+// vector reads them).  The factors are a row of floats (the multipliers),
+// or with TFLM's rounding two rows of int32, the multipliers and the shifts,
+// IREEGEN_I8_MVE_ROW apart.
+#define IREEGEN_I8_MVE_ROW (2 * IREEGEN_I8_MVE_FILTERS + 4)
 #if defined(IREEGEN_I8_TFLM)
 typedef int32_t ireegen_i8_factor_t;
-#define IREEGEN_I8_MVE_ROWS 3
+#define IREEGEN_I8_MVE_ROWS 2
 static inline void ireegen_i8_factor_set(int32_t* table, size_t lane,
                                          ireegen_i8_scale_t s) {
   table[lane] = s.multiplier;
-  table[IREEGEN_I8_MVE_ROW + lane] = s.shift > 0 ? s.shift : 0;
-  table[2 * IREEGEN_I8_MVE_ROW + lane] = s.shift < 0 ? s.shift : 0;
+  table[IREEGEN_I8_MVE_ROW + lane] = s.shift;
 }
 #else
 typedef float ireegen_i8_factor_t;
@@ -68,10 +64,30 @@ __attribute__((always_inline)) static inline void ireegen_i8_gather_column(
   const ptrdiff_t ix0 = (ptrdiff_t)(ox * stride) - (ptrdiff_t)pad_left;
   if (iy0 >= 0 && ix0 >= 0 && (size_t)iy0 + kh <= h && (size_t)ix0 + kw <= wd) {
     const int8_t* origin = image + (size_t)iy0 * wd + (size_t)ix0;
-    size_t e = 0;
-    for (; e + 8 <= length; e += 8)
-      vstrbq_s16(column + e,
-                 vldrbq_gather_offset_s16(origin, vldrhq_u16(offsets + e)));
+    const size_t e = length & ~(size_t)7;
+    if (e) {
+      // In assembler, so that the loop's pointers stay in registers (in
+      // C, inlined into the convolution, gcc 12 reloaded them each pass);
+      // a widening load's or narrowing store's written-back base is a low
+      // register ("l").
+      const uint16_t* o = offsets;
+      int8_t* d = column;
+      uint16x8_t q;
+      int16x8_t v;
+      // clang-format off
+      __asm__ volatile(
+          "wls lr, %[groups], 2f\n"
+          "1:\n\t"
+          "vldrh.u16 %q[q], [%[o]], #16\n\t"
+          "vldrb.s16 %q[v], [%[origin], %q[q]]\n\t"
+          "vstrb.16 %q[v], [%[d]], #8\n\t"
+          "le lr, 1b\n"
+          "2:\n"
+          : [o] "+r"(o), [d] "+l"(d), [q] "=&w"(q), [v] "=&w"(v)
+          : [origin] "r"(origin), [groups] "r"(e / 8)
+          : "memory", "lr");
+      // clang-format on
+    }
     if (e < length) {
       const mve_pred16_t p = vctp16q((uint32_t)(length - e));
       vstrbq_p_s16(
@@ -94,7 +110,41 @@ __attribute__((always_inline)) static inline void ireegen_i8_gather_column(
     const uint16x8_t height = vdupq_n_u16((uint16_t)h);
     const uint16x8_t width = vdupq_n_u16((uint16_t)wd);
     const int16x8_t pad = vdupq_n_s16((int16_t)x_zero);
-    for (size_t e = 0; e < length; e += 8) {
+    size_t e = length & ~(size_t)7;
+    if (e) {
+      // The whole groups of eight in assembler, as above.
+      const uint16_t* o = offsets;
+      const uint8_t *r = rows, *k = cols;
+      int8_t* d = column;
+      uint16x8_t q, qr, qc;
+      int16x8_t v;
+      // clang-format off
+      __asm__ volatile(
+          "wls lr, %[groups], 2f\n"
+          "1:\n\t"
+          "vldrb.u16 %q[qr], [%[r]], #8\n\t"
+          "vldrb.u16 %q[qc], [%[k]], #8\n\t"
+          "vadd.i16 %q[qr], %q[qr], %[iy0]\n\t"
+          "vadd.i16 %q[qc], %q[qc], %[ix0]\n\t"
+          "vcmp.u16 hi, %q[height], %q[qr]\n\t"
+          "vpst\n\t"
+          "vcmpt.u16 hi, %q[width], %q[qc]\n\t"
+          "vldrh.u16 %q[q], [%[o]], #16\n\t"
+          "vpst\n\t"
+          "vldrbt.s16 %q[v], [%[origin], %q[q]]\n\t"
+          "vpsel %q[v], %q[v], %q[pad]\n\t"
+          "vstrb.16 %q[v], [%[d]], #8\n\t"
+          "le lr, 1b\n"
+          "2:\n"
+          : [o] "+r"(o), [r] "+l"(r), [k] "+l"(k), [d] "+l"(d), [q] "=&w"(q),
+            [qr] "=&w"(qr), [qc] "=&w"(qc), [v] "=&w"(v)
+          : [origin] "r"(origin), [groups] "r"(e / 8), [iy0] "r"(iy0),
+            [ix0] "r"(ix0), [height] "w"(height), [width] "w"(width),
+            [pad] "w"(pad)
+          : "memory", "lr");
+      // clang-format on
+    }
+    for (; e < length; e += 8) {
       const mve_pred16_t tail = vctp16q((uint32_t)(length - e));
       const uint16x8_t iy =
           vaddq_n_u16(vldrbq_z_u16(rows + e, tail), (uint16_t)iy0);
@@ -159,19 +209,12 @@ static inline int32x4_t ireegen_i8_dot2x2_s8(const int8_t* c0, const int8_t* c1,
 struct ireegen_i8_triples {
   const int8_t* c0;  // the two pixels' columns
   const int8_t* c1;
-  uint32_t blocks;                    // length / 16
-  uint32_t length;                    // of a column and a filter
-  const int32_t* pairs;               // each filter's base twice, stepped
-  const ireegen_i8_factor_t* scales;  // the factor table, stepped
-  int8_t* dst;                        // the first filter's pixel, stepped
-  uint32_t triples;                   // left to do
-  int32_t y_zero;
-  uint32_t first_two;  // the store predicates: filters o, o + 1
-  uint32_t third;      // and o + 2
-  uint32_t plane2;     // 2 * plane
-  uint32_t plane3;     // 3 * plane
-  int32_t sums[8];     // the six dot products, moved to two vectors
-  uint32_t tail;       // length % 16
+  uint32_t blocks;       // length / 16
+  uint32_t length;       // of a column and a filter
+  const int32_t* pairs;  // each filter's base twice, stepped
+  int32_t* sums;         // the dot products, stepped
+  uint32_t triples;      // left to do
+  uint32_t tail;         // length % 16
 };
 // The offsets the assembler below reads the fields at.
 _Static_assert(offsetof(struct ireegen_i8_triples, c0) == 0, "c0");
@@ -179,81 +222,24 @@ _Static_assert(offsetof(struct ireegen_i8_triples, c1) == 4, "c1");
 _Static_assert(offsetof(struct ireegen_i8_triples, blocks) == 8, "blocks");
 _Static_assert(offsetof(struct ireegen_i8_triples, length) == 12, "length");
 _Static_assert(offsetof(struct ireegen_i8_triples, pairs) == 16, "pairs");
-_Static_assert(offsetof(struct ireegen_i8_triples, scales) == 20, "scales");
-_Static_assert(offsetof(struct ireegen_i8_triples, dst) == 24, "dst");
-_Static_assert(offsetof(struct ireegen_i8_triples, triples) == 28, "triples");
-_Static_assert(offsetof(struct ireegen_i8_triples, y_zero) == 32, "y_zero");
-_Static_assert(offsetof(struct ireegen_i8_triples, first_two) == 36,
-               "first_two");
-_Static_assert(offsetof(struct ireegen_i8_triples, third) == 40, "third");
-_Static_assert(offsetof(struct ireegen_i8_triples, plane2) == 44, "plane2");
-_Static_assert(offsetof(struct ireegen_i8_triples, plane3) == 48, "plane3");
-_Static_assert(offsetof(struct ireegen_i8_triples, sums) == 52, "sums");
-_Static_assert(offsetof(struct ireegen_i8_triples, tail) == 84, "tail");
+_Static_assert(offsetof(struct ireegen_i8_triples, sums) == 20, "sums");
+_Static_assert(offsetof(struct ireegen_i8_triples, triples) == 24, "triples");
+_Static_assert(offsetof(struct ireegen_i8_triples, tail) == 28, "tail");
 
 // The pixel pair's triples of filters (from w, t->triples of them)
 // dot-multiplied, sixteen values a pass and the last length % 16 under a
-// tail predicate, requantized and stored, all in assembler: in C, gcc 12
-// spilled and reloaded the loop's state around each triple's sixteen-value
-// loop.  Each step is the C path's: VMLADAVA.S8 from the bases, the
-// scaling of requantize_mve.h (IREEGEN_I8_TRIPLES_SCALE: the ONNX or the
-// TFLM rounding, from the factor table), VQADD of y_zero, then the clamp to
-// int8 as a saturating shift left by 24 and back (a value outside [-128, 127]
-// saturates to INT32_MIN or INT32_MAX, whose top byte is -128 or 127), and
-// VSTRB scatters to {0, 1, plane, plane + 1} under the predicates.  The
-// six sums go to two vectors through memory (t->sums).
+// tail predicate, in assembler: in C, gcc 12 spilled and reloaded the
+// loop's state around each triple's sixteen-value loop.  VMLADAVA.S8 from
+// the bases; the six sums go to t->sums in the lanes' order of
+// ireegen_i8_sums_mve: filter o's two pixels, then o + 1's, o + 2's.
 static inline void ireegen_i8_triples_mve(const int8_t* w,
-                                          struct ireegen_i8_triples* t,
-                                          uint32x4_t block) {
+                                          struct ireegen_i8_triples* t) {
   int32_t a0, a1, a2, a3, a4, a5;
   const int8_t *p0, *p1, *w2;
   const void* state = t;
   register uint32_t count __asm__("lr");
-  int8x16_t x0, x1, v0, v1, q;
+  int8x16_t x0, x1, v0, v1;
   // clang-format off
-#if defined(IREEGEN_I8_TFLM)
-  // TFLM's rounding (requantize_mve.h): VSHL by the left shifts, VQRDMULH
-  // by the multipliers, a negative value lowered by one where it is shifted
-  // right, VRSHL by the right shifts.  The table's rows are %[row] apart.
-#define IREEGEN_I8_TRIPLES_SCALE                 \
-      "ldr %[a0], [%[t], #20]\n\t"               \
-      "add %[a1], %[a0], %[row]\n\t"             \
-      "vldrw.u32 %q[v0], [%[a1]]\n\t"            \
-      "vldrw.u32 %q[v1], [%[a1], #16]\n\t"       \
-      "vshl.s32 %q[x0], %q[x0], %q[v0]\n\t"      \
-      "vshl.s32 %q[x1], %q[x1], %q[v1]\n\t"      \
-      "vldrw.u32 %q[v0], [%[a0]]\n\t"            \
-      "vldrw.u32 %q[v1], [%[a0], #16]\n\t"       \
-      "vqrdmulh.s32 %q[x0], %q[x0], %q[v0]\n\t"  \
-      "vqrdmulh.s32 %q[x1], %q[x1], %q[v1]\n\t"  \
-      "add %[a1], %[a1], %[row]\n\t"             \
-      "vldrw.u32 %q[v0], [%[a1]]\n\t"            \
-      "vldrw.u32 %q[v1], [%[a1], #16]\n\t"       \
-      "adds %[a0], %[a0], #24\n\t"               \
-      "str %[a0], [%[t], #20]\n\t"               \
-      "vand %q[q], %q[x0], %q[v0]\n\t"           \
-      "vshr.s32 %q[q], %q[q], #31\n\t"           \
-      "vqadd.s32 %q[x0], %q[x0], %q[q]\n\t"      \
-      "vrshl.s32 %q[x0], %q[x0], %q[v0]\n\t"     \
-      "vand %q[q], %q[x1], %q[v1]\n\t"           \
-      "vshr.s32 %q[q], %q[q], #31\n\t"           \
-      "vqadd.s32 %q[x1], %q[x1], %q[q]\n\t"      \
-      "vrshl.s32 %q[x1], %q[x1], %q[v1]\n\t"
-#else
-  // ONNX Runtime's rounding: VCVT, VMUL by the multipliers, VCVTN.
-#define IREEGEN_I8_TRIPLES_SCALE                 \
-      "ldr %[a0], [%[t], #20]\n\t"               \
-      "vldrw.u32 %q[v0], [%[a0]]\n\t"            \
-      "vldrw.u32 %q[v1], [%[a0], #16]\n\t"       \
-      "adds %[a0], %[a0], #24\n\t"               \
-      "str %[a0], [%[t], #20]\n\t"               \
-      "vcvt.f32.s32 %q[x0], %q[x0]\n\t"          \
-      "vcvt.f32.s32 %q[x1], %q[x1]\n\t"          \
-      "vmul.f32 %q[x0], %q[x0], %q[v0]\n\t"      \
-      "vmul.f32 %q[x1], %q[x1], %q[v1]\n\t"      \
-      "vcvtn.s32.f32 %q[x0], %q[x0]\n\t"         \
-      "vcvtn.s32.f32 %q[x1], %q[x1]\n\t"
-#endif
   __asm__ volatile(
       "2:\n\t"
       "ldr %[p0], [%[t], #0]\n\t"
@@ -287,7 +273,7 @@ static inline void ireegen_i8_triples_mve(const int8_t* w,
       // past it loaded as zeros), the state's address from the stack.
       "3:\n\t"
       "ldr lr, [sp]\n\t"
-      "ldr lr, [lr, #84]\n\t"
+      "ldr lr, [lr, #28]\n\t"
       "cmp lr, #0\n\t"
       "beq 4f\n\t"
       "vctp.8 lr\n\t"
@@ -308,50 +294,124 @@ static inline void ireegen_i8_triples_mve(const int8_t* w,
       "4:\n\t"
       "mov %[w], %[w2]\n\t"
       "pop {%[t]}\n\t"
-      "strd %[a0], %[a1], [%[t], #52]\n\t"
-      "strd %[a2], %[a3], [%[t], #60]\n\t"
-      "strd %[a4], %[a5], [%[t], #68]\n\t"
-      "vldrw.u32 %q[x0], [%[t], #52]\n\t"
-      "vldrw.u32 %q[x1], [%[t], #68]\n\t"
-      IREEGEN_I8_TRIPLES_SCALE
-      "ldr %[a0], [%[t], #32]\n\t"
-      "vqadd.s32 %q[x0], %q[x0], %[a0]\n\t"
-      "vqadd.s32 %q[x1], %q[x1], %[a0]\n\t"
-      "vqshl.s32 %q[x0], %q[x0], #24\n\t"
-      "vqshl.s32 %q[x1], %q[x1], #24\n\t"
-      "vshr.s32 %q[x0], %q[x0], #24\n\t"
-      "vshr.s32 %q[x1], %q[x1], #24\n\t"
+      "ldr %[p0], [%[t], #20]\n\t"
+      "strd %[a0], %[a1], [%[p0]], #8\n\t"
+      "strd %[a2], %[a3], [%[p0]], #8\n\t"
+      "strd %[a4], %[a5], [%[p0]], #8\n\t"
+      "str %[p0], [%[t], #20]\n\t"
       "ldr %[a0], [%[t], #24]\n\t"
-      "ldr %[a1], [%[t], #36]\n\t"
-      "vmsr p0, %[a1]\n\t"
-      "vpst\n\t"
-      "vstrbt.32 %q[x0], [%[a0], %q[block]]\n\t"
-      "ldr %[a1], [%[t], #44]\n\t"
-      "add %[a1], %[a1], %[a0]\n\t"
-      "ldr %[a2], [%[t], #40]\n\t"
-      "vmsr p0, %[a2]\n\t"
-      "vpst\n\t"
-      "vstrbt.32 %q[x1], [%[a1], %q[block]]\n\t"
-      "ldr %[a1], [%[t], #48]\n\t"
-      "add %[a0], %[a0], %[a1]\n\t"
-      "str %[a0], [%[t], #24]\n\t"
-      "ldr %[a0], [%[t], #28]\n\t"
       "subs %[a0], %[a0], #1\n\t"
-      "str %[a0], [%[t], #28]\n\t"
+      "str %[a0], [%[t], #24]\n\t"
       "bne 2b\n\t"
       : [a0] "=&Te"(a0), [a1] "=&Te"(a1), [a2] "=&Te"(a2), [a3] "=&Te"(a3),
         [a4] "=&Te"(a4), [a5] "=&Te"(a5), [p0] "=&r"(p0), [p1] "=&r"(p1),
         [w2] "=&r"(w2), [w] "+r"(w), [t] "+r"(state), [count] "=&r"(count),
-        [x0] "=&w"(x0), [x1] "=&w"(x1), [v0] "=&w"(v0), [v1] "=&w"(v1),
-        [q] "=&w"(q)
-      : [block] "w"(block), [row] "i"(IREEGEN_I8_MVE_ROW_BYTES)
+        [x0] "=&w"(x0), [x1] "=&w"(x1), [v0] "=&w"(v0), [v1] "=&w"(v1)
+      :
       : "memory", "cc");
   // clang-format on
-#undef IREEGEN_I8_TRIPLES_SCALE
   (void)a0, (void)a1, (void)a2, (void)a3, (void)a4, (void)a5;
   (void)p0, (void)p1, (void)w2, (void)count;
-  (void)x0, (void)x1, (void)v0, (void)v1, (void)q;
+  (void)x0, (void)x1, (void)v0, (void)v1;
 }
+
+// The sums of filters [0, f) of a pixel pair (two lanes a filter, in
+// ireegen_i8_triples_mve's order) requantized and stored, four lanes at a
+// time: filters o and o + 1 go to {0, 1, plane, plane + 1} from filter o's
+// pixel, under `pixels` (lanes 1 and 3 off for a pair's missing second
+// pixel), lanes 2 and 3 off for a last odd filter.  With TFLM's rounding,
+// `right_only` (a constant of each copy) when the chunk's every shift is
+// below 0: the scaling is requantize_mve.h's without the left shift, and
+// the negative fix-up takes the sign of the sum (the product VQRDMULH makes
+// of it by a positive multiplier has that sign or is 0, and a 0 lowered by
+// one rounds back to 0 when shifted right by at least 1).  Then the zero
+// point added saturating and the clamp to int8 as a saturating shift left by
+// 24 and back.  The whole pairs of filters in assembler (in C, inlined into
+// the convolution, gcc 12 reloaded the loop's pointers each pass), scaled
+// by IREEGEN_I8_SUMS_SCALE.
+#define IREEGEN_I8_MVE_ROW_BYTES (4 * IREEGEN_I8_MVE_ROW)
+#if defined(IREEGEN_I8_TFLM)
+#define IREEGEN_I8_SUMS_SCALE            \
+  "vldrw.u32 %q[r], [%[s], %[row]]\n\t"  \
+  "vldrw.u32 %q[m], [%[s]], #16\n\t"     \
+  "vshr.s32 %q[t], %q[a], #31\n\t"       \
+  "vqrdmulh.s32 %q[a], %q[a], %q[m]\n\t" \
+  "vadd.i32 %q[a], %q[a], %q[t]\n\t"     \
+  "vrshl.s32 %q[a], %q[a], %q[r]\n\t"
+#else
+#define IREEGEN_I8_SUMS_SCALE        \
+  "vldrw.u32 %q[m], [%[s]], #16\n\t" \
+  "vcvt.f32.s32 %q[a], %q[a]\n\t"    \
+  "vmul.f32 %q[a], %q[a], %q[m]\n\t" \
+  "vcvtn.s32.f32 %q[a], %q[a]\n\t"
+#endif
+__attribute__((always_inline)) static inline void ireegen_i8_sums_mve(
+    const int32_t* sums, const ireegen_i8_factor_t* scales, size_t f,
+    int8_t* dst, uint32_t plane, mve_pred16_t pixels, int32_t y_zero,
+    const int right_only) {
+  const uint32x4_t block = {0, 1, plane, plane + 1};
+  size_t o = 0;
+#if defined(IREEGEN_I8_TFLM)
+  if (right_only)
+#endif
+  {
+    if (f >= 2) {
+      const int32_t* a = sums;
+      const ireegen_i8_factor_t* s = scales;
+      int8_t* d = dst;
+      int32x4_t qa, qm, qr, qt;
+      // clang-format off
+      __asm__ volatile(
+          "vmsr p0, %[pixels]\n\t"
+          "wls lr, %[pairs], 2f\n"
+          "1:\n\t"
+          "vldrw.u32 %q[a], [%[sums]], #16\n\t"
+          IREEGEN_I8_SUMS_SCALE
+          "vqadd.s32 %q[a], %q[a], %[y_zero]\n\t"
+          "vqshl.s32 %q[a], %q[a], #24\n\t"
+          "vshr.s32 %q[a], %q[a], #24\n\t"
+          "vpst\n\t"
+          "vstrbt.32 %q[a], [%[d], %q[block]]\n\t"
+          "add %[d], %[d], %[step]\n\t"
+          "le lr, 1b\n"
+          "2:\n"
+          : [sums] "+r"(a), [s] "+r"(s), [d] "+r"(d), [a] "=&w"(qa),
+            [m] "=&w"(qm), [r] "=&w"(qr), [t] "=&w"(qt)
+          : [pairs] "r"(f / 2), [pixels] "r"((uint32_t)pixels),
+            [y_zero] "r"(y_zero), [block] "w"(block), [step] "r"(2 * plane),
+            [row] "i"(IREEGEN_I8_MVE_ROW_BYTES)
+          : "memory", "lr");
+      // clang-format on
+      (void)qm, (void)qr, (void)qt;
+      o = f & ~(size_t)1;
+    }
+  }
+  for (; o < f; o += 2) {
+    const int32x4_t acc = vldrwq_s32(sums + 2 * o);
+#if defined(IREEGEN_I8_TFLM)
+    const int32x4_t m = vldrwq_s32(scales + 2 * o);
+    const int32x4_t shift = vldrwq_s32(scales + IREEGEN_I8_MVE_ROW + 2 * o);
+    int32x4_t v;
+    if (right_only) {
+      v = vaddq_s32(vqrdmulhq_s32(acc, m), vshrq_n_s32(acc, 31));
+      v = vrshlq_s32(v, shift);
+    } else {
+      ireegen_i8_scales4_t s = {m, vmaxq_s32(shift, vdupq_n_s32(0)),
+                                vminq_s32(shift, vdupq_n_s32(0))};
+      v = ireegen_i8_scale4v_mve(acc, s);
+    }
+#else
+    (void)right_only;
+    const int32x4_t v = vcvtnq_s32_f32(
+        vmulq_f32(vcvtq_f32_s32(acc), vldrwq_f32(scales + 2 * o)));
+#endif
+    const int32x4_t q =
+        vshrq_n_s32(vqshlq_n_s32(vqaddq_n_s32(v, y_zero), 24), 24);
+    vstrbq_scatter_offset_p_s32(dst + o * plane, block, q,
+                                o + 1 < f ? pixels : pixels & 0x00FF);
+  }
+}
+#undef IREEGEN_I8_SUMS_SCALE
 
 // bias[o] - x_zero * sum of filter o's weights, for f filters.
 static inline void ireegen_i8_filter_bases(const int8_t* w, size_t length,
@@ -371,7 +431,7 @@ static inline void ireegen_i8_filter_bases(const int8_t* w, size_t length,
 // when a column is longer than IREEGEN_I8_MVE_COLUMN_MAX or a field spans
 // more than 16-bit offsets reach (the caller's loops then do it).  One
 // multiplier, or with IREEGEN_I8_PER_CHANNEL filter o's per_channel[o].
-static inline int ireegen_i8_convolution_mve(
+static __attribute__((noinline)) int ireegen_i8_convolution_mve(
     const int8_t* x, const int8_t* w, const int32_t* bias, int8_t* y, size_t n,
     size_t c, size_t h, size_t wd, size_t f, size_t kh, size_t kw, size_t oh,
     size_t ow, size_t stride, size_t pad_top, size_t pad_left, int32_t x_zero,
@@ -392,30 +452,32 @@ static inline int ireegen_i8_convolution_mve(
         cols[e] = (uint8_t)kx;
       }
   int8_t c0[IREEGEN_I8_MVE_COLUMN_MAX], c1[IREEGEN_I8_MVE_COLUMN_MAX];
-  int32_t bases[IREEGEN_I8_MVE_FILTERS];
-  // Each filter's base twice, in ireegen_i8_triples_mve's lane order, and
-  // the factor table.
-  int32_t pairs[2 * IREEGEN_I8_MVE_FILTERS];
+  // Each filter's base twice (ireegen_i8_triples_mve's accumulators start
+  // from them), the sums, and the factor table, in the sums' lane order.
+  int32_t pairs[IREEGEN_I8_MVE_ROW], sums[IREEGEN_I8_MVE_ROW];
   ireegen_i8_factor_t scales[IREEGEN_I8_MVE_ROWS * IREEGEN_I8_MVE_ROW];
   const uint32_t plane = (uint32_t)(oh * ow);
-  // Where the four results of a 2x2 block go, from the first: pixels ox and
-  // ox + 1 of filters o and o + 1.
-  const uint32x4_t block = {0, 1, plane, plane + 1};
-  // Filters in chunks of IREEGEN_I8_MVE_FILTERS, each chunk's bases first.
+  // Filters in chunks of IREEGEN_I8_MVE_FILTERS, each chunk's tables first.
   for (size_t first = 0; first < f; first += IREEGEN_I8_MVE_FILTERS) {
     const size_t count =
         f - first < IREEGEN_I8_MVE_FILTERS ? f - first : IREEGEN_I8_MVE_FILTERS;
     const int8_t* filters = w + first * length;
     ireegen_i8_filter_bases(filters, length, count, bias + first, x_zero,
-                            bases);
-    for (size_t o = 0; o < count; ++o) {
+                            pairs);
+    int right_only = 1;
+    for (size_t o = count; o-- > 0;) {
       const ireegen_i8_scale_t scale = IREEGEN_I8_MULTIPLIER(first + o);
-      pairs[2 * o] = pairs[2 * o + 1] = bases[o];
+#if defined(IREEGEN_I8_TFLM)
+      right_only &= scale.shift < 0;
+#endif
+      pairs[2 * o] = pairs[2 * o + 1] = pairs[o];
       ireegen_i8_factor_set(scales, 2 * o, scale);
       ireegen_i8_factor_set(scales, 2 * o + 1, scale);
     }
-    ireegen_i8_factor_set(scales, 2 * count, IREEGEN_I8_NO_SCALE);
-    ireegen_i8_factor_set(scales, 2 * count + 1, IREEGEN_I8_NO_SCALE);
+    for (size_t lane = 2 * count; lane < IREEGEN_I8_MVE_ROW; ++lane) {
+      pairs[lane] = 0;
+      ireegen_i8_factor_set(scales, lane, IREEGEN_I8_NO_SCALE);
+    }
     for (size_t b = 0; b < n; ++b) {
       const int8_t* image = x + b * c * h * wd;
       int8_t* out = y + (b * f + first) * oh * ow;
@@ -433,58 +495,45 @@ static inline int ireegen_i8_convolution_mve(
                                      pad_left, x_zero);
           const int8_t* second = ox1 != ox ? c1 : c0;
           // Lanes 0, 2 (pixel ox) always; 1, 3 (pixel ox + 1) when it
-          // exists; 2, 3 (filter o + 1) when it exists.
+          // exists.
           const mve_pred16_t pixels = ox1 != ox ? 0xFFFF : 0x0F0F;
           int8_t* dst = out + oy * ow + ox;
-          // Filters three at a time while three are left: the first two's
-          // results as one 2x2 block, the third's in lanes 0 and 1 of a
-          // second vector.
-          size_t o = 0;
           if (count >= 3) {
-            // Field by field: an initializer would zero t.sums, which the
-            // assembler only writes, with a memset call per pixel pair.
+            // Filters three at a time, and when count % 3 filters are left,
+            // the last three once more (the sums of the two it repeats are
+            // the same).  Field by field: an initializer would zero the
+            // struct with a memset call per pixel pair.
             struct ireegen_i8_triples t;
             t.c0 = c0;
             t.c1 = second;
             t.blocks = (uint32_t)(length / 16);
             t.length = (uint32_t)length;
             t.pairs = pairs;
-            t.scales = scales;
-            t.dst = dst;
+            t.sums = sums;
             t.triples = (uint32_t)(count / 3);
-            t.y_zero = y_zero;
-            t.first_two = pixels;
-            t.third = pixels & 0x00FF;
-            t.plane2 = 2 * plane;
-            t.plane3 = 3 * plane;
             t.tail = (uint32_t)(length % 16);
-            ireegen_i8_triples_mve(filters, &t, block);
-            o = count / 3 * 3;
+            ireegen_i8_triples_mve(filters, &t);
+            if (count % 3) {
+              const size_t last = count - 3;
+              t.pairs = pairs + 2 * last;
+              t.sums = sums + 2 * last;
+              t.triples = 1;
+              ireegen_i8_triples_mve(filters + last * length, &t);
+            }
+          } else {
+            // One or two filters: their pair of dot products each.
+            const int odd = count == 1;
+            const int32x4_t acc = ireegen_i8_dot2x2_s8(
+                c0, second, filters, odd ? filters : filters + length, length,
+                pairs[0], pairs[odd ? 0 : 2]);
+            vstrwq_s32(sums, acc);
           }
-          const int8_t* w0 = filters + o * length;
-          const int32_t* base = bases + o;
-          // The last one or two filters as a pair, pointers stepped; a last
-          // odd filter goes through as a pair with itself, lanes 2 and 3
-          // not stored.
-          for (; o < count; o += 2, w0 += 2 * length, base += 2) {
-            const int odd = o + 1 == count;
-            const int32x4_t acc =
-                ireegen_i8_dot2x2_s8(c0, second, w0, odd ? w0 : w0 + length,
-                                     length, base[0], base[odd ? 0 : 1]);
-#if defined(IREEGEN_I8_PER_CHANNEL)
-            // Lanes 0, 1 filter o's factor, 2, 3 filter o + 1's.
-            (void)multiplier;
-            const int32x4_t q = ireegen_i8_requantize4v_mve(
-                acc, ireegen_i8_scales4_pair(per_channel + first + o, odd),
-                y_zero);
-#else
-            (void)per_channel;
-            const int32x4_t q =
-                ireegen_i8_requantize4_mve(acc, multiplier, y_zero);
-#endif
-            vstrbq_scatter_offset_p_s32(dst + o * plane, block, q,
-                                        odd ? pixels & 0x00FF : pixels);
-          }
+          if (right_only)
+            ireegen_i8_sums_mve(sums, scales, count, dst, plane, pixels, y_zero,
+                                1);
+          else
+            ireegen_i8_sums_mve(sums, scales, count, dst, plane, pixels, y_zero,
+                                0);
         }
       }
     }

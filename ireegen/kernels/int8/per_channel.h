@@ -20,6 +20,7 @@
 #define ireegen_i8_pair_filters ireegen_i8_pc_pair_filters
 #define ireegen_i8_pair_filters_in ireegen_i8_pc_pair_filters_in
 #define ireegen_i8_conv ireegen_i8_pc_conv
+#define ireegen_i8_conv_columns ireegen_i8_pc_conv_columns
 #define ireegen_i8_depthwise_plane3x3 ireegen_i8_pc_depthwise_plane3x3
 #define ireegen_i8_depthwise_row3x3_in ireegen_i8_pc_depthwise_row3x3_in
 #define ireegen_i8_widen ireegen_i8_pc_widen
@@ -71,5 +72,6 @@
 #define ireegen_i8_scales4_pair ireegen_i8_pc_scales4_pair
 #define ireegen_i8_scales4_dup ireegen_i8_pc_scales4_dup
 #define ireegen_i8_scale4v_mve ireegen_i8_pc_scale4v_mve
+#define ireegen_i8_sums_mve ireegen_i8_pc_sums_mve
 
 #endif  // IREEGEN_INT8_PER_CHANNEL_H_
