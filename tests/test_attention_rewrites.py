@@ -1,0 +1,133 @@
+"""softmax-as-lane-reductions (ireegen/frontend/onnx_attention_rewrites.py):
+a Softmax over the last axis becomes partial maxima and sums over 16
+lanes.  It matches only that, and the rewritten graph equals ONNX Runtime's
+Softmax on random forms (ranks, row lengths on and off a multiple of 16,
+opsets, large offsets, -inf entries as attention masks write them, whole
+rows of -inf), in ONNX Runtime and through IREE."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from conftest import onnxruntime_output
+
+from ireegen.compile.compiler import find_compiler
+from ireegen.frontend.onnx_rewrites import apply_rewrites
+
+onnx = pytest.importorskip("onnx")
+ort = pytest.importorskip("onnxruntime")
+from onnx import TensorProto, helper  # noqa: E402
+
+REWRITE = "softmax-as-lane-reductions"
+
+
+def _model(shape, opset=17, axis=None, elem=TensorProto.FLOAT):
+    attrs = {} if axis is None else {"axis": axis}
+    graph = helper.make_graph(
+        [helper.make_node("Softmax", ["x"], ["y"], name="softmax", **attrs)],
+        "softmax",
+        [helper.make_tensor_value_info("x", elem, shape)],
+        [helper.make_tensor_value_info("y", elem, shape)],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=8)
+
+
+def _rewritten(model, expected=True):
+    copy = onnx.ModelProto()
+    copy.CopyFrom(model)
+    applied = apply_rewrites(copy)
+    assert (applied == [{"rewrite": REWRITE, "nodes": 1}]) == expected, applied
+    assert any(n.op_type == "Softmax" for n in copy.graph.node) != expected
+    return copy
+
+
+def _random_form(seed):
+    """A Softmax over the last axis of 8192 elements or more, its input
+    with an offset, a scale, and at times masked (-inf) entries or rows."""
+    rng = np.random.default_rng(seed)
+    row = int(rng.integers(2, 20)) * 16 + int(rng.choice([0, 0, *rng.integers(1, 16, 3)]))
+    rows = -(-8192 // (-(-row // 16) * 16))
+    batch = [int(d) for d in rng.integers(1, 4, int(rng.integers(0, 3)))]
+    shape = [*batch, max(1, -(-rows // int(np.prod(batch)))) + int(rng.integers(0, 5)), row]
+    opset = int(rng.choice([13, 17, 18, 20]))
+    axis = None if opset >= 13 and rng.random() < 0.5 else int(rng.choice([-1, len(shape) - 1]))
+    x = rng.standard_normal(shape) * rng.choice([1.0, 8.0, 30.0]) + rng.choice([0.0, 100.0, -1000.0, 1e4])
+    x = x.astype(np.float32)
+    if rng.random() < 0.5:
+        x[..., rng.integers(0, row, row // 4)] = -np.inf
+    if rng.random() < 0.3:
+        x.reshape(-1, row)[int(rng.integers(0, x.size // row))] = -np.inf
+    return _model(shape, opset, axis), x
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_random_forms_equal_onnxruntime(seed):
+    model, x = _random_form(seed)
+    want = onnxruntime_output(model, x)
+    got = onnxruntime_output(_rewritten(model), x)
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize(
+    "shape, axis, elem",
+    [
+        ([64, 256], 0, TensorProto.FLOAT),  # not the last axis
+        ([4, 64, 256], 1, TensorProto.FLOAT),
+        ([2048, 16], -1, TensorProto.FLOAT),  # rows shorter than two vectors
+        ([8, 1000], -1, TensorProto.FLOAT),  # fewer than 8192 elements: the op is faster
+        ([64, 256], -1, TensorProto.DOUBLE),
+        ([64, 256], -1, TensorProto.FLOAT16),
+    ],
+    ids=["first-axis", "middle-axis", "short-rows", "small", "double", "float16"],
+)
+def test_softmax_outside_the_pattern_stays(shape, axis, elem):
+    _rewritten(_model(shape, axis=axis, elem=elem), expected=False)
+
+
+def test_a_dynamic_row_stays():
+    model = _model([64, 256])
+    model.graph.input[0].type.tensor_type.shape.dim[1].dim_param = "keys"
+    _rewritten(model, expected=False)
+
+
+def _through_iree(tmp_path, model, x):
+    import iree.runtime as rt
+
+    path = tmp_path / "softmax.onnx"
+    onnx.save(model, str(path))
+    subprocess.run(
+        [sys.executable, "-m", "iree.compiler.tools.import_onnx", str(path), "-o", str(tmp_path / "softmax.mlir")],
+        check=True,
+        capture_output=True,
+    )
+    subprocess.run(
+        [
+            find_compiler().path,
+            str(tmp_path / "softmax.mlir"),
+            "--iree-hal-target-device=local",
+            "--iree-hal-local-target-device-backends=llvm-cpu",
+            "-o",
+            str(tmp_path / "softmax.vmfb"),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    context = rt.SystemContext(config=rt.Config("local-sync"))
+    context.add_vm_module(rt.VmModule.copy_buffer(context.instance, (tmp_path / "softmax.vmfb").read_bytes()))
+    return np.asarray(context.modules.module.softmax(x))
+
+
+def test_iree_computes_onnxruntimes_softmax(tmp_path):
+    """Scores of 2 heads over 77 tokens, offset by 1000, a masked key
+    column and a masked row: IREE on the rewritten graph gives ONNX
+    Runtime's Softmax of the model as written."""
+    model = _model([2, 77, 77])
+    x = (np.random.default_rng(0).standard_normal((2, 77, 77)) * 8 + 1000).astype(np.float32)
+    x[..., 5] = -np.inf
+    x[1, 3] = -np.inf
+    want = onnxruntime_output(model, x)
+    np.testing.assert_allclose(_through_iree(tmp_path, _rewritten(model), x), want, rtol=1e-5, atol=1e-7)
