@@ -1,9 +1,12 @@
-"""softmax-as-lane-reductions (ireegen/frontend/onnx_attention_rewrites.py):
-a Softmax over the last axis becomes partial maxima and sums over 16
-lanes.  It matches only that, and the rewritten graph equals ONNX Runtime's
-Softmax on random forms (ranks, row lengths on and off a multiple of 16,
-opsets, large offsets, -inf entries as attention masks write them, whole
-rows of -inf), in ONNX Runtime and through IREE."""
+"""The attention rewrites (ireegen/frontend/onnx_attention_rewrites.py).
+softmax-as-lane-reductions: a Softmax over the last axis becomes partial
+maxima and sums over 16 lanes.  It matches only that, and the rewritten
+graph equals ONNX Runtime's Softmax on random forms (ranks, row lengths on
+and off a multiple of 16, opsets, large offsets, -inf entries as attention
+masks write them, whole rows of -inf), in ONNX Runtime and through IREE.
+matmul-rows-padded: a transformer block's row-wise region (LayerNorm,
+MatMuls by weights, bias, GELU, residual) runs on rows padded to a
+multiple of 16 and equals the graph as written on random forms."""
 
 from __future__ import annotations
 
@@ -22,6 +25,7 @@ ort = pytest.importorskip("onnxruntime")
 from onnx import TensorProto, helper  # noqa: E402
 
 REWRITE = "softmax-as-lane-reductions"
+ROWS = "matmul-rows-padded"
 
 
 def _model(shape, opset=17, axis=None, elem=TensorProto.FLOAT):
@@ -131,3 +135,76 @@ def test_iree_computes_onnxruntimes_softmax(tmp_path):
     x[1, 3] = -np.inf
     want = onnxruntime_output(model, x)
     np.testing.assert_allclose(_through_iree(tmp_path, _rewritten(model), x), want, rtol=1e-5, atol=1e-7)
+
+
+def _block(rows, hidden, mlp, rank=3, seed=0, side_output=False, opset=17):
+    """A transformer block's row-wise part on x [1, rows, hidden] (rank 3)
+    or [rows, hidden]: LayerNormalization, MatMul + bias, GELU (Erf form),
+    MatMul + bias, the residual Add; with `side_output` the GELU's output
+    is a graph output too (a second exit)."""
+    from onnx import numpy_helper
+
+    rng = np.random.default_rng(seed)
+    shape = [1, rows, hidden][3 - rank :]
+
+    def const(name, *dims, scale=0.1):
+        return numpy_helper.from_array((rng.standard_normal(dims) * scale).astype(np.float32), name)
+
+    inits = [const("g", hidden, scale=1), const("beta", hidden), const("w1", hidden, mlp), const("b1", mlp)]
+    inits += [const("w2", mlp, hidden), const("b2", hidden)]
+    inits += [
+        numpy_helper.from_array(np.array(v, np.float32), n) for n, v in (("half", 0.5), ("one", 1.0), ("r2", 2**0.5))
+    ]
+    nodes = [
+        helper.make_node("LayerNormalization", ["x", "g", "beta"], ["n"], axis=-1, epsilon=1e-5),
+        helper.make_node("MatMul", ["n", "w1"], ["h0"]),
+        helper.make_node("Add", ["h0", "b1"], ["h"]),
+        helper.make_node("Div", ["h", "r2"], ["hs"]),
+        helper.make_node("Erf", ["hs"], ["he"]),
+        helper.make_node("Add", ["he", "one"], ["h1"]),
+        helper.make_node("Mul", ["h", "half"], ["hh"]),
+        helper.make_node("Mul", ["hh", "h1"], ["a"]),
+        helper.make_node("MatMul", ["a", "w2"], ["o0"]),
+        helper.make_node("Add", ["o0", "b2"], ["o"]),
+        helper.make_node("Add", ["o", "x"], ["y"]),
+    ]
+    outputs = [helper.make_tensor_value_info("y", TensorProto.FLOAT, shape)]
+    if side_output:
+        outputs.append(helper.make_tensor_value_info("a", TensorProto.FLOAT, [*shape[:-1], mlp]))
+    graph = helper.make_graph(
+        nodes, "block", [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)], outputs, inits
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=8)
+
+
+def _run_all(model, x):
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    return session.run(None, {"x": x})
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_padded_rows_on_random_blocks_equal_the_graph(seed):
+    rng = np.random.default_rng(seed)
+    rows = int(rng.integers(4, 16)) * 16 + int(rng.integers(1, 16))
+    hidden, mlp = int(rng.integers(2, 6)) * 8, int(rng.integers(2, 9)) * 8
+    model = _block(rows, hidden, mlp, rank=int(rng.integers(2, 4)), seed=seed, side_output=bool(seed % 2))
+    x = (rng.standard_normal([int(d.dim_value) for d in model.graph.input[0].type.tensor_type.shape.dim]) * 3).astype(
+        np.float32
+    )
+    want = _run_all(model, x)
+    rewritten = onnx.ModelProto()
+    rewritten.CopyFrom(model)
+    assert apply_rewrites(rewritten) == [{"rewrite": ROWS, "nodes": 2}]
+    ops = [n.op_type for n in rewritten.graph.node]
+    # Entries: the LayerNorm's output (the first MatMul's A) and the residual x; exits: y (and a).
+    assert ops.count("Pad") == 2 and ops.count("Slice") == 1 + bool(seed % 2), ops
+    for got, expected in zip(_run_all(rewritten, x), want):
+        assert got.shape == expected.shape
+        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("rows", [64, 208, 50], ids=["multiple-of-16", "multiple-of-16-again", "few-rows"])
+def test_rows_outside_the_pattern_stay(rows):
+    model = _block(rows, 16, 32)
+    assert ROWS not in {r["rewrite"] for r in apply_rewrites(model)}
+    assert "Pad" not in {n.op_type for n in model.graph.node}

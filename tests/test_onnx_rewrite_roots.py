@@ -81,6 +81,7 @@ def _models(tmp_path) -> dict:
     models["reduce-log-sum-exp-stable"] = test_stable_rewrites._model([2, 5], [1], 0, 17)
     models["matmul-columns-padded"] = test_transformer_speed._matmul_model([2, 30, 64], [2, 64, 197])
     models["softmax-as-lane-reductions"] = test_attention_rewrites._model([2, 77, 77])
+    models["matmul-rows-padded"] = test_attention_rewrites._block(77, 16, 32)
     return models
 
 
