@@ -230,7 +230,10 @@ class _Rows:
         elif node.op_type == "LayerNormalization":
             if node_attrs(node).get("axis", -1) % len(out_dims) != len(out_dims) - 1:
                 return False
-            if node.input[0] not in self.padded or not all(i in self.known or i == "" for i in node.input[1:]):
+            scale_bias = node.input[1:]
+            if node.input[0] not in self.padded or any(self._row_varying(i) for i in scale_bias):
+                return False
+            if not all(self._takes(i, out_dims) for i in scale_bias):
                 return False
         elif node.op_type in _ROW_REDUCTIONS:
             if node.input[0] not in self.padded or _reduced_axes(node, self.known, len(out_dims)) != [
@@ -239,21 +242,31 @@ class _Rows:
                 return False
         elif node.op_type not in ROWWISE or not all(self._takes(i, out_dims) for i in node.input):
             return False
-        operands = [i if i == "" or i in self.known else self._as_padded(i, rows) for i in node.input]
+        operands = [self._as_padded(i, rows) if self._row_varying(i) else i for i in node.input]
         self._emit(node, operands, rows)
         return True
 
+    def _row_varying(self, name: str) -> bool:
+        """Whether the operand `name` (taken by _takes) has rows: it is used padded."""
+        if name == "" or name in self.known:
+            return False
+        dims = self.shapes.get(name)
+        return name in self.padded or (dims is not None and len(dims) >= 2 and dims[-2] != 1)
+
     def _takes(self, name: str, out_dims) -> bool:
         """Whether `name` can be an operand of a padded row-wise op: one in
-        the region, a constant that does not vary along the rows, or a
-        computed value of the result's static shape (padded on entry)."""
+        the region, a value that does not vary along the rows (of fewer
+        than two axes or one row: it broadcasts alike to every row, the
+        added ones included), or a computed value of the result's static
+        shape (padded on entry)."""
         if name == "" or name in self.padded:
             return True
-        if name in self.known:
-            dims = list(self.known[name].dims)
-            return len(dims) < 2 or dims[-2] == 1
-        dims = self.shapes.get(name)
-        return dims == out_dims and all(isinstance(d, int) for d in dims)
+        dims = list(self.known[name].dims) if name in self.known else self.shapes.get(name)
+        if dims is None:
+            return False
+        if len(dims) < 2 or dims[-2] == 1:
+            return True
+        return name not in self.known and dims == out_dims and all(isinstance(d, int) for d in dims)
 
 
 def _reduced_axes(node, known: dict, rank: int) -> list | None:
