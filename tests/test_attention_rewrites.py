@@ -137,11 +137,13 @@ def test_iree_computes_onnxruntimes_softmax(tmp_path):
     np.testing.assert_allclose(_through_iree(tmp_path, _rewritten(model), x), want, rtol=1e-5, atol=1e-7)
 
 
-def _block(rows, hidden, mlp, rank=3, seed=0, side_output=False, opset=17):
+def _block(rows, hidden, mlp, rank=3, seed=0, side_output=False, opset=17, shared=False):
     """A transformer block's row-wise part on x [1, rows, hidden] (rank 3)
     or [rows, hidden]: LayerNormalization, MatMul + bias, GELU (Erf form),
     MatMul + bias, the residual Add; with `side_output` the GELU's output
-    is a graph output too (a second exit)."""
+    is a graph output too (a second exit); with `shared` the bias and the
+    LayerNorm's scale come through Identity nodes, as TorchScript exports
+    share weights."""
     from onnx import numpy_helper
 
     rng = np.random.default_rng(seed)
@@ -155,10 +157,12 @@ def _block(rows, hidden, mlp, rank=3, seed=0, side_output=False, opset=17):
     inits += [
         numpy_helper.from_array(np.array(v, np.float32), n) for n, v in (("half", 0.5), ("one", 1.0), ("r2", 2**0.5))
     ]
-    nodes = [
-        helper.make_node("LayerNormalization", ["x", "g", "beta"], ["n"], axis=-1, epsilon=1e-5),
+    nodes = [helper.make_node("Identity", [name], [f"{name}_shared"]) for name in ("g", "b1")] if shared else []
+    g, b1 = ("g_shared", "b1_shared") if shared else ("g", "b1")
+    nodes += [
+        helper.make_node("LayerNormalization", ["x", g, "beta"], ["n"], axis=-1, epsilon=1e-5),
         helper.make_node("MatMul", ["n", "w1"], ["h0"]),
-        helper.make_node("Add", ["h0", "b1"], ["h"]),
+        helper.make_node("Add", ["h0", b1], ["h"]),
         helper.make_node("Div", ["h", "r2"], ["hs"]),
         helper.make_node("Erf", ["hs"], ["he"]),
         helper.make_node("Add", ["he", "one"], ["h1"]),
@@ -187,7 +191,7 @@ def test_padded_rows_on_random_blocks_equal_the_graph(seed):
     rng = np.random.default_rng(seed)
     rows = int(rng.integers(4, 16)) * 16 + int(rng.integers(1, 16))
     hidden, mlp = int(rng.integers(2, 6)) * 8, int(rng.integers(2, 9)) * 8
-    model = _block(rows, hidden, mlp, rank=int(rng.integers(2, 4)), seed=seed, side_output=bool(seed % 2))
+    model = _block(rows, hidden, mlp, int(rng.integers(2, 4)), seed, side_output=bool(seed % 2), shared=seed % 3 == 0)
     x = (rng.standard_normal([int(d.dim_value) for d in model.graph.input[0].type.tensor_type.shape.dim]) * 3).astype(
         np.float32
     )
