@@ -224,3 +224,14 @@ def test_iree_computes_the_padded_block(tmp_path):
     rewritten.CopyFrom(model)
     assert apply_rewrites(rewritten) == [{"rewrite": ROWS, "nodes": 2}]
     np.testing.assert_allclose(_through_iree(tmp_path, rewritten, x), want, rtol=1e-4, atol=1e-5)
+
+
+def test_the_convolution_rewrites_products_stay(tmp_path):
+    """conv1d-as-matmul's windows x weights over 301 positions (rows off a
+    multiple of 16, constant weights) is not padded: measured on
+    transformers only."""
+    from test_onnx_conv1d_rewrites import _conv1d_model
+
+    _conv1d_model(tmp_path / "conv1d.onnx", 3, 5, 301, [(7, 3, 1, 1, (2, 0), True, None)], 1)
+    model = onnx.load(str(tmp_path / "conv1d.onnx"))
+    assert apply_rewrites(model) == [{"rewrite": "conv1d-as-matmul", "nodes": 1}]

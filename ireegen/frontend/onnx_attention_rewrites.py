@@ -110,6 +110,8 @@ ROWWISE = frozenset(
         "Pow PRelu Reciprocal Relu Selu Sigmoid Softplus Sqrt Sub Sum Tanh"
     ).split()
 )
+# In the names of the values ireegen's rewrites write (NodeBuilder's prefixes).
+_WRITTEN_BY_US = "ireegen."
 # Reductions taken over the last axis only, with keepdims: a row's own value.
 _ROW_REDUCTIONS = frozenset(("ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin"))
 
@@ -117,7 +119,9 @@ _ROW_REDUCTIONS = frozenset(("ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin"
 def matmul_rows_padded(model, shapes: dict, values: dict) -> int:
     """A MatMul of a computed [.., M, K] by a constant [K, N] (a layer's
     weights) whose row count M (the tokens: ViT's 197) is static, at least
-    MIN_PADDED_ROWS and not a multiple of ROW_MULTIPLE: IREE 3.13's default
+    MIN_PADDED_ROWS and not a multiple of ROW_MULTIPLE (not one of the
+    products ireegen's convolution and RNN rewrites write, whose speed with
+    padded rows was not measured): IREE 3.13's default
     matmul codegen runs it about twice as slow as with M rounded up
     (docs/peers.md, "Transformers").  Rewritten with the rows padded with
     zeros to the next multiple, not around each MatMul (a Pad and a Slice
@@ -145,6 +149,8 @@ def _seed_rows(node, known: dict, shapes: dict, types: dict) -> int | None:
     its computed float32 A; B a constant matrix), or None."""
     if node.op_type != "MatMul" or node.domain not in ("", "ai.onnx") or len(node.input) != 2:
         return None
+    if _WRITTEN_BY_US in node.output[0]:
+        return None  # the convolution and RNN rewrites' products: measured on transformers only
     a, w = node.input
     dims = shapes.get(a)
     if a in known or w not in known or len(known[w].dims) != 2 or types.get(a) != _FLOAT:
