@@ -4,7 +4,7 @@ exporters, through ireegen's generated C against ONNX Runtime, one thread.
 
     python benchmarks/transformer_encoders.py [--models vit-ts vit-dynamo bert-ts bert-dynamo]
         [--flag-sets base data-tiling] [--modes runtimeless async] [--forms iree rewrites]
-        [--rounds 3] [--seconds 0.5]
+        [--without REWRITE ...] [--rounds 3] [--seconds 0.5]
 
 The models (`pip install torch transformers`; nothing is downloaded):
 - vit: transformers' ViTModel, hidden 192, 4 layers, 3 heads, MLP 768,
@@ -21,7 +21,8 @@ with a flag set (--flag-sets: base, IREE's defaults; data-tiling,
 a model with matmuls; default, the default emit: `--tune quick`, verified,
 its emit time and choice printed on stderr) and (--forms) with ireegen's graph rewrites
 (`rewrites`) or without them (`iree`, "IREE's form": --no-workarounds, as
-benchmarks/recurrent.py does).  Per model one run, the measurements alternating --rounds times;
+benchmarks/recurrent.py does); --without adds the form with ireegen's
+rewrites but those named (a rewrite's before and after in one run).  Per model one run, the measurements alternating --rounds times;
 the figure is the median round's CPU time per call, as benchmarks/peers.py
 measures it:
 - runtimeless: the emitted C through `ireegen run`'s runner, --repeat N
@@ -39,6 +40,7 @@ Prints a table; asserts nothing.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import tempfile
 import time
@@ -58,6 +60,7 @@ from ireegen.check.runners import find_runtime_tools  # noqa: E402
 from ireegen.common.clock import cpu_seconds  # noqa: E402
 from ireegen.config.modes import make_config  # noqa: E402
 from ireegen.emit import emit  # noqa: E402
+from ireegen.frontend import onnx_rewrites  # noqa: E402
 
 MODELS = ("vit-ts", "vit-dynamo", "bert-ts", "bert-dynamo")
 FLAG_SETS = {"base": (), "data-tiling": ("--iree-opt-data-tiling",), "default": ()}
@@ -109,6 +112,17 @@ def export(name: str, path: Path) -> list:
     return [x.numpy()]
 
 
+@contextlib.contextmanager
+def rewrites_without(names: tuple):
+    """ireegen's speed rewrites but those named, while in the block."""
+    tables = onnx_rewrites.SPEED_TABLES
+    onnx_rewrites.SPEED_TABLES = tuple(tuple(row for row in t if row.name not in names) for t in tables)
+    try:
+        yield
+    finally:
+        onnx_rewrites.SPEED_TABLES = tables
+
+
 def contenders(name: str, workdir: Path, inputs: list, reference: list, args) -> dict:
     """{label: timer(repeat) -> ns per call}."""
     path = workdir / f"{name}.onnx"
@@ -117,26 +131,29 @@ def contenders(name: str, workdir: Path, inputs: list, reference: list, args) ->
     c_name = name.replace("-", "_")
     timers = {}
     for flag_set in args.flag_sets:
-        for rewrites in [f == "rewrites" for f in args.forms]:
+        forms = [(f == "rewrites", ()) for f in args.forms] + ([(True, tuple(args.without))] if args.without else [])
+        for index, (rewrites, without) in enumerate(forms):
             form = "rewrites" if rewrites else "IREE's form"
+            form += f" without {', '.join(without)}" if without else ""
             for mode in args.modes:
                 label = f"{mode}, {flag_set}, {form}"
-                outdir = workdir / f"{mode}-{flag_set}-{rewrites}"
+                outdir = workdir / f"{mode}-{flag_set}-{index}"
                 start, cpu = time.perf_counter(), cpu_seconds()
-                result = emit(
-                    path,
-                    outdir,
-                    make_config(mode, "embedded-elf" if mode == "async" else None, target_cpu=args.target_cpu),
-                    name=c_name,
-                    extra_flags=list(FLAG_SETS[flag_set]),
-                    verify=flag_set in TUNED,
-                    tune=TUNED.get(flag_set, "off"),
-                    apply_workarounds=rewrites,
-                )
+                with rewrites_without(without):
+                    result = emit(
+                        path,
+                        outdir,
+                        make_config(mode, "embedded-elf" if mode == "async" else None, target_cpu=args.target_cpu),
+                        name=c_name,
+                        extra_flags=list(FLAG_SETS[flag_set]),
+                        verify=flag_set in TUNED,
+                        tune=TUNED.get(flag_set, "off"),
+                        apply_workarounds=rewrites,
+                    )
                 emitted = f"emit {time.perf_counter() - start:.1f} s, {cpu_seconds() - cpu:.1f} s CPU"
                 print(f"{name} {label}: {emitted}; {result.tuning or 'not tuned'}", file=sys.stderr, flush=True)
                 if mode == "runtimeless":
-                    runner = build_runner(outdir, workdir / f"runner-{flag_set}-{rewrites}")
+                    runner = build_runner(outdir, workdir / f"runner-{flag_set}-{index}")
                     got, _ = runner.call("main_graph", inputs)
                     error = max(float(np.abs(g - w).max() / np.abs(w).max()) for g, w in zip(got, reference))
                     if error > TOLERANCE:
@@ -157,6 +174,7 @@ def main() -> int:
     parser.add_argument("--modes", nargs="+", default=["runtimeless", "async"], choices=["runtimeless", "async"])
     parser.add_argument("--forms", nargs="+", default=["iree", "rewrites"], choices=["iree", "rewrites"])
     parser.add_argument("--target-cpu", default="host", help="CPU of IREE's executables (default host)")
+    parser.add_argument("--without", nargs="+", default=[], help="also time the rewrites but these")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=0.5, help="target time of one measurement")
     args = parser.parse_args()

@@ -32,6 +32,7 @@ def _saved(tmp_path, build, *args) -> onnx.ModelProto:
 
 def _models(tmp_path) -> dict:
     """{row name: a model the row rewrites, or a list of them}, from the models of the rows' own tests."""
+    import test_attention_rewrites
     import test_depthwise_pad_producer
     import test_iree_bugs
     import test_nhwc_layout
@@ -81,6 +82,8 @@ def _models(tmp_path) -> dict:
     models["rnn-steps-unrolled"] = [_saved(tmp_path, write_rnn_model, form) for form in steps]
     models["reduce-log-sum-exp-stable"] = test_stable_rewrites._model([2, 5], [1], 0, 17)
     models["matmul-columns-padded"] = test_transformer_speed._matmul_model([2, 30, 64], [2, 64, 197])
+    models["softmax-as-lane-reductions"] = test_attention_rewrites._model([2, 77, 77])
+    models["matmul-rows-padded"] = test_attention_rewrites._block(77, 16, 32)
     return models
 
 

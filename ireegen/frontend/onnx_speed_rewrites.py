@@ -19,6 +19,7 @@ from .conv_transpose_matmul import conv_transpose_as_matmul
 from .depthwise_pad_producer import depthwise_pad_in_producer
 from .depthwise_taps import MAX_TAPS
 from .nhwc_layout import depthwise_separable_as_nhwc
+from .onnx_attention_rewrites import matmul_rows_padded, softmax_as_lane_reductions
 from .onnx_nodes import NodeBuilder, Rewrite, known_arrays, node_attrs, rewrite_nodes, static_conv2d
 from .onnx_rnn_rewrites import RNN_OPS, iree_lowered_form
 from .onnx_rnn_unroll import UnrollBuilder
@@ -207,6 +208,8 @@ SPEED_REWRITES = (
     Rewrite("matmul-columns-padded", ("MatMul",), matmul_columns_padded),
     Rewrite("pointwise-conv-as-matmul", ("Conv",), pointwise_conv_as_matmul),
     Rewrite("linear-resize-as-matmuls", ("Resize",), linear_resize_as_matmuls),
+    Rewrite("softmax-as-lane-reductions", ("Softmax",), softmax_as_lane_reductions),
+    Rewrite("matmul-rows-padded", ("MatMul",), matmul_rows_padded),
 )
 
 # Applied before the strided-depthwise decimation and SPEED_REWRITES: on a

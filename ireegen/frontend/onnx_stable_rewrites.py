@@ -46,13 +46,13 @@ def reduce_log_sum_exp_stable(model, shapes: dict, values: dict) -> int:
             return False
         keepdims = node_attrs(node).get("keepdims", 1)
         b = NodeBuilder(graph, out_nodes, f"{node.name or 'reduce_log_sum_exp'}/ireegen.stable")
-        peak = _reduce(b, "ReduceMax", x, axes, 1, opset)
+        peak = reduce_over(b, "ReduceMax", x, axes, 1, opset)
         dtype = helper.tensor_dtype_to_np_dtype(types[x])
         zero, inf = b.const("zero", np.zeros((), dtype)), b.const("inf", np.array(np.inf, dtype))
         # Abs and Equal rather than IsInf, which takes float16 only from opset 20.
         shift = b.op("Where", b.op("Equal", b.op("Abs", peak), inf), zero, peak)
-        summed = b.op("Log", _reduce(b, "ReduceSum", b.op("Exp", b.op("Sub", x, shift)), axes, keepdims, opset))
-        offset = shift if keepdims else _reduce(b, "ReduceMax", shift, axes, 0, opset)
+        summed = b.op("Log", reduce_over(b, "ReduceSum", b.op("Exp", b.op("Sub", x, shift)), axes, keepdims, opset))
+        offset = shift if keepdims else reduce_over(b, "ReduceMax", shift, axes, 0, opset)
         b.op("Add", summed, offset, out=node.output[0], name=node.name)
         return True
 
@@ -79,7 +79,7 @@ def _axes(node, values: dict, dims) -> list | None:
     return sorted({a % len(dims) for a in given})
 
 
-def _reduce(b: NodeBuilder, op: str, value: str, axes: list, keepdims: int, opset: int) -> str:
+def reduce_over(b: NodeBuilder, op: str, value: str, axes: list, keepdims: int, opset: int) -> str:
     """`op` over `axes`, given as the op takes them in `opset`."""
     if opset >= _AXES_INPUT_FROM[op]:
         return b.op(op, value, b.const("axes", np.array(axes, np.int64)), keepdims=keepdims)
