@@ -689,16 +689,18 @@ def test_qdq_model_on_rv32_equals_onnxruntime(tmp_path, name, goal):
 
 
 def _check_stack_counts_only_called_kernels(outdir: Path) -> None:
-    """`ireegen size`'s stack holds the frames of the functions the link
-    keeps: the library's convolution (the largest frame in the object) is
-    not on a fully connected model's stack, its FC kernel is."""
+    """`ireegen size`'s stack is the deepest chain of calls the link keeps:
+    the library's convolution (the largest frame in the object) is not on a
+    fully connected model's stack; its FC kernel is, under the frame of the
+    dispatch that calls it."""
     from ireegen.cbuild.footprint import dispatch_frames, measure
 
     report = measure(outdir)
     (executables,) = outdir.glob("*_executables.o")
     in_object = dispatch_frames("arm-none-eabi-objdump", executables)
     assert in_object["ireegen_i8_convolution"] > in_object["ireegen_i8_fully_connected"]
-    assert report["stack_detail"]["deepest_dispatch"] == in_object["ireegen_i8_fully_connected"]
+    deepest = report["stack_detail"]["deepest_dispatch"]
+    assert in_object["ireegen_i8_fully_connected"] < deepest < in_object["ireegen_i8_convolution"]
 
 
 def _qdq_residual_block(path: Path, x_shape=(2, 8, 6, 5), classes=7, per_channel=False) -> Path:

@@ -9,8 +9,9 @@ object carries IREE's builtins (f16 conversions, fma, memcpy...) that nothing
 calls, which the link drops.
 Flash: the executables' text+rodata, the glue (NAME.c), the constants.
 RAM: the arena, the instance, the glue's other data, and the stack of one
-call: the glue's frames from gcc's -fstack-usage plus the deepest dispatch
-function's frame, read from its prologue (Arm and RISC-V targets)."""
+call: the glue's frames from gcc's -fstack-usage plus the deepest chain of
+calls from a dispatch function, each function's frame read from its
+prologue and its callees from its direct calls (Arm and RISC-V targets)."""
 
 from __future__ import annotations
 
@@ -49,9 +50,9 @@ _MAP_SIZE = re.compile(r"^\s+(?:(\.[^\s]+)\s+)?0x[0-9a-f]+\s+0x([0-9a-f]+)\s+(\S
 def linked_sizes(cc: str, cflags, objects: dict, roots, objdump_tool: str | None = None) -> tuple:
     """Links `objects` (role -> path) with --gc-sections from the `roots`
     symbols: ({role: {"flash": bytes, "ram": bytes}}, [undefined symbols]),
-    and with `objdump_tool` also the frames of the functions the link keeps
-    (dispatch_frames of the linked program: a kernel no dispatch calls is
-    not on any stack)."""
+    and with `objdump_tool` also the stack each function the link keeps
+    needs (call_chain_frames of the linked program: a kernel no dispatch
+    calls is not on any stack)."""
     # No --specs: a C library's specs can bring a linker script whose memory
     # regions a large model overflows (picolibc's on RISC-V), and this link
     # leaves the C library out anyway.
@@ -78,7 +79,7 @@ def linked_sizes(cc: str, cflags, objects: dict, roots, objdump_tool: str | None
         undefined = sorted(
             {line.split()[-1] for line in _run([binutil(cc, "nm"), "-u", str(elf)]).splitlines() if line.strip()}
         )
-        frames = dispatch_frames(objdump_tool, elf) if objdump_tool else None
+        frames = call_chain_frames(objdump_tool, elf) if objdump_tool else None
     by_path = {str(p): role for role, p in objects.items()}
     sizes = {role: {"flash": 0, "ram": 0} for role in objects}
     section = None
@@ -156,18 +157,62 @@ def _register_count(text: str) -> int:
     return n
 
 
+# A direct branch to another function's first instruction (a call, or a
+# tail call): objdump names its target `<symbol>` with no offset at the end
+# of the line; literal loads end in `@ (...)` and branches within a
+# function carry `+0x..`.
+_DIRECT_BRANCH = re.compile(r"\t[a-z][\w.]*\t(?:[\w]+,\s*)*[0-9a-f]+ <([^>+]+)>$")
+
+
 def dispatch_frames(objdump_tool: str, obj) -> dict:
     """function -> bytes its prologue reserves (Arm: pushes, vpush, sub sp;
     RISC-V: addi sp, sp, -N)."""
-    frames, current = {}, None
+    frames, _ = _frames_and_calls(objdump_tool, obj)
+    return {k: v for k, v in frames.items() if v}
+
+
+def call_chain_frames(objdump_tool: str, obj) -> dict:
+    """function -> the most stack a call of it takes: its own frame plus the
+    deepest of the functions it branches to directly (a cycle's back edge
+    counts nothing: generated code and the kernels do not recurse)."""
+    frames, calls = _frames_and_calls(objdump_tool, obj)
+    depth, open_calls = {}, set()
+
+    def deepest(function: str) -> int:
+        # An explicit stack, not recursion: a chain can be longer than
+        # Python's recursion limit.
+        work = [(function, False)]
+        while work:
+            f, expanded = work.pop()
+            if f in depth:
+                continue
+            if expanded:
+                open_calls.discard(f)
+                depth[f] = frames.get(f, 0) + max((depth.get(g, 0) for g in calls.get(f, ())), default=0)
+                continue
+            open_calls.add(f)
+            work.append((f, True))
+            work += [(g, False) for g in calls.get(f, ()) if g not in depth and g not in open_calls]
+        return depth[function]
+
+    return {f: v for f in frames if (v := deepest(f))}
+
+
+def _frames_and_calls(objdump_tool: str, obj) -> tuple:
+    """({function: bytes its prologue reserves}, {function: functions it
+    branches to directly}) from the disassembly of `obj`."""
+    frames, calls, current = {}, {}, None
     for line in _run([objdump_tool, "-d", str(obj)]).splitlines():
         m = re.match(r"^[0-9a-f]+ <([^>]+)>:", line)
         if m:
             current = m.group(1)
-            frames[current] = 0
+            frames[current], calls[current] = 0, set()
             continue
         if current is None:
             continue
+        branch = _DIRECT_BRANCH.search(line)
+        if branch and branch.group(1) != current:
+            calls[current].add(branch.group(1))
         for regex, width in ((_PUSH, 4), (_VPUSH, None)):
             found = regex.search(line)
             if found:
@@ -177,7 +222,7 @@ def dispatch_frames(objdump_tool: str, obj) -> dict:
         found = _SUB_SP.search(line)
         if found:
             frames[current] += int(found.group(1) or found.group(2))
-    return {k: v for k, v in frames.items() if v}
+    return frames, {f: {g for g in targets if g in frames} for f, targets in calls.items()}
 
 
 def _stack_usage(su_files) -> dict:
