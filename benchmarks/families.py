@@ -4,7 +4,8 @@ encoders (BERT-, GPT-2- and ViT-shaped, built from torch.nn with random
 weights), the same three from `transformers` (tiny configurations, random
 weights), torchvision classifiers and
 a segmenter with random weights, bidirectional GRU and LSTM, a 1-D
-convolutional EEG-style CNN and a CRNN, through PyTorch's TorchScript
+convolutional EEG-style CNN, a 1-D EEG U-Net, a CRNN and transformers'
+wav2vec2, through PyTorch's TorchScript
 exporter (dynamo=False) and its torch.export one (dynamo=True), at opset
 17, or at the torch.export exporter's own opset (dynamo-default-opset).
 
@@ -269,6 +270,66 @@ def crnn(torch):
     return Crnn(), torch.randn(1, 1, 32, 100)
 
 
+def wav2vec2_hf(torch):
+    """transformers' Wav2Vec2Model: 1,600 samples, two conv feature layers, a grouped positional conv, 2 layers, hidden 64."""
+    import transformers
+
+    config = _hf_config(
+        "Wav2Vec2Config",
+        conv_dim=(32, 32),
+        conv_kernel=(10, 3),
+        conv_stride=(5, 2),
+        hidden_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=128,
+        num_conv_pos_embeddings=16,
+        num_conv_pos_embedding_groups=4,
+    )
+    net = transformers.Wav2Vec2Model(config)
+
+    class Hidden(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.net = net
+
+        def forward(self, input_values):
+            return self.net(input_values=input_values).last_hidden_state
+
+    return Hidden(), torch.randn(1, 1600)
+
+
+def eeg_unet(torch):
+    """A 1-D U-Net over 4 channels x 512 samples: two levels down (Conv1d, BatchNorm, ReLU, MaxPool), transposed convolutions up, skip Concats."""
+
+    def block(cin, cout):
+        return torch.nn.Sequential(
+            torch.nn.Conv1d(cin, cout, 5, padding=2),
+            torch.nn.BatchNorm1d(cout),
+            torch.nn.ReLU(),
+            torch.nn.Conv1d(cout, cout, 5, padding=2),
+            torch.nn.BatchNorm1d(cout),
+            torch.nn.ReLU(),
+        )
+
+    class UNet(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.down1, self.down2, self.bottom = block(4, 16), block(16, 32), block(32, 64)
+            self.up2, self.dec2 = torch.nn.ConvTranspose1d(64, 32, 2, stride=2), block(64, 32)
+            self.up1, self.dec1 = torch.nn.ConvTranspose1d(32, 16, 2, stride=2), block(32, 16)
+            self.head = torch.nn.Conv1d(16, 3, 1)
+
+        def forward(self, x):
+            a = self.down1(x)
+            b = self.down2(torch.nn.functional.max_pool1d(a, 2))
+            c = self.bottom(torch.nn.functional.max_pool1d(b, 2))
+            d = self.dec2(torch.cat([self.up2(c), b], 1))
+            return self.head(self.dec1(torch.cat([self.up1(d), a], 1)))
+
+    return UNet(), torch.randn(1, 4, 512)
+
+
 FAMILIES = {
     "bert": bert,
     "gpt2": gpt2,
@@ -283,6 +344,8 @@ FAMILIES = {
     "lstm_bidirectional": _rnn("LSTM"),
     "eeg_cnn1d": eeg_cnn,
     "crnn": crnn,
+    "wav2vec2_hf": wav2vec2_hf,
+    "eeg_unet1d": eeg_unet,
 }
 
 
