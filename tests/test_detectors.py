@@ -465,6 +465,20 @@ def test_a_yolo_export_with_nms_is_bounded_to_onnxruntime_results(tmp_path):
     assert {0, 5} < counts  # nothing above the threshold, a full max_det, and some between
 
 
+def test_max_detections_under_a_fixed_size_output_is_refused_naming_the_flag(tmp_path):
+    # The export pads its selection to max_det rows (5 here): a smaller --max-detections would leave
+    # zeros where the model has detections, so it is refused before compiling; max_det itself is not.
+    path = tmp_path / "yolo_tail.onnx"
+    yolo_export_tail(path)
+    with pytest.raises(UsageError, match=r"--max-detections 2 keeps fewer detections than node .*\(Pad\)"):
+        prepare_onnx(path, ImportOptions(max_detections=2))
+    result = run_cli("emit", path, "-o", tmp_path / "out", "--max-detections", "2")
+    assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert not (tmp_path / "out").exists()
+    model, _, _, _ = prepare_onnx(path, ImportOptions(max_detections=5))
+    assert [d.dim_value for d in model.graph.output[0].type.tensor_type.shape.dim] == [1, 5, 6]
+
+
 def test_a_nonzero_too_large_for_the_comparison_matrix_is_bounded_by_a_scatter(tmp_path):
     # YOLOv8 at 640 masks 8,400 anchors: past MAX_COMPARISONS' square, its indices come from a scatter.
     from onnx import TensorProto, helper

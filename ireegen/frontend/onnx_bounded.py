@@ -158,6 +158,7 @@ class _Walk:
         self.used_nms = False
         self.nonzeros: dict = {}  # NonZero input -> its first NonZero's output
         self.nonneg: set = set()  # bounded integer values that are never negative (indices)
+        self.user_cut = False  # --max-detections keeps fewer rows than a NonMaxSuppression can select
 
     # -- helpers -------------------------------------------------------
     def refuse(self, node, why: str):
@@ -908,6 +909,11 @@ class _Walk:
             rows, steps = plan_steps(nms, limit)
         except UsageError as e:
             raise UsageError(f"{self.path}: {e}") from None
+        if limit != demand:
+            try:
+                self.user_cut |= rows < plan_steps(nms, demand)[0]
+            except UsageError:  # more rows than ireegen unrolls: the user's bound cuts them
+                self.user_cut = True
         count_name = self.b.name("nms_count")
         valid = None
         if sb is not None:
@@ -1066,6 +1072,13 @@ class _Walk:
         length = bnd.count if not after[bnd.axis] else self._combined("Add", bnd.count, after[bnd.axis])
         if isinstance(length, Count):
             self.refuse(node, "the padded length depends on the data")
+        if self.user_cut and bnd.count.cap < length:
+            # A fixed-size output (an Ultralytics export's max_det rows) would hold fewer detections than the model's.
+            raise UsageError(
+                f"{self.path}: --max-detections {self.max_detections} keeps fewer detections than "
+                f"{node_text(node)} pads to a fixed {length} entries, so that output would differ from the model's; "
+                "leave --max-detections out for this model"
+            )
         fill = (
             node.input[2]
             if len(node.input) > 2 and node.input[2]
