@@ -248,6 +248,28 @@ def onnxruntime_output(model, x: np.ndarray) -> np.ndarray:
     return session.run(None, {"x": x})[0]
 
 
+def bare_iree_output(tmp_path: Path, model, x: np.ndarray) -> np.ndarray:
+    """IREE's own output of the in-memory `model` on its one input, `x`:
+    iree-import-onnx and iree-compile at IREE's defaults (none of ireegen's
+    rewrites or flags), run on local-sync; the function is the graph's name."""
+    import iree.runtime as rt
+    import onnx
+
+    from ireegen.compile.compiler import find_compiler
+
+    stem = tmp_path / model.graph.name
+    onnx.save(model, f"{stem}.onnx")
+    import_onnx = [sys.executable, "-m", "iree.compiler.tools.import_onnx", f"{stem}.onnx", "-o", f"{stem}.mlir"]
+    subprocess.run(import_onnx, check=True, capture_output=True)
+    backend = ["--iree-hal-target-device=local", "--iree-hal-local-target-device-backends=llvm-cpu"]
+    subprocess.run(
+        [find_compiler().path, f"{stem}.mlir", *backend, "-o", f"{stem}.vmfb"], check=True, capture_output=True
+    )
+    context = rt.SystemContext(config=rt.Config("local-sync"))
+    context.add_vm_module(rt.VmModule.copy_buffer(context.instance, Path(f"{stem}.vmfb").read_bytes()))
+    return np.asarray(getattr(context.modules.module, model.graph.name)(x))
+
+
 def pack_fc_weights(w: np.ndarray) -> np.ndarray:
     """An (N, K) int8 weight as the int8 match spec packs it for the fully
     connected kernels (ireegen_int8.h): K padded with zeros to K4, whole

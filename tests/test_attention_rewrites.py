@@ -10,14 +10,10 @@ multiple of 16 and equals the graph as written on random forms."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import numpy as np
 import pytest
-from conftest import onnxruntime_output
+from conftest import bare_iree_output, onnxruntime_output
 
-from ireegen.compile.compiler import find_compiler
 from ireegen.frontend.onnx_rewrites import apply_rewrites
 
 onnx = pytest.importorskip("onnx")
@@ -98,33 +94,6 @@ def test_a_dynamic_row_stays():
     _rewritten(model, expected=False)
 
 
-def _through_iree(tmp_path, model, x):
-    import iree.runtime as rt
-
-    path = tmp_path / "softmax.onnx"
-    onnx.save(model, str(path))
-    subprocess.run(
-        [sys.executable, "-m", "iree.compiler.tools.import_onnx", str(path), "-o", str(tmp_path / "softmax.mlir")],
-        check=True,
-        capture_output=True,
-    )
-    subprocess.run(
-        [
-            find_compiler().path,
-            str(tmp_path / "softmax.mlir"),
-            "--iree-hal-target-device=local",
-            "--iree-hal-local-target-device-backends=llvm-cpu",
-            "-o",
-            str(tmp_path / "softmax.vmfb"),
-        ],
-        check=True,
-        capture_output=True,
-    )
-    context = rt.SystemContext(config=rt.Config("local-sync"))
-    context.add_vm_module(rt.VmModule.copy_buffer(context.instance, (tmp_path / "softmax.vmfb").read_bytes()))
-    return np.asarray(getattr(context.modules.module, model.graph.name)(x))
-
-
 def test_iree_computes_onnxruntimes_softmax(tmp_path):
     """Scores of 2 heads over 77 tokens, offset by 1000, a masked key
     column and a masked row: IREE on the rewritten graph gives ONNX
@@ -134,7 +103,7 @@ def test_iree_computes_onnxruntimes_softmax(tmp_path):
     x[..., 5] = -np.inf
     x[1, 3] = -np.inf
     want = onnxruntime_output(model, x)
-    np.testing.assert_allclose(_through_iree(tmp_path, _rewritten(model), x), want, rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(bare_iree_output(tmp_path, _rewritten(model), x), want, rtol=1e-5, atol=1e-7)
 
 
 def _block(rows, hidden, mlp, rank=3, seed=0, side_output=False, opset=17, shared=False):
@@ -223,7 +192,7 @@ def test_iree_computes_the_padded_block(tmp_path):
     rewritten = onnx.ModelProto()
     rewritten.CopyFrom(model)
     assert apply_rewrites(rewritten) == [{"rewrite": ROWS, "nodes": 2}]
-    np.testing.assert_allclose(_through_iree(tmp_path, rewritten, x), want, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(bare_iree_output(tmp_path, rewritten, x), want, rtol=1e-4, atol=1e-5)
 
 
 def test_the_convolution_rewrites_products_stay(tmp_path):
