@@ -169,24 +169,30 @@ def test_immutable_outdir_is_a_one_line_error(tmp_path):
     assert "cannot write there" in proc.stderr and proc.stderr.count("\n") == 1
 
 
-def _children(pid):
+def _children(pid, command: str = ""):
+    """The processes `pid` started (those running `command`, when given)."""
     out = subprocess.run(["ps", "-eo", "pid,ppid,comm"], stdout=subprocess.PIPE, text=True).stdout
-    return [int(line.split()[0]) for line in out.splitlines()[1:] if int(line.split()[1]) == pid]
+    rows = [line.split() for line in out.splitlines()[1:]]
+    return [int(r[0]) for r in rows if int(r[1]) == pid and (not command or r[2:] == [command])]
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGKILL])
 def test_signal_during_compile_stops_iree_compile(tmp_path, sig):
     out = tmp_path / "out"
+    # The emit pauses once the compile is done, so that it is still running when the signal
+    # comes, however soon the compile ends on a loaded machine: it must not end in exit 0.
+    env = dict(os.environ, IREEGEN_FAULT="after-compile:sleep=60")
     proc = subprocess.Popen(
         [sys.executable, "-m", "ireegen", "emit", str(MLP), "-o", str(out), "--execution-model", "inline-dynamic"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        env=env,
     )
     deadline = time.monotonic() + 60
     compiles = []
     while not compiles and time.monotonic() < deadline and proc.poll() is None:
-        compiles = _children(proc.pid)
+        compiles = _children(proc.pid, "iree-compile")
         time.sleep(0.02)
     assert compiles, "iree-compile never started"
     proc.send_signal(sig)
