@@ -188,6 +188,9 @@ def test_signal_during_compile_stops_iree_compile(tmp_path, sig):
         stderr=subprocess.PIPE,
         text=True,
         env=env,
+        # SIGINT as a terminal delivers it, even when this test runs where it is ignored (a
+        # non-interactive shell's background job), a disposition the emit would inherit.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     deadline = time.monotonic() + 60
     compiles = []
