@@ -171,12 +171,12 @@ class _Rows:
         self.padded = {}
         self.present = {i.name for i in graph.input} | set(known) | {""}
         self.out_nodes = []
-        self.b = None
+        self.b = NodeBuilder(graph, self.out_nodes, "")  # one for the walk: its prefix names each node's
 
     def rewrite(self, seeds: set) -> int:
         count = 0
         for k, node in enumerate(list(self.graph.node)):
-            self.b = NodeBuilder(self.graph, self.out_nodes, f"{node.name or node.op_type}/ireegen.rows")
+            self.b.prefix = f"{node.name or node.op_type}/ireegen.rows"
             if k in seeds:
                 rows = self.shapes[node.input[0]][-2]
                 self._emit(node, [self._as_padded(node.input[0], rows), node.input[1]], rows)
