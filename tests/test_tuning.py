@@ -237,9 +237,17 @@ def test_async_candidates_are_timed_by_iree_benchmark_module(tmp_path, records):
     assert "iree-benchmark-module" in section["measured"]
     status = {c["name"]: c["status"] for c in section["candidates"]}
     # cnn is NHWC already: channels-last would compile to the same module, and is not a candidate.
-    assert list(status) == ["baseline", "im2col+data-tiling-codegen", "im2col", "data-tiling-convolutions"]
+    assert list(status) == [
+        "baseline",
+        "matmul-tiles",
+        "im2col+data-tiling-codegen",
+        "im2col",
+        "data-tiling-convolutions",
+    ]
     # Each compiles and verifies; quick's time budget may leave the last ones untried on a loaded machine.
-    assert status["baseline"] == "ok" and set(status.values()) <= {"ok", "not tried"}
+    # cnn has no matmul the tile spec matches: matmul-tiles compiles to the baseline's bytes.
+    assert status["baseline"] == "ok" and set(status.values()) <= {"ok", "not tried", "same as baseline"}
+    assert status["matmul-tiles"] in ("same as baseline", "not tried")
     assert all(c["figure"] > 0 for c in section["candidates"] if c["status"] == "ok")
     # inline-dynamic is not timed: the baseline, and the manifest says why.
     inline = emit(CNN, tmp_path / "inline", make_config("inline-dynamic"), tune="quick")
@@ -439,12 +447,20 @@ def test_quick_orders_and_prunes_its_search_by_the_models_features():
         # full tries every row in the table's order.
         assert names("full", cnn | {order.feature}) == names("full", cnn)
     # A transformer (matmuls only, some of two computed operands): data tiling right after the baseline.
-    assert names("quick", {CONTRACTIONS, COMPUTED_CONTRACTIONS}) == [BASELINE, "im2col+data-tiling-codegen"]
+    assert names("quick", {CONTRACTIONS, COMPUTED_CONTRACTIONS}) == [
+        BASELINE,
+        "im2col+data-tiling-codegen",
+        "matmul-tiles",
+    ]
     # A depthwise-separable CNN computed channels-last, with channels-first convolutions left: no im2col.
     ds = names("quick", cnn | {DEPTHWISE_SEPARABLE_NHWC})
-    assert ds[:3] == [BASELINE, "channels-last", "im2col+data-tiling-codegen"] and "im2col" not in ds
-    # Without channels-first convolutions left (MobileNetV2), data tiling comes right after the baseline.
-    assert names("quick", {CONTRACTIONS, DEPTHWISE_SEPARABLE_NHWC}) == [BASELINE, "im2col+data-tiling-codegen"]
+    assert ds[:4] == [BASELINE, "matmul-tiles", "channels-last", "im2col+data-tiling-codegen"] and "im2col" not in ds
+    # Without channels-first convolutions left (MobileNetV2): its pointwise matmuls' tiles, then data tiling.
+    assert names("quick", {CONTRACTIONS, DEPTHWISE_SEPARABLE_NHWC}) == [
+        BASELINE,
+        "matmul-tiles",
+        "im2col+data-tiling-codegen",
+    ]
 
 
 def _graph_model(path, nodes, inputs, outputs, weights):

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 
 from ireegen.common.errors import UsageError
 
+from . import matmul_tiles
+
 # --tune: off (today's flags, no search), quick (the few candidates that
 # win most often, in the order of how often they won; CI runs it), full
 # (every candidate).  quick's rows, in that order: im2col+data-tiling-codegen
@@ -73,6 +75,16 @@ BASELINE = "baseline"
 
 CANDIDATES = (
     Candidate(BASELINE, (), ANY, ("quick", "full"), "ireegen's flags for the configuration, nothing added"),
+    Candidate(
+        "matmul-tiles",
+        (matmul_tiles.FLAG,),
+        # IREE's own tiles of a matmul with few rows (MobileNetV2's 49)
+        # re-read the weights per 16 rows and peel a remainder: all rows
+        # per workgroup instead (config/matmul_tiles.py).
+        CONTRACTIONS,
+        ("quick", "full"),
+        "f32 matmuls tiled per shape class: all rows per workgroup, vector tiles that divide the matmul",
+    ),
     Candidate(
         "im2col+data-tiling-codegen",
         (_IM2COL, _DATA_TILING[0]),
@@ -148,7 +160,9 @@ BY_NAME = {c.name: c for c in CANDIDATES}
 # - a depthwise-separable CNN computed channels-last won with IREE's
 #   channels-last where the rewrite leaves channels-first convolutions
 #   (the OCR detector: channels-last applies only there), else with
-#   im2col+data-tiling-codegen (MobileNetV2, the OCR classifier); im2col
+#   im2col+data-tiling-codegen (MobileNetV2, the OCR classifier); its
+#   pointwise convolutions, which ireegen makes matmuls, want the
+#   matmul-tiles of config/matmul_tiles.py first (docs/tuning.md); im2col
 #   and data-tiled convolutions lost on all three.
 @dataclass(frozen=True)
 class Order:
@@ -167,9 +181,9 @@ ORDERS = (
     ),
     Order(
         DEPTHWISE_SEPARABLE_NHWC,
-        ("channels-last", "im2col+data-tiling-codegen"),
+        ("matmul-tiles", "channels-last", "im2col+data-tiling-codegen"),
         ("im2col", "data-tiling-convolutions"),
-        "a depthwise-separable CNN computed channels-last: channels-last, then data tiling; no im2col",
+        "a depthwise-separable CNN computed channels-last: matmul tiles, channels-last, then data tiling; no im2col",
     ),
 )
 
