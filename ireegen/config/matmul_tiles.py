@@ -12,10 +12,13 @@ rows of that spec, tried in order (the first that matches applies):
 - every workgroup takes all the rows (distribution 0 on M) and
   DISTRIBUTION_COLS columns, so the weights are read once;
 - it computes `vector_rows` x (`vector_vectors` x the target's float
-  lanes) at a time, one reduction step per multiply-add, where the class
-  divides the matmul exactly (rows a multiple of `vector_rows`, columns of
-  the vector tile): no remainder is peeled;
-- the shapes are bounded by what was measured (docs/tuning.md).
+  lanes) at a time, one reduction step per multiply-add; the rows are a
+  multiple of `vector_rows` (no remainder row is peeled), the columns a
+  multiple of `cols_halves` half vectors (two-vector tiles only where they
+  divide the columns: on 24 columns a 32-wide tile took 13x IREE's time;
+  a one-vector tile over a multiple of half a vector peels one half);
+- the shapes are bounded by what was measured (docs/tuning.md): beyond
+  4096 rows (MobileNetV2's 12544) IREE's own tiles were as fast or faster.
 
 The spec is a `--tune` candidate (config/tuning.py): it is verified and
 timed like every other, and kept only where it is faster.  Everything in
@@ -42,19 +45,20 @@ DISTRIBUTION_COLS = 32
 @dataclass(frozen=True)
 class TileClass:
     vector_rows: int  # rows per vector tile; the matmul's rows are a multiple of it
-    vector_vectors: int  # the vector tile's columns, in the target's float lanes
+    vector_vectors: int  # the vector tile's columns, in vectors of the target's float lanes
+    cols_halves: int  # the matmul's columns are a multiple of this many half vectors
     max_rows: int  # M at most this (the largest measured)
     max_depth: int  # K at most this
 
 
 # Eight rows where they divide the matmul (784, 3136), else seven (the 7x7
 # and 14x14 feature maps' 49 and 196); two vectors of columns where they
-# divide it, else one.
+# divide it, else one (RegNetY's 104 and 440 columns: half a vector left).
 CLASSES = (
-    TileClass(8, 2, 4096, 1024),
-    TileClass(7, 2, 4096, 1024),
-    TileClass(8, 1, 4096, 1024),
-    TileClass(7, 1, 4096, 1024),
+    TileClass(8, 2, 4, 4096, 1024),
+    TileClass(7, 2, 4, 4096, 1024),
+    TileClass(8, 1, 1, 4096, 1024),
+    TileClass(7, 1, 1, 4096, 1024),
 )
 
 # Float lanes per vector register, by the x86 feature that sets the width;
@@ -102,7 +106,7 @@ def match_rows(target: Target | None) -> tuple:
             MatchRow(
                 f"match_matmul_rows{c.vector_rows}_cols{cols}",
                 c.vector_rows,
-                cols,
+                c.cols_halves * lanes // 2,
                 c.max_rows,
                 c.max_depth,
                 (0, DISTRIBUTION_COLS, 0),
