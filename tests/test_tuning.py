@@ -239,8 +239,8 @@ def test_async_candidates_are_timed_by_iree_benchmark_module(tmp_path, records):
     # cnn is NHWC already: channels-last would compile to the same module, and is not a candidate.
     assert list(status) == [
         "baseline",
-        "matmul-tiles",
         "im2col+data-tiling-codegen",
+        "matmul-tiles",
         "im2col",
         "data-tiling-convolutions",
     ]

@@ -76,16 +76,6 @@ BASELINE = "baseline"
 CANDIDATES = (
     Candidate(BASELINE, (), ANY, ("quick", "full"), "ireegen's flags for the configuration, nothing added"),
     Candidate(
-        "matmul-tiles",
-        (matmul_tiles.FLAG,),
-        # IREE's own tiles of a matmul with few rows (MobileNetV2's 49)
-        # re-read the weights per 16 rows and peel a remainder: all rows
-        # per workgroup instead (config/matmul_tiles.py).
-        CONTRACTIONS,
-        ("quick", "full"),
-        "f32 matmuls tiled per shape class: all rows per workgroup, vector tiles that divide the matmul",
-    ),
-    Candidate(
         "im2col+data-tiling-codegen",
         (_IM2COL, _DATA_TILING[0]),
         # On a model without convolutions im2col changes nothing: this is
@@ -94,6 +84,16 @@ CANDIDATES = (
         CONTRACTIONS,
         ("quick", "full"),
         "im2col (where there are convolutions), then packed (mmt4d) matmuls through IREE's codegen, no ukernels",
+    ),
+    Candidate(
+        "matmul-tiles",
+        (matmul_tiles.FLAG,),
+        # IREE's own tiles of a matmul with few rows (MobileNetV2's 49)
+        # re-read the weights per 16 rows and peel a remainder: all rows
+        # per workgroup instead (config/matmul_tiles.py).
+        CONTRACTIONS,
+        ("quick", "full"),
+        "f32 matmuls tiled per shape class: all rows per workgroup, 7 or 8 rows by one or two vectors at a time",
     ),
     Candidate(
         "channels-last",
