@@ -15,6 +15,7 @@ from ireegen.compile.compiler import find_compiler
 from ireegen.compile.tile_spec import spec_text, stage
 from ireegen.config.matmul_tiles import FLAG, SPEC_FILE, float_lanes, match_rows
 from ireegen.config.modes import Target, make_config
+from ireegen.config.tuning import CONTRACTIONS, CONTRACTIONS_AT_16_LANES, target_features
 from ireegen.emit import emit
 
 AVX512 = Target("x86_64-unknown-linux-gnu", "x86-64-v4", "+avx,+avx2,+fma,+avx512f")
@@ -118,3 +119,16 @@ def test_a_model_emitted_with_the_spec_is_verified(tmp_path):
     assert result.manifest["compile_flags"][-1] == FLAG
     assert result.manifest["verification"]["verified"] is True
     assert not (tmp_path / "out" / SPEC_FILE).exists()  # the spec is the compile's input, not an output
+
+
+@pytest.mark.parametrize(
+    "cpu, features, wide",
+    [
+        ("x86-64-v4", {CONTRACTIONS}, True),
+        ("x86-64-v3", {CONTRACTIONS}, False),  # where the tiles lost (docs/tuning.md)
+        ("x86-64-v4", set(), False),  # nothing for the spec to match
+    ],
+)
+def test_the_candidate_is_tried_at_the_lanes_it_was_measured_at(cpu, features, wide):
+    config = make_config("runtimeless", target_cpu=cpu)
+    assert (CONTRACTIONS_AT_16_LANES in target_features(config, features)) == wide

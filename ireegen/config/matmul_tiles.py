@@ -40,6 +40,9 @@ FLAG = f"--iree-codegen-tuning-spec-path={SPEC_FILE}"
 
 # Columns per workgroup: a multiple of every class's vector tile.
 DISTRIBUTION_COLS = 32
+# The float lanes the classes were measured at (AVX-512): the tuning
+# candidate is tried only there (config/tuning.py).
+MEASURED_LANES = 16
 
 
 @dataclass(frozen=True)

@@ -47,6 +47,12 @@ COMPUTED_CONTRACTIONS = "computed-contractions"
 # A depthwise-separable CNN that ireegen computes channels-last
 # (the depthwise-separable-as-nhwc rewrite, frontend/nhwc_layout.py).
 DEPTHWISE_SEPARABLE_NHWC = "depthwise-separable-nhwc"
+# Matmuls or convolutions compiled for a target of 16 float lanes (AVX-512),
+# where ireegen's matmul tiles won (MobileNetV2, RegNetY, LRASPP at host);
+# at 8 (x86-64-v3) they lost (MobileNetV2: 2.06x -> 2.43x ONNX Runtime's
+# time), so they are not tried there.  A feature of the model and its
+# target together (target_features below).
+CONTRACTIONS_AT_16_LANES = "contractions-at-16-lanes"
 
 _CHANNELS_LAST = (
     "--iree-preprocessing-pass-pipeline=builtin.module(util.func(iree-preprocessing-convert-conv-to-channels-last))"
@@ -91,7 +97,7 @@ CANDIDATES = (
         # IREE's own tiles of a matmul with few rows (MobileNetV2's 49)
         # re-read the weights per 16 rows and peel a remainder: all rows
         # per workgroup instead (config/matmul_tiles.py).
-        CONTRACTIONS,
+        CONTRACTIONS_AT_16_LANES,
         ("quick", "full"),
         "f32 matmuls tiled per shape class: all rows per workgroup, 7 or 8 rows by one or two vectors at a time",
     ),
@@ -218,6 +224,13 @@ def candidates_for(level: str, features) -> list:
     rank = {name: i for i, name in enumerate((BASELINE, *order.first))}
     kept = [c for c in rows if c.name not in order.ruled_out]
     return sorted(kept, key=lambda c: rank.get(c.name, len(rank)))
+
+
+def target_features(config, features) -> set:
+    """The features of a model with `features` that its target `config`
+    (a modes.Config) adds: CONTRACTIONS_AT_16_LANES."""
+    wide = CONTRACTIONS in features and matmul_tiles.float_lanes(config.target) == matmul_tiles.MEASURED_LANES
+    return {CONTRACTIONS_AT_16_LANES} if wide else set()
 
 
 def untunable(config) -> str | None:
