@@ -80,6 +80,7 @@ from runtimeless import benchmark_module_inputs, compile_c, first_line, time_asy
 from ireegen.cbuild.native_run import build_runner, manifest_functions  # noqa: E402
 from ireegen.check.runners import device_flags, find_runtime_tools  # noqa: E402
 from ireegen.common.clock import cpu_seconds  # noqa: E402
+from ireegen.config.matmul_tiles import FLAG as MATMUL_TILES_FLAG  # noqa: E402
 from ireegen.config.modes import make_config  # noqa: E402
 from ireegen.emit import emit  # noqa: E402
 
@@ -116,6 +117,9 @@ FLAG_SETS = {
     "channels-last+transposes": CHANNELS_LAST + TRANSPOSES + TRANSPOSES_THROUGH,
     "channels-last+O3": CHANNELS_LAST + ("--iree-opt-level=O3",),
     "all": IM2COL + DATA_TILING + CHANNELS_LAST + TRANSPOSES,
+    # ireegen's matmul tile spec (config/matmul_tiles.py), which emit
+    # writes where this flag names it: `--tune`'s matmul-tiles candidate.
+    "matmul-tiles": (MATMUL_TILES_FLAG,),
 }
 # What won somewhere (docs/peers.md, "Real models"): each model's best is among these.
 DEFAULT_FLAG_SETS = ("base", "im2col", "im2col+dt", "im2col+dt-codegen", "channels-last", "dt-conv")

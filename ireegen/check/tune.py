@@ -31,7 +31,7 @@ from ireegen.check.module_timing import ModuleTimer
 from ireegen.common.clock import cpu_seconds
 from ireegen.common.errors import CompileError, DiskFullError, IreegenError, RunError, UsageError
 from ireegen.common.progress import progress
-from ireegen.config.tuning import BASELINE, candidates_for, order_for, untunable
+from ireegen.config.tuning import BASELINE, candidates_for, order_for, target_features, untunable
 from ireegen.frontend.model_features import model_features
 from ireegen.output.outputs import MANIFEST
 from ireegen.output.tuning_record import load_record, store_record
@@ -205,6 +205,7 @@ def tune(
     if why is not None:
         return _quiet(level, why)
     features = model_features(model)
+    features |= target_features(config, features)
     candidates = candidates_for(level, features)
     if len(candidates) < 2:
         return _quiet(

@@ -13,7 +13,7 @@ from ireegen.config.modes import Config
 from ireegen.frontend.models import LoadedModel
 from ireegen.output.layout import output_files
 
-from . import binding_ranges, kernel_link, partitioning, stream_access
+from . import binding_ranges, kernel_link, partitioning, stream_access, tile_spec
 from .compiler import Compiler
 from .emitc_order import canonical_ref_copies
 from .executable_names import prefix_executables
@@ -152,6 +152,7 @@ def compile_model(
     if static_object and not config.execution_model.has_vm_module:  # runtimeless
         config_flags = [*config_flags, *binding_ranges.compile_flags(extra_flags)]
     flags = config_flags + list(extra_flags)
+    tile_spec.stage(flags, config.target, workdir)
     if kernels is not None:
         kernel_link.stage_inputs(kernels, config, workdir)
         flags += kernel_link.compile_flags()

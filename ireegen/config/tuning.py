@@ -18,6 +18,8 @@ from dataclasses import dataclass
 
 from ireegen.common.errors import UsageError
 
+from . import matmul_tiles
+
 # --tune: off (today's flags, no search), quick (the few candidates that
 # win most often, in the order of how often they won; CI runs it), full
 # (every candidate).  quick's rows, in that order: im2col+data-tiling-codegen
@@ -45,6 +47,12 @@ COMPUTED_CONTRACTIONS = "computed-contractions"
 # A depthwise-separable CNN that ireegen computes channels-last
 # (the depthwise-separable-as-nhwc rewrite, frontend/nhwc_layout.py).
 DEPTHWISE_SEPARABLE_NHWC = "depthwise-separable-nhwc"
+# Matmuls or convolutions compiled for a target of 16 float lanes (AVX-512),
+# where ireegen's matmul tiles won (MobileNetV2, RegNetY, LRASPP at host);
+# at 8 (x86-64-v3) they lost (MobileNetV2: 2.06x -> 2.43x ONNX Runtime's
+# time), so they are not tried there.  A feature of the model and its
+# target together (target_features below).
+CONTRACTIONS_AT_16_LANES = "contractions-at-16-lanes"
 
 _CHANNELS_LAST = (
     "--iree-preprocessing-pass-pipeline=builtin.module(util.func(iree-preprocessing-convert-conv-to-channels-last))"
@@ -82,6 +90,16 @@ CANDIDATES = (
         CONTRACTIONS,
         ("quick", "full"),
         "im2col (where there are convolutions), then packed (mmt4d) matmuls through IREE's codegen, no ukernels",
+    ),
+    Candidate(
+        "matmul-tiles",
+        (matmul_tiles.FLAG,),
+        # IREE's own tiles of a matmul with few rows (MobileNetV2's 49)
+        # re-read the weights per 16 rows and peel a remainder: all rows
+        # per workgroup instead (config/matmul_tiles.py).
+        CONTRACTIONS_AT_16_LANES,
+        ("quick", "full"),
+        "f32 matmuls tiled per shape class: all rows per workgroup, 7 or 8 rows by one or two vectors at a time",
     ),
     Candidate(
         "channels-last",
@@ -148,7 +166,9 @@ BY_NAME = {c.name: c for c in CANDIDATES}
 # - a depthwise-separable CNN computed channels-last won with IREE's
 #   channels-last where the rewrite leaves channels-first convolutions
 #   (the OCR detector: channels-last applies only there), else with
-#   im2col+data-tiling-codegen (MobileNetV2, the OCR classifier); im2col
+#   im2col+data-tiling-codegen (MobileNetV2, the OCR classifier); its
+#   pointwise convolutions, which ireegen makes matmuls, want the
+#   matmul-tiles of config/matmul_tiles.py first (docs/tuning.md); im2col
 #   and data-tiled convolutions lost on all three.
 @dataclass(frozen=True)
 class Order:
@@ -167,9 +187,9 @@ ORDERS = (
     ),
     Order(
         DEPTHWISE_SEPARABLE_NHWC,
-        ("channels-last", "im2col+data-tiling-codegen"),
+        ("matmul-tiles", "channels-last", "im2col+data-tiling-codegen"),
         ("im2col", "data-tiling-convolutions"),
-        "a depthwise-separable CNN computed channels-last: channels-last, then data tiling; no im2col",
+        "a depthwise-separable CNN computed channels-last: matmul tiles, channels-last, then data tiling; no im2col",
     ),
 )
 
@@ -204,6 +224,13 @@ def candidates_for(level: str, features) -> list:
     rank = {name: i for i, name in enumerate((BASELINE, *order.first))}
     kept = [c for c in rows if c.name not in order.ruled_out]
     return sorted(kept, key=lambda c: rank.get(c.name, len(rank)))
+
+
+def target_features(config, features) -> set:
+    """The features of a model with `features` that its target `config`
+    (a modes.Config) adds: CONTRACTIONS_AT_16_LANES."""
+    wide = CONTRACTIONS in features and matmul_tiles.float_lanes(config.target) == matmul_tiles.MEASURED_LANES
+    return {CONTRACTIONS_AT_16_LANES} if wide else set()
 
 
 def untunable(config) -> str | None:
