@@ -297,6 +297,8 @@ def suppression(
     """Appends to `b` the ops of the bounded suppression (the module docstring);
     `valid` (bool, the scores' shape): the boxes that may be candidates at all
     (onnx_bounded.py: the padding of bounded boxes never is)."""
+    from onnx import TensorProto, helper
+
     f32, i64 = np.float32, np.int64
     node = nms.node
     batches, classes, boxes = nms.batches, nms.classes, nms.boxes
@@ -340,37 +342,89 @@ def suppression(
         alive = b.op("Greater", score_in, b.const("score_threshold", np.array(nms.score, f32)))
     if valid is not None:
         alive = b.op("And", alive, valid)
-    picks, valids = [], []
-    for _ in range(steps):
-        masked = b.op("Where", alive, score_in, lowest)
-        pick = b.op("ArgMax", masked, axis=2, keepdims=1)  # first of equal scores: the lowest index
-        left = b.op("ReduceSum", b.op("Cast", alive, to=1), b.const("axes2", np.array([2], i64)), keepdims=1)
-        valids.append(b.op("Cast", b.op("Greater", left, zero), to=1))
-        picks.append(pick)
-        at = b.op("Add", pick, batch_base)
-        sel = [b.op("Gather", f, at, axis=0) for f in flat]  # [batches, classes, 1]
-        ix = b.op("Sub", b.op("Min", sel[1], edges[1]), b.op("Max", sel[0], edges[0]))
-        iy = b.op("Sub", b.op("Min", sel[3], edges[3]), b.op("Max", sel[2], edges[2]))
-        inter = b.op("Mul", ix, iy)
-        union = b.op("Sub", b.op("Add", sel[4], edges[4]), inter)
-        overlap = b.op("Greater", b.op("Div", inter, union), iou_threshold)
-        checks = [b.op("Greater", v, zero) for v in (ix, iy, inter, union, sel[4])]
-        for c in (*checks, positive_area):
-            overlap = b.op("And", overlap, c)
-        picked = b.op("Equal", box_index, pick)
-        alive = b.op("And", alive, b.op("Not", b.op("Or", overlap, picked)))
-    _compact(b, nms, rows, steps, picks, valids, selected, count)
+    group = [batches, classes, steps]
+    body_nodes: list = []
+    s = b.nested(body_nodes)  # one step of the suppression, the Loop's body
+    step, go, alive_in, picks_in, valids_in = (b.name(n) for n in ("step", "go", "alive", "picks", "valids"))
+    masked = s.op("Where", alive_in, score_in, lowest)
+    pick = s.op("ArgMax", masked, axis=2, keepdims=1)  # first of equal scores: the lowest index
+    # The axes a Constant of the body: onnx's shape inference reads no outer value's data.
+    axes = s.op("Constant", value=_tensor(np.array([2], i64)))
+    left = s.op("ReduceSum", s.op("Cast", alive_in, to=1), axes, keepdims=1)
+    # This step's pick and whether it is one, written at its index of [batches, classes, steps].
+    here = s.op("Equal", b.const("step_index", np.arange(steps, dtype=i64)), step)
+    picks_out = s.op("Where", here, pick, picks_in)
+    valids_out = s.op("Where", here, s.op("Cast", s.op("Greater", left, zero), to=1), valids_in)
+    at = s.op("Add", pick, batch_base)
+    sel = [s.op("Gather", f, at, axis=0) for f in flat]  # [batches, classes, 1]
+    ix = s.op("Sub", s.op("Min", sel[1], edges[1]), s.op("Max", sel[0], edges[0]))
+    iy = s.op("Sub", s.op("Min", sel[3], edges[3]), s.op("Max", sel[2], edges[2]))
+    inter = s.op("Mul", ix, iy)
+    union = s.op("Sub", s.op("Add", sel[4], edges[4]), inter)
+    overlap = s.op("Greater", s.op("Div", inter, union), iou_threshold)
+    checks = [s.op("Greater", v, zero) for v in (ix, iy, inter, union, sel[4])]
+    for c in (*checks, positive_area):
+        overlap = s.op("And", overlap, c)
+    picked = s.op("Equal", box_index, pick)
+    alive_out = s.op("And", alive_in, s.op("Not", s.op("Or", overlap, picked)))
+    go_out = s.op("Identity", go)
+    body = helper.make_graph(
+        body_nodes,
+        "suppression_step",
+        [
+            helper.make_tensor_value_info(step, TensorProto.INT64, []),
+            helper.make_tensor_value_info(go, TensorProto.BOOL, []),
+            helper.make_tensor_value_info(alive_in, TensorProto.BOOL, [batches, classes, boxes]),
+            helper.make_tensor_value_info(picks_in, TensorProto.INT64, group),
+            helper.make_tensor_value_info(valids_in, TensorProto.FLOAT, group),
+        ],
+        [
+            helper.make_tensor_value_info(go_out, TensorProto.BOOL, []),
+            helper.make_tensor_value_info(alive_out, TensorProto.BOOL, [batches, classes, boxes]),
+            helper.make_tensor_value_info(picks_out, TensorProto.INT64, group),
+            helper.make_tensor_value_info(valids_out, TensorProto.FLOAT, group),
+        ],
+    )
+    # Every step runs (the condition stays true): the trip count is static,
+    # and the state is carried, so every shape is too.
+    outputs = [b.name(n) for n in ("alive_left", "picks", "valids")]
+    b.keep(
+        helper.make_node(
+            "Loop",
+            [
+                b.scalar("steps", steps, i64),
+                b.scalar("true", True, np.bool_),
+                alive,
+                b.const("no_picks", np.zeros(group, i64)),
+                b.const("no_valids", np.zeros(group, f32)),
+            ],
+            outputs,
+            body=body,
+        )
+    )
+    # Declared: onnx's shape inference gives a Loop's results their element types only, and IREE's
+    # importer takes a result's type from here.
+    b.graph.value_info.extend(
+        helper.make_tensor_value_info(name, dtype, dims)
+        for name, dtype, dims in zip(
+            outputs,
+            (TensorProto.BOOL, TensorProto.INT64, TensorProto.FLOAT),
+            ([batches, classes, boxes], group, group),
+        )
+    )
+    _compact(b, nms, rows, steps, outputs[1], outputs[2], selected, count)
 
 
-def _compact(b: NodeBuilder, nms: Nms, rows: int, steps: int, picks, valids, selected: str, count: str) -> None:
+def _compact(b: NodeBuilder, nms: Nms, rows: int, steps: int, picks, valid, selected: str, count: str) -> None:
     """Moves the valid (batch, class, step) rows to the front in that
     order, as ONNX Runtime lists them, by a one-hot matrix product: row j
-    goes to the count of valid rows before its class, plus its step."""
+    goes to the count of valid rows before its class, plus its step.
+    `picks` (int64) and `valid` (float, 1.0 where selected) are
+    [batches, classes, steps]."""
     f32, i64 = np.float32, np.int64
     batches, classes = nms.batches, nms.classes
     groups = batches * classes
-    valid = b.op("Concat", *valids, axis=2)  # [batches, classes, steps], 1.0 where selected
-    pick = b.op("Cast", b.op("Concat", *picks, axis=2), to=1)
+    pick = b.op("Cast", picks, to=1)
     per_class = b.op(
         "Reshape",
         b.op("ReduceSum", valid, b.const("axes2", np.array([2], i64)), keepdims=0),
