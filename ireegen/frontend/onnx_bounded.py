@@ -49,7 +49,7 @@ from ireegen.common.resources import doc
 
 from .onnx_detections import NMS, node_text, plan_steps, read_nms, suppression
 from .onnx_fold import static_shapes
-from .onnx_nodes import NodeBuilder, known_arrays, node_attrs
+from .onnx_nodes import NodeBuilder, known_arrays, node_attrs, node_reads, subgraphs
 
 # Elements of one compaction's comparison matrix ([cap, pieces] or [cap, cap]).
 MAX_COMPARISONS = 1 << 26
@@ -122,19 +122,15 @@ def needs_bounding(model) -> bool:
     if "NonZero" in ops and ops & {"TopK", NMS}:
         return True
     selected = {n.output[0] for n in graph.node if n.op_type == NMS}
-    if any(i in selected for n in graph.node for i in n.input):
+    if any(i in selected for n in graph.node for i in node_reads(n)):
         return True
-    return any(m.op_type == NMS for n in graph.node for g in _subgraphs(n) for m in _nodes(g))
-
-
-def _subgraphs(node) -> list:
-    return [g for a in node.attribute for g in ([a.g] if a.HasField("g") else list(a.graphs))]
+    return any(m.op_type == NMS for n in graph.node for g in subgraphs(n) for m in _nodes(g))
 
 
 def _nodes(graph):
     for n in graph.node:
         yield n
-        for g in _subgraphs(n):
+        for g in subgraphs(n):
             yield from _nodes(g)
 
 
@@ -307,8 +303,7 @@ class _Walk:
         for node in reversed(list(graph.node)):
             if any(o in live for o in node.output):
                 kept.append(node)
-                live.update(i for i in node.input if i)
-                live.update(v for g in _subgraphs(node) for m in _nodes(g) for v in m.input)
+                live.update(i for i in node_reads(node) if i)
         del graph.node[:]
         graph.node.extend(reversed(kept))
 
@@ -317,7 +312,7 @@ class _Walk:
         selection keeps, through the Gather of a column, Squeeze and Identity."""
         readers: dict = {}
         for n in self.graph.node:
-            for i in n.input:
+            for i in node_reads(n):
                 readers.setdefault(i, []).append(n)
         for nms in (n for n in self.graph.node if n.op_type == NMS):
             value = nms.output[0]

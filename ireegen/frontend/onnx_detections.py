@@ -47,7 +47,16 @@ from ireegen.common.errors import UsageError
 from ireegen.common.resources import doc
 
 from .containment import shown
-from .onnx_nodes import MIN_DEFAULT_OPSET, NodeBuilder, default_opset, fresh_name, known_arrays, node_attrs
+from .onnx_nodes import (
+    MIN_DEFAULT_OPSET,
+    NodeBuilder,
+    default_opset,
+    fresh_name,
+    known_arrays,
+    node_attrs,
+    node_reads,
+    subgraphs,
+)
 
 NMS = "NonMaxSuppression"
 # Unrolled suppression steps per NonMaxSuppression: each is some twenty ops
@@ -153,23 +162,14 @@ def read_nms(node, shapes: dict, known: dict) -> Nms:
     )
 
 
-def _subgraphs(node) -> list:
-    return [g for a in node.attribute for g in ([a.g] if a.HasField("g") else list(a.graphs))]
-
-
-def _reads(node, name: str) -> bool:
-    """Whether `node`, or a node of its subgraphs at any depth, reads `name`."""
-    return name in node.input or any(_reads(m, name) for g in _subgraphs(node) for m in g.node)
-
-
 def _consumers(graph, name: str) -> list:
-    return [n for n in graph.node if _reads(n, name)]
+    return [n for n in graph.node if name in node_reads(n)]
 
 
 def _subgraph_nms(graph):
     """The first NonMaxSuppression inside a subgraph (an If's branch, a Loop's body), with its holder."""
     for n in graph.node:
-        for g in _subgraphs(n):
+        for g in subgraphs(n):
             inner = next((m for m in g.node if m.op_type == NMS), None) or _subgraph_nms(g)
             if inner is not None:
                 return inner if isinstance(inner, tuple) else (inner, n)
