@@ -159,13 +159,24 @@ def test_a_threshold_computed_at_run_time_is_refused_naming_the_node(tmp_path):
 
 def test_an_unbounded_per_class_count_gets_the_max_detections_hint(tmp_path):
     path = tmp_path / "nms.onnx"
-    bare_nms(path, boxes=600, per_class=2**62)
+    bare_nms(path, boxes=3000, per_class=2**62)
     with pytest.raises(
-        UsageError, match=r"node nms \(NonMaxSuppression\): up to 600 boxes per class.*--max-detections"
+        UsageError, match=r"node nms \(NonMaxSuppression\): up to 3,000 boxes per class.*--max-detections"
     ):
         prepare_onnx(path)
     (bound,) = prepare_onnx(path, ImportOptions(max_detections=20))[3]
     assert bound.rows == 20
+
+
+def test_suppression_work_over_the_bound_gets_the_max_detections_hint(tmp_path):
+    path = tmp_path / "nms.onnx"
+    bare_nms(path, classes=16, boxes=80_000, per_class=1000)  # 1,000 steps over 16 x 80,000 boxes
+    with pytest.raises(
+        UsageError, match=r"1,000 steps over 16 batches x classes of 80,000 boxes .*--max-detections N$"
+    ):
+        prepare_onnx(path)
+    (bound,) = prepare_onnx(path, ImportOptions(max_detections=100))[3]
+    assert bound.rows == 100
 
 
 def test_a_row_selection_too_large_gets_the_max_detections_hint(tmp_path):

@@ -23,12 +23,17 @@ greedy suppression written in static-shape ops that every mode compiles:
   ONNX Runtime computes it for center_point_box 0 ([y1, x1, y2, x2], any
   diagonal corners) and 1 ([x_center, y_center, width, height]).
 
-The suppression is unrolled: one step per selected box of a class, each
-step the arg-max of the candidates' scores and the overlap of the box it
-picks with every box.  Steps are bounded by MAX_STEPS; a model that implies
-more (an exporter's max_output_boxes_per_class of 2^63-1 over thousands of
-boxes) is refused with --max-detections as the hint, since that bounds the
-steps.  One whose output another node reads, or inside an If, is bounded
+The suppression is one ONNX Loop: one step per box a class can select,
+each the arg-max of the candidates' scores and the overlap of the box it
+picks with every box, the state (the boxes still candidates, the picks and
+whether each is one) carried from step to step, so the graph is the same
+size at any step count.  What grows with the steps is the run time (each
+step a pass over batches x classes x boxes) and, in runtimeless C, the code
+(its interpreter unrolls the Loop, each step a few dispatch calls): steps
+are bounded by MAX_STEPS and that work by MAX_STEP_WORK; a model that
+implies more (an exporter's max_output_boxes_per_class of 2^63-1 over
+thousands of boxes) is refused with --max-detections as the hint, since
+that bounds the steps.  One whose output another node reads, or inside an If, is bounded
 with the post-processing around it by onnx_bounded.py before this runs (its
 NonMaxSuppression rows call `suppression` here).  A NonMaxSuppression that
 takes neither form (thresholds computed at run time, shapes not static, in
@@ -59,9 +64,13 @@ from .onnx_nodes import (
 )
 
 NMS = "NonMaxSuppression"
-# Unrolled suppression steps per NonMaxSuppression: each is some twenty ops
-# over [batches, classes, boxes].
-MAX_STEPS = 512
+# Suppression steps per NonMaxSuppression (the Loop's trip count): each
+# step is some twenty ops over [batches, classes, boxes] at run time, and a
+# few dispatch calls of runtimeless C.
+MAX_STEPS = 2048
+# steps x batches x classes x boxes: the elements the suppression's steps
+# pass over at run time, at most.
+MAX_STEP_WORK = 1 << 30
 # --max-detections: rows of the bounded output, at most (float32 counts
 # them exactly below 2^24, and the row selection is [rows, steps] wide).
 MAX_DETECTIONS = 1 << 16
@@ -232,9 +241,9 @@ def plan_steps(nms: Nms, max_detections: int | None) -> tuple:
     steps = min(steps, rows)
     if steps > MAX_STEPS:
         hint = (
-            f"; give --max-detections N (at most {MAX_STEPS} per class is unrolled)"
+            f"; give --max-detections N (ireegen's suppression takes at most {MAX_STEPS} steps per class)"
             if max_detections is None
-            else f"; --max-detections {max_detections} is over the {MAX_STEPS} steps ireegen unrolls"
+            else f"; --max-detections {max_detections} is over the {MAX_STEPS} steps ireegen's suppression takes"
         )
         raise UsageError(
             f"{node_text(nms.node)}: up to {steps:,} boxes per class "
@@ -245,6 +254,12 @@ def plan_steps(nms: Nms, max_detections: int | None) -> tuple:
         raise UsageError(
             f"{node_text(nms.node)}: {nms.batches:,} batches x {nms.classes:,} classes x {nms.boxes:,} boxes; "
             f"ireegen bounds at most {int(MAX_MATRIX**0.5):,} batches x classes and 2^24 boxes"
+        )
+    if steps * groups * nms.boxes > MAX_STEP_WORK:
+        hint = "; give a smaller --max-detections" if max_detections is not None else "; give --max-detections N"
+        raise UsageError(
+            f"{node_text(nms.node)}: {steps:,} steps over {groups:,} batches x classes of {nms.boxes:,} boxes is "
+            f"over the {MAX_STEP_WORK:,} elements a run of ireegen's suppression may pass over{hint}"
         )
     if rows * groups * steps > MAX_MATRIX:
         hint = "; give a smaller --max-detections" if max_detections is not None else "; give --max-detections N"
