@@ -168,6 +168,20 @@ def test_an_unbounded_per_class_count_gets_the_max_detections_hint(tmp_path):
     assert bound.rows == 20
 
 
+def test_the_suppression_is_one_loop_whatever_its_steps(tmp_path):
+    sizes = {}
+    for per_class in (3, 200):
+        path = tmp_path / f"nms{per_class}.onnx"
+        bare_nms(path, boxes=200, per_class=per_class)
+        model = prepare_onnx(path)[0]
+        (loop,) = [n for n in model.graph.node if n.op_type == "Loop"]
+        assert (
+            onnx.numpy_helper.to_array(next(t for t in model.graph.initializer if t.name == loop.input[0])) == per_class
+        )
+        sizes[per_class] = (len(model.graph.node), len(loop.attribute[0].g.node))
+    assert sizes[3] == sizes[200]
+
+
 def test_suppression_work_over_the_bound_gets_the_max_detections_hint(tmp_path):
     path = tmp_path / "nms.onnx"
     bare_nms(path, classes=16, boxes=80_000, per_class=1000)  # 1,000 steps over 16 x 80,000 boxes
