@@ -159,13 +159,38 @@ def test_a_threshold_computed_at_run_time_is_refused_naming_the_node(tmp_path):
 
 def test_an_unbounded_per_class_count_gets_the_max_detections_hint(tmp_path):
     path = tmp_path / "nms.onnx"
-    bare_nms(path, boxes=600, per_class=2**62)
+    bare_nms(path, boxes=3000, per_class=2**62)
     with pytest.raises(
-        UsageError, match=r"node nms \(NonMaxSuppression\): up to 600 boxes per class.*--max-detections"
+        UsageError, match=r"node nms \(NonMaxSuppression\): up to 3,000 boxes per class.*--max-detections"
     ):
         prepare_onnx(path)
     (bound,) = prepare_onnx(path, ImportOptions(max_detections=20))[3]
     assert bound.rows == 20
+
+
+def test_the_suppression_is_one_loop_whatever_its_steps(tmp_path):
+    sizes = {}
+    for per_class in (3, 200):
+        path = tmp_path / f"nms{per_class}.onnx"
+        bare_nms(path, boxes=200, per_class=per_class)
+        model = prepare_onnx(path)[0]
+        (loop,) = [n for n in model.graph.node if n.op_type == "Loop"]
+        assert (
+            onnx.numpy_helper.to_array(next(t for t in model.graph.initializer if t.name == loop.input[0])) == per_class
+        )
+        sizes[per_class] = (len(model.graph.node), len(loop.attribute[0].g.node))
+    assert sizes[3] == sizes[200]
+
+
+def test_suppression_work_over_the_bound_gets_the_max_detections_hint(tmp_path):
+    path = tmp_path / "nms.onnx"
+    bare_nms(path, classes=16, boxes=80_000, per_class=1000)  # 1,000 steps over 16 x 80,000 boxes
+    with pytest.raises(
+        UsageError, match=r"1,000 steps over 16 batches x classes of 80,000 boxes .*--max-detections N$"
+    ):
+        prepare_onnx(path)
+    (bound,) = prepare_onnx(path, ImportOptions(max_detections=100))[3]
+    assert bound.rows == 100
 
 
 def test_a_row_selection_too_large_gets_the_max_detections_hint(tmp_path):
@@ -479,11 +504,12 @@ def test_max_detections_under_a_fixed_size_output_is_refused_naming_the_flag(tmp
     assert [d.dim_value for d in model.graph.output[0].type.tensor_type.shape.dim] == [1, 5, 6]
 
 
-def test_a_nonzero_too_large_for_the_comparison_matrix_is_bounded_by_a_scatter(tmp_path):
-    # YOLOv8 at 640 masks 8,400 anchors: past MAX_COMPARISONS' square, its indices come from a scatter.
+# A NonZero's indices come from a scatter, linear in its elements: YOLOv8 at 640 masks 8,400
+# anchors, SSDlite 3,234 per class, small heads a few dozen.
+@pytest.mark.parametrize("size", [9000, 3234, 37, 1])
+def test_a_nonzero_is_bounded_by_a_scatter_in_onnx_order(tmp_path, size):
     from onnx import TensorProto, helper
 
-    size = 9000
     path = tmp_path / "nonzero.onnx"
     graph = helper.make_graph(
         [
@@ -496,11 +522,11 @@ def test_a_nonzero_too_large_for_the_comparison_matrix_is_bounded_by_a_scatter(t
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [size])],
         [
             helper.make_tensor_value_info("where", TensorProto.INT64, ["n", 1]),
-            helper.make_tensor_value_info("best", TensorProto.FLOAT, [2]),
+            helper.make_tensor_value_info("best", TensorProto.FLOAT, [min(2, size)]),
         ],
         [
             onnx.numpy_helper.from_array(np.array(0.9, np.float32), "t"),
-            onnx.numpy_helper.from_array(np.array([2], np.int64), "k"),
+            onnx.numpy_helper.from_array(np.array([min(2, size)], np.int64), "k"),
         ],
     )
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .onnx_nodes import NodeBuilder, known_arrays
+from .onnx_nodes import NodeBuilder, known_arrays, node_reads
 
 MAX_BORDER = 0.35  # extra pixels of the padded grid, over the unpadded ones
 ROW_TILE = 8  # IREE 3.13 tiles a matmul's rows by 8 on x86 when their count allows, else by less
@@ -53,7 +53,7 @@ def depthwise_pad_in_producer(model, shapes: dict, values: dict) -> int:
             known[node.output[0]] = known[node.input[0]]
     consumers: dict = {}
     for node in graph.node:
-        for i in node.input:
+        for i in node_reads(node):
             consumers.setdefault(i, []).append(node)
     for output in graph.output:
         consumers.setdefault(output.name, []).append(None)  # a graph output: a reader outside

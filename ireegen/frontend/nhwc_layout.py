@@ -35,7 +35,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import depthwise_taps
-from .onnx_nodes import NodeBuilder, known_arrays, node_attrs, static_conv2d
+from .onnx_nodes import NodeBuilder, known_arrays, node_attrs, node_reads, static_conv2d
 
 MAX_COLUMNS = 4 << 20  # floats of im2col windows (16 MiB), as conv1d-as-matmul
 
@@ -96,8 +96,6 @@ def depthwise_separable_as_nhwc(model, shapes: dict, values: dict) -> int:
     pointwise Conv that can be; returns how many Convs it took."""
     graph = model.graph
     known = known_arrays(graph, values)
-    if any(a.type in (5, 10) for n in graph.node for a in n.attribute):  # GRAPH(S): values used inside stay put
-        return 0
     convs = {}  # node index -> (static_conv2d(), form)
     for k, node in enumerate(graph.node):
         conv = static_conv2d(node, "Conv", known, shapes)
@@ -131,7 +129,7 @@ class _Layout:
                 self._conv(node, *taken)
                 count += 1
             elif not self._layout_op(node):
-                for name in node.input:
+                for name in node_reads(node):  # a Loop's body too
                     self._as_nchw(name)
                 self.b.keep(node)
                 self.nchw.update(node.output)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .onnx_nodes import NodeBuilder, default_opset, elem_types, known_arrays, node_attrs, rewrite_nodes
+from .onnx_nodes import NodeBuilder, default_opset, elem_types, known_arrays, node_attrs, node_reads, rewrite_nodes
 from .onnx_stable_rewrites import reduce_over
 
 # softmax-as-lane-reductions: the lanes one partial maximum or sum keeps
@@ -135,8 +135,6 @@ def matmul_rows_padded(model, shapes: dict, values: dict) -> int:
     never reach the sliced rows: the numbers are the graph's."""
     graph = model.graph
     known = known_arrays(graph, values)
-    if any(a.type in (5, 10) for n in graph.node for a in n.attribute):  # GRAPH(S): values used inside stay put
-        return 0
     types = elem_types(model)
     seeds = [k for k, node in enumerate(graph.node) if _seed_rows(node, known, shapes, types)]
     if not seeds:
@@ -182,7 +180,7 @@ class _Rows:
                 self._emit(node, [self._as_padded(node.input[0], rows), node.input[1]], rows)
                 count += 1
             elif not self._region_op(node):
-                for name in node.input:
+                for name in node_reads(node):  # a Loop's body too
                     self._as_present(name)
                 self.out_nodes.append(node)
                 self.present.update(node.output)

@@ -23,12 +23,17 @@ greedy suppression written in static-shape ops that every mode compiles:
   ONNX Runtime computes it for center_point_box 0 ([y1, x1, y2, x2], any
   diagonal corners) and 1 ([x_center, y_center, width, height]).
 
-The suppression is unrolled: one step per selected box of a class, each
-step the arg-max of the candidates' scores and the overlap of the box it
-picks with every box.  Steps are bounded by MAX_STEPS; a model that implies
-more (an exporter's max_output_boxes_per_class of 2^63-1 over thousands of
-boxes) is refused with --max-detections as the hint, since that bounds the
-steps.  One whose output another node reads, or inside an If, is bounded
+The suppression is one ONNX Loop: one step per box a class can select,
+each the arg-max of the candidates' scores and the overlap of the box it
+picks with every box, the state (the boxes still candidates, the picks and
+whether each is one) carried from step to step, so the graph is the same
+size at any step count.  What grows with the steps is the run time (each
+step a pass over batches x classes x boxes) and, in runtimeless C, the code
+(its interpreter unrolls the Loop, each step a few dispatch calls): steps
+are bounded by MAX_STEPS and that work by MAX_STEP_WORK; a model that
+implies more (an exporter's max_output_boxes_per_class of 2^63-1 over
+thousands of boxes) is refused with --max-detections as the hint, since
+that bounds the steps.  One whose output another node reads, or inside an If, is bounded
 with the post-processing around it by onnx_bounded.py before this runs (its
 NonMaxSuppression rows call `suppression` here).  A NonMaxSuppression that
 takes neither form (thresholds computed at run time, shapes not static, in
@@ -47,12 +52,25 @@ from ireegen.common.errors import UsageError
 from ireegen.common.resources import doc
 
 from .containment import shown
-from .onnx_nodes import MIN_DEFAULT_OPSET, NodeBuilder, default_opset, fresh_name, known_arrays, node_attrs
+from .onnx_nodes import (
+    MIN_DEFAULT_OPSET,
+    NodeBuilder,
+    default_opset,
+    fresh_name,
+    known_arrays,
+    node_attrs,
+    node_reads,
+    subgraphs,
+)
 
 NMS = "NonMaxSuppression"
-# Unrolled suppression steps per NonMaxSuppression: each is some twenty ops
-# over [batches, classes, boxes].
-MAX_STEPS = 512
+# Suppression steps per NonMaxSuppression (the Loop's trip count): each
+# step is some twenty ops over [batches, classes, boxes] at run time, and a
+# few dispatch calls of runtimeless C.
+MAX_STEPS = 2048
+# steps x batches x classes x boxes: the elements the suppression's steps
+# pass over at run time, at most.
+MAX_STEP_WORK = 1 << 30
 # --max-detections: rows of the bounded output, at most (float32 counts
 # them exactly below 2^24, and the row selection is [rows, steps] wide).
 MAX_DETECTIONS = 1 << 16
@@ -153,23 +171,14 @@ def read_nms(node, shapes: dict, known: dict) -> Nms:
     )
 
 
-def _subgraphs(node) -> list:
-    return [g for a in node.attribute for g in ([a.g] if a.HasField("g") else list(a.graphs))]
-
-
-def _reads(node, name: str) -> bool:
-    """Whether `node`, or a node of its subgraphs at any depth, reads `name`."""
-    return name in node.input or any(_reads(m, name) for g in _subgraphs(node) for m in g.node)
-
-
 def _consumers(graph, name: str) -> list:
-    return [n for n in graph.node if _reads(n, name)]
+    return [n for n in graph.node if name in node_reads(n)]
 
 
 def _subgraph_nms(graph):
     """The first NonMaxSuppression inside a subgraph (an If's branch, a Loop's body), with its holder."""
     for n in graph.node:
-        for g in _subgraphs(n):
+        for g in subgraphs(n):
             inner = next((m for m in g.node if m.op_type == NMS), None) or _subgraph_nms(g)
             if inner is not None:
                 return inner if isinstance(inner, tuple) else (inner, n)
@@ -232,9 +241,9 @@ def plan_steps(nms: Nms, max_detections: int | None) -> tuple:
     steps = min(steps, rows)
     if steps > MAX_STEPS:
         hint = (
-            f"; give --max-detections N (at most {MAX_STEPS} per class is unrolled)"
+            f"; give --max-detections N (ireegen's suppression takes at most {MAX_STEPS} steps per class)"
             if max_detections is None
-            else f"; --max-detections {max_detections} is over the {MAX_STEPS} steps ireegen unrolls"
+            else f"; --max-detections {max_detections} is over the {MAX_STEPS} steps ireegen's suppression takes"
         )
         raise UsageError(
             f"{node_text(nms.node)}: up to {steps:,} boxes per class "
@@ -245,6 +254,12 @@ def plan_steps(nms: Nms, max_detections: int | None) -> tuple:
         raise UsageError(
             f"{node_text(nms.node)}: {nms.batches:,} batches x {nms.classes:,} classes x {nms.boxes:,} boxes; "
             f"ireegen bounds at most {int(MAX_MATRIX**0.5):,} batches x classes and 2^24 boxes"
+        )
+    if steps * groups * nms.boxes > MAX_STEP_WORK:
+        hint = "; give a smaller --max-detections" if max_detections is not None else "; give --max-detections N"
+        raise UsageError(
+            f"{node_text(nms.node)}: {steps:,} steps over {groups:,} batches x classes of {nms.boxes:,} boxes is "
+            f"over the {MAX_STEP_WORK:,} elements a run of ireegen's suppression may pass over{hint}"
         )
     if rows * groups * steps > MAX_MATRIX:
         hint = "; give a smaller --max-detections" if max_detections is not None else "; give --max-detections N"
@@ -297,6 +312,8 @@ def suppression(
     """Appends to `b` the ops of the bounded suppression (the module docstring);
     `valid` (bool, the scores' shape): the boxes that may be candidates at all
     (onnx_bounded.py: the padding of bounded boxes never is)."""
+    from onnx import TensorProto, helper
+
     f32, i64 = np.float32, np.int64
     node = nms.node
     batches, classes, boxes = nms.batches, nms.classes, nms.boxes
@@ -340,37 +357,89 @@ def suppression(
         alive = b.op("Greater", score_in, b.const("score_threshold", np.array(nms.score, f32)))
     if valid is not None:
         alive = b.op("And", alive, valid)
-    picks, valids = [], []
-    for _ in range(steps):
-        masked = b.op("Where", alive, score_in, lowest)
-        pick = b.op("ArgMax", masked, axis=2, keepdims=1)  # first of equal scores: the lowest index
-        left = b.op("ReduceSum", b.op("Cast", alive, to=1), b.const("axes2", np.array([2], i64)), keepdims=1)
-        valids.append(b.op("Cast", b.op("Greater", left, zero), to=1))
-        picks.append(pick)
-        at = b.op("Add", pick, batch_base)
-        sel = [b.op("Gather", f, at, axis=0) for f in flat]  # [batches, classes, 1]
-        ix = b.op("Sub", b.op("Min", sel[1], edges[1]), b.op("Max", sel[0], edges[0]))
-        iy = b.op("Sub", b.op("Min", sel[3], edges[3]), b.op("Max", sel[2], edges[2]))
-        inter = b.op("Mul", ix, iy)
-        union = b.op("Sub", b.op("Add", sel[4], edges[4]), inter)
-        overlap = b.op("Greater", b.op("Div", inter, union), iou_threshold)
-        checks = [b.op("Greater", v, zero) for v in (ix, iy, inter, union, sel[4])]
-        for c in (*checks, positive_area):
-            overlap = b.op("And", overlap, c)
-        picked = b.op("Equal", box_index, pick)
-        alive = b.op("And", alive, b.op("Not", b.op("Or", overlap, picked)))
-    _compact(b, nms, rows, steps, picks, valids, selected, count)
+    group = [batches, classes, steps]
+    body_nodes: list = []
+    s = b.nested(body_nodes)  # one step of the suppression, the Loop's body
+    step, go, alive_in, picks_in, valids_in = (b.name(n) for n in ("step", "go", "alive", "picks", "valids"))
+    masked = s.op("Where", alive_in, score_in, lowest)
+    pick = s.op("ArgMax", masked, axis=2, keepdims=1)  # first of equal scores: the lowest index
+    # The axes a Constant of the body: onnx's shape inference reads no outer value's data.
+    axes = s.op("Constant", value=_tensor(np.array([2], i64)))
+    left = s.op("ReduceSum", s.op("Cast", alive_in, to=1), axes, keepdims=1)
+    # This step's pick and whether it is one, written at its index of [batches, classes, steps].
+    here = s.op("Equal", b.const("step_index", np.arange(steps, dtype=i64)), step)
+    picks_out = s.op("Where", here, pick, picks_in)
+    valids_out = s.op("Where", here, s.op("Cast", s.op("Greater", left, zero), to=1), valids_in)
+    at = s.op("Add", pick, batch_base)
+    sel = [s.op("Gather", f, at, axis=0) for f in flat]  # [batches, classes, 1]
+    ix = s.op("Sub", s.op("Min", sel[1], edges[1]), s.op("Max", sel[0], edges[0]))
+    iy = s.op("Sub", s.op("Min", sel[3], edges[3]), s.op("Max", sel[2], edges[2]))
+    inter = s.op("Mul", ix, iy)
+    union = s.op("Sub", s.op("Add", sel[4], edges[4]), inter)
+    overlap = s.op("Greater", s.op("Div", inter, union), iou_threshold)
+    checks = [s.op("Greater", v, zero) for v in (ix, iy, inter, union, sel[4])]
+    for c in (*checks, positive_area):
+        overlap = s.op("And", overlap, c)
+    picked = s.op("Equal", box_index, pick)
+    alive_out = s.op("And", alive_in, s.op("Not", s.op("Or", overlap, picked)))
+    go_out = s.op("Identity", go)
+    body = helper.make_graph(
+        body_nodes,
+        "suppression_step",
+        [
+            helper.make_tensor_value_info(step, TensorProto.INT64, []),
+            helper.make_tensor_value_info(go, TensorProto.BOOL, []),
+            helper.make_tensor_value_info(alive_in, TensorProto.BOOL, [batches, classes, boxes]),
+            helper.make_tensor_value_info(picks_in, TensorProto.INT64, group),
+            helper.make_tensor_value_info(valids_in, TensorProto.FLOAT, group),
+        ],
+        [
+            helper.make_tensor_value_info(go_out, TensorProto.BOOL, []),
+            helper.make_tensor_value_info(alive_out, TensorProto.BOOL, [batches, classes, boxes]),
+            helper.make_tensor_value_info(picks_out, TensorProto.INT64, group),
+            helper.make_tensor_value_info(valids_out, TensorProto.FLOAT, group),
+        ],
+    )
+    # Every step runs (the condition stays true): the trip count is static,
+    # and the state is carried, so every shape is too.
+    outputs = [b.name(n) for n in ("alive_left", "picks", "valids")]
+    b.keep(
+        helper.make_node(
+            "Loop",
+            [
+                b.scalar("steps", steps, i64),
+                b.scalar("true", True, np.bool_),
+                alive,
+                b.const("no_picks", np.zeros(group, i64)),
+                b.const("no_valids", np.zeros(group, f32)),
+            ],
+            outputs,
+            body=body,
+        )
+    )
+    # Declared: onnx's shape inference gives a Loop's results their element types only, and IREE's
+    # importer takes a result's type from here.
+    b.graph.value_info.extend(
+        helper.make_tensor_value_info(name, dtype, dims)
+        for name, dtype, dims in zip(
+            outputs,
+            (TensorProto.BOOL, TensorProto.INT64, TensorProto.FLOAT),
+            ([batches, classes, boxes], group, group),
+        )
+    )
+    _compact(b, nms, rows, steps, outputs[1], outputs[2], selected, count)
 
 
-def _compact(b: NodeBuilder, nms: Nms, rows: int, steps: int, picks, valids, selected: str, count: str) -> None:
+def _compact(b: NodeBuilder, nms: Nms, rows: int, steps: int, picks, valid, selected: str, count: str) -> None:
     """Moves the valid (batch, class, step) rows to the front in that
     order, as ONNX Runtime lists them, by a one-hot matrix product: row j
-    goes to the count of valid rows before its class, plus its step."""
+    goes to the count of valid rows before its class, plus its step.
+    `picks` (int64) and `valid` (float, 1.0 where selected) are
+    [batches, classes, steps]."""
     f32, i64 = np.float32, np.int64
     batches, classes = nms.batches, nms.classes
     groups = batches * classes
-    valid = b.op("Concat", *valids, axis=2)  # [batches, classes, steps], 1.0 where selected
-    pick = b.op("Cast", b.op("Concat", *picks, axis=2), to=1)
+    pick = b.op("Cast", picks, to=1)
     per_class = b.op(
         "Reshape",
         b.op("ReduceSum", valid, b.const("axes2", np.array([2], i64)), keepdims=0),

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .onnx_nodes import rewrite_nodes
+from .onnx_nodes import rewrite_nodes, used_names
 
 # Never folded: their value is not a function of their inputs.
 NONDETERMINISTIC = frozenset(
@@ -96,7 +96,7 @@ def _resolve_reshapes(model, values: dict, shapes: dict, numpy_helper) -> int:
         if not any(d in (-1, 0) for d in want) or len(want) != len(shapes[node.output[0]]):
             continue
         explicit = numpy_helper.from_array(np.array(shapes[node.output[0]], np.int64), f"{target}/ireegen.explicit")
-        if explicit.name in values or explicit.name in _value_names(graph):
+        if explicit.name in values or explicit.name in used_names(graph):
             continue
         values[explicit.name] = explicit
         graph.initializer.append(explicit)
@@ -154,10 +154,6 @@ def _fold_round(model, values: dict, shapes: dict, numpy_helper) -> int:
         return True
 
     return rewrite_nodes(graph, fold)
-
-
-def _value_names(graph) -> set:
-    return {v for n in graph.node for v in (*n.input, *n.output)} | {v.name for v in graph.input}
 
 
 def _shape_value(node, dims: list):

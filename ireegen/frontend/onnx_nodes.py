@@ -59,10 +59,59 @@ def elem_types(model) -> dict:
     return types
 
 
+def subgraphs(node) -> list:
+    """The graphs `node` holds as attributes (an If's branches, a Loop's or Scan's body)."""
+    return [g for a in node.attribute for g in ([a.g] if a.HasField("g") else list(a.graphs))]
+
+
+def outer_reads(node) -> list:
+    """The names the subgraphs of `node` read from outside themselves, at
+    any depth, in order: a value of the graph holding `node` (a Loop's body
+    reading the scores its suppression ranks) is read by `node` as much as
+    its inputs are.  Empty for a node without subgraphs."""
+    reads = []
+    for graph in subgraphs(node):
+        inner = {v.name for v in graph.input} | {t.name for t in graph.initializer}
+        for n in graph.node:
+            reads.extend(v for v in (*n.input, *outer_reads(n)) if v and v not in inner)
+            inner.update(n.output)
+        reads.extend(v.name for v in graph.output if v.name not in inner)
+    return list(dict.fromkeys(reads))
+
+
+def node_reads(node) -> list:
+    """The value names `node` reads: its inputs, then what its subgraphs read
+    from outside (outer_reads).  A pass that asks which nodes read a value
+    (to drop it, rename it, or move it into another layout) asks this, not
+    `node.input`."""
+    return [*node.input, *outer_reads(node)] if node.attribute else list(node.input)
+
+
+def subgraph_names(node) -> set:
+    """Every value name used inside the subgraphs of `node`, at any depth:
+    names in use for a new value of the graph holding it (ONNX forbids an
+    outer name that a subgraph declares again)."""
+    names = set()
+    for graph in subgraphs(node):
+        names.update(v.name for v in (*graph.input, *graph.output))
+        names.update(t.name for t in graph.initializer)
+        for n in graph.node:
+            names.update(n.input)
+            names.update(n.output)
+            if n.attribute:
+                names |= subgraph_names(n)
+    return names
+
+
 def used_names(graph, pending=()) -> set:
-    """The value names of `graph` and of the `pending` nodes."""
-    used = {v for n in (*graph.node, *pending) for v in (*n.input, *n.output)} | {t.name for t in graph.initializer}
-    return used | {v.name for v in graph.input}
+    """The value names of `graph` and of the `pending` nodes, their subgraphs' included."""
+    used = {t.name for t in graph.initializer} | {v.name for v in graph.input}
+    for n in (*graph.node, *pending):
+        used.update(n.input)
+        used.update(n.output)
+        if n.attribute:
+            used |= subgraph_names(n)
+    return used
 
 
 def fresh_name(graph, base: str, pending=()) -> str:
@@ -91,17 +140,32 @@ class NodeBuilder:
     any other change of size (the graph's nodes, a list that shrank) reads
     every name again: a rewrite that adds thousands of nodes stays linear.
     A name is the one `fresh_name` gives.  `prefix` may change between
-    nodes (one builder for a walk over the graph)."""
+    nodes (one builder for a walk over the graph).  `nested` gives a builder
+    for a subgraph's nodes (a Loop's body) that takes its names and
+    constants from this one."""
 
     def __init__(self, graph, out_nodes: list, prefix: str, share_constants: bool = False):
         self.graph, self.out_nodes, self.prefix = graph, out_nodes, prefix
         self._used, self._sizes, self._next = set(), None, {}
         self._constants = {} if share_constants else None
+        self._parent = None
+
+    def nested(self, out_nodes: list) -> NodeBuilder:
+        """A builder appending to `out_nodes` (the nodes of a subgraph this
+        builder's graph will hold) under this one's prefix: its names are
+        reserved here, so no value of the graph or of the subgraph shares
+        one, and its constants are this graph's initializers (a subgraph
+        reads them from outside, by name)."""
+        child = NodeBuilder(self.graph, out_nodes, self.prefix)
+        child._parent, child._constants = self, self._constants
+        return child
 
     def _sizes_now(self) -> tuple:
         return len(self.graph.node), len(self.graph.initializer), len(self.graph.input), len(self.out_nodes)
 
     def _sync(self) -> None:
+        if self._parent is not None:  # the names are the parent's
+            return
         sizes = self._sizes_now()
         if self._sizes == sizes:
             return
@@ -112,11 +176,15 @@ class NodeBuilder:
             for n in self.out_nodes[pending:]:
                 self._used.update(n.input)
                 self._used.update(n.output)
+                if n.attribute:
+                    self._used |= subgraph_names(n)
             self._used.update(t.name for t in self.graph.initializer[inits:])
             self._used.update(v.name for v in self.graph.input[inputs:])
         self._sizes = sizes
 
     def _fresh(self, base: str) -> str:
+        if self._parent is not None:
+            return self._parent._fresh(base)
         self._sync()
         k = self._next.get(base, 0)
         while f"{base}{k}" in self._used:
@@ -132,11 +200,16 @@ class NodeBuilder:
         return self._fresh(f"{self.prefix}/{base}")
 
     def keep(self, node) -> None:
-        """Appends `node` as it is, its output names counted as used."""
+        """Appends `node` as it is, its output names (and its subgraphs' names) counted as used."""
         self._sync()
         self.out_nodes.append(node)
-        self._used.update(node.output)
+        self._reserve(node.output)
+        if node.attribute:
+            self._reserve(subgraph_names(node))
         self._sizes = self._sizes_now()
+
+    def _reserve(self, names) -> None:
+        (self._parent or self)._used.update(names)
 
     def const(self, base: str, array) -> str:
         """An initializer of `array`, with at least one dimension."""
@@ -164,7 +237,7 @@ class NodeBuilder:
 
         self._sync()
         out = out or self._fresh(f"{self.prefix}/{op_type.lower()}")
-        self._used.add(out)
+        self._reserve((out,))
         self.out_nodes.append(helper.make_node(op_type, list(inputs), [out], name=name, **attrs))
         self._sizes = self._sizes_now()
         return out

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .onnx_nodes import known_arrays
+from .onnx_nodes import known_arrays, outer_reads
 
 # Ops that move or relabel elements and change none (their first input is
 # the data; the rest, where there are any, are shapes or axes).
@@ -59,22 +59,6 @@ def _forget_types(graph, changed=()) -> None:
     graph.value_info.extend(kept)
 
 
-def _subgraph_reads(node) -> set:
-    """The names the subgraphs of `node` (If, Loop, Scan bodies), and
-    theirs, read: a value of the outer graph can be one of them."""
-    from onnx import AttributeProto
-
-    names = set()
-    for attribute in node.attribute:
-        graphs = [attribute.g] if attribute.type == AttributeProto.GRAPH else list(attribute.graphs)
-        for graph in graphs:
-            for inner in graph.node:
-                names.update(inner.input)
-                names |= _subgraph_reads(inner)
-            names.update(o.name for o in graph.output)
-    return names
-
-
 def _uses_and_producers(graph) -> tuple:
     """({value: how many node inputs read it, graph outputs and what a
     subgraph reads counting 2 so that they are never taken away}, {value:
@@ -83,7 +67,7 @@ def _uses_and_producers(graph) -> tuple:
     for node in graph.node:
         for name in node.input:
             uses[name] = uses.get(name, 0) + 1
-        for name in _subgraph_reads(node):
+        for name in outer_reads(node):
             uses[name] = uses.get(name, 0) + 2
     for output in graph.output:
         uses[output.name] = uses.get(output.name, 0) + 2

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .onnx_nodes import used_names
+
 MAX_UNROLLED_STEPS = 64  # the unrolled graph, and its compile time, grow with the steps (docs/onnx.md)
 
 # The inputs by position, as the ops define them (P only in LSTM).
@@ -44,8 +46,7 @@ class UnrollBuilder:
 
     def __init__(self, graph, out_nodes: list, prefix: str):
         self.graph, self.out_nodes, self.prefix = graph, out_nodes, prefix
-        self.used = {v for n in (*graph.node, *out_nodes) for v in (*n.input, *n.output)}
-        self.used |= {t.name for t in graph.initializer} | {v.name for v in graph.input}
+        self.used = used_names(graph, out_nodes)
         self.counts = {}
 
     def _fresh(self, base: str) -> str:
