@@ -14,9 +14,10 @@ from dataclasses import replace
 import numpy as np
 import pytest
 from conftest import run_cli
-from onnx_rnn_models import RnnForm, reference_outputs, write_rnn_model
+from onnx_rnn_models import RnnForm, random_form, reference_outputs, write_rnn_model
 
 from ireegen.frontend.onnx_fold import static_shapes
+from ireegen.frontend.onnx_import import prepare_onnx
 from ireegen.frontend.onnx_rnn_rewrites import rnn_cells_unrolled, rnn_directions_as_forward, unsupported_rnn_node
 from ireegen.parity import parity
 
@@ -61,6 +62,21 @@ def test_rewritten_nodes_compute_what_the_node_computes(tmp_path, form):
     )
     assert len(recurrent) == (2 if form.direction == "bidirectional" else 1)
     onnx.checker.check_model(model)
+    _assert_computes(model, inputs, expected)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_random_forms_as_ireegen_imports_them_compute_what_the_node_computes(tmp_path, seed):
+    """benchmarks/rnn_sweep.py's hand-built nodes (random_form) on a fixed
+    seed: the graph prepare_onnx hands IREE's importer, every rewrite
+    applied (speed ones too), computes in ONNX Runtime what the node does."""
+    form = random_form(np.random.default_rng(seed))
+    path = tmp_path / "rnn.onnx"
+    inputs = write_rnn_model(path, form, seed=seed)
+    expected = reference_outputs(path, form, inputs)
+    model = prepare_onnx(path)[0]
+    assert unsupported_rnn_node(model) is None
+    assert [o.name for o in model.graph.output] == list(form.wired), form.label
     _assert_computes(model, inputs, expected)
 
 
