@@ -119,6 +119,19 @@ def test_unrolled_cells_compute_what_the_node_computes(tmp_path, form):
     _assert_computes(model, inputs, expected)
 
 
+@pytest.mark.parametrize("op", ["GRU", "LSTM", "RNN"])
+def test_unrolled_activations_iree_lacks_are_written_as_the_ops_that_compute_them(tmp_path, op):
+    """IREE 3.13's ONNX lowering has no Softsign: an unrolled cell writes
+    x / (1 + |x|), and the refusal never names a node ireegen wrote."""
+    acts = {"GRU": ("Softsign", "Softsign"), "LSTM": ("Softsign", "Softsign", "Softsign"), "RNN": ("Softsign",)}[op]
+    form = RnnForm(op, "bidirectional", activations=acts * 2, initial_h=True)
+    path = tmp_path / "rnn.onnx"
+    inputs = write_rnn_model(path, form)
+    model = prepare_onnx(path)[0]
+    assert not [n for n in model.graph.node if n.op_type in ("Softsign", op)]
+    _assert_computes(model, inputs, reference_outputs(path, form, inputs))
+
+
 # Forms neither row takes, and what the refusal names.
 REFUSED = {
     RnnForm("GRU", "bidirectional", sequence_lens=(200, 3), seq=200): (
@@ -168,6 +181,10 @@ EMITTED = [
     pytest.param(RnnForm("LSTM", "reverse", layout=1, initial_h=True, initial_c=True, batch=1), marks=pytest.mark.slow),
     pytest.param(RnnForm("RNN", "bidirectional", layout=1, bias=False), marks=pytest.mark.slow),
     pytest.param(RnnForm("GRU", "reverse", layout=1, linear_before_reset=1), marks=pytest.mark.slow),
+    pytest.param(
+        RnnForm("GRU", "forward", layout=1, initial_h=True, linear_before_reset=1, activations=("Sigmoid", "Softsign")),
+        marks=pytest.mark.full_suite,
+    ),
 ]
 
 
