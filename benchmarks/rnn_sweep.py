@@ -73,6 +73,7 @@ class TorchCase:
     proj: int = 0  # LSTM proj_size
     packed: bool = False  # pack_padded_sequence with the lengths an input
     dynamo: bool = False
+    dynamic: bool = False  # exported with the sequence and batch axes dynamic, emitted with --input-shape
 
     @property
     def label(self) -> str:
@@ -83,6 +84,7 @@ class TorchCase:
         parts += [f"in{self.input_size}", f"h{self.hidden}", f"t{self.seq}", f"n{self.batch}"]
         parts += [f"proj{self.proj}"] if self.proj else []
         parts += ["packed"] if self.packed else []
+        parts += ["dynamic"] if self.dynamic else []
         parts += ["dynamo" if self.dynamo else "torchscript"]
         return "_".join(parts)
 
@@ -147,12 +149,36 @@ class TorchCase:
             inputs["lengths"] = lengths.astype(np.int64)
         outputs = ["y", "h_n"] + (["c_n"] if kind == "LSTM" else [])
         args = tuple(torch.from_numpy(v) for v in inputs.values())
+        dynamic = {}
+        if self.dynamic and self.dynamo:  # forward(x, *rest): one spec for x, a tuple for the rest
+            specs = [{axis: torch.export.Dim.AUTO for axis in self.dynamic_axes()[k]} for k in inputs]
+            dynamic["dynamic_shapes"] = (specs[0], tuple(specs[1:])) if specs[1:] else (specs[0],)
+        elif self.dynamic:
+            dynamic["dynamic_axes"] = {k: v for k, v in self.dynamic_axes().items() if k in inputs}
         with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             torch.onnx.export(
-                Net().eval(), args, str(path), dynamo=self.dynamo, input_names=list(inputs), output_names=outputs
+                Net().eval(),
+                args,
+                str(path),
+                dynamo=self.dynamo,
+                input_names=list(inputs),
+                output_names=outputs,
+                **dynamic,
             )
         return inputs
+
+    def dynamic_axes(self) -> dict:
+        seq, batch = (1, 0) if self.batch_first else (0, 1)
+        return {"x": {seq: "seq", batch: "batch"}, "h0": {1: "batch"}, "c0": {1: "batch"}, "lengths": {0: "batch"}}
+
+    def emit_args(self, inputs: dict) -> list:
+        """--input-shape for each input a dynamic export leaves symbolic."""
+        if not self.dynamic:
+            return []
+        return [
+            f"--input-shape={k}={'x'.join(map(str, v.shape))}" for k, v in inputs.items() if k in self.dynamic_axes()
+        ]
 
     def reference(self, path: Path, inputs: dict) -> list:
         import onnxruntime as ort
@@ -177,6 +203,9 @@ class NodeCase:
     def reference(self, path: Path, inputs: dict) -> list:
         return reference_outputs(path, self.form, inputs)
 
+    def emit_args(self, inputs: dict) -> list:
+        return []
+
 
 def draw_torch(rng) -> TorchCase:
     cell = str(rng.choice(["GRU", "LSTM", "RNN_TANH", "RNN_RELU"]))
@@ -198,13 +227,14 @@ def draw_torch(rng) -> TorchCase:
         proj=proj,
         packed=bool(rng.random() < 0.2) and batch > 1 and seq > 1,
         dynamo=bool(rng.random() < 0.5),
+        dynamic=bool(rng.random() < 0.25),
     )
 
 
 def draw(seed: int, count: int) -> list:
     """`count` cases, torch exports and hand-built nodes alternating."""
-    rng = np.random.default_rng(seed)
-    return [draw_torch(rng) if i % 2 == 0 else NodeCase(random_form(rng)) for i in range(count)]
+    rngs = [np.random.default_rng([seed, i]) for i in range(count)]  # a case's draw does not move the next
+    return [draw_torch(rng) if i % 2 == 0 else NodeCase(random_form(rng)) for i, rng in enumerate(rngs)]
 
 
 def relative_errors(got: list, want: list) -> list:
@@ -215,8 +245,10 @@ def relative_errors(got: list, want: list) -> list:
         if g.shape != w.shape:
             errors.append(float("inf"))
             continue
+        # The range, or a constant output's magnitude (as verification's tolerance).
         span = float(w.max() - w.min()) if w.size else 0.0
-        errors.append(float(np.abs(g - w).max() / max(span, 1e-6)) if w.size else 0.0)
+        span = span or (float(np.abs(w).max()) if w.size else 0.0)
+        errors.append(float(np.abs(g - w).max() / max(span, 1e-30)) if w.size else 0.0)
     return errors
 
 
@@ -273,12 +305,12 @@ def run_runtimeless(out: Path, manifest: dict, inputs: dict) -> list:
 RUNNERS = {"async": run_async, "runtimeless": run_runtimeless}
 
 
-def emit_and_run(path: Path, mode: str, inputs: dict, expected: list, tune: str, workdir: Path) -> dict:
+def emit_and_run(path: Path, mode: str, inputs: dict, expected: list, tune: str, extra: list, workdir: Path) -> dict:
     out = workdir / f"{path.stem}.{mode}"
     env = {**os.environ, "IREEGEN_TUNING_DIR": str(workdir / "tuning")}
     env.pop("IREEGEN_TUNE", None)
     args = [sys.executable, "-m", "ireegen", "emit", str(path), "-o", str(out), "--execution-model", mode]
-    args += [] if tune == "default" else ["--tune", tune]
+    args += ([] if tune == "default" else ["--tune", tune]) + extra
     start = time.monotonic()
     try:
         proc = subprocess.run(args, capture_output=True, text=True, env=env, timeout=1200)
@@ -290,6 +322,8 @@ def emit_and_run(path: Path, mode: str, inputs: dict, expected: list, tune: str,
         kind = {1: "refused (exit 1)", 2: "refused (exit 2)"}.get(proc.returncode, f"failed (exit {proc.returncode})")
         return {"result": kind, "message": lines[-1][:400], "lines": len(lines), "emit_s": seconds}
     manifest = json.loads((out / "manifest.json").read_text())
+    if expected is None:
+        return {"result": "emitted, no reference", "emit_s": seconds}
     try:
         got = RUNNERS[mode](out, manifest, inputs)
     except Exception as e:  # a run that fails is a row
@@ -319,18 +353,26 @@ def sweep(cases: list, modes: list, tune: str, rewrites_only: bool, seed: int, w
             rows.append(row)
             print(json.dumps(row), flush=True)
             continue
-        expected = [np.asarray(v) for v in case.reference(path, inputs)]
-        row["rewritten_in_onnxruntime"] = rewritten_in_onnxruntime(path, inputs, expected)
+
+        try:
+            expected = [np.asarray(v) for v in case.reference(path, inputs)]
+        except Exception as e:  # an export ONNX Runtime cannot run: what ireegen says of it is still a row
+            row["export"] = f"invalid: ONNX Runtime: {str(e).strip().splitlines()[0][-200:]}"
+            expected = None
+        if expected is not None:
+            row["rewritten_in_onnxruntime"] = rewritten_in_onnxruntime(path, inputs, expected)
         if not rewrites_only:
             for mode in modes:
-                row[mode] = emit_and_run(path, mode, inputs, expected, tune, workdir)
+                row[mode] = emit_and_run(path, mode, inputs, expected, tune, case.emit_args(inputs), workdir)
         rows.append(row)
         print(json.dumps(row), flush=True)
     return rows
 
 
 def summary(rows: list, modes: list) -> str:
-    lines = [f"{len(rows)} cases; {sum('export' in r for r in rows)} not exported"]
+    failed = sum(r.get("export", "").startswith("failed") for r in rows)
+    invalid = sum(r.get("export", "").startswith("invalid") for r in rows)
+    lines = [f"{len(rows)} cases; {failed} not exported, {invalid} exported but not loadable by ONNX Runtime"]
     checked = [r for r in rows if "rewritten_in_onnxruntime" in r]
     wrong = [r["case"] for r in checked if r["rewritten_in_onnxruntime"].startswith("WRONG")]
     lines.append(

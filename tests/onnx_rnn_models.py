@@ -41,6 +41,8 @@ class RnnForm:
     input_size: int = 3
     hidden: int = 4
     outputs: tuple | None = None  # the outputs wired to the graph (Y, Y_h, Y_c); None: all of the op's
+    alphas: tuple | None = None  # activation_alpha, consumed in order by the activations that take one
+    betas: tuple | None = None  # activation_beta, likewise
 
     @property
     def wired(self) -> tuple:
@@ -60,6 +62,8 @@ class RnnForm:
         parts += ["acts-" + "-".join(a.lower() for a in self.activations)] if self.activations else []
         parts += [f"clip{self.clip:g}"] if self.clip is not None else []
         parts += ["out-" + "-".join(self.outputs)] if self.outputs else []
+        parts += ["alpha" + "-".join(f"{v:g}" for v in self.alphas)] if self.alphas else []
+        parts += ["beta" + "-".join(f"{v:g}" for v in self.betas)] if self.betas else []
         return "_".join(parts)
 
 
@@ -142,6 +146,10 @@ def write_rnn_model(path, form: RnnForm, seed: int = 0) -> dict:
         attrs["input_forget"] = form.input_forget
     if form.clip is not None:
         attrs["clip"] = form.clip
+    if form.alphas:
+        attrs["activation_alpha"] = list(form.alphas)
+    if form.betas:
+        attrs["activation_beta"] = list(form.betas)
     outputs = [o if o in form.wired else "" for o in ("Y", "Y_h", "Y_c")[: 3 if form.op == "LSTM" else 2]]
     while not outputs[-1]:
         outputs.pop()
@@ -191,6 +199,13 @@ def random_form(rng) -> RnnForm:
         lists = ACTIVATION_LISTS[op]
         first, second = (lists[int(rng.integers(len(lists)))] for _ in range(2))
         form = replace(form, activations=first + (second if direction == "bidirectional" else ()))
+        takes = [a for a in form.activations if a in ("HardSigmoid", "LeakyRelu", "Elu")]
+        if takes and rng.random() < 0.5:  # values for the first activations that take them; the rest default
+            form = replace(
+                form, alphas=tuple(float(v) for v in rng.choice([0.1, 0.3, 0.7], int(rng.integers(1, len(takes) + 1))))
+            )
+            if "HardSigmoid" in takes and rng.random() < 0.5:
+                form = replace(form, betas=(0.4,))
     if rng.random() < 0.2:
         form = replace(form, clip=float(rng.choice([0.3, 1.0, 2.5])))
     if op == "GRU":
