@@ -621,9 +621,34 @@ def _failed_node(stderr: str, model) -> int | None:
     return None
 
 
+# One error of ONNX's strict shape inference: the node it names and what it says.
+_INFERENCE_ERROR_RE = re.compile(r"\(op_type:(?P<op>[^,]*), node name: (?P<node>[^)]*)\): \[\w+\] (?P<what>[^\n]*)")
+
+
+def _malformed(model, proto) -> str | None:
+    """What ONNX's strict shape inference finds wrong with the node `proto`
+    of `model` (inputs of ranks or shapes the op cannot take: an exporter's
+    bug, which no runtime can run); None when it finds nothing there."""
+    onnx = require_onnx()
+    try:
+        onnx.shape_inference.infer_shapes(model, strict_mode=True)
+    except onnx.shape_inference.InferenceError as e:
+        for m in _INFERENCE_ERROR_RE.finditer(str(e)):
+            if m.group("node") == proto.name and m.group("op") == proto.op_type:
+                return m.group("what").strip()
+    except Exception:  # anything else: no finding about this node
+        return None
+    return None
+
+
 def _lowering_error(stderr: str, returncode: int, path: Path, model) -> ImportFailure:
     index = _failed_node(stderr, model)
     where = _node_text(model, index) if index is not None else "the model"
+    wrong = _malformed(model, model.graph.node[index]) if index is not None and model.graph.node[index].name else None
+    if wrong:
+        return ImportFailure(
+            f"{path}: {where}: the node is malformed, ONNX's shape inference rejects it: {shown(wrong)[:300]}"
+        )
     m = _ILLEGAL_OP_RE.search(stderr)
     if m:
         proto = model.graph.node[index] if index is not None else None
