@@ -172,13 +172,9 @@ class TorchCase:
         seq, batch = (1, 0) if self.batch_first else (0, 1)
         return {"x": {seq: "seq", batch: "batch"}, "h0": {1: "batch"}, "c0": {1: "batch"}, "lengths": {0: "batch"}}
 
-    def emit_args(self, inputs: dict) -> list:
-        """--input-shape for each input a dynamic export leaves symbolic."""
-        if not self.dynamic:
-            return []
-        return [
-            f"--input-shape={k}={'x'.join(map(str, v.shape))}" for k, v in inputs.items() if k in self.dynamic_axes()
-        ]
+    def input_shapes(self, inputs: dict) -> dict:
+        """{input: dims} for each input a dynamic export leaves symbolic (--input-shape)."""
+        return {k: list(v.shape) for k, v in inputs.items() if k in self.dynamic_axes()} if self.dynamic else {}
 
     def reference(self, path: Path, inputs: dict) -> list:
         import onnxruntime as ort
@@ -203,8 +199,8 @@ class NodeCase:
     def reference(self, path: Path, inputs: dict) -> list:
         return reference_outputs(path, self.form, inputs)
 
-    def emit_args(self, inputs: dict) -> list:
-        return []
+    def input_shapes(self, inputs: dict) -> dict:
+        return {}
 
 
 def draw_torch(rng) -> TorchCase:
@@ -259,16 +255,17 @@ def export_failure(error: Exception) -> str:
     return f"{type(error).__name__}: {(str(error).strip().splitlines() or [''])[0][:200]}"
 
 
-def rewritten_in_onnxruntime(path: Path, inputs: dict, expected: list) -> str:
+def rewritten_in_onnxruntime(path: Path, inputs: dict, expected: list, shapes: dict) -> str:
     """The model ireegen hands IREE's importer, run by ONNX Runtime:
     'ok <error>', 'WRONG <error>' or 'refused: <line>'."""
     import onnxruntime as ort
 
     from ireegen.common.errors import IreegenError
+    from ireegen.frontend.import_options import ImportOptions
     from ireegen.frontend.onnx_import import prepare_onnx
 
     try:
-        model = prepare_onnx(path)[0]
+        model = prepare_onnx(path, ImportOptions(input_shapes=shapes))[0]
     except IreegenError as e:
         return f"refused: {str(e).splitlines()[0]}"
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
@@ -360,10 +357,13 @@ def sweep(cases: list, modes: list, tune: str, rewrites_only: bool, seed: int, w
             row["export"] = f"invalid: ONNX Runtime: {str(e).strip().splitlines()[0][-200:]}"
             expected = None
         if expected is not None:
-            row["rewritten_in_onnxruntime"] = rewritten_in_onnxruntime(path, inputs, expected)
+            row["rewritten_in_onnxruntime"] = rewritten_in_onnxruntime(
+                path, inputs, expected, case.input_shapes(inputs)
+            )
         if not rewrites_only:
             for mode in modes:
-                row[mode] = emit_and_run(path, mode, inputs, expected, tune, case.emit_args(inputs), workdir)
+                shapes = [f"--input-shape={k}={'x'.join(map(str, v))}" for k, v in case.input_shapes(inputs).items()]
+                row[mode] = emit_and_run(path, mode, inputs, expected, tune, shapes, workdir)
         rows.append(row)
         print(json.dumps(row), flush=True)
     return rows
