@@ -172,6 +172,24 @@ def test_emit_refuses_in_one_line(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+def test_a_state_of_another_hidden_size_is_refused_as_malformed(tmp_path):
+    """What the dynamo exporter writes for an LSTM with proj_size: an LSTM
+    node with hidden_size the projection's and initial_c the cell's size,
+    which ONNX's shape inference lets through and IREE fails on elsewhere."""
+    path = tmp_path / "proj.onnx"
+    write_rnn_model(path, RnnForm("LSTM", "forward", initial_h=True, initial_c=True))
+    model = onnx.load(str(path))
+    model.graph.input[2].type.tensor_type.shape.dim[2].dim_value = 7  # initial_c [1, 2, 7], hidden_size 4
+    onnx.save(model, str(path))
+    proc = run_cli("emit", path, "-o", tmp_path / "out", "--tune", "off")
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert (
+        "LSTM 'lstm0': its input initial_c has the shape 1x2x7, where hidden_size=4, 1 direction(s) and X need 1x2x4"
+        in proc.stderr
+    )
+    assert not (tmp_path / "out").exists()
+
+
 EMITTED = [
     RnnForm("GRU", "bidirectional", initial_h=True),
     RnnForm("LSTM", "reverse", initial_h=True, initial_c=True, sequence_lens=(3, 5), peepholes=True),

@@ -43,7 +43,7 @@ from .onnx_fold import fold_known, if_hint, needs_folding, static_shapes
 from .onnx_ml_rewrites import unrewritten_ml_node
 from .onnx_nodes import MIN_DEFAULT_OPSET
 from .onnx_rewrites import apply_rewrites
-from .onnx_rnn_rewrites import unsupported_rnn_node
+from .onnx_rnn_rewrites import malformed_rnn_node, unsupported_rnn_node
 from .quantized_io import cut_quantized_io, dequantized_outputs
 from .signature import Quantization
 from .tflite_import import TFLITE_PACKAGE, TFLM_PACKAGE, interface_quantization, tflite_to_onnx
@@ -712,6 +712,9 @@ def prepare_onnx(
             n.op_type == "NonMaxSuppression" for n in _all_nodes(model.graph)
         ):
             bounded += bound_detections(model, path, options.max_detections, static_shapes(model))
+        malformed = malformed_rnn_node(model)
+        if malformed:
+            raise UsageError(f"{path}: {malformed}")
         rewrites = apply_rewrites(model, options.speed_rewrites) if options.onnx_rewrites else []
     except _MALFORMED as e:
         # The rewrites read the graph as ONNX defines it; a model the checks
