@@ -383,8 +383,11 @@ def summary(rows: list, modes: list) -> str:
     lines = [f"{len(rows)} cases; {failed} not exported, {invalid} exported but not loadable by ONNX Runtime"]
     checked = [r for r in rows if "rewritten_in_onnxruntime" in r]
     wrong = [r["case"] for r in checked if r["rewritten_in_onnxruntime"].startswith("WRONG")]
+    refused = [r["case"] for r in checked if r["rewritten_in_onnxruntime"].startswith("refused")]
+    agree = len(checked) - len(wrong) - len(refused)
     lines.append(
-        f"rewritten graphs in ONNX Runtime: {len(checked) - len(wrong)} of {len(checked)} agree; WRONG: {wrong}"
+        f"rewritten graphs in ONNX Runtime: {agree} of {len(checked)} agree, {len(refused)} refused {refused}; "
+        f"WRONG: {wrong}"
     )
     for mode in modes:
         results = [r[mode] for r in rows if mode in r]
