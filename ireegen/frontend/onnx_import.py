@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 import re
 import subprocess
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -555,9 +556,13 @@ def _import_to_torch(model, path: Path) -> str:
     info = onnx_importer.ModelInfo(model)
     module = info.create_module(context=context).operation
     try:
-        importer = onnx_importer.NodeImporter.define_function(info.main_graph, module)
-        importer.__class__ = _NamingImporter
-        importer.import_all()
+        # The importer warns (Python warnings, on stderr) of values without a
+        # type; a node it cannot take is refused in one line instead.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            importer = onnx_importer.NodeImporter.define_function(info.main_graph, module)
+            importer.__class__ = _NamingImporter
+            importer.import_all()
     except UsageError:
         raise
     except Exception as e:
