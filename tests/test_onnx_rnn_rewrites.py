@@ -16,6 +16,7 @@ import pytest
 from conftest import run_cli
 from onnx_rnn_models import RnnForm, random_form, reference_outputs, write_rnn_model
 
+from ireegen.frontend.import_options import ImportOptions
 from ireegen.frontend.onnx_fold import static_shapes
 from ireegen.frontend.onnx_import import prepare_onnx
 from ireegen.frontend.onnx_rnn_rewrites import rnn_cells_unrolled, rnn_directions_as_forward, unsupported_rnn_node
@@ -188,6 +189,24 @@ def test_a_state_of_another_hidden_size_is_refused_as_malformed(tmp_path):
         in proc.stderr
     )
     assert not (tmp_path / "out").exists()
+
+
+def test_a_gru_over_symbolic_dimensions_is_refused_with_the_input_shape_hint(tmp_path):
+    """IREE 3.13's GRU lowering fails on a symbolic sequence or batch (an
+    export with dynamic axes): refused naming the inputs to pin; pinned
+    with --input-shape, the rewrites take it."""
+    path = tmp_path / "gru.onnx"
+    inputs = write_rnn_model(path, RnnForm("GRU", "bidirectional", initial_h=True))
+    model = onnx.load(str(path))
+    for value in model.graph.input:
+        value.type.tensor_type.shape.dim[0 if value.name == "X" else 1].dim_param = "n"
+    onnx.save(model, str(path))
+    proc = run_cli("emit", path, "-o", tmp_path / "out", "--tune", "off")
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert "GRU 'gru0': its input X has symbolic dimensions, and IREE 3.13's GRU lowering fails on them" in proc.stderr
+    assert "give the sizes of 'X', 'initial_h' with --input-shape NAME=DIMS" in proc.stderr
+    shapes = {k: list(v.shape) for k, v in inputs.items()}
+    assert prepare_onnx(path, ImportOptions(input_shapes=shapes))[1]  # rewritten, not refused
 
 
 EMITTED = [

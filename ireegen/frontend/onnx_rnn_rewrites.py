@@ -102,18 +102,39 @@ def malformed_rnn_node(model) -> str | None:
     (W, R, B, sequence_lens, the initial states, P): an exporter's error
     that ONNX's shape inference does not check and that a runtime fails on
     at best; it names the node, the input, its shape and the one expected.
-    None when every known shape fits."""
+    Also a GRU over symbolic dimensions (_dynamic_cause), with the hint
+    that fixes it.  None when every known shape fits."""
     shapes = None
     for i, node in enumerate(model.graph.node):
         if node.op_type not in RNN_OPS or node.domain not in ("", "ai.onnx"):
             continue
         if shapes is None:
             shapes = {**static_shapes(model), **{t.name: list(t.dims) for t in model.graph.initializer}}
-        cause = _shape_cause(node, node_attrs(node), shapes)
+        cause = _shape_cause(node, node_attrs(node), shapes) or _dynamic_cause(model, node, shapes)
         if cause:
             name = f"{node.op_type} {node.name!r}" if node.name else f"{node.op_type} node #{i + 1}"
             return f"{name}: {cause}"
     return None
+
+
+def _dynamic_cause(model, node, shapes: dict) -> str | None:
+    """A GRU over an X of symbolic dimensions: IREE 3.13's lowering of GRU
+    fails on them ('linalg.fill' op unexpected result less than 0), where
+    its LSTM takes them; the sizes given with --input-shape make X static."""
+    if node.op_type != "GRU" or _input(node, X) in shapes:
+        return None
+    symbolic = [
+        v.name
+        for v in model.graph.input
+        if v.type.HasField("tensor_type") and any(not d.HasField("dim_value") for d in v.type.tensor_type.shape.dim)
+    ]
+    if not symbolic:
+        return None
+    return (
+        "its input X has symbolic dimensions, and IREE 3.13's GRU lowering fails on them; give the sizes of "
+        + ", ".join(repr(n) for n in symbolic[:4])
+        + " with --input-shape NAME=DIMS"
+    )
 
 
 def _shape_cause(node, a: dict, shapes: dict) -> str | None:
