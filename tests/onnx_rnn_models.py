@@ -1,19 +1,20 @@
 """Tiny ONNX GRU, LSTM and RNN models in every form the ops define, built
 with onnx.helper, for tests/test_onnx_rnn_rewrites.py and
-benchmarks/rnn_forms.py.
+benchmarks/rnn_forms.py and rnn_sweep.py.
 
     form = RnnForm("GRU", "bidirectional", initial_h=True, sequence_lens=(3, 5))
     inputs = write_rnn_model(path, form)  # {graph input name: array}
 
 A form names the op, its direction and which optional inputs and
 attributes it has; the model has X, and initial_h (initial_c) when the
-form has them, as graph inputs, the weights as initializers, and every
-output of the op (Y, Y_h, and for LSTM Y_c) as graph outputs.
+form has them, as graph inputs, the weights as initializers, and the
+outputs the form wires (by default every output of the op: Y, Y_h, and
+for LSTM Y_c) as graph outputs.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -39,6 +40,13 @@ class RnnForm:
     batch: int = 2
     input_size: int = 3
     hidden: int = 4
+    outputs: tuple | None = None  # the outputs wired to the graph (Y, Y_h, Y_c); None: all of the op's
+    alphas: tuple | None = None  # activation_alpha, consumed in order by the activations that take one
+    betas: tuple | None = None  # activation_beta, likewise
+
+    @property
+    def wired(self) -> tuple:
+        return self.outputs or (("Y", "Y_h", "Y_c") if self.op == "LSTM" else ("Y", "Y_h"))
 
     @property
     def label(self) -> str:
@@ -53,6 +61,9 @@ class RnnForm:
         parts += ["lbr"] if self.linear_before_reset else []
         parts += ["acts-" + "-".join(a.lower() for a in self.activations)] if self.activations else []
         parts += [f"clip{self.clip:g}"] if self.clip is not None else []
+        parts += ["out-" + "-".join(self.outputs)] if self.outputs else []
+        parts += ["alpha" + "-".join(f"{v:g}" for v in self.alphas)] if self.alphas else []
+        parts += ["beta" + "-".join(f"{v:g}" for v in self.betas)] if self.betas else []
         return "_".join(parts)
 
 
@@ -81,7 +92,8 @@ def reference_outputs(path, form: RnnForm, inputs: dict) -> list:
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     outputs = session.run(None, inputs)
     if form.layout:  # Y [seq, directions, batch, hidden] -> [batch, seq, directions, hidden]
-        outputs = [np.transpose(outputs[0], (2, 0, 1, 3))] + [np.swapaxes(o, 0, 1) for o in outputs[1:]]
+        names = [o.name for o in session.get_outputs()]
+        outputs = [np.transpose(o, (2, 0, 1, 3)) if n == "Y" else np.swapaxes(o, 0, 1) for n, o in zip(names, outputs)]
     return [np.ascontiguousarray(o) for o in outputs]
 
 
@@ -134,13 +146,78 @@ def write_rnn_model(path, form: RnnForm, seed: int = 0) -> dict:
         attrs["input_forget"] = form.input_forget
     if form.clip is not None:
         attrs["clip"] = form.clip
-    outputs = ["Y", "Y_h"] + (["Y_c"] if form.op == "LSTM" else [])
+    if form.alphas:
+        attrs["activation_alpha"] = list(form.alphas)
+    if form.betas:
+        attrs["activation_beta"] = list(form.betas)
+    outputs = [o if o in form.wired else "" for o in ("Y", "Y_h", "Y_c")[: 3 if form.op == "LSTM" else 2]]
+    while not outputs[-1]:
+        outputs.pop()
     y_dims = [t, d, n, h] if form.layout == 0 else [n, t, d, h]
-    graph_outputs = [helper.make_tensor_value_info("Y", TensorProto.FLOAT, y_dims)]
-    graph_outputs += [helper.make_tensor_value_info(o, TensorProto.FLOAT, state_dims) for o in outputs[1:]]
+    graph_outputs = [
+        helper.make_tensor_value_info(o, TensorProto.FLOAT, y_dims if o == "Y" else state_dims) for o in outputs if o
+    ]
     node = helper.make_node(form.op, node_inputs, outputs, name=f"{form.op.lower()}0", **attrs)
     graph = helper.make_graph([node], form.label, graph_inputs, graph_outputs, inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)], ir_version=8)
     onnx.checker.check_model(model)
     onnx.save(model, str(path))
     return inputs
+
+
+# Activation lists per direction, the default first (random_form).
+ACTIVATION_LISTS = {
+    "GRU": [("Sigmoid", "Tanh"), ("HardSigmoid", "Relu"), ("Sigmoid", "Softsign")],
+    "LSTM": [("Sigmoid", "Tanh", "Tanh"), ("HardSigmoid", "Tanh", "Relu"), ("Sigmoid", "Elu", "Tanh")],
+    "RNN": [("Tanh",), ("Relu",), ("LeakyRelu",)],
+}
+
+
+def random_form(rng) -> RnnForm:
+    """A form drawn from `rng` (numpy Generator), with the attributes
+    exporters rarely set: reverse, layout 1, unequal sequence_lens, other
+    activations (per direction), clip, linear_before_reset, initial_c,
+    peepholes, input_forget, only Y_h or only Y_c wired; one step or more,
+    odd and even sizes."""
+    op = str(rng.choice(["GRU", "LSTM", "RNN"]))
+    direction = str(rng.choice(DIRECTIONS))
+    seq, batch = int(rng.choice([1, 2, 5, 7])), int(rng.choice([1, 2, 3]))
+    form = RnnForm(
+        op,
+        direction,
+        layout=int(rng.random() < 0.4),
+        initial_h=bool(rng.random() < 0.5),
+        bias=bool(rng.random() < 0.8),
+        seq=seq,
+        batch=batch,
+        input_size=int(rng.choice([1, 2, 3, 6])),
+        hidden=int(rng.choice([1, 3, 4, 5])),
+    )
+    if rng.random() < 0.3:
+        form = replace(form, sequence_lens=tuple(int(v) for v in rng.integers(1, seq + 1, batch)))
+    if rng.random() < 0.3:
+        lists = ACTIVATION_LISTS[op]
+        first, second = (lists[int(rng.integers(len(lists)))] for _ in range(2))
+        form = replace(form, activations=first + (second if direction == "bidirectional" else ()))
+        takes = [a for a in form.activations if a in ("HardSigmoid", "LeakyRelu", "Elu")]
+        if takes and rng.random() < 0.5:  # values for the first activations that take them; the rest default
+            form = replace(
+                form, alphas=tuple(float(v) for v in rng.choice([0.1, 0.3, 0.7], int(rng.integers(1, len(takes) + 1))))
+            )
+            if "HardSigmoid" in takes and rng.random() < 0.5:
+                form = replace(form, betas=(0.4,))
+    if rng.random() < 0.2:
+        form = replace(form, clip=float(rng.choice([0.3, 1.0, 2.5])))
+    if op == "GRU":
+        form = replace(form, linear_before_reset=int(rng.random() < 0.5))
+    if op == "LSTM":
+        form = replace(
+            form,
+            initial_c=bool(rng.random() < 0.5),
+            peepholes=bool(rng.random() < 0.3),
+            input_forget=int(rng.random() < 0.15),
+        )
+    if rng.random() < 0.3:
+        wired = {"GRU": ["Y_h"], "RNN": ["Y_h"], "LSTM": ["Y_h", "Y_c", "Y_h,Y_c"]}[op]
+        form = replace(form, outputs=tuple(str(rng.choice(wired)).split(",")))
+    return form

@@ -14,9 +14,11 @@ from dataclasses import replace
 import numpy as np
 import pytest
 from conftest import run_cli
-from onnx_rnn_models import RnnForm, reference_outputs, write_rnn_model
+from onnx_rnn_models import RnnForm, random_form, reference_outputs, write_rnn_model
 
+from ireegen.frontend.import_options import ImportOptions
 from ireegen.frontend.onnx_fold import static_shapes
+from ireegen.frontend.onnx_import import prepare_onnx
 from ireegen.frontend.onnx_rnn_rewrites import rnn_cells_unrolled, rnn_directions_as_forward, unsupported_rnn_node
 from ireegen.parity import parity
 
@@ -64,6 +66,21 @@ def test_rewritten_nodes_compute_what_the_node_computes(tmp_path, form):
     _assert_computes(model, inputs, expected)
 
 
+@pytest.mark.parametrize("seed", range(40))
+def test_random_forms_as_ireegen_imports_them_compute_what_the_node_computes(tmp_path, seed):
+    """benchmarks/rnn_sweep.py's hand-built nodes (random_form) on a fixed
+    seed: the graph prepare_onnx hands IREE's importer, every rewrite
+    applied (speed ones too), computes in ONNX Runtime what the node does."""
+    form = random_form(np.random.default_rng(seed))
+    path = tmp_path / "rnn.onnx"
+    inputs = write_rnn_model(path, form, seed=seed)
+    expected = reference_outputs(path, form, inputs)
+    model = prepare_onnx(path)[0]
+    assert unsupported_rnn_node(model) is None
+    assert [o.name for o in model.graph.output] == list(form.wired), form.label
+    _assert_computes(model, inputs, expected)
+
+
 # Forms IREE 3.13 computes wrongly or rejects, in every direction: unrolled.
 OTHER_ACTIVATIONS = {"GRU": ("HardSigmoid", "Relu"), "LSTM": ("HardSigmoid", "Tanh", "Relu"), "RNN": ("Relu",)}
 
@@ -101,6 +118,19 @@ def test_unrolled_cells_compute_what_the_node_computes(tmp_path, form):
     assert rnn_cells_unrolled(model, static_shapes(model), {t.name: t for t in model.graph.initializer}) == 1
     assert not [n for n in model.graph.node if n.op_type == form.op] and unsupported_rnn_node(model) is None
     _assert_computes(model, inputs, expected)
+
+
+@pytest.mark.parametrize("op", ["GRU", "LSTM", "RNN"])
+def test_unrolled_activations_iree_lacks_are_written_as_the_ops_that_compute_them(tmp_path, op):
+    """IREE 3.13's ONNX lowering has no Softsign: an unrolled cell writes
+    x / (1 + |x|), and the refusal never names a node ireegen wrote."""
+    acts = {"GRU": ("Softsign", "Softsign"), "LSTM": ("Softsign", "Softsign", "Softsign"), "RNN": ("Softsign",)}[op]
+    form = RnnForm(op, "bidirectional", activations=acts * 2, initial_h=True)
+    path = tmp_path / "rnn.onnx"
+    inputs = write_rnn_model(path, form)
+    model = prepare_onnx(path)[0]
+    assert not [n for n in model.graph.node if n.op_type in ("Softsign", op)]
+    _assert_computes(model, inputs, reference_outputs(path, form, inputs))
 
 
 # Forms neither row takes, and what the refusal names.
@@ -143,6 +173,42 @@ def test_emit_refuses_in_one_line(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+def test_a_state_of_another_hidden_size_is_refused_as_malformed(tmp_path):
+    """What the dynamo exporter writes for an LSTM with proj_size: an LSTM
+    node with hidden_size the projection's and initial_c the cell's size,
+    which ONNX's shape inference lets through and IREE fails on elsewhere."""
+    path = tmp_path / "proj.onnx"
+    write_rnn_model(path, RnnForm("LSTM", "forward", initial_h=True, initial_c=True))
+    model = onnx.load(str(path))
+    model.graph.input[2].type.tensor_type.shape.dim[2].dim_value = 7  # initial_c [1, 2, 7], hidden_size 4
+    onnx.save(model, str(path))
+    proc = run_cli("emit", path, "-o", tmp_path / "out", "--tune", "off")
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert (
+        "LSTM 'lstm0': its input initial_c has the shape 1x2x7, where hidden_size=4, 1 direction(s) and X need 1x2x4"
+        in proc.stderr
+    )
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_gru_over_symbolic_dimensions_is_refused_with_the_input_shape_hint(tmp_path):
+    """IREE 3.13's GRU lowering fails on a symbolic sequence or batch (an
+    export with dynamic axes): refused naming the inputs to pin; pinned
+    with --input-shape, the rewrites take it."""
+    path = tmp_path / "gru.onnx"
+    inputs = write_rnn_model(path, RnnForm("GRU", "bidirectional", initial_h=True))
+    model = onnx.load(str(path))
+    for value in model.graph.input:
+        value.type.tensor_type.shape.dim[0 if value.name == "X" else 1].dim_param = "n"
+    onnx.save(model, str(path))
+    proc = run_cli("emit", path, "-o", tmp_path / "out", "--tune", "off")
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert "GRU 'gru0': its input X has symbolic dimensions, and IREE 3.13's GRU lowering fails on them" in proc.stderr
+    assert "give the sizes of 'X', 'initial_h' with --input-shape NAME=DIMS" in proc.stderr
+    shapes = {k: list(v.shape) for k, v in inputs.items()}
+    assert prepare_onnx(path, ImportOptions(input_shapes=shapes))[1]  # rewritten, not refused
+
+
 EMITTED = [
     RnnForm("GRU", "bidirectional", initial_h=True),
     RnnForm("LSTM", "reverse", initial_h=True, initial_c=True, sequence_lens=(3, 5), peepholes=True),
@@ -152,6 +218,10 @@ EMITTED = [
     pytest.param(RnnForm("LSTM", "reverse", layout=1, initial_h=True, initial_c=True, batch=1), marks=pytest.mark.slow),
     pytest.param(RnnForm("RNN", "bidirectional", layout=1, bias=False), marks=pytest.mark.slow),
     pytest.param(RnnForm("GRU", "reverse", layout=1, linear_before_reset=1), marks=pytest.mark.slow),
+    pytest.param(
+        RnnForm("GRU", "forward", layout=1, initial_h=True, linear_before_reset=1, activations=("Sigmoid", "Softsign")),
+        marks=pytest.mark.full_suite,
+    ),
 ]
 
 

@@ -46,6 +46,7 @@ from ireegen.common.progress import progress
 from ireegen.common.resources import doc
 from ireegen.config.baselines import missing_here
 from ireegen.config.modes import Config, make_config
+from ireegen.frontend.containment import shown
 from ireegen.output.outputs import sha256_of
 
 DEFAULT_RTOL = 1e-4
@@ -210,6 +211,9 @@ class Verification:
     compiler_version: str
     kernels_spec: Path | None = None  # --kernels: the subject links them, the reference does not
     bounded: tuple = ()  # frontend/onnx_detections.BoundedOutput: a detector's selections
+    # The iree-compile flags the subject was built with and IREE's defaults
+    # were not (--iree-flag, a tuning candidate's): named when it disagrees.
+    flags: tuple = ()
 
     @property
     def label(self) -> str:
@@ -414,6 +418,14 @@ def _failing(report: Report, mode: str, against: str) -> list:
     return [r for r in report.rows if r.mode == mode and r.against == against and r.verdict not in ("ok", "reference")]
 
 
+def _flags_clause(flags: tuple, reference: str) -> str:
+    """The flags a disagreeing subject was built with and the reference
+    was not, as a clause of the refusal ('' when none)."""
+    if not flags:
+        return ""
+    return f"; it was built with the iree-compile flags {' '.join(shown(f)[:200] for f in flags)} and {reference}"
+
+
 def _check_agrees(what: Verification, report: Report, references: References, row: str) -> list:
     """Refuses the subject unless it agrees with every reference, with one
     exception: where IREE's defaults disagree with ONNX Runtime and the
@@ -429,10 +441,13 @@ def _check_agrees(what: Verification, report: Report, references: References, ro
     subject_vs_ort = _failing(report, row, INDEPENDENT)
     iree_vs_ort = _failing(report, REFERENCE, INDEPENDENT) if row != REFERENCE else []
     used = " and ".join(references.labels)
+    iree_agrees = any(r.mode == REFERENCE and r.against == INDEPENDENT for r in report.rows) and not iree_vs_ort
     if subject_vs_ort:
         both = (
             "; IREE's defaults disagree with ONNX Runtime too, so IREE itself computes this model differently"
             if iree_vs_ort
+            else _flags_clause(what.flags, "IREE's defaults, built without them, agree with ONNX Runtime")
+            if iree_agrees
             else ""
         )
         raise VerificationError(
@@ -443,9 +458,11 @@ def _check_agrees(what: Verification, report: Report, references: References, ro
     # IREE's defaults are wrong where ONNX Runtime and the subject agree: the disagreement is reported, not refused.
     excused = bool(iree_vs_ort) and any(r.against == INDEPENDENT and r.mode == row for r in report.rows)
     if failed_runs or report.ireegen_errors or (subject_vs_iree and not excused):
+        flags = _flags_clause(what.flags, "IREE's defaults were built without them") if subject_vs_iree else ""
         raise VerificationError(
             f"{what.model_path}: --execution-model {what.label} ({describe(what.config)}) computes different "
-            f"numbers from {used}, so nothing was written ({why}; --no-verify skips this check):\n" + report.table()
+            f"numbers from {used}{flags}, so nothing was written ({why}; --no-verify skips this check):\n"
+            + report.table()
         )
     idle = not_exercised(report, what.functions)
     if idle and what.options.strict:

@@ -227,6 +227,7 @@ def verify_built(built: Built, functions, given: dict, emit_twin: EmitTwin, refe
                 request.compiler.version,
                 request.kernels.spec.path if request.kernels is not None else None,
                 built.model.bounded,
+                tuple(request.compile_flags),
             )
             section = compare_with_reference(what, ran, refs)
         if Path(request.model_path).suffix == ".tflite":

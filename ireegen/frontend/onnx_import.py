@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 import re
 import subprocess
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,7 +44,7 @@ from .onnx_fold import fold_known, if_hint, needs_folding, static_shapes
 from .onnx_ml_rewrites import unrewritten_ml_node
 from .onnx_nodes import MIN_DEFAULT_OPSET
 from .onnx_rewrites import apply_rewrites
-from .onnx_rnn_rewrites import unsupported_rnn_node
+from .onnx_rnn_rewrites import malformed_rnn_node, unsupported_rnn_node
 from .quantized_io import cut_quantized_io, dequantized_outputs
 from .signature import Quantization
 from .tflite_import import TFLITE_PACKAGE, TFLM_PACKAGE, interface_quantization, tflite_to_onnx
@@ -555,9 +556,13 @@ def _import_to_torch(model, path: Path) -> str:
     info = onnx_importer.ModelInfo(model)
     module = info.create_module(context=context).operation
     try:
-        importer = onnx_importer.NodeImporter.define_function(info.main_graph, module)
-        importer.__class__ = _NamingImporter
-        importer.import_all()
+        # The importer warns (Python warnings, on stderr) of values without a
+        # type; a node it cannot take is refused in one line instead.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            importer = onnx_importer.NodeImporter.define_function(info.main_graph, module)
+            importer.__class__ = _NamingImporter
+            importer.import_all()
     except UsageError:
         raise
     except Exception as e:
@@ -621,9 +626,34 @@ def _failed_node(stderr: str, model) -> int | None:
     return None
 
 
+# One error of ONNX's strict shape inference: the node it names and what it says.
+_INFERENCE_ERROR_RE = re.compile(r"\(op_type:(?P<op>[^,]*), node name: (?P<node>[^)]*)\): \[\w+\] (?P<what>[^\n]*)")
+
+
+def _malformed(model, proto) -> str | None:
+    """What ONNX's strict shape inference finds wrong with the node `proto`
+    of `model` (inputs of ranks or shapes the op cannot take: an exporter's
+    bug, which no runtime can run); None when it finds nothing there."""
+    onnx = require_onnx()
+    try:
+        onnx.shape_inference.infer_shapes(model, strict_mode=True)
+    except onnx.shape_inference.InferenceError as e:
+        for m in _INFERENCE_ERROR_RE.finditer(str(e)):
+            if m.group("node") == proto.name and m.group("op") == proto.op_type:
+                return m.group("what").strip()
+    except Exception:  # anything else: no finding about this node
+        return None
+    return None
+
+
 def _lowering_error(stderr: str, returncode: int, path: Path, model) -> ImportFailure:
     index = _failed_node(stderr, model)
     where = _node_text(model, index) if index is not None else "the model"
+    wrong = _malformed(model, model.graph.node[index]) if index is not None and model.graph.node[index].name else None
+    if wrong:
+        return ImportFailure(
+            f"{path}: {where}: the node is malformed, ONNX's shape inference rejects it: {shown(wrong)[:300]}"
+        )
     m = _ILLEGAL_OP_RE.search(stderr)
     if m:
         proto = model.graph.node[index] if index is not None else None
@@ -687,6 +717,9 @@ def prepare_onnx(
             n.op_type == "NonMaxSuppression" for n in _all_nodes(model.graph)
         ):
             bounded += bound_detections(model, path, options.max_detections, static_shapes(model))
+        malformed = malformed_rnn_node(model)
+        if malformed:
+            raise UsageError(f"{path}: {malformed}")
         rewrites = apply_rewrites(model, options.speed_rewrites) if options.onnx_rewrites else []
     except _MALFORMED as e:
         # The rewrites read the graph as ONNX defines it; a model the checks

@@ -31,6 +31,7 @@ from .onnx_fold import static_shapes
 from .onnx_nodes import NodeBuilder, fresh_name, node_attrs, rewrite_nodes
 from .onnx_rnn_unroll import (
     DEFAULT_ACTIVATIONS,
+    GATES,
     INITIAL_C,
     INITIAL_H,
     SEQUENCE_LENS,
@@ -80,6 +81,89 @@ def unsupported_rnn_node(model) -> str | None:
         if cause:
             name = f"{node.op_type} {node.name!r}" if node.name else f"{node.op_type} node #{i + 1}"
             return f"{name}: {cause}"
+    return None
+
+
+# The inputs whose shapes an RNN node's attributes define, by position.
+_SHAPED_INPUTS = {
+    W: "W",
+    R: "R",
+    B: "B",
+    SEQUENCE_LENS: "sequence_lens",
+    INITIAL_H: "initial_h",
+    INITIAL_C: "initial_c",
+    P: "P",
+}
+
+
+def malformed_rnn_node(model) -> str | None:
+    """One line on the first GRU, LSTM or RNN node an input of which has
+    another shape than its hidden_size, direction, layout and X define
+    (W, R, B, sequence_lens, the initial states, P): an exporter's error
+    that ONNX's shape inference does not check and that a runtime fails on
+    at best; it names the node, the input, its shape and the one expected.
+    Also a GRU over symbolic dimensions (_dynamic_cause), with the hint
+    that fixes it.  None when every known shape fits."""
+    shapes = None
+    for i, node in enumerate(model.graph.node):
+        if node.op_type not in RNN_OPS or node.domain not in ("", "ai.onnx"):
+            continue
+        if shapes is None:
+            shapes = {**static_shapes(model), **{t.name: list(t.dims) for t in model.graph.initializer}}
+        cause = _shape_cause(node, node_attrs(node), shapes) or _dynamic_cause(model, node, shapes)
+        if cause:
+            name = f"{node.op_type} {node.name!r}" if node.name else f"{node.op_type} node #{i + 1}"
+            return f"{name}: {cause}"
+    return None
+
+
+def _dynamic_cause(model, node, shapes: dict) -> str | None:
+    """A GRU over an X of symbolic dimensions: IREE 3.13's lowering of GRU
+    fails on them ('linalg.fill' op unexpected result less than 0), where
+    its LSTM takes them; the sizes given with --input-shape make X static."""
+    if node.op_type != "GRU" or _input(node, X) in shapes:
+        return None
+    symbolic = [
+        v.name
+        for v in model.graph.input
+        if v.type.HasField("tensor_type") and any(not d.HasField("dim_value") for d in v.type.tensor_type.shape.dim)
+    ]
+    if not symbolic:
+        return None
+    return (
+        "its input X has symbolic dimensions, and IREE 3.13's GRU lowering fails on them; give the sizes of "
+        + ", ".join(repr(n) for n in symbolic[:4])
+        + " with --input-shape NAME=DIMS"
+    )
+
+
+def _shape_cause(node, a: dict, shapes: dict) -> str | None:
+    hidden = a.get("hidden_size")
+    if not isinstance(hidden, int) or hidden <= 0:
+        return None
+    d, g, layout = _directions(a), GATES[node.op_type], a.get("layout", 0)
+    x = shapes.get(_input(node, X))
+    x = x if x and len(x) == 3 else [None, None, None]
+    batch, features = (x[0] if layout else x[1]), x[2]
+    state = [batch, d, hidden] if layout else [d, batch, hidden]
+    expected = {
+        W: [d, g * hidden, features],
+        R: [d, g * hidden, hidden],
+        B: [d, 2 * g * hidden],
+        SEQUENCE_LENS: [batch],
+        INITIAL_H: state,
+        INITIAL_C: state,
+        P: [d, 3 * hidden],
+    }
+    for index, dims in expected.items():
+        got = shapes.get(_input(node, index))
+        if got is None or (len(got) == len(dims) and all(e is None or e == n for e, n in zip(dims, got))):
+            continue
+        needed = "x".join("?" if e is None else str(e) for e in dims)
+        return (
+            f"its input {_SHAPED_INPUTS[index]} has the shape {'x'.join(map(str, got)) or 'scalar'}, where "
+            f"hidden_size={hidden}, {d} direction(s) and X need {needed}: the model is malformed"
+        )
     return None
 
 

@@ -39,6 +39,17 @@ ACTIVATIONS = {
 }
 
 
+def _softsign(b, value: str) -> str:
+    """x / (1 + |x|), as ONNX defines Softsign."""
+    one = b.const("one_f", np.array(1, np.float32))
+    return b.op("Div", value, b.op("Add", one, b.op("Abs", value)))
+
+
+# The activations IREE 3.13's ONNX lowering has no pattern for (a model with
+# the op is refused by the import), written as the ops that compute them.
+EXPANDED_ACTIVATIONS = {"Softsign": _softsign}
+
+
 class UnrollBuilder:
     """NodeBuilder's interface (op, const, prefix) with the names in use
     kept in a set: an unrolled node makes thousands of values, and
@@ -317,7 +328,8 @@ class _Cell:
                 b.const("high", np.array(self.clip, np.float32)),
             )
         op, attrs = self.functions[which]
-        return b.op(op, value, **attrs)
+        expanded = EXPANDED_ACTIVATIONS.get(op)
+        return expanded(b, value) if expanded else b.op(op, value, **attrs)
 
     def step(self, xt: str, h: str, c: str) -> tuple:
         """(H, C) after one step from `xt` [batch, features]; C is "" but for LSTM."""
