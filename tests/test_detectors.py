@@ -27,6 +27,7 @@ from detector_models import (
 )
 
 from ireegen.check.subjects import bounded_as
+from ireegen.check.verify import _both_disagree
 from ireegen.common.errors import UsageError
 from ireegen.frontend.import_options import ImportOptions
 from ireegen.frontend.onnx_import import prepare_onnx
@@ -558,3 +559,24 @@ def test_a_yolo_export_tail_emits_verified_against_onnxruntime(tmp_path, mode):
     outputs = next(iter(verification["functions"].values()))["outputs"]
     assert outputs["output0"]["onnxruntime"]["max_abs_error"] <= 1e-5
     assert "not_exercised" not in verification
+
+
+def test_a_refusal_both_runtimes_share_names_the_rank_selections_of_the_model(tmp_path):
+    """Where IREE's defaults and the subject both disagree with ONNX Runtime,
+    a model that selects by comparing computed values (here a
+    NonMaxSuppression inside an If) is refused with that cause and the
+    --verify-inputs hint; one that selects nothing keeps the IREE clause."""
+    detector = tmp_path / "if.onnx"
+    nms_in_if(detector)
+    clause = _both_disagree(str(detector))
+    assert "NonMaxSuppression x1" in clause and "--verify-inputs" in clause, clause
+    plain = tmp_path / "plain.onnx"
+    h, f32 = onnx.helper, onnx.TensorProto.FLOAT
+    graph = h.make_graph(
+        [h.make_node("Relu", ["x"], ["y"])],
+        "g",
+        [h.make_tensor_value_info("x", f32, [2])],
+        [h.make_tensor_value_info("y", f32, [2])],
+    )
+    onnx.save(h.make_model(graph, opset_imports=[h.make_opsetid("", 17)]), plain)
+    assert _both_disagree(str(plain)).endswith("so IREE itself computes this model differently")

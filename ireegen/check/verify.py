@@ -47,6 +47,7 @@ from ireegen.common.resources import doc
 from ireegen.config.baselines import missing_here
 from ireegen.config.modes import Config, make_config
 from ireegen.frontend.containment import shown
+from ireegen.frontend.onnx_detections import rank_selections
 from ireegen.output.outputs import sha256_of
 
 DEFAULT_RTOL = 1e-4
@@ -426,6 +427,23 @@ def _flags_clause(flags: tuple, reference: str) -> str:
     return f"; it was built with the iree-compile flags {' '.join(shown(f)[:200] for f in flags)} and {reference}"
 
 
+def _both_disagree(model_path: str) -> str:
+    """The refusal's clause where IREE's defaults disagree with ONNX Runtime
+    as the subject does: a model that selects by comparing computed values
+    (frontend/onnx_detections.RANK_OPS) may select otherwise on rounding
+    alone, which inputs whose values lie apart tell from a wrong result."""
+    ranks = rank_selections(model_path)
+    if not ranks:
+        return "; IREE's defaults disagree with ONNX Runtime too, so IREE itself computes this model differently"
+    ops = ", ".join(f"{op} x{n}" for op, n in sorted(ranks.items()))
+    return (
+        f"; IREE's defaults disagree with ONNX Runtime too. The model selects by comparing computed values ({ops}): "
+        "a value within rounding of another's or of a threshold selects other entries in two runtimes, as tied "
+        "scores of untrained weights do. Verify on inputs whose scores lie apart (--verify-inputs) to tell that "
+        "from a wrong selection"
+    )
+
+
 def _check_agrees(what: Verification, report: Report, references: References, row: str) -> list:
     """Refuses the subject unless it agrees with every reference, with one
     exception: where IREE's defaults disagree with ONNX Runtime and the
@@ -444,7 +462,7 @@ def _check_agrees(what: Verification, report: Report, references: References, ro
     iree_agrees = any(r.mode == REFERENCE and r.against == INDEPENDENT for r in report.rows) and not iree_vs_ort
     if subject_vs_ort:
         both = (
-            "; IREE's defaults disagree with ONNX Runtime too, so IREE itself computes this model differently"
+            _both_disagree(what.model_path)
             if iree_vs_ort
             else _flags_clause(what.flags, "IREE's defaults, built without them, agree with ONNX Runtime")
             if iree_agrees

@@ -45,6 +45,7 @@ C with no word of the cause.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
@@ -102,6 +103,37 @@ class BoundedOutput:
     score: float | None
     fill: int = 0
     selects: bool = field(default=True, repr=False)  # checked against ONNX Runtime's NonMaxSuppression
+
+
+# Ops whose result is chosen by comparing computed values: a value within
+# rounding of another's, or of a threshold, chooses other entries in two
+# runtimes that both compute correctly.
+RANK_OPS = ("NonMaxSuppression", "TopK", "ArgMax", "ArgMin")
+
+
+def rank_selections(path) -> dict:
+    """{op type: nodes} of RANK_OPS in the ONNX model at `path`, subgraphs
+    included ({} for another format or a file onnx cannot read)."""
+    if Path(path).suffix != ".onnx":
+        return {}
+    try:
+        import onnx
+
+        model = onnx.load(str(path), load_external_data=False)
+    except Exception:  # noqa: BLE001 - a model onnx cannot read has nothing to say here
+        return {}
+    counts = {}
+    for node in _every_node(model.graph):
+        if node.op_type in RANK_OPS and node.domain in ("", "ai.onnx"):
+            counts[node.op_type] = counts.get(node.op_type, 0) + 1
+    return counts
+
+
+def _every_node(graph):
+    for node in graph.node:
+        yield node
+        for sub in subgraphs(node):
+            yield from _every_node(sub)
 
 
 def check_max_detections(value) -> int | None:
