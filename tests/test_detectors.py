@@ -580,3 +580,47 @@ def test_a_refusal_both_runtimes_share_names_the_rank_selections_of_the_model(tm
     )
     onnx.save(h.make_model(graph, opset_imports=[h.make_opsetid("", 17)]), plain)
     assert _both_disagree(str(plain)).endswith("so IREE itself computes this model differently")
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2])
+@pytest.mark.parametrize("largest", [1, 0])
+def test_a_topk_by_ranks_equals_onnxruntime_topk_with_ties_and_infinities(tmp_path, axis, largest):
+    """The bounded TopK's ranked form (onnx_bounded.ranked_topk) against
+    ONNX Runtime's TopK: values and indices, ties in index order, +-inf."""
+    from ireegen.frontend.onnx_bounded import ranked_topk
+    from ireegen.frontend.onnx_nodes import NodeBuilder
+
+    h, f32, i64 = onnx.helper, onnx.TensorProto.FLOAT, onnx.TensorProto.INT64
+    shape, k = (5, 7, 6), 4
+    out_shape = [k if d == axis else s for d, s in enumerate(shape)]
+    graph = h.make_graph(
+        [],
+        "g",
+        [h.make_tensor_value_info("x", f32, list(shape))],
+        [h.make_tensor_value_info(n, t, out_shape) for n, t in (("values", f32), ("indices", i64))],
+    )
+    nodes = []
+    ranked_topk(NodeBuilder(graph, nodes, "topk"), "x", shape, axis, k, largest, "values", "indices")
+    graph.node.extend(nodes)
+    ranked = tmp_path / "ranked.onnx"
+    onnx.save(h.make_model(graph, opset_imports=[h.make_opsetid("", 17)]), ranked)
+    plain = h.make_graph(
+        [
+            h.make_node("Constant", [], ["k"], value=onnx.numpy_helper.from_array(np.array([k], np.int64))),
+            h.make_node("TopK", ["x", "k"], ["values", "indices"], axis=axis, largest=largest),
+        ],
+        "g",
+        list(graph.input),
+        list(graph.output),
+    )
+    reference = tmp_path / "topk.onnx"
+    onnx.save(h.make_model(plain, opset_imports=[h.make_opsetid("", 17)]), reference)
+    rng = np.random.default_rng(axis * 2 + largest)
+    for _ in range(20):
+        x = rng.integers(-3, 4, shape).astype(np.float32)  # many ties
+        x[rng.random(shape) < 0.1] = np.inf
+        x[rng.random(shape) < 0.1] = -np.inf
+        got = ort.InferenceSession(str(ranked)).run(None, {"x": x})
+        want = ort.InferenceSession(str(reference)).run(None, {"x": x})
+        np.testing.assert_array_equal(got[0], want[0])
+        np.testing.assert_array_equal(got[1], want[1])

@@ -55,6 +55,8 @@ from .onnx_nodes import NodeBuilder, known_arrays, node_attrs, node_reads, subgr
 MAX_COMPARISONS = 1 << 26
 # Elements of a NonZero's input: float32 counts them exactly below 2^24.
 MAX_NONZERO = 1 << 23
+# The axis of a TopK taken by ranks (ranked_topk): n^2 comparisons a row.
+MAX_RANKED = 1 << 14
 _COUNT_SUFFIX = "_count"
 _INT_BITS = np.iinfo(np.int64).max
 
@@ -503,16 +505,19 @@ class _Walk:
         if xb is not None:
             x = b.op("Where", self.valid(xb), x, self.b.scalar("pad", -np.inf if largest else np.inf, np.float32))
         values, indices = b.name("topk_values"), b.name("topk_indices")
-        self.b.keep(
-            helper.make_node(
-                "TopK",
-                [x, b.const("k", np.array([size], np.int64))],
-                [values, indices],
-                axis=axis,
-                largest=largest,
-                sorted=1,
+        if shape[axis] <= MAX_RANKED:
+            ranked_topk(b, x, shape, axis, size, largest, values, indices)
+        else:
+            self.b.keep(
+                helper.make_node(
+                    "TopK",
+                    [x, b.const("k", np.array([size], np.int64))],
+                    [values, indices],
+                    axis=axis,
+                    largest=largest,
+                    sorted=1,
+                )
             )
-        )
         count = xb.count if xb is not None else Count(self.b.scalar("n", shape[axis], np.int64), shape[axis])
         count = self.min_count(count, k_value)
         out_shape = tuple(size if d == axis else s for d, s in enumerate(shape))
@@ -1187,6 +1192,44 @@ def bound_tensors(model, path, max_detections: int | None) -> tuple:
     NonMaxSuppression was bounded on the way."""
     walk = _Walk(model, path, max_detections)
     return walk.run(), walk.used_nms
+
+
+def ranked_topk(b: NodeBuilder, x: str, shape: tuple, axis: int, k: int, largest: int, values: str, indices: str):
+    """Appends to `b` a sorted TopK of `k` along `axis` of `x` (static
+    `shape`) as ranks: entry i's rank is the count of entries ahead of it
+    (greater, for the largest; less, for the smallest) plus the equal ones
+    at a lower index, ONNX Runtime's order; the ranks are a permutation,
+    so each entry scatters to its rank and the first `k` are kept.  The
+    comparisons are elementwise and reduced in one pass, where IREE 3.13
+    sorts a TopK's whole axis with one scalar compare-and-swap at a time."""
+    i64 = np.int64
+    n, rank_dims = shape[axis], len(shape)
+    trailing = (1,) * (rank_dims - axis - 1)
+    mine = b.op("Unsqueeze", x, b.const("axis_j", np.array([axis + 1], i64)))  # [.., n (i), 1, ..]
+    theirs = b.op("Unsqueeze", x, b.const("axis_i", np.array([axis], i64)))  # [.., 1, n (j), ..]
+    ahead = b.op("Greater" if largest else "Less", theirs, mine)
+    lower = b.op(
+        "Less",
+        b.const("index_j", np.arange(n, dtype=np.int32).reshape(1, n, *trailing)),
+        b.const("index_i", np.arange(n, dtype=np.int32).reshape(n, 1, *trailing)),
+    )
+    ahead = b.op("Or", ahead, b.op("And", b.op("Equal", theirs, mine), lower))
+    rank = b.op(
+        "ReduceSum", b.op("Cast", ahead, to=6), b.const("axis_j", np.array([axis + 1], i64)), keepdims=0
+    )  # int32: n is far below 2^31
+    rank = b.op("Cast", rank, to=7)
+    position = b.op(
+        "Expand",
+        b.const("positions", np.arange(n, dtype=i64).reshape(n, *trailing)),
+        b.const("shape", np.array(shape, i64)),
+    )
+    window = (
+        b.const("start", np.array([0], i64)),
+        b.const("end", np.array([k], i64)),
+        b.const("axis", np.array([axis], i64)),
+    )
+    b.op("Slice", b.op("ScatterElements", x, rank, x, axis=axis), *window, out=values)
+    b.op("Slice", b.op("ScatterElements", position, rank, position, axis=axis), *window, out=indices)
 
 
 def _slice_to(b: NodeBuilder, axis: int, length: int) -> tuple:
