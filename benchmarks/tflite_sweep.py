@@ -1,0 +1,189 @@
+"""Benchmark: random small .tflite models (tests/tflite_random.py) against
+TFLite Micro's own interpreter.
+
+Each draw is one op class of the TFLite op table (or a chain of them) with
+random shapes, strides, paddings, activations, scales and zero points, int8
+(per tensor or per channel, behind an int8, uint8 or float interface) or
+float.  Two levels:
+
+- translate (every draw): the ONNX graph the .tflite becomes
+  (frontend/tflite_import.py), run by ONNX Runtime, against TFLM on
+  random inputs over each integer input's whole range: int8 outputs bit
+  for bit, float within 1e-5 relative (check/tflm.py's rule);
+- emit (`--emit N`, the first N draws): `ireegen emit --tune off` in each
+  `--modes` execution model, whose verification compares the compiled code
+  with TFLM.
+
+Each draw ends as one of: exact (equal to TFLM), float_noise (a float
+output apart from TFLM's by at most 1e-5 of its largest magnitude, the
+order of float sums; translate level only), refused (a one-line
+refusal, exit 2, or emit's verification refusing a difference, exit 1),
+invalid (TFLM itself refuses the model: the generator's mistake), or
+mismatch / crash (a silent difference or a traceback: ireegen's bug).
+Prints one line per draw that is not exact and the counts per op class;
+`--json` writes them.  Exit status 1 when a draw mismatches or crashes.
+
+    python benchmarks/tflite_sweep.py [--seeds 0:400] [--emit 20] [--modes runtimeless,inline-static,runtimeless@cortex-m4]
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+
+from tflite_random import CLASSES, random_model  # noqa: E402
+
+from ireegen.check.tflm import ARENA_HEADROOM, _difference, require_tflm  # noqa: E402
+from ireegen.common.errors import UsageError  # noqa: E402
+from ireegen.frontend.tflite_import import tflite_to_onnx  # noqa: E402
+
+DRAWS = 3  # input draws per model at the translate level
+# A float output of ONNX Runtime that differs from TFLM's by at most this
+# fraction of the output's largest magnitude differs in the order of float
+# operations (a near-zero sum of larger terms), not in what is computed:
+# counted as float_noise.  The emit level is what ships; its verification
+# holds the compiled code to check/tflm.py's rule.
+FLOAT_NOISE = 1e-5
+ONNX_TYPES = {"tensor(int8)": np.int8, "tensor(uint8)": np.uint8, "tensor(float)": np.float32}
+
+
+def _inputs(session, rng) -> list:
+    out = []
+    for v in session.get_inputs():
+        dtype = np.dtype(ONNX_TYPES[v.type])
+        if dtype.kind in "iu":
+            info = np.iinfo(dtype)
+            out.append(rng.integers(info.min, int(info.max) + 1, v.shape).astype(dtype))
+        else:
+            out.append((2 * rng.standard_normal(v.shape)).astype(dtype))
+    return out
+
+
+def tflm_outputs(path: Path, draws: list, count: int) -> list:
+    """TFLM's outputs of each draw of inputs, in this process (the sweep's
+    models are ones TFLM runs: emit runs it in a child, check/tflm.py)."""
+    runtime = require_tflm()
+    interpreter = runtime.Interpreter.from_file(str(path), arena_size=ARENA_HEADROOM)
+    out = []
+    for inputs in draws:
+        for i, x in enumerate(inputs):
+            interpreter.set_input(x, i)
+        interpreter.invoke()
+        out.append([np.array(interpreter.get_output(i)) for i in range(count)])
+    return out
+
+
+def translate_level(path: Path, seed: int) -> tuple:
+    """(outcome, detail) of the translation of `path` run by ONNX Runtime against TFLM."""
+    import onnxruntime as ort
+
+    try:
+        model = tflite_to_onnx(path)
+    except UsageError as e:
+        return "refused", str(e).replace(f"{path}: ", "")
+    except Exception as e:  # noqa: BLE001 - any other exception is the bug being looked for
+        return "crash", f"{type(e).__name__}: {e}"
+    try:
+        session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    except Exception as e:  # noqa: BLE001
+        return "crash", f"ONNX Runtime cannot load the translation: {e}"[:300]
+    rng = np.random.default_rng(seed)
+    draws = [_inputs(session, rng) for _ in range(DRAWS)]
+    try:
+        wants = tflm_outputs(path, draws, len(session.get_outputs()))
+    except RuntimeError as e:
+        return "invalid", f"TFLM: {e}"[:200]
+    for inputs, want in zip(draws, wants):
+        got = session.run(None, {v.name: x for v, x in zip(session.get_inputs(), inputs)})
+        for v, g, w in zip(session.get_outputs(), got, want):
+            if g.shape != w.shape or g.dtype != w.dtype:
+                return "mismatch", f"output {v.name!r}: {g.dtype}{list(g.shape)} vs TFLM's {w.dtype}{list(w.shape)}"
+            count, largest = _difference(g, w)
+            if count and w.dtype.kind == "f" and largest <= FLOAT_NOISE * float(np.abs(w).max()):
+                return "float_noise", f"output {v.name!r}: {count} of {w.size} beyond 1e-5 relative, by {largest:g}"
+            if count:
+                return "mismatch", f"output {v.name!r}: {count} of {w.size} differ, by up to {largest:g}"
+    return "exact", ""
+
+
+def emit_level(path: Path, mode: str, work: Path) -> tuple:
+    """(outcome, detail) of `ireegen emit` of `path` in `mode`: an execution
+    model, or MODEL@CPU for a bare-metal core (where the int8 kernels take
+    the convolutions and fully connected ops, with TFLM's requantization)."""
+    model, _, cpu = mode.partition("@")
+    out = work / f"out-{model}-{cpu}"
+    cmd = [sys.executable, "-m", "ireegen", "emit", str(path), "-o", str(out), "--tune", "off"]
+    cmd += ["--execution-model", model, "--name", "m", *(["--target-cpu", cpu] if cpu else [])]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    last = lines[-1] if lines else ""
+    if proc.returncode == 0:
+        return "exact", ""
+    if proc.returncode in (1, 2) and len(lines) == 1 and "Traceback" not in proc.stderr:
+        return "refused", last.replace(f"{path}: ", "")[:300]
+    return "crash", f"exit {proc.returncode}: {last}"[:300]
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--seeds", default="0:400", help="START:STOP, the draws")
+    p.add_argument("--op", choices=CLASSES, help="only this op class")
+    p.add_argument("--emit", type=int, default=0, help="emit the first N draws the translation computes exactly")
+    p.add_argument(
+        "--modes",
+        default="runtimeless,inline-static",
+        help="execution models of the emit level; MODEL@CPU for a bare-metal core, e.g. runtimeless@cortex-m4",
+    )
+    p.add_argument("--json", type=Path, help="write the outcomes here")
+    p.add_argument("--keep", type=Path, help="keep the models that are not exact in this directory")
+    args = p.parse_args()
+    start, stop = (int(v) for v in args.seeds.split(":"))
+    counts = collections.defaultdict(collections.Counter)
+    records = []
+    emitted = 0
+    with tempfile.TemporaryDirectory(prefix="tflite-sweep-") as tmp:
+        for seed in range(start, stop):
+            drawn = random_model(seed, args.op)
+            work = Path(tmp) / f"s{seed}"
+            work.mkdir()
+            path = work / f"sweep{seed}.tflite"
+            path.write_bytes(drawn.data)
+            outcomes = {"translate": translate_level(path, seed)}
+            if args.emit and emitted < args.emit and outcomes["translate"][0] == "exact":
+                emitted += 1
+                for mode in args.modes.split(","):
+                    outcomes[mode] = emit_level(path, mode, work)
+            for level, (outcome, detail) in outcomes.items():
+                counts[(level, drawn.op_class)][outcome] += 1
+                if outcome != "exact":
+                    print(f"seed {seed} {level} {outcome}: {drawn.description} -- {detail}", flush=True)
+                    if args.keep:
+                        args.keep.mkdir(parents=True, exist_ok=True)
+                        (args.keep / path.name).write_bytes(drawn.data)
+            records.append({"seed": seed, "class": drawn.op_class, "model": drawn.description, "outcomes": outcomes})
+    print()
+    totals = collections.defaultdict(collections.Counter)
+    for (level, op_class), c in sorted(counts.items()):
+        totals[level].update(c)
+        print(f"{level:14} {op_class:18} " + " ".join(f"{k}={v}" for k, v in sorted(c.items())))
+    for level, c in totals.items():
+        print(f"{level:14} {'all':18} " + " ".join(f"{k}={v}" for k, v in sorted(c.items())))
+    if args.json:
+        args.json.write_text(json.dumps(records, indent=1) + "\n")
+    bad = any(c["mismatch"] or c["crash"] for c in totals.values())
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
