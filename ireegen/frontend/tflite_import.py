@@ -897,9 +897,7 @@ def _tensor(path: Path, data: bytes, model, graph, i: int) -> TensorInfo:
         raw = data[offset : offset + size]
     else:
         raw = buf.DataAsNumpy().tobytes() if buf.DataLength() else b""
-    if raw:
-        if dtype is None:
-            raise UsageError(f"{path}: tensor {name!r} has element type {t.Type()}, which ireegen does not take")
+    if raw and dtype is not None:  # a constant of a type outside TENSOR_TYPES: its op's refusal names both
         need = math.prod(shape) * np.dtype(dtype).itemsize
         if len(raw) != need:
             raise Malformed(f"{path}: tensor {name!r} holds {len(raw)} bytes; its type and shape need {need}")
