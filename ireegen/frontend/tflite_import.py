@@ -479,14 +479,52 @@ def _pool(onnx_op: str):
         kernel, strides = (o.FilterHeight(), o.FilterWidth()), (o.StrideH(), o.StrideW())
         positive(tr, op, window=kernel, strides=strides)
         pads = spatial_pads(o.Padding(), x.shape, kernel, strides, (1, 1))
-        if onnx_op == "AveragePool" and _same_int8(tr, op) and o.FusedActivationFunction() in CLAMPS:
-            return _exact_average_pool(tr, op, x, kernel, strides, pads, o.FusedActivationFunction())
+        if _same_int8(tr, op):
+            _same_quantization(tr, op, POOL_SCALE_TOLERANCE)
+            if o.FusedActivationFunction() in CLAMPS:
+                exact = _exact_average_pool if onnx_op == "AveragePool" else _exact_max_pool
+                return exact(tr, op, x, kernel, strides, pads, o.FusedActivationFunction())
         y = tr.node(
             onnx_op, [to_nchw(tr, tr.real(x.index, op))], kernel_shape=list(kernel), strides=list(strides), pads=pads
         )
         tr.store(op.outputs[0], activation(tr, to_nhwc(tr, y), o.FusedActivationFunction(), op), op)
 
     return handler
+
+
+# How far apart TFLM lets an int8 pool's input and output scales be (it
+# moves the values without rescaling them).
+POOL_SCALE_TOLERANCE = 1e-6
+
+
+def _same_quantization(tr: Translation, op: Op, tolerance: float, inputs=None) -> None:
+    """Refuses an int8 op whose data inputs' scale or zero point differs from
+    its output's: TFLM's kernel moves the values without rescaling and
+    refuses such a model itself."""
+    out = tr.tensors[op.outputs[0]]
+    for i in op.inputs[:1] if inputs is None else inputs:
+        t = tr.tensors[i]
+        scale_apart = abs(float(t.q.scale[0]) - float(out.q.scale[0]))
+        if scale_apart > tolerance or int(t.q.zero_point[0]) != int(out.q.zero_point[0]):
+            raise _refuse(
+                tr,
+                op,
+                f"input {t.name!r} is quantized (scale {float(t.q.scale[0]):g}, zero point {int(t.q.zero_point[0])}) "
+                f"unlike its output (scale {float(out.q.scale[0]):g}, zero point {int(out.q.zero_point[0])}); "
+                f"TFLM's int8 {op.name} does not rescale and requires them equal",
+            )
+
+
+def _exact_max_pool(tr: Translation, op: Op, x: TensorInfo, kernel, strides, pads, code: int) -> None:
+    """MAX_POOL_2D as TFLM computes int8: the largest stored value of the
+    window's taps inside the input (a float MaxPool of the values, exact),
+    clamped to the fused activation's range."""
+    out = tr.tensors[op.outputs[0]]
+    value = tr.node("Transpose", [tr.node("Cast", [tr.stored(x.index, op)], to=1)], perm=[0, 3, 1, 2])
+    y = tr.node("MaxPool", [value], kernel_shape=list(kernel), strides=list(strides), pads=pads)
+    low, high = activation_range(code, float(out.q.scale[0]), int(out.q.zero_point[0]), "int8")
+    y = clamp_to(tr, tr.node("Cast", [y], to=7), 0, low, high, "int8")
+    tr.store_int(op.outputs[0], tr.node("Transpose", [y], perm=[0, 2, 3, 1]))
 
 
 def _same_int8(tr: Translation, op: Op) -> bool:
@@ -750,9 +788,12 @@ def concatenation(tr: Translation, op: Op) -> None:
     axis = o.Axis()
     if not -rank <= axis < rank:
         raise UsageError(f"{tr.path}: {op.label}: axis {axis} is out of range")
-    raw = o.FusedActivationFunction() == 0 and moves_bytes(tr, op, op.inputs)
-    y = tr.node("Concat", [tr.operand(i, op, raw) for i in op.inputs], axis=axis % rank)
-    tr.result(op.outputs[0], y if raw else activation(tr, y, o.FusedActivationFunction(), op), op, raw)
+    if o.FusedActivationFunction() != 0:
+        raise _refuse(tr, op, "TFLM's CONCATENATION takes no fused activation")
+    raw = moves_bytes(tr, op, op.inputs)
+    if raw and tr.tensors[op.outputs[0]].dtype == "int8":
+        _same_quantization(tr, op, 0.0, op.inputs)
+    tr.result(op.outputs[0], tr.node("Concat", [tr.operand(i, op, raw) for i in op.inputs], axis=axis % rank), op, raw)
 
 
 def mean(tr: Translation, op: Op) -> None:
