@@ -769,6 +769,7 @@ def quantize(tr: Translation, op: Op) -> None:
 
 
 def pad(tr: Translation, op: Op) -> None:
+    """PAD, and PADV2 (its third input the one value it pads with)."""
     x = tr.tensors[op.inputs[0]]
     pads = tr.constant_ints(op.inputs[1], op)
     if len(pads) != 2 * len(x.shape) or min(pads) < 0:
@@ -776,10 +777,34 @@ def pad(tr: Translation, op: Op) -> None:
     onnx_pads = np.array(pads[0::2] + pads[1::2], dtype=np.int64)
     raw = moves_bytes(tr, op, op.inputs[:1])
     args = [tr.operand(x.index, op, raw), tr.constant(onnx_pads, "pads")]
-    if raw:  # TFLM pads an integer tensor with the output's zero point
-        out = tr.tensors[op.outputs[0]]
+    out = tr.tensors[op.outputs[0]]
+    value = _pad_value(tr, op, out, raw)
+    if value is not None:
+        args.append(tr.constant(value, "pad_value"))
+    elif raw:  # TFLM pads an integer tensor with the output's zero point
         args.append(tr.constant(np.array(out.q.zero_point[0], out.dtype), "pad_value"))
     tr.result(op.outputs[0], tr.node("Pad", args), op, raw)
+
+
+def _pad_value(tr: Translation, op: Op, out: TensorInfo, raw: bool) -> np.ndarray | None:
+    """PADV2's constant value as the padded operand holds it (None: PAD's
+    default).  As TFLM: one element of the input's type; a quantized one in
+    the output's own scale and zero point, its stored integer padded as it is."""
+    if len(op.inputs) < 3 or op.inputs[2] < 0:
+        return None
+    x, v = tr.tensors[op.inputs[0]], tr.tensors[op.inputs[2]]
+    if v.data is None or v.data.size != 1 or v.dtype != x.dtype:
+        raise _refuse(tr, op, f"its pad value {v.name!r} must be one constant element of the input's type")
+    if raw:
+        if v.q is None or (np.float32(v.q.scale[0]), int(v.q.zero_point[0])) != (
+            np.float32(out.q.scale[0]),
+            int(out.q.zero_point[0]),
+        ):
+            raise _refuse(tr, op, f"its pad value {v.name!r} is not quantized as its output, as TFLM requires")
+        return np.array(v.data.reshape(()), out.dtype)
+    if v.dtype != "float32":
+        raise _refuse(tr, op, f"a {v.dtype} PADV2 of float values is not supported")
+    return np.array(v.data.reshape(()), np.float32)
 
 
 def concatenation(tr: Translation, op: Op) -> None:
@@ -889,6 +914,7 @@ OPS = {
     "QUANTIZE": quantize,
     "DEQUANTIZE": quantize,
     "PAD": pad,
+    "PADV2": pad,
     "CONCATENATION": concatenation,
     "MEAN": mean,
     "STRIDED_SLICE": strided_slice,
