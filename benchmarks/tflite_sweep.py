@@ -10,20 +10,22 @@ float.  Two levels:
   (frontend/tflite_import.py), run by ONNX Runtime, against TFLM on
   random inputs over each integer input's whole range: int8 outputs bit
   for bit, float within 1e-5 relative (check/tflm.py's rule);
-- emit (`--emit N`, the first N draws): `ireegen emit --tune off` in each
+- emit (`--emit N`, the first N draws the translation computes as TFLM
+  does): `ireegen emit --tune off` in each
   `--modes` execution model, whose verification compares the compiled code
   with TFLM.
 
 Each draw ends as one of: exact (equal to TFLM), float_noise (a float
 output apart from TFLM's by at most 1e-5 of its largest magnitude, the
 order of float sums; translate level only), refused (a one-line
-refusal, exit 2, or emit's verification refusing a difference, exit 1),
-invalid (TFLM itself refuses the model: the generator's mistake), or
+refusal), caught (emit's verification refusing an output that differs
+from TFLM's: counted apart, as a wrong number that did not ship), invalid (TFLM itself refuses the model: the generator's mistake), or
 mismatch / crash (a silent difference or a traceback: ireegen's bug).
 Prints one line per draw that is not exact and the counts per op class;
 `--json` writes them.  Exit status 1 when a draw mismatches or crashes.
 
     python benchmarks/tflite_sweep.py [--seeds 0:400] [--emit 20] [--modes runtimeless,inline-static,runtimeless@cortex-m4]
+    python benchmarks/tflite_sweep.py --emit 99 MODEL.tflite...   # given models (e.g. TFLM's examples)
 """
 
 from __future__ import annotations
@@ -131,14 +133,26 @@ def emit_level(path: Path, mode: str, work: Path) -> tuple:
     if proc.returncode == 0:
         return "exact", ""
     if proc.returncode in (1, 2) and len(lines) == 1 and "Traceback" not in proc.stderr:
-        return "refused", last.replace(f"{path}: ", "")[:300]
+        outcome = "caught" if "differs from TFLite Micro" in last else "refused"
+        return outcome, last.replace(f"{path}: ", "")[:300]
     return "crash", f"exit {proc.returncode}: {last}"[:300]
+
+
+def _cases(models: list, seeds, op_classes: list):
+    """(seed, (file name, op class, description, bytes)) of the given models, or of the random draws."""
+    if models:
+        for seed, path in enumerate(models):
+            yield seed, (path.name, path.stem, str(path), path.read_bytes())
+        return
+    for seed in seeds:
+        drawn = random_model(seed, op_classes[seed % len(op_classes)] if op_classes else None)
+        yield seed, (f"sweep{seed}.tflite", drawn.op_class, drawn.description, drawn.data)
 
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--seeds", default="0:400", help="START:STOP, the draws")
-    p.add_argument("--op", choices=CLASSES, help="only this op class")
+    p.add_argument("--op", help="only these op classes (comma-separated, in turn), of: " + ", ".join(CLASSES))
     p.add_argument("--emit", type=int, default=0, help="emit the first N draws the translation computes exactly")
     p.add_argument(
         "--modes",
@@ -147,38 +161,41 @@ def main() -> int:
     )
     p.add_argument("--json", type=Path, help="write the outcomes here")
     p.add_argument("--keep", type=Path, help="keep the models that are not exact in this directory")
+    p.add_argument("models", nargs="*", type=Path, help="run these .tflite files instead of random draws")
     args = p.parse_args()
+    op_classes = args.op.split(",") if args.op else []
+    if not set(op_classes) <= set(CLASSES):
+        p.error(f"--op: not an op class: {', '.join(sorted(set(op_classes) - set(CLASSES)))}")
     start, stop = (int(v) for v in args.seeds.split(":"))
     counts = collections.defaultdict(collections.Counter)
     records = []
     emitted = 0
     with tempfile.TemporaryDirectory(prefix="tflite-sweep-") as tmp:
-        for seed in range(start, stop):
-            drawn = random_model(seed, args.op)
+        for seed, (name, op_class, description, data) in _cases(args.models, range(start, stop), op_classes):
             work = Path(tmp) / f"s{seed}"
             work.mkdir()
-            path = work / f"sweep{seed}.tflite"
-            path.write_bytes(drawn.data)
+            path = work / name
+            path.write_bytes(data)
             outcomes = {"translate": translate_level(path, seed)}
-            if args.emit and emitted < args.emit and outcomes["translate"][0] == "exact":
+            if args.emit and emitted < args.emit and outcomes["translate"][0] in ("exact", "float_noise"):
                 emitted += 1
                 for mode in args.modes.split(","):
                     outcomes[mode] = emit_level(path, mode, work)
             for level, (outcome, detail) in outcomes.items():
-                counts[(level, drawn.op_class)][outcome] += 1
-                if outcome != "exact":
-                    print(f"seed {seed} {level} {outcome}: {drawn.description} -- {detail}", flush=True)
-                    if args.keep:
+                counts[(level, op_class)][outcome] += 1
+                if outcome != "exact" or args.models:
+                    print(f"{name} {level} {outcome}: {description} -- {detail}", flush=True)
+                    if args.keep and outcome != "exact":
                         args.keep.mkdir(parents=True, exist_ok=True)
-                        (args.keep / path.name).write_bytes(drawn.data)
-            records.append({"seed": seed, "class": drawn.op_class, "model": drawn.description, "outcomes": outcomes})
+                        (args.keep / name).write_bytes(data)
+            records.append({"seed": seed, "class": op_class, "model": description, "outcomes": outcomes})
     print()
     totals = collections.defaultdict(collections.Counter)
     for (level, op_class), c in sorted(counts.items()):
         totals[level].update(c)
-        print(f"{level:14} {op_class:18} " + " ".join(f"{k}={v}" for k, v in sorted(c.items())))
+        print(f"{level:22} {op_class:18} " + " ".join(f"{k}={v}" for k, v in sorted(c.items())))
     for level, c in totals.items():
-        print(f"{level:14} {'all':18} " + " ".join(f"{k}={v}" for k, v in sorted(c.items())))
+        print(f"{level:22} {'all':18} " + " ".join(f"{k}={v}" for k, v in sorted(c.items())))
     if args.json:
         args.json.write_text(json.dumps(records, indent=1) + "\n")
     bad = any(c["mismatch"] or c["crash"] for c in totals.values())

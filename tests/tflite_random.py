@@ -3,7 +3,8 @@ against TFLite Micro (benchmarks/tflite_sweep.py, tests/test_tflite_sweep.py).
 
 `random_model(seed)` draws one op class from `CLASSES` (or the one named)
 and builds a model of it with tflite_builder.py: random shapes, strides,
-paddings, fused activations, per-tensor or per-channel filters, scales
+paddings, batches of 1 or 2, channel counts up to 40, fused activations,
+per-tensor or per-channel filters, scales
 from 1e-4 to 10 and zero points out to the ends of the int8 range, behind
 an int8, uint8 or float interface (QUANTIZE in, QUANTIZE or DEQUANTIZE
 out), or the float model.  Each builder writes the output shapes as
@@ -43,6 +44,8 @@ class Ctx:
         self.extreme = extreme
         self.words: list = []
         self._n = 0
+        # Channel counts up to 40 (the kernels' vector paths), else up to 6.
+        self.wide = False
 
     @property
     def float(self) -> bool:
@@ -123,6 +126,14 @@ def _dims(rng, rank: int, low=1, high=6) -> list:
     return [int(v) for v in rng.integers(low, high + 1, rank)]
 
 
+def _first_shape(c: Ctx, rank: int) -> list:
+    """The input's shape: dimensions 1 to 6, the last up to 40 when `wide`."""
+    shape = _dims(c.rng, rank)
+    if c.wide:
+        shape[-1] = int(c.rng.integers(5, 41))
+    return shape
+
+
 def _out_size(size: int, kernel: int, stride: int, dilation: int, same: bool) -> int:
     effective = (kernel - 1) * dilation + 1
     return math.ceil(size / stride) if same else (size - effective) // stride + 1
@@ -143,7 +154,7 @@ def _spatial(c: Ctx, max_kernel=4) -> tuple:
 def conv_2d(c: Ctx, x: int) -> int:
     (h, w), k, s, d, same = _spatial(c)
     cin = c.shape(x)[3]
-    cout = int(c.rng.integers(1, 7))
+    cout = int(c.rng.integers(1, 7)) if not c.wide else int(c.rng.integers(5, 41))
     per_channel = bool(c.rng.random() < 0.6)
     code = int(c.rng.choice(CLAMP_CODES))
     c.words.append(f"conv {k[0]}x{k[1]} s{s} d{d} {'SAME' if same else 'VALID'} act{code} pc{int(per_channel)}")
@@ -203,7 +214,7 @@ def depthwise_conv_2d(c: Ctx, x: int) -> int:
 def fully_connected(c: Ctx, x: int) -> int:
     shape = c.shape(x)
     depth = shape[-1]
-    units = int(c.rng.integers(1, 9))
+    units = int(c.rng.integers(1, 9)) if not c.wide else int(c.rng.integers(5, 41))
     keep = bool(len(shape) > 2 and c.rng.random() < 0.5)
     per_channel = bool(c.rng.random() < 0.4)
     code = int(c.rng.choice(CLAMP_CODES))
@@ -383,7 +394,7 @@ def concatenation(c: Ctx, x: int) -> int:
     shape = c.shape(x)
     axis = int(c.rng.integers(0, len(shape)))
     count = int(c.rng.integers(1, 3))
-    same_scale = bool(c.rng.random() < 0.5)
+    same_scale = bool(c.rng.random() < 0.75)
     parts = [x]
     for _ in range(count):
         s = list(shape)
@@ -527,11 +538,14 @@ def random_model(seed: int, op_class: str | None = None) -> Drawn:
     dtype = "float32" if rng.random() < 0.2 else "int8"
     extreme = bool(rng.random() < 0.25)
     c = Ctx(seed * 7919 + 13, dtype, extreme)
+    c.wide = bool(rng.random() < 0.25)
     ops = [op_class] if op_class != "CHAIN" else _chain(c.rng)
     first_rank = OPS[ops[0]][1] or int(c.rng.integers(1, 5))
-    shape = _dims(c.rng, first_rank)
+    shape = _first_shape(c, first_rank)
     if first_rank == 4:
-        shape = [1, int(c.rng.integers(3, 10)), int(c.rng.integers(3, 10)), int(c.rng.integers(1, 5))]
+        batch = int(c.rng.choice([1, 1, 1, 2]))
+        channels = int(c.rng.integers(1, 5)) if not c.wide else int(c.rng.integers(5, 41))
+        shape = [batch, int(c.rng.integers(3, 10)), int(c.rng.integers(3, 10)), channels]
         if ops[0] in ("CONV_2D", "DEPTHWISE_CONV_2D"):
             shape[1], shape[2] = max(shape[1], 7), max(shape[2], 7)  # room for a VALID kernel up to 4, dilation 2
     interface = "float32" if c.float else str(c.rng.choice(INTERFACES))
