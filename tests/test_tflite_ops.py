@@ -258,8 +258,11 @@ def _softmax_too_long(b):
     return [x], [y]
 
 
-def _logistic_huge_scale(b):
-    x = b.tensor("x", [1, 4], "int8", scale=10.0, zero_point=0)
+def _logistic_tiny_scale(b):
+    """An input scale below 2^-28: TFLM's radius would shift by a negative
+    amount (undefined in C++); an input scale of 8 and more saturates
+    every input and is computed (SATURATED_SCALES)."""
+    x = b.tensor("x", [1, 4], "int8", scale=1e-9, zero_point=0)
     y = b.tensor("sig", [1, 4], "int8", scale=1 / 256, zero_point=-128)
     b.op("LOGISTIC", [x], [y])
     return [x], [y]
@@ -276,7 +279,7 @@ REFUSALS = {
     _logistic_zero_point: ("LOGISTIC", "'sig'", "-128"),
     _softmax_scale: ("SOFTMAX", "'probs'", "1/256"),
     _softmax_too_long: ("SOFTMAX", "'probs'", "5000", "int32"),
-    _logistic_huge_scale: ("LOGISTIC", "'sig'", "input scale 10"),
+    _logistic_tiny_scale: ("LOGISTIC", "'sig'", "input scale 9.99", "outside what TFLM's kernel computes"),
 }
 
 
