@@ -123,9 +123,13 @@ def emit_level(path: Path, mode: str, work: Path) -> tuple:
     last = lines[-1] if lines else ""
     if proc.returncode == 0:
         return "exact", ""
-    if proc.returncode in (1, 2) and len(lines) == 1 and "Traceback" not in proc.stderr:
-        outcome = "caught" if "differs from TFLite Micro" in last else "refused"
-        return outcome, last.replace(f"{path}: ", "")[:300]
+    first = lines[0] if lines else ""
+    if proc.returncode == 1 and "Traceback" not in proc.stderr:
+        # Verification's refusal: one line, or the parity table of a difference from async.
+        caught = "differs from TFLite Micro" in first or "computes different numbers" in first
+        return "caught" if caught else "refused", first.replace(f"{path}: ", "")[:300]
+    if proc.returncode == 2 and len(lines) == 1:
+        return "refused", last.replace(f"{path}: ", "")[:300]
     return "crash", f"exit {proc.returncode}: {last}"[:300]
 
 
