@@ -20,7 +20,8 @@ one-line refusal), caught (emit's verification refusing an output that
 differs from TFLM's: counted apart, a wrong number that did not ship),
 invalid (TFLM itself refuses the model: the generator's mistake), or
 mismatch / crash (a silent difference or a traceback: ireegen's bug).
-Prints one line per draw that is not exact and the counts per op class;
+Prints one line per draw that is not exact or that ran the int8 kernels
+(which dispatches), and the counts per op class;
 `--json` writes them.  Exit status 1 when a draw mismatches or crashes.
 
     python benchmarks/tflite_sweep.py [--seeds 0:400] [--emit 20] [--modes runtimeless,inline-static,runtimeless@cortex-m4]
@@ -122,7 +123,9 @@ def emit_level(path: Path, mode: str, work: Path) -> tuple:
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
     last = lines[-1] if lines else ""
     if proc.returncode == 0:
-        return "exact", ""
+        kernels = json.loads((out / "manifest.json").read_text()).get("kernels") or {}
+        dispatches = [d["dispatch"] for d in kernels.get("dispatches", [])]
+        return "exact", f"int8 kernels: {', '.join(dispatches)}" if dispatches else ""
     first = lines[0] if lines else ""
     if proc.returncode == 1 and "Traceback" not in proc.stderr:
         # Verification's refusal: one line, or the parity table of a difference from async.
@@ -178,7 +181,7 @@ def main() -> int:
                     outcomes[mode] = emit_level(path, mode, work)
             for level, (outcome, detail) in outcomes.items():
                 counts[(level, op_class)][outcome] += 1
-                if outcome != "exact" or args.models:
+                if outcome != "exact" or args.models or detail:
                     print(f"{name} {level} {outcome}: {description} -- {detail}", flush=True)
                     if args.keep and outcome != "exact":
                         args.keep.mkdir(parents=True, exist_ok=True)
