@@ -194,7 +194,7 @@ def test_float_outputs_are_compared_relative_to_their_largest_magnitude():
 
 # Draws of the emit level: a float chain (SUB, HARD_SWISH, ADD, broadcast),
 # an int8 convolution (per tensor, RELU), an int8 depthwise convolution
-# (multiplier 2, per channel, RELU_N1_TO_1), and a float convolution whose
+# (multiplier 2, per channel, RELU6), and a float convolution whose
 # near-zero elements differ from TFLM's in the order of the sum (refused by
 # the elementwise rule before), and an int8 depthwise convolution behind a
 # float interface (refused on the Cortex-M4 before: the async reference was

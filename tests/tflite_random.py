@@ -46,6 +46,10 @@ class Ctx:
         self._n = 0
         # Channel counts up to 40 (the kernels' vector paths), else up to 6.
         self.wide = False
+        # Convolutions as TFLite's converter writes them (equal strides, no
+        # dilation, a RELU's output starting at its zero point): the int8
+        # kernels take those on a Cortex-M.
+        self.converter_like = False
 
     @property
     def float(self) -> bool:
@@ -145,10 +149,31 @@ def _spatial(c: Ctx, max_kernel=4) -> tuple:
     kernel = (int(rng.integers(1, max_kernel + 1)), int(rng.integers(1, max_kernel + 1)))
     strides = (int(rng.integers(1, 4)), int(rng.integers(1, 4)))
     dil = (1, 1) if rng.random() < 0.7 else (int(rng.integers(1, 3)), int(rng.integers(1, 3)))
+    if c.converter_like:
+        strides, dil = (strides[0], strides[0]), (1, 1)
     same = bool(rng.random() < 0.5)
     h = int(rng.integers((kernel[0] - 1) * dil[0] + 1, 10))
     w = int(rng.integers((kernel[1] - 1) * dil[1] + 1, 10))
     return (h, w), kernel, strides, dil, same
+
+
+def _code(c: Ctx) -> int:
+    """A convolution's or fully connected op's fused activation: any clamp,
+    or, `converter_like`, NONE or RELU/RELU6 (whose output then starts at
+    its zero point, as TFLite's converter writes it)."""
+    return int(c.rng.choice([0, 1, 3] if c.converter_like else CLAMP_CODES))
+
+
+def _out_q(c: Ctx, x: int, gain: float, code: int) -> tuple | None:
+    """The output quantization of a convolution or fully connected op;
+    `converter_like` with RELU or RELU6, one whose range is the activation's
+    (zero point -128; RELU6: scale at most 6/255)."""
+    if c.float:
+        return None
+    scale, zero = c.out_q(c.qof(x), gain)
+    if c.converter_like and code in (1, 3):
+        return (min(scale, 6 / 255) if code == 3 else scale), -128
+    return scale, zero
 
 
 def conv_2d(c: Ctx, x: int) -> int:
@@ -156,13 +181,13 @@ def conv_2d(c: Ctx, x: int) -> int:
     cin = c.shape(x)[3]
     cout = int(c.rng.integers(1, 7)) if not c.wide else int(c.rng.integers(5, 41))
     per_channel = bool(c.rng.random() < 0.6)
-    code = int(c.rng.choice(CLAMP_CODES))
+    code = _code(c)
     c.words.append(f"conv {k[0]}x{k[1]} s{s} d{d} {'SAME' if same else 'VALID'} act{code} pc{int(per_channel)}")
     filt, bs = c.weights([cout, k[0], k[1], cin], 0, k[0] * k[1] * cin, c.qof(x), per_channel)
     inputs = [x, filt, c.bias(cout, bs, per_channel) if c.rng.random() < 0.8 else -1]
     shape = c.shape(x)
     out = [shape[0], _out_size(shape[1], k[0], s[0], d[0], same), _out_size(shape[2], k[1], s[1], d[1], same), cout]
-    y = c.act(out, None if c.float else c.out_q(c.qof(x), math.sqrt(k[0] * k[1] * cin) * 0.5), "conv")
+    y = c.act(out, _out_q(c, x, math.sqrt(k[0] * k[1] * cin) * 0.5, code), "conv")
     c.b.op(
         "CONV_2D",
         inputs,
@@ -183,7 +208,7 @@ def depthwise_conv_2d(c: Ctx, x: int) -> int:
     cin = c.shape(x)[3]
     mult = int(c.rng.choice([1, 1, 2, 3]))
     per_channel = bool(c.rng.random() < 0.6)
-    code = int(c.rng.choice(CLAMP_CODES))
+    code = _code(c)
     c.words.append(f"dw {k[0]}x{k[1]} m{mult} s{s} d{d} {'SAME' if same else 'VALID'} act{code} pc{int(per_channel)}")
     filt, bs = c.weights([1, k[0], k[1], cin * mult], 3, k[0] * k[1], c.qof(x), per_channel)
     inputs = [x, filt, c.bias(cin * mult, bs, per_channel)]
@@ -194,7 +219,7 @@ def depthwise_conv_2d(c: Ctx, x: int) -> int:
         _out_size(shape[2], k[1], s[1], d[1], same),
         cin * mult,
     ]
-    y = c.act(out, None if c.float else c.out_q(c.qof(x), math.sqrt(k[0] * k[1]) * 0.5), "dw")
+    y = c.act(out, _out_q(c, x, math.sqrt(k[0] * k[1]) * 0.5, code), "dw")
     c.b.op(
         "DEPTHWISE_CONV_2D",
         inputs,
@@ -217,12 +242,12 @@ def fully_connected(c: Ctx, x: int) -> int:
     units = int(c.rng.integers(1, 9)) if not c.wide else int(c.rng.integers(5, 41))
     keep = bool(len(shape) > 2 and c.rng.random() < 0.5)
     per_channel = bool(c.rng.random() < 0.4)
-    code = int(c.rng.choice(CLAMP_CODES))
+    code = _code(c)
     c.words.append(f"fc {shape}->{units} keep{int(keep)} act{code} pc{int(per_channel)}")
     filt, bs = c.weights([units, depth], 0, depth, c.qof(x), per_channel)
     bias = c.bias(units, bs, per_channel) if c.rng.random() < 0.8 else -1
     out = [*shape[:-1], units] if keep else [math.prod(shape) // depth, units]
-    y = c.act(out, None if c.float else c.out_q(c.qof(x), math.sqrt(depth) * 0.5), "fc")
+    y = c.act(out, _out_q(c, x, math.sqrt(depth) * 0.5, code), "fc")
     c.b.op(
         "FULLY_CONNECTED",
         [x, filt, bias],
@@ -539,6 +564,7 @@ def random_model(seed: int, op_class: str | None = None) -> Drawn:
     extreme = bool(rng.random() < 0.25)
     c = Ctx(seed * 7919 + 13, dtype, extreme)
     c.wide = bool(rng.random() < 0.25)
+    c.converter_like = bool(rng.random() < 0.5)
     ops = [op_class] if op_class != "CHAIN" else _chain(c.rng)
     first_rank = OPS[ops[0]][1] or int(c.rng.integers(1, 5))
     shape = _first_shape(c, first_rank)
