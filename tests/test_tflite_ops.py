@@ -75,6 +75,9 @@ def _tflm(data: bytes, x: np.ndarray) -> np.ndarray:
 # Scales where the fixed-point steps meet their edges: powers of two, the
 # 1/256 and 1/128 grids, the ends of the range, and log-uniform draws.
 EDGE_SCALES = [2.0**-8, 2.0**-4, 0.5, 1.0, 4.0, 7.9, 3 / 256, 1 / 128, 0.0011, 0.99] + [s for s, _ in _scales(9, 40)]
+# Input scales of 8 and more, where TFLM's LOGISTIC and TANH radius is 0:
+# every input saturates (the fixed-point path, whose shift would overflow, never runs).
+SATURATED_SCALES = [8.0, 8.6, 16.0, 100.0]
 
 
 @pytest.mark.parametrize("op", sorted(ELEMENTWISE))
@@ -84,7 +87,7 @@ def test_tables_equal_tflm_at_many_scales(op):
     from ireegen.frontend import tflite_fixedpoint as fx
 
     rng = np.random.default_rng(11)
-    for scale in EDGE_SCALES:
+    for scale in EDGE_SCALES + SATURATED_SCALES:
         zero_point = int(rng.integers(-128, 128))
         out = ELEMENTWISE[op] or (float(scale * rng.uniform(0.02, 1.5)), int(rng.integers(-128, 128)))
         b = TFLiteBuilder()
@@ -255,8 +258,11 @@ def _softmax_too_long(b):
     return [x], [y]
 
 
-def _logistic_huge_scale(b):
-    x = b.tensor("x", [1, 4], "int8", scale=10.0, zero_point=0)
+def _logistic_tiny_scale(b):
+    """An input scale below 2^-28: TFLM's radius would shift by a negative
+    amount (undefined in C++); an input scale of 8 and more saturates
+    every input and is computed (SATURATED_SCALES)."""
+    x = b.tensor("x", [1, 4], "int8", scale=1e-9, zero_point=0)
     y = b.tensor("sig", [1, 4], "int8", scale=1 / 256, zero_point=-128)
     b.op("LOGISTIC", [x], [y])
     return [x], [y]
@@ -273,7 +279,7 @@ REFUSALS = {
     _logistic_zero_point: ("LOGISTIC", "'sig'", "-128"),
     _softmax_scale: ("SOFTMAX", "'probs'", "1/256"),
     _softmax_too_long: ("SOFTMAX", "'probs'", "5000", "int32"),
-    _logistic_huge_scale: ("LOGISTIC", "'sig'", "input scale 10"),
+    _logistic_tiny_scale: ("LOGISTIC", "'sig'", "input scale 9.99", "outside what TFLM's kernel computes"),
 }
 
 

@@ -157,7 +157,10 @@ def _compile_defaults(built: Built, workdir: Path) -> tuple:
     workdir.mkdir(parents=True, exist_ok=True)
     try:
         model = built.model
-        if model.onnx_rewrites:
+        # The model as ireegen changed it (IREE-bug rewrites, a .tflite in the
+        # int8 kernels' form) is loaded again without: a .tflite's exact
+        # integer form computes TFLM's numbers, the kernels' QDQ form IREE's.
+        if model.onnx_rewrites or import_options(request).tflm_kernels:
             model = load_model(request.model_path, request.compiler, import_options(request).as_exported())
         compiled = compile_model(model, request.name, reference_config(), [], request.compiler, workdir, False)
         return workdir / compiled.module_file, entry

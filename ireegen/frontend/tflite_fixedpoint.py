@@ -178,7 +178,11 @@ def _sigmoid_tanh_params(input_scale: float) -> tuple:
     real = float(np.float32(input_scale)) * float(1 << (31 - INPUT_INTEGER_BITS))
     q, shift = math.frexp(real)
     multiplier = round_away(q * (1 << 31))
-    if not 0 <= shift <= 30 or multiplier >= 1 << 31:
+    if shift > 30:
+        # The radius (below) is 0: TFLM saturates every input, the
+        # fixed-point path (whose shift would overflow) never runs.
+        return 0, shift, 0
+    if shift < 0 or multiplier >= 1 << 31:
         raise Unsupported(f"input scale {input_scale} is outside what TFLM's kernel computes in 32 bits")
     radius = math.floor(((1 << INPUT_INTEGER_BITS) - 1) * float(1 << (31 - INPUT_INTEGER_BITS)) / float(1 << shift))
     return multiplier, shift, radius

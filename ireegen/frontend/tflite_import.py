@@ -479,14 +479,52 @@ def _pool(onnx_op: str):
         kernel, strides = (o.FilterHeight(), o.FilterWidth()), (o.StrideH(), o.StrideW())
         positive(tr, op, window=kernel, strides=strides)
         pads = spatial_pads(o.Padding(), x.shape, kernel, strides, (1, 1))
-        if onnx_op == "AveragePool" and _same_int8(tr, op) and o.FusedActivationFunction() in CLAMPS:
-            return _exact_average_pool(tr, op, x, kernel, strides, pads, o.FusedActivationFunction())
+        if _same_int8(tr, op):
+            _same_quantization(tr, op, POOL_SCALE_TOLERANCE)
+            if o.FusedActivationFunction() in CLAMPS:
+                exact = _exact_average_pool if onnx_op == "AveragePool" else _exact_max_pool
+                return exact(tr, op, x, kernel, strides, pads, o.FusedActivationFunction())
         y = tr.node(
             onnx_op, [to_nchw(tr, tr.real(x.index, op))], kernel_shape=list(kernel), strides=list(strides), pads=pads
         )
         tr.store(op.outputs[0], activation(tr, to_nhwc(tr, y), o.FusedActivationFunction(), op), op)
 
     return handler
+
+
+# How far apart TFLM lets an int8 pool's input and output scales be (it
+# moves the values without rescaling them).
+POOL_SCALE_TOLERANCE = 1e-6
+
+
+def _same_quantization(tr: Translation, op: Op, tolerance: float, inputs=None) -> None:
+    """Refuses an int8 op whose data inputs' scale or zero point differs from
+    its output's: TFLM's kernel moves the values without rescaling and
+    refuses such a model itself."""
+    out = tr.tensors[op.outputs[0]]
+    for i in op.inputs[:1] if inputs is None else inputs:
+        t = tr.tensors[i]
+        scale_apart = abs(float(t.q.scale[0]) - float(out.q.scale[0]))
+        if scale_apart > tolerance or int(t.q.zero_point[0]) != int(out.q.zero_point[0]):
+            raise _refuse(
+                tr,
+                op,
+                f"input {t.name!r} is quantized (scale {float(t.q.scale[0]):g}, zero point {int(t.q.zero_point[0])}) "
+                f"unlike its output (scale {float(out.q.scale[0]):g}, zero point {int(out.q.zero_point[0])}); "
+                f"TFLM's int8 {op.name} does not rescale and requires them equal",
+            )
+
+
+def _exact_max_pool(tr: Translation, op: Op, x: TensorInfo, kernel, strides, pads, code: int) -> None:
+    """MAX_POOL_2D as TFLM computes int8: the largest stored value of the
+    window's taps inside the input (a float MaxPool of the values, exact),
+    clamped to the fused activation's range."""
+    out = tr.tensors[op.outputs[0]]
+    value = tr.node("Transpose", [tr.node("Cast", [tr.stored(x.index, op)], to=1)], perm=[0, 3, 1, 2])
+    y = tr.node("MaxPool", [value], kernel_shape=list(kernel), strides=list(strides), pads=pads)
+    low, high = activation_range(code, float(out.q.scale[0]), int(out.q.zero_point[0]), "int8")
+    y = clamp_to(tr, tr.node("Cast", [y], to=7), 0, low, high, "int8")
+    tr.store_int(op.outputs[0], tr.node("Transpose", [y], perm=[0, 2, 3, 1]))
 
 
 def _same_int8(tr: Translation, op: Op) -> bool:
@@ -731,6 +769,7 @@ def quantize(tr: Translation, op: Op) -> None:
 
 
 def pad(tr: Translation, op: Op) -> None:
+    """PAD, and PADV2 (its third input the one value it pads with)."""
     x = tr.tensors[op.inputs[0]]
     pads = tr.constant_ints(op.inputs[1], op)
     if len(pads) != 2 * len(x.shape) or min(pads) < 0:
@@ -738,10 +777,34 @@ def pad(tr: Translation, op: Op) -> None:
     onnx_pads = np.array(pads[0::2] + pads[1::2], dtype=np.int64)
     raw = moves_bytes(tr, op, op.inputs[:1])
     args = [tr.operand(x.index, op, raw), tr.constant(onnx_pads, "pads")]
-    if raw:  # TFLM pads an integer tensor with the output's zero point
-        out = tr.tensors[op.outputs[0]]
+    out = tr.tensors[op.outputs[0]]
+    value = _pad_value(tr, op, out, raw)
+    if value is not None:
+        args.append(tr.constant(value, "pad_value"))
+    elif raw:  # TFLM pads an integer tensor with the output's zero point
         args.append(tr.constant(np.array(out.q.zero_point[0], out.dtype), "pad_value"))
     tr.result(op.outputs[0], tr.node("Pad", args), op, raw)
+
+
+def _pad_value(tr: Translation, op: Op, out: TensorInfo, raw: bool) -> np.ndarray | None:
+    """PADV2's constant value as the padded operand holds it (None: PAD's
+    default).  As TFLM: one element of the input's type; a quantized one in
+    the output's own scale and zero point, its stored integer padded as it is."""
+    if len(op.inputs) < 3 or op.inputs[2] < 0:
+        return None
+    x, v = tr.tensors[op.inputs[0]], tr.tensors[op.inputs[2]]
+    if v.data is None or v.data.size != 1 or v.dtype != x.dtype:
+        raise _refuse(tr, op, f"its pad value {v.name!r} must be one constant element of the input's type")
+    if raw:
+        if v.q is None or (np.float32(v.q.scale[0]), int(v.q.zero_point[0])) != (
+            np.float32(out.q.scale[0]),
+            int(out.q.zero_point[0]),
+        ):
+            raise _refuse(tr, op, f"its pad value {v.name!r} is not quantized as its output, as TFLM requires")
+        return np.array(v.data.reshape(()), out.dtype)
+    if v.dtype != "float32":
+        raise _refuse(tr, op, f"a {v.dtype} PADV2 of float values is not supported")
+    return np.array(v.data.reshape(()), np.float32)
 
 
 def concatenation(tr: Translation, op: Op) -> None:
@@ -750,9 +813,12 @@ def concatenation(tr: Translation, op: Op) -> None:
     axis = o.Axis()
     if not -rank <= axis < rank:
         raise UsageError(f"{tr.path}: {op.label}: axis {axis} is out of range")
-    raw = o.FusedActivationFunction() == 0 and moves_bytes(tr, op, op.inputs)
-    y = tr.node("Concat", [tr.operand(i, op, raw) for i in op.inputs], axis=axis % rank)
-    tr.result(op.outputs[0], y if raw else activation(tr, y, o.FusedActivationFunction(), op), op, raw)
+    if o.FusedActivationFunction() != 0:
+        raise _refuse(tr, op, "TFLM's CONCATENATION takes no fused activation")
+    raw = moves_bytes(tr, op, op.inputs)
+    if raw and tr.tensors[op.outputs[0]].dtype == "int8":
+        _same_quantization(tr, op, 0.0, op.inputs)
+    tr.result(op.outputs[0], tr.node("Concat", [tr.operand(i, op, raw) for i in op.inputs], axis=axis % rank), op, raw)
 
 
 def mean(tr: Translation, op: Op) -> None:
@@ -848,6 +914,7 @@ OPS = {
     "QUANTIZE": quantize,
     "DEQUANTIZE": quantize,
     "PAD": pad,
+    "PADV2": pad,
     "CONCATENATION": concatenation,
     "MEAN": mean,
     "STRIDED_SLICE": strided_slice,
@@ -897,9 +964,7 @@ def _tensor(path: Path, data: bytes, model, graph, i: int) -> TensorInfo:
         raw = data[offset : offset + size]
     else:
         raw = buf.DataAsNumpy().tobytes() if buf.DataLength() else b""
-    if raw:
-        if dtype is None:
-            raise UsageError(f"{path}: tensor {name!r} has element type {t.Type()}, which ireegen does not take")
+    if raw and dtype is not None:  # a constant of a type outside TENSOR_TYPES: its op's refusal names both
         need = math.prod(shape) * np.dtype(dtype).itemsize
         if len(raw) != need:
             raise Malformed(f"{path}: tensor {name!r} holds {len(raw)} bytes; its type and shape need {need}")
