@@ -239,6 +239,22 @@ def refused_in_one_line(proc, *needles) -> str:
     return lines[0]
 
 
+def tflite_refused_in_one_line(path, *needles) -> str:
+    """The TFLite translation of `path` is refused with a UsageError (the
+    CLI's exit status 2): one line, starting with the path, holding every
+    needle; returns it."""
+    from ireegen.common.errors import UsageError
+    from ireegen.frontend.tflite_import import tflite_to_onnx
+
+    with pytest.raises(UsageError) as refusal:
+        tflite_to_onnx(path)
+    message = str(refusal.value)
+    assert "\n" not in message and message.startswith(f"{path}: "), message
+    for needle in needles:
+        assert needle in message, message
+    return message
+
+
 def onnxruntime_output(model, x: np.ndarray) -> np.ndarray:
     """ONNX Runtime's (CPU) first output of the in-memory `model` on its
     one input, `x`."""

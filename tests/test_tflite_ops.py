@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import refused_in_one_line, run_cli
+from conftest import refused_in_one_line, run_cli, tflite_refused_in_one_line
 
 pytest.importorskip("tflite")
 runtime = pytest.importorskip("tflite_micro.python.tflite_micro.runtime")
@@ -287,16 +287,7 @@ REFUSALS = {
 def test_what_tflm_does_not_run_is_refused_in_one_line(tmp_path, build):
     """The translation's refusal (a UsageError: the CLI's exit status 2),
     one line naming the op and the tensor."""
-    from ireegen.common.errors import UsageError
-    from ireegen.frontend.tflite_import import tflite_to_onnx
-
-    path = _model(tmp_path, build)
-    with pytest.raises(UsageError) as refusal:
-        tflite_to_onnx(path)
-    message = str(refusal.value)
-    assert "\n" not in message and message.startswith(f"{path}: "), message
-    for needle in REFUSALS[build]:
-        assert needle in message, message
+    tflite_refused_in_one_line(_model(tmp_path, build), *REFUSALS[build])
 
 
 def test_the_cli_refuses_a_uint8_model_in_one_line(tmp_path):
