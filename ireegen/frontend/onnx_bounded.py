@@ -49,7 +49,7 @@ from ireegen.common.resources import doc
 
 from .onnx_detections import NMS, node_text, plan_steps, read_nms, suppression
 from .onnx_fold import static_shapes
-from .onnx_nodes import NodeBuilder, known_arrays, node_attrs, node_reads, subgraphs
+from .onnx_nodes import NodeBuilder, all_nodes, known_arrays, node_attrs, node_reads, subgraphs
 
 # Elements of one compaction's comparison matrix ([cap, pieces]).
 MAX_COMPARISONS = 1 << 26
@@ -120,20 +120,13 @@ def needs_bounding(model) -> bool:
     reads, or a NonZero in a graph with a TopK or NonMaxSuppression.  A
     NonZero alone keeps its dynamic result (async builds it as it is)."""
     graph = model.graph
-    ops = {m.op_type for m in _nodes(graph)}
+    ops = {m.op_type for m in all_nodes(graph)}
     if "NonZero" in ops and ops & {"TopK", NMS}:
         return True
     selected = {n.output[0] for n in graph.node if n.op_type == NMS}
     if any(i in selected for n in graph.node for i in node_reads(n)):
         return True
-    return any(m.op_type == NMS for n in graph.node for g in subgraphs(n) for m in _nodes(g))
-
-
-def _nodes(graph):
-    for n in graph.node:
-        yield n
-        for g in subgraphs(n):
-            yield from _nodes(g)
+    return any(m.op_type == NMS for n in graph.node for g in subgraphs(n) for m in all_nodes(g))
 
 
 class _Walk:

@@ -56,6 +56,7 @@ from .containment import shown
 from .onnx_nodes import (
     MIN_DEFAULT_OPSET,
     NodeBuilder,
+    all_nodes,
     default_opset,
     fresh_name,
     known_arrays,
@@ -123,17 +124,10 @@ def rank_selections(path) -> dict:
     except Exception:  # noqa: BLE001 - a model onnx cannot read has nothing to say here
         return {}
     counts = {}
-    for node in _every_node(model.graph):
+    for node in all_nodes(model.graph):
         if node.op_type in RANK_OPS and node.domain in ("", "ai.onnx"):
             counts[node.op_type] = counts.get(node.op_type, 0) + 1
     return counts
-
-
-def _every_node(graph):
-    for node in graph.node:
-        yield node
-        for sub in subgraphs(node):
-            yield from _every_node(sub)
 
 
 def check_max_detections(value) -> int | None:

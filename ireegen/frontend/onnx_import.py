@@ -42,7 +42,7 @@ from .onnx_bounded import bound_tensors, needs_bounding
 from .onnx_detections import bound_detections
 from .onnx_fold import fold_known, if_hint, needs_folding, static_shapes
 from .onnx_ml_rewrites import unrewritten_ml_node
-from .onnx_nodes import MIN_DEFAULT_OPSET
+from .onnx_nodes import MIN_DEFAULT_OPSET, all_nodes
 from .onnx_rewrites import apply_rewrites
 from .onnx_rnn_rewrites import malformed_rnn_node, unsupported_rnn_node
 from .quantized_io import cut_quantized_io, dequantized_outputs
@@ -714,7 +714,7 @@ def prepare_onnx(
         if needs_bounding(model):
             bounded, bounded_nms = bound_tensors(model, path, options.max_detections)
         if (options.max_detections is not None and not bounded_nms) or any(
-            n.op_type == "NonMaxSuppression" for n in _all_nodes(model.graph)
+            n.op_type == "NonMaxSuppression" for n in all_nodes(model.graph)
         ):
             bounded += bound_detections(model, path, options.max_detections, static_shapes(model))
         malformed = malformed_rnn_node(model)
@@ -731,15 +731,6 @@ def prepare_onnx(
     if (_opset(model) or MIN_DEFAULT_OPSET) >= MIN_DEFAULT_OPSET:  # else refused once upgraded and rewritten
         _refuse_rnn_forms(model, path)
     return model, rewrites, quantization, bounded
-
-
-def _all_nodes(graph):
-    """The nodes of `graph` and of every subgraph (If branches, Loop bodies)."""
-    for node in graph.node:
-        yield node
-        for a in node.attribute:
-            for g in [a.g] if a.HasField("g") else list(a.graphs):
-                yield from _all_nodes(g)
 
 
 # What reading a malformed graph raises in ireegen's own rewrites and numpy.

@@ -64,6 +64,15 @@ def subgraphs(node) -> list:
     return [g for a in node.attribute for g in ([a.g] if a.HasField("g") else list(a.graphs))]
 
 
+def all_nodes(graph):
+    """The nodes of `graph` and of every subgraph in it (If branches, Loop
+    and Scan bodies), at any depth, each before its subgraphs' nodes."""
+    for node in graph.node:
+        yield node
+        for sub in subgraphs(node):
+            yield from all_nodes(sub)
+
+
 def outer_reads(node) -> list:
     """The names the subgraphs of `node` read from outside themselves, at
     any depth, in order: a value of the graph holding `node` (a Loop's body
