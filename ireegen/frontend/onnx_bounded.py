@@ -1198,7 +1198,8 @@ def ranked_topk(b: NodeBuilder, x: str, shape: tuple, axis: int, k: int, largest
     i64 = np.int64
     n, rank_dims = shape[axis], len(shape)
     trailing = (1,) * (rank_dims - axis - 1)
-    mine = b.op("Unsqueeze", x, b.const("axis_j", np.array([axis + 1], i64)))  # [.., n (i), 1, ..]
+    axis_j = b.const("axis_j", np.array([axis + 1], i64))  # the axis of the entries compared with entry i
+    mine = b.op("Unsqueeze", x, axis_j)  # [.., n (i), 1, ..]
     theirs = b.op("Unsqueeze", x, b.const("axis_i", np.array([axis], i64)))  # [.., 1, n (j), ..]
     ahead = b.op("Greater" if largest else "Less", theirs, mine)
     lower = b.op(
@@ -1207,9 +1208,7 @@ def ranked_topk(b: NodeBuilder, x: str, shape: tuple, axis: int, k: int, largest
         b.const("index_i", np.arange(n, dtype=np.int32).reshape(n, 1, *trailing)),
     )
     ahead = b.op("Or", ahead, b.op("And", b.op("Equal", theirs, mine), lower))
-    rank = b.op(
-        "ReduceSum", b.op("Cast", ahead, to=6), b.const("axis_j", np.array([axis + 1], i64)), keepdims=0
-    )  # int32: n is far below 2^31
+    rank = b.op("ReduceSum", b.op("Cast", ahead, to=6), axis_j, keepdims=0)  # int32: n is far below 2^31
     rank = b.op("Cast", rank, to=7)
     position = b.op(
         "Expand",
