@@ -30,7 +30,9 @@ from ireegen.check.subjects import bounded_as
 from ireegen.check.verify import _both_disagree
 from ireegen.common.errors import UsageError
 from ireegen.frontend.import_options import ImportOptions
+from ireegen.frontend.onnx_bounded import ranked_topk
 from ireegen.frontend.onnx_import import prepare_onnx
+from ireegen.frontend.onnx_nodes import NodeBuilder
 
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
@@ -587,9 +589,6 @@ def test_a_refusal_both_runtimes_share_names_the_rank_selections_of_the_model(tm
 def test_a_topk_by_ranks_equals_onnxruntime_topk_with_ties_and_infinities(tmp_path, axis, largest):
     """The bounded TopK's ranked form (onnx_bounded.ranked_topk) against
     ONNX Runtime's TopK: values and indices, ties in index order, +-inf."""
-    from ireegen.frontend.onnx_bounded import ranked_topk
-    from ireegen.frontend.onnx_nodes import NodeBuilder
-
     h, f32, i64 = onnx.helper, onnx.TensorProto.FLOAT, onnx.TensorProto.INT64
     shape, k = (5, 7, 6), 4
     out_shape = [k if d == axis else s for d, s in enumerate(shape)]
